@@ -1,0 +1,38 @@
+"""dpstats: differentially private variable selection with the habits of R.
+
+>>> import dpstats
+>>> data = dpstats.load_dataset("diabetes")
+>>> fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=1, s=3,
+...                         bounds=dpstats.dataset_bounds("diabetes"))  # doctest: +SKIP
+>>> print(fit.summary())  # doctest: +SKIP
+
+See ``dp_select`` for the call, ``SelectionResult`` for what it returns and
+``Accountant`` for budgets shared across calls.
+"""
+from .api import RIDGE_PER_ROW, dp_select
+from .datasets import dataset_bounds, dataset_info, list_datasets, load_dataset
+from .errors import (
+    BudgetExceededError,
+    DataError,
+    DPStatsError,
+    FormulaError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    PrivacyLeakWarning,
+    SolverError,
+    StatefulTransformError,
+)
+from .methods import available_methods
+from .privacy.accountant import Accountant
+from .privacy.ledger import Ledger, LedgerEntry
+from .results import SelectionResult
+from .simulate import SimulatedData, simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Accountant", "BudgetExceededError", "DPStatsError", "DataError", "FormulaError", "InvalidArgumentError",
+    "InvalidTypeError", "Ledger", "LedgerEntry", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
+    "SimulatedData", "SolverError", "StatefulTransformError", "available_methods", "dataset_bounds",
+    "dataset_info", "dp_select", "list_datasets", "load_dataset", "simulate",
+]

@@ -1,0 +1,296 @@
+"""``dp_select``: one call from a formula to a private selection with its ledger.
+
+Order of work, which is what makes "nothing charged, nothing released" true on errors:
+
+1. every argument is validated from its value alone;
+2. the full cost of the call is computed from public parameters and an accountant, if
+   given, is asked whether it fits (BudgetExceededError otherwise);
+3. the formula is evaluated against the data and the data validated (clear errors);
+4. the accountant is charged; from here on the data feeds mechanisms: bounds ("auto"),
+   the selection mechanism, then the shared sign step, each adding its ledger entries.
+
+A failure after step 4 (a solver time limit, say) keeps the charge: the data was touched.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from .errors import InvalidArgumentError, InvalidTypeError
+from .formula import build_model_frame, check_na_action
+from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
+from .methods import SelectionTask, get_method
+from .privacy.accountant import Accountant
+from .privacy.bounds import AUTO_BOUNDS_SHARE, check_bounds, clip_to_bounds
+from .privacy.ledger import Ledger, LedgerEntry, exact
+from .privacy.randomness import RandomSource
+from .results import SelectionResult
+
+#: Default ridge per row: ``ridge="auto"`` uses lam = RIDGE_PER_ROW * n, which is 100 at
+#: n = 1000 -- the setting of the seed papers' experiments (the 000 reference code's
+#: Lambda = 100 with its 1/(2n) scaling; seed 002 section 3) -- and keeps the shrinkage
+#: relative to X'X (which grows like n) the same at every n.  n is public under
+#: replace-one neighbours.
+RIDGE_PER_ROW = 0.1
+
+
+def _check_epsilon(epsilon, allow_inf):
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise InvalidTypeError(f"epsilon must be a positive number; got {epsilon!r}.")
+    epsilon = float(epsilon)
+    if math.isnan(epsilon) or epsilon <= 0:
+        raise InvalidArgumentError(f"epsilon must be a positive number (or math.inf for the non-private answer); got {epsilon!r}.")
+    if math.isinf(epsilon) and not allow_inf:
+        raise InvalidArgumentError("epsilon=inf is not available for this method (see its documentation).")
+    return epsilon
+
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidTypeError(f"{name} must be a positive integer; got {value!r}.")
+    if value < 1:
+        raise InvalidArgumentError(f"{name} must be >= 1; got {value}.")
+    return int(value)
+
+
+def _check_size(method, s, k):
+    wanted, other = method.size_argument, ("k" if method.size_argument == "s" else "s")
+    given = {"s": s, "k": k}
+    value, alt = given[wanted], given[other]
+    if value is None and alt is not None:
+        value = alt  # either name is accepted where unambiguous
+    elif value is not None and alt is not None and value != alt:
+        raise InvalidArgumentError(f"give {wanted}= only; s={s} and k={k} disagree for method {method.name!r}.")
+    if value is None:
+        what = "the subset size" if wanted == "s" else "the number of features to select"
+        raise InvalidArgumentError(f"method {method.name!r} needs {wanted}= ({what}).")
+    return _check_positive_int(wanted, value)
+
+
+def _check_real(name, value, minimum, allow_zero):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a number; got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value) or value < minimum or (value == minimum and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise InvalidArgumentError(f"{name} must be a finite number {bound}; got {value!r}.")
+    return value
+
+
+def _check_signs(signs):
+    if isinstance(signs, bool):
+        return SIGNS_SHARE if signs else 0.0
+    if isinstance(signs, numbers.Real) and 0 < float(signs) < 1:
+        return float(signs)
+    raise InvalidArgumentError(f"signs must be True, False or a budget share in (0, 1); got {signs!r}.")
+
+
+def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra):
+    def show(v):
+        if isinstance(v, str):
+            return f'"{v}"'
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {show(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, float):
+            return "inf" if math.isinf(v) else f"{v:g}"
+        return repr(v)
+
+    shape = getattr(data, "shape", None)
+    data_text = f"<{type(data).__name__} {shape[0]} x {shape[1]}>" if shape and len(shape) == 2 else "<data>"
+    parts = [f"formula = {show(formula)}", f"data = {data_text}", f"method = {show(method)}",
+             f"epsilon = {show(epsilon)}", f"{size_name} = {size}"]
+    if bounds is not None:
+        parts.append(f"bounds = {show(bounds if not isinstance(bounds, tuple) else list(bounds))}")
+    parts += [f"{k} = {show(v)}" for k, v in extra.items()]
+    return "dp_select(" + ", ".join(parts) + ")"
+
+
+def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=1.0, ridge="auto",
+              R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
+              **method_options) -> SelectionResult:
+    """Differentially private variable selection from a formula.
+
+    Parameters
+    ----------
+    formula : str
+        A patsy formula such as ``"y ~ ."`` (R's ``.`` = every other column;
+        ``. - x3`` removes a term).  The intercept, if present, is forced into every
+        support and is never a candidate.
+    data : pandas.DataFrame
+    method : str
+        ``"exponential"`` (exact exponential mechanism over all supports, small p);
+        other methods as they are registered (see :func:`dpstats.available_methods`).
+    epsilon : float
+        Total privacy budget of the call (``math.inf`` gives the non-private answer).
+        Shares: 5 % for ``bounds="auto"``, 10 % for the sign step (``signs``), the rest
+        for selection.  A method with certified solver slack charges slightly more than
+        its share; the ledger shows exactly what was spent.
+    s, k : int
+        Subset size (best-subset methods) or number of features (screening methods);
+        either name is accepted where unambiguous.
+    bounds : (b_x, b_y), dict or "auto"
+        Public clipping bounds (required by methods that clip); see
+        :mod:`dpstats.privacy.bounds`.
+    radius : float, default 1.0
+        r, the radius of the l2 ball on the coefficients.
+    ridge : float or "auto", default "auto"
+        lam >= 0; "auto" is ``RIDGE_PER_ROW * n`` = 0.1 n (100 at n = 1000, the seeds' setting).
+    R : int, default 100
+        Number of best supports enumerated by ``top_r``.
+    random_state : None, int or numpy.random.Generator
+        None draws from the OS CSPRNG; a seed makes the call reproducible (the ledger
+        then says "seeded: reproducible, not for release").
+    accountant : Accountant, optional
+        Shared budget; the call is refused before touching the data if it does not fit.
+    signs : bool or float, default True
+        Spend 10 % of epsilon (or the given share) on private signs of the selected terms.
+    na_action : "raise", "omit" or dict
+        Missing values: raise (default), drop incomplete rows, or impute public constants.
+    verbose : bool
+        Progress messages from long computations.
+    **method_options
+        Options of the chosen method (e.g. ``max_enumerate`` for "exponential").
+
+    Returns
+    -------
+    SelectionResult
+
+    References
+    ----------
+    Seeds 000 and 002 (private best subset selection), 003 and 004 (private screening),
+    001 (distributed majority vote); see ``shared/spec`` for the precise mechanisms.
+    """
+    # 1. Arguments, from their values alone.
+    meth = get_method(method)
+    epsilon = _check_epsilon(epsilon, meth.allows_infinite_epsilon)
+    size = _check_size(meth, s, k)
+    radius = _check_real("radius", radius, 0.0, allow_zero=False)
+    if not (isinstance(ridge, str) and ridge == "auto"):
+        ridge = _check_real("ridge", ridge, 0.0, allow_zero=True)
+    R = _check_positive_int("R", R)
+    sign_share = 0.0 if meth.native_signs else _check_signs(signs)
+    na_action = check_na_action(na_action)
+    bounds = check_bounds(bounds, required=meth.needs_bounds)
+    rng = RandomSource(random_state)
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise InvalidTypeError(f"accountant must be a dpstats.Accountant; got {type(accountant).__name__}.")
+    if not isinstance(verbose, bool):
+        raise InvalidTypeError(f"verbose must be True or False; got {verbose!r}.")
+    unknown = sorted(set(method_options) - set(meth.option_names))
+    if unknown:
+        raise InvalidArgumentError(
+            f"unknown option(s) {unknown} for method {meth.name!r}; it accepts {list(meth.option_names) or 'none'}."
+        )
+    context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds}
+    options = meth.check_options(method_options, context)
+
+    # 2. The full cost, from public parameters only.
+    bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
+    sign_eps = sign_share * epsilon
+    selection_eps = epsilon if math.isinf(epsilon) else epsilon - bounds_eps - sign_eps
+    sel_cost_eps, sel_cost_delta = meth.selection_cost(selection_eps, options, context)
+    planned = [bounds_eps, sel_cost_eps, sign_eps]
+    total_eps = float(sum((exact(x) for x in planned[1:]), exact(planned[0]))) if not math.isinf(epsilon) else math.inf
+    if accountant is not None:
+        accountant.check(total_eps, sel_cost_delta, label=f"dp_select(method={meth.name!r})")
+
+    # 3. The design; errors here charge nothing.
+    eval_env = patsy.EvalEnvironment.capture(1)
+    frame = build_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
+                              eval_env=eval_env)
+    if size > frame.p:
+        raise InvalidArgumentError(
+            f"{meth.size_argument}={size} exceeds the number of candidate terms ({frame.p}: {frame.terms})."
+        )
+    if meth.check_size is not None:
+        meth.check_size(frame.p, size, options)
+    if ridge == "auto":
+        ridge = RIDGE_PER_ROW * frame.n_rows_input
+
+    # 4. Charge, then run the mechanisms.
+    if accountant is not None:
+        accountant.charge(total_eps, sel_cost_delta, label=f"dp_select(method={meth.name!r})")
+    ledger = Ledger(caveats=frame.caveats)
+    if rng.seeded:
+        ledger.caveat("seeded: reproducible, not for release")
+    clipped = clip_to_bounds(frame, bounds if meth.needs_bounds else (1.0, 1.0), bounds_eps, rng,
+                             categorical_terms=frame.categorical_terms) if meth.needs_bounds else None
+    if clipped is not None:
+        for entry in clipped.entries:
+            ledger.add(entry)
+    task = SelectionTask(data=clipped if clipped is not None else frame, terms=frame.terms, size=size,
+                         epsilon=selection_eps, radius=radius, ridge=ridge, R=R, rng=rng, options=options,
+                         verbose=verbose)
+    outcome = meth.run(task)
+    for entry in outcome.entries:
+        ledger.add(entry)
+    for text in outcome.caveats:
+        ledger.caveat(text)
+    support_idx = np.asarray(outcome.support, dtype=np.int64)
+    support = [frame.terms[j] for j in support_idx]
+
+    signs_series = pd.Series(0, index=frame.terms, dtype="Int64")
+    curator = dict(outcome.curator)
+    signs_private = False
+    if outcome.signs is not None:
+        signs_series[:] = np.asarray(outcome.signs, dtype=np.int64)
+        signs_private = True
+    elif sign_share > 0 and support:
+        signs_series[support] = pd.NA
+        drawn, counts = _private_signs(clipped, support_idx, meth, radius, ridge, sign_eps, outcome, rng)
+        signs_series[support] = drawn
+        signs_private = True
+        ledger.add(LedgerEntry(
+            mechanism="private signs by block majority vote (exponential mechanism per term)",
+            epsilon=sign_eps, neighbours=meth.neighbours,
+            released={"signs": {t: int(v) for t, v in zip(support, drawn)}},
+            details={"blocks": int(counts.sum(axis=1)[0]), "sensitivity": 1.0,
+                     "epsilon_per_term": sign_eps / len(support)},
+        ))
+        curator["sign_votes (-1, 0, +1)"] = {t: counts[i].tolist() for i, t in enumerate(support)}
+        curator["probability_sign_is_block_majority"] = {
+            t: float(np.exp(sign_log_probabilities(counts, sign_eps)[i][np.argmax(counts[i])]))
+            for i, t in enumerate(support)}
+    else:
+        signs_series[support] = pd.NA
+
+    # What the mechanisms recorded may never exceed what was planned and charged.
+    if not math.isinf(epsilon) and ledger.total_epsilon > total_eps * (1 + 1e-12):
+        raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {total_eps}")
+
+    extra = {k_: v for k_, v in [("radius", radius if radius != 1.0 else None),
+                                 ("random_state", random_state if isinstance(random_state, int) else None)]
+             if v is not None}
+    extra.update(method_options)
+    public_call = {"formula": formula, "method": meth.name, "epsilon": "inf" if math.isinf(epsilon) else epsilon,
+                   meth.size_argument: size, "radius": radius, "ridge": ridge, "R": R,
+                   "signs_share": sign_share, "bounds": _public_bounds(bounds),
+                   "na_action": na_action, "options": dict(options)}
+    call = _format_call(formula, data, meth.name, epsilon, meth.size_argument, size, bounds, extra)
+    return SelectionResult(call=call, method=meth.name, title=meth.title, formula=formula, response=frame.response,
+                           terms=frame.terms, support=support, signs=signs_series, signs_private=signs_private,
+                           ledger=ledger, public_call=public_call, released_extras=outcome.released,
+                           curator=curator, intercept=frame.intercept)
+
+
+def _public_bounds(bounds):
+    if isinstance(bounds, tuple):
+        return list(bounds)
+    return bounds
+
+
+def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng):
+    design = clipped.design_with_intercept()
+    offset = 1 if clipped.intercept else 0
+    columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
+    report = list(range(offset, len(columns)))
+    blocks = outcome.sign_blocks or default_sign_blocks(design.shape[0])
+    if meth.size_argument == "k":
+        ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
+    votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng)
+    counts = vote_counts(votes)
+    return sample_signs(counts, epsilon, rng), counts

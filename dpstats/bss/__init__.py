@@ -1,0 +1,1 @@
+"""Best subset selection: objective, exact enumeration, and (later) the certified MIP engine."""

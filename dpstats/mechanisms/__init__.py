@@ -1,0 +1,1 @@
+"""Reusable mechanisms, each next to its privacy statement."""

@@ -1,0 +1,1 @@
+"""Privacy plumbing: randomness, ledger, accountant, bounds (spec 05)."""

@@ -1,0 +1,179 @@
+"""The privacy ledger of a call (spec 05, section 5.5).
+
+A ledger is the ordered list of every mechanism that touched the data, each with the
+epsilon and delta it spent, the neighbouring relation its guarantee is stated for, and
+the conditions or caveats it holds under.  Totals use basic composition.  Budgets are
+added as exact rationals (``fractions.Fraction``) so that spending a budget exactly is
+not refused because of float rounding (eleven calls at 1/11 fit in 1).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from tabulate import tabulate
+
+REPLACE_ONE = "replace one record"
+ADD_REMOVE = "add or remove one record"
+REPLACE_MACHINE = "replace one machine's data (DGDP)"
+
+
+def exact(value) -> Fraction | float:
+    """An epsilon or delta as an exact rational (``inf`` stays a float)."""
+    value = float(value)
+    if math.isinf(value):
+        return math.inf
+    return Fraction(value)
+
+
+def add_exact(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return math.inf
+    return a + b
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One mechanism's spending.
+
+    Attributes
+    ----------
+    mechanism : str
+        What ran, e.g. ``"exponential mechanism over supports"``.
+    epsilon, delta : float
+        What it spent (the effective epsilon, after any solver-slack inflation).
+    neighbours : str
+        The neighbouring relation of the guarantee.
+    caveats : tuple of str
+        Conditions the guarantee holds under.
+    released : dict
+        What this mechanism released (it is covered by this entry).
+    details : dict
+        Public parameters of the mechanism (sensitivity, scale, nominal epsilon...).
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float = 0.0
+    neighbours: str = REPLACE_ONE
+    caveats: tuple = ()
+    released: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": _json_number(self.epsilon),
+            "delta": _json_number(self.delta),
+            "neighbours": self.neighbours,
+            "caveats": list(self.caveats),
+            "released": _jsonable(self.released),
+            "details": _jsonable(self.details),
+        }
+
+
+class Ledger:
+    """Ordered privacy entries of one call, with caveats that apply to the whole call."""
+
+    def __init__(self, entries=(), caveats=()):
+        self.entries: list[LedgerEntry] = list(entries)
+        self.caveats: list[str] = list(caveats)
+
+    def add(self, entry: LedgerEntry) -> LedgerEntry:
+        self.entries.append(entry)
+        return entry
+
+    def caveat(self, text: str) -> None:
+        if text not in self.caveats:
+            self.caveats.append(text)
+
+    @property
+    def total_epsilon_exact(self):
+        total = Fraction(0)
+        for entry in self.entries:
+            total = add_exact(total, exact(entry.epsilon))
+        return total
+
+    @property
+    def total_delta_exact(self):
+        total = Fraction(0)
+        for entry in self.entries:
+            total = add_exact(total, exact(entry.delta))
+        return total
+
+    @property
+    def total_epsilon(self) -> float:
+        """Basic-composition total of epsilon."""
+        return float(self.total_epsilon_exact)
+
+    @property
+    def total_delta(self) -> float:
+        """Basic-composition total of delta."""
+        return float(self.total_delta_exact)
+
+    def to_dict(self) -> dict:
+        return {
+            "entries": [e.to_dict() for e in self.entries],
+            "total_epsilon": _json_number(self.total_epsilon),
+            "total_delta": _json_number(self.total_delta),
+            "composition": "basic",
+            "caveats": list(self.caveats),
+        }
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def table(self, tablefmt="simple") -> str:
+        rows = [
+            [i + 1, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), e.neighbours, "; ".join(e.caveats)]
+            for i, e in enumerate(self.entries)
+        ]
+        rows.append(["", "total (basic composition)", _fmt(self.total_epsilon), _fmt(self.total_delta), "", ""])
+        return tabulate(rows, headers=["#", "mechanism", "epsilon", "delta", "neighbours", "conditions"],
+                        tablefmt=tablefmt)
+
+    def __str__(self):
+        text = self.table()
+        if self.caveats:
+            text += "\nCaveats:\n" + "\n".join(f"  - {c}" for c in self.caveats)
+        return text
+
+    def __repr__(self):
+        return f"<Ledger: {len(self.entries)} entries, epsilon={_fmt(self.total_epsilon)}, delta={_fmt(self.total_delta)}>"
+
+    def __len__(self):
+        return len(self.entries)
+
+    def __iter__(self):
+        return iter(self.entries)
+
+
+def _fmt(x) -> str:
+    x = float(x)
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.6g}"
+
+
+def _json_number(x):
+    x = float(x)
+    return "inf" if math.isinf(x) else x
+
+
+def _jsonable(obj):
+    """Plain-JSON copy of a nested structure of dicts, lists and numbers."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return _json_number(obj)
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(v) for v in obj.tolist()]
+    return obj

@@ -1,0 +1,214 @@
+"""The result of ``dp_select``: what was selected, what it cost, and what only the curator may see.
+
+Modelled on statsmodels' results: the object knows its call, prints a compact table,
+and offers :meth:`SelectionResult.summary`.  Only :meth:`SelectionResult.release`
+output is covered by the privacy ledger; everything under ``curator`` (the non-private
+optimum, objective values, exact outcome probabilities) is for the data curator and
+must not be published.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+CURATOR_BANNER = "CURATOR ONLY - not differentially private, do not publish"
+
+
+def _sign_symbol(value):
+    if value is pd.NA or value is None or (isinstance(value, float) and math.isnan(value)):
+        return "?"
+    return {1: "+", -1: "-", 0: "0"}[int(value)]
+
+
+def _fmt(x):
+    if isinstance(x, (float, np.floating)):
+        if math.isinf(x):
+            return "inf"
+        return f"{x:.6g}"
+    return str(x)
+
+
+class Summary:
+    """Printable summary tables (plain text, and HTML in notebooks)."""
+
+    def __init__(self, sections):
+        self.sections = sections  # list of (title, rows, headers) or (title, text)
+
+    def as_text(self) -> str:
+        parts = []
+        for section in self.sections:
+            title, body = section[0], section[1:]
+            parts.append(title)
+            parts.append("=" * len(title))
+            if len(body) == 1:
+                parts.append(body[0])
+            else:
+                parts.append(tabulate(body[0], headers=body[1], tablefmt="simple", disable_numparse=True))
+            parts.append("")
+        return "\n".join(parts).rstrip() + "\n"
+
+    def as_html(self) -> str:
+        parts = []
+        for section in self.sections:
+            title, body = section[0], section[1:]
+            parts.append(f"<h4>{html.escape(title)}</h4>")
+            if len(body) == 1:
+                parts.append(f"<pre>{html.escape(body[0])}</pre>")
+            else:
+                parts.append(tabulate(body[0], headers=body[1], tablefmt="html", disable_numparse=True))
+        return "\n".join(parts)
+
+    def __str__(self):
+        return self.as_text()
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        return self.as_html()
+
+
+class SelectionResult:
+    """Outcome of one :func:`dpstats.dp_select` call.
+
+    Attributes
+    ----------
+    support : list of str
+        Selected terms (private).
+    signs : pandas.Series
+        Over all candidate terms: 0 for terms not selected; for selected terms the
+        private sign (-1 or +1), 0 when the sign step drew "undetermined", and <NA>
+        when no private sign was computed (``signs=False``).
+    ledger : Ledger
+        Every mechanism that touched the data and what it spent.
+    epsilon_spent, delta_spent : float
+        Ledger totals (basic composition).
+    method : str
+    call : str
+        The call, R style.
+    curator : dict
+        Curator-only diagnostics (not private).
+    """
+
+    def __init__(self, *, call, method, title, formula, response, terms, support, signs, signs_private,
+                 ledger, public_call, released_extras, curator, intercept):
+        self.call = call
+        self.method = method
+        self.title = title
+        self.formula = formula
+        self.response = response
+        self.terms = list(terms)
+        self.support = list(support)
+        self.signs = signs
+        self.signs_private = signs_private
+        self.ledger = ledger
+        self.curator = curator
+        self.intercept = intercept
+        self._public_call = public_call
+        self._released_extras = dict(released_extras)
+
+    @property
+    def epsilon_spent(self) -> float:
+        return self.ledger.total_epsilon
+
+    @property
+    def delta_spent(self) -> float:
+        return self.ledger.total_delta
+
+    def release(self) -> dict:
+        """What may be published: public call parameters, private outputs and the ledger.
+
+        Every data-derived item here is covered by a ledger entry.
+        """
+        out = {
+            "call": dict(self._public_call),
+            "selected": list(self.support),
+            "signs": ({t: int(self.signs[t]) if self.signs[t] is not pd.NA else None for t in self.support}
+                      if self.signs_private else None),
+        }
+        out.update(self._released_extras)
+        out["ledger"] = self.ledger.to_dict()
+        return out
+
+    def release_json(self, **kwargs) -> str:
+        return json.dumps(self.release(), **kwargs)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per candidate term: selected (bool) and sign."""
+        return pd.DataFrame({
+            "term": self.terms,
+            "selected": [t in self.support for t in self.terms],
+            "sign": self.signs.reindex(self.terms).astype("Int64").to_numpy(),
+        }).set_index("term")
+
+    def _selection_rows(self, only_selected=False):
+        rows = []
+        for t in self.terms:
+            selected = t in self.support
+            if only_selected and not selected:
+                continue
+            sign = _sign_symbol(self.signs[t]) if selected else ""
+            if selected and self.signs_private and sign == "0":
+                sign = "0 (undetermined)"
+            rows.append([t, "yes" if selected else "", sign])
+        return rows
+
+    def summary(self) -> Summary:
+        header = [
+            ["method", f"{self.method} ({self.title})"],
+            ["formula", self.formula],
+            ["candidate terms", str(len(self.terms))],
+            ["intercept", "forced into every support" if self.intercept else "none"],
+            ["epsilon spent", _fmt(self.epsilon_spent)],
+            ["delta spent", _fmt(self.delta_spent)],
+        ]
+        for key, value in self._released_extras.items():
+            header.append([key, str(value)])
+        sections = [
+            ("Call", self.call),
+            ("Selection", header, ["", ""]),
+            ("Terms", self._selection_rows(), ["term", "selected", "sign"]),
+            ("Privacy ledger", str(self.ledger)),
+        ]
+        if self.curator:
+            sections.append((CURATOR_BANNER, self._curator_text()))
+        return Summary(sections)
+
+    def _curator_text(self) -> str:
+        c = self.curator
+        lines = []
+        simple = [[k.replace("_", " "), _fmt(v) if not isinstance(v, list) else ", ".join(map(str, v))]
+                  for k, v in c.items() if not isinstance(v, (dict,)) and k != "top_supports"]
+        lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))
+        if c.get("top_supports"):
+            rows = [[i + 1, ", ".join(r["support"]), _fmt(r["objective"]), _fmt(r["probability"])]
+                    for i, r in enumerate(c["top_supports"])]
+            lines.append("")
+            lines.append("Best supports (non-private ranking) and the exact probability the mechanism returns each:")
+            lines.append(tabulate(rows, headers=["rank", "support", "objective", "P(returned)"], tablefmt="simple",
+                                  disable_numparse=True))
+        return "\n".join(lines)
+
+    def __str__(self):
+        lines = ["Call:", self.call, "",
+                 f"Differentially private variable selection: {self.title}",
+                 f"epsilon spent: {_fmt(self.epsilon_spent)}   delta: {_fmt(self.delta_spent)}   "
+                 f"neighbours: {self.ledger.entries[-1].neighbours if self.ledger.entries else 'n/a'}", ""]
+        rows = self._selection_rows(only_selected=True)
+        what = "with private signs" if self.signs_private else "signs not computed"
+        lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
+        lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
+        if self.ledger.caveats:
+            lines.append("")
+            lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<SelectionResult method={self.method!r} support={self.support} epsilon_spent={_fmt(self.epsilon_spent)}>"
+
+    def _repr_html_(self):
+        return self.summary().as_html()

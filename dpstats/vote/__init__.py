@@ -1,0 +1,1 @@
+"""DPVote: distributed majority-vote sign selection (spec 04)."""

@@ -1,0 +1,205 @@
+"""Tests of dpstats.datasets and of the files in data/."""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats.datasets as ds
+from dpstats.errors import InvalidArgumentError, InvalidTypeError
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+# Read the JSON directly rather than through dataset_info, so the tests also catch a
+# loader that silently alters the metadata.
+with open(DATA_DIR / "datasets.json", encoding="utf-8") as _fh:
+    META = json.load(_fh)
+
+NAMES = sorted(META)
+REQUIRED_KEYS = {
+    "file", "title", "source", "licence", "n_rows", "response",
+    "categorical", "columns", "bounds", "bounds_rationale",
+}
+
+
+def numeric_columns(name):
+    entry = META[name]
+    return [c for c in entry["columns"] if c not in entry["categorical"]]
+
+
+def test_list_datasets_matches_json():
+    assert ds.list_datasets() == NAMES
+    assert {"diabetes", "hitters"} <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_metadata_has_required_keys(name):
+    entry = META[name]
+    assert REQUIRED_KEYS <= set(entry)
+    assert entry["response"] in entry["columns"]
+    assert set(entry["categorical"]) <= set(entry["columns"])
+    for col, spec in entry["columns"].items():
+        assert spec["description"].strip(), col
+        assert spec["units"].strip(), col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_loads_with_declared_shape_and_columns(name):
+    df = ds.load_dataset(name)
+    assert isinstance(df, pd.DataFrame)
+    assert len(df) == META[name]["n_rows"]
+    assert list(df.columns) == list(META[name]["columns"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_categorical_columns_have_exactly_declared_levels(name):
+    df = ds.load_dataset(name)
+    declared = META[name]["categorical"]
+    for col, levels in declared.items():
+        assert isinstance(df[col].dtype, pd.CategoricalDtype), col
+        assert list(df[col].cat.categories) == levels, col
+        # A label missing from the declared levels would have become NaN.
+        assert not df[col].isna().any(), col
+    for col in numeric_columns(name):
+        assert pd.api.types.is_numeric_dtype(df[col]), col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_numeric_column_has_a_positive_finite_bound(name):
+    bounds = ds.dataset_bounds(name)
+    assert set(bounds) == set(numeric_columns(name))
+    assert META[name]["response"] in bounds
+    for col, bound in bounds.items():
+        assert isinstance(bound, float), col
+        assert math.isfinite(bound) and bound > 0, col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_bound_has_a_rationale(name):
+    rationale = META[name]["bounds_rationale"]
+    assert set(rationale) == set(META[name]["bounds"])
+    for col, text in rationale.items():
+        assert isinstance(text, str) and len(text.strip()) > 10, col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bounds_rarely_clip(name):
+    # The bounds are set without looking at the data, but one that clipped many
+    # values would point to a wrong unit or a misread definition.
+    df = ds.load_dataset(name)
+    for col, bound in ds.dataset_bounds(name).items():
+        values = df[col].dropna().abs()
+        assert (values > bound).mean() <= 0.01, col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_missing_values_as_declared(name):
+    df = ds.load_dataset(name)
+    declared = META[name].get("missing", {})
+    counts = df.isna().sum()
+    assert {c: int(n) for c, n in counts.items() if n} == declared
+
+
+def test_hitters_salary_has_59_missing_values():
+    assert int(ds.load_dataset("hitters")["Salary"].isna().sum()) == 59
+
+
+def test_dataset_bounds_and_info_return_copies():
+    bounds = ds.dataset_bounds("hitters")
+    bounds["Salary"] = -1.0
+    assert ds.dataset_bounds("hitters")["Salary"] > 0
+
+    info = ds.dataset_info("hitters")
+    assert info == META["hitters"]
+    info["categorical"]["League"].append("X")
+    info["columns"].clear()
+    again = ds.dataset_info("hitters")
+    assert again["categorical"]["League"] == ["A", "N"]
+    assert again["columns"]
+    assert list(ds.load_dataset("hitters")["League"].cat.categories) == ["A", "N"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_csv_has_no_float_noise(name):
+    text = (DATA_DIR / META[name]["file"]).read_text(encoding="utf-8")
+    longest = max((len(m) for m in re.findall(r"\.(\d+)", text)), default=0)
+    assert longest <= 4
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_codebook_describes_every_dataset(name):
+    codebook = (DATA_DIR / "CODEBOOK.md").read_text(encoding="utf-8")
+    entry = META[name]
+    assert re.search(rf"^#+ .*`?{re.escape(name)}`?", codebook, flags=re.M), name
+    assert entry["file"] in codebook
+    for col in entry["columns"]:
+        assert f"`{col}`" in codebook, col
+
+
+def test_codebook_states_missing_values_and_na_action():
+    codebook = (DATA_DIR / "CODEBOOK.md").read_text(encoding="utf-8")
+    assert "59" in codebook
+    assert 'na_action="raise"' in codebook
+
+
+def test_diabetes_equals_scikit_learn():
+    datasets = pytest.importorskip("sklearn.datasets")
+    ref = datasets.load_diabetes(scaled=False)
+    df = ds.load_dataset("diabetes")
+    features = [c for c in df.columns if c != "y"]
+    assert len(features) == ref.data.shape[1] == 10
+    np.testing.assert_array_equal(df[features].to_numpy(dtype=float), ref.data)
+    np.testing.assert_array_equal(df["y"].to_numpy(dtype=float), ref.target)
+
+
+def test_hitters_equals_islp():
+    islp = pytest.importorskip("ISLP")
+    ref = islp.load_data("Hitters")
+    df = ds.load_dataset("hitters")
+    assert list(df.columns) == list(ref.columns)
+    for col in df.columns:
+        if col in META["hitters"]["categorical"]:
+            assert list(df[col].astype(str)) == list(ref[col].astype(str)), col
+        elif col == "Salary":
+            # Rounded to the dollar when written; ISLP's CSV carries float noise.
+            np.testing.assert_allclose(df[col], ref[col], rtol=0, atol=5e-4)
+            assert df[col].isna().equals(ref[col].isna())
+        else:
+            np.testing.assert_array_equal(df[col].to_numpy(), ref[col].to_numpy())
+
+
+@pytest.mark.parametrize("func", [ds.load_dataset, ds.dataset_bounds, ds.dataset_info])
+def test_unknown_name_raises(func):
+    with pytest.raises(InvalidArgumentError) as excinfo:
+        func("no_such_dataset")
+    message = str(excinfo.value)
+    assert "no_such_dataset" in message
+    for name in NAMES:
+        assert name in message
+    with pytest.raises(ValueError):
+        func("Diabetes ")
+
+
+def test_non_string_name_raises_type_error():
+    with pytest.raises(InvalidTypeError):
+        ds.load_dataset(1)
+    with pytest.raises(TypeError):
+        ds.dataset_bounds(None)
+
+
+def test_source_checkout_fallback(monkeypatch):
+    # Simulates running from a checkout, where dpstats._data is not importable.
+    def no_package(anchor):
+        raise ModuleNotFoundError(anchor)
+
+    monkeypatch.setattr(ds.resources, "files", no_package)
+    ds._metadata.cache_clear()
+    try:
+        assert ds.list_datasets() == NAMES
+        assert len(ds.load_dataset("diabetes")) == META["diabetes"]["n_rows"]
+    finally:
+        ds._metadata.cache_clear()
