@@ -94,7 +94,10 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
         if isinstance(v, str):
             return f'"{v}"'
         if isinstance(v, dict):
-            return "{" + ", ".join(f"{k!r}: {show(x)}" for k, x in v.items()) + "}"
+            items = [f"{k!r}: {show(x)}" for k, x in v.items()]
+            if len(items) > 4:
+                items = items[:3] + [f"... ({len(items)} entries)"]
+            return "{" + ", ".join(items) + "}"
         if isinstance(v, float):
             return "inf" if math.isinf(v) else f"{v:g}"
         return repr(v)
@@ -208,6 +211,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         )
     if meth.check_size is not None:
         meth.check_size(frame.p, size, options)
+    user_ridge = ridge
     if ridge == "auto":
         ridge = RIDGE_PER_ROW * frame.n_rows_input
 
@@ -262,9 +266,12 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     if not math.isinf(epsilon) and ledger.total_epsilon > total_eps * (1 + 1e-12):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {total_eps}")
 
-    extra = {k_: v for k_, v in [("radius", radius if radius != 1.0 else None),
-                                 ("random_state", random_state if isinstance(random_state, int) else None)]
-             if v is not None}
+    shown = [("radius", radius if radius != 1.0 else None),
+             ("ridge", ridge if user_ridge != "auto" else None),
+             ("signs", signs if signs is not True else None),
+             ("na_action", na_action if na_action != "raise" else None),
+             ("random_state", random_state if isinstance(random_state, int) else None)]
+    extra = {k_: v for k_, v in shown if v is not None}
     extra.update(method_options)
     public_call = {"formula": formula, "method": meth.name, "epsilon": "inf" if math.isinf(epsilon) else epsilon,
                    meth.size_argument: size, "radius": radius, "ridge": ridge, "R": R,

@@ -310,7 +310,10 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
     if bad.any():
         names = [terms[j] for j in np.nonzero(bad)[0]]
         raise DataError(f"terms {names} have infinite or undefined values after transformation.")
-    constant = np.all(X == X[:1], axis=0)
+    categorical_terms = _pure_categorical_columns(design_info, terms, intercept)
+    # A dummy of a declared level that does not occur is constant but harmless (its levels
+    # are public); other constant terms are errors.
+    constant = np.all(X == X[:1], axis=0) & ~np.isin(terms, categorical_terms)
     if constant.any():
         names = [terms[j] for j in np.nonzero(constant)[0]]
         raise DataError(
@@ -326,7 +329,6 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
             PrivacyLeakWarning, stacklevel=3,
         )
         caveats.append(f"categorical levels of {inferred} were inferred from the data (not covered by the budget)")
-    categorical_terms = [terms[j] for j, c in enumerate(x_df.columns) if "[" in c]
     return ModelFrame(formula=formula, expanded_formula=expanded, X=X, y=y, terms=terms, response=response,
                       intercept=intercept, n_rows_input=len(data), caveats=caveats,
                       categorical_terms=categorical_terms)
@@ -384,6 +386,16 @@ def _check_raw_values(frame, used):
             values = col.to_numpy(dtype=np.float64, na_value=np.nan)
             if np.isinf(values).any():
                 raise DataError(f"column {c!r} contains infinite values; remove or replace them before the call.")
+
+
+def _pure_categorical_columns(design_info, terms, intercept):
+    """Candidate columns of terms made only of categorical factors: 0/1 dummies."""
+    out = []
+    offset = 1 if intercept else 0
+    for term, cols in design_info.term_slices.items():
+        if term.factors and all(design_info.factor_infos[f].type == "categorical" for f in term.factors):
+            out += [terms[j - offset] for j in range(cols.start, cols.stop) if j - offset >= 0]
+    return out
 
 
 def _categorical_inferred(design_info, frame):

@@ -1,0 +1,123 @@
+"""Formula layer (spec 01 section 1.1, spec 05 section 5.3)."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.formula import build_model_frame
+
+
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"y": rng.standard_normal(30), "x1": rng.uniform(1, 2, 30), "x2": rng.standard_normal(30),
+                         "x3": rng.standard_normal(30)})
+
+
+def test_dot_expands_to_every_other_column(frame):
+    mf = build_model_frame("y ~ .", frame)
+    assert mf.terms == ["x1", "x2", "x3"] and mf.intercept and mf.response == "y"
+    np.testing.assert_array_equal(mf.X, frame[["x1", "x2", "x3"]].to_numpy())
+    np.testing.assert_array_equal(mf.y, frame["y"].to_numpy())
+
+
+def test_dot_minus_term_and_no_intercept(frame):
+    assert build_model_frame("y ~ . - x3", frame).terms == ["x1", "x2"]
+    mf = build_model_frame("y ~ . - 1", frame)
+    assert not mf.intercept and mf.terms == ["x1", "x2", "x3"]
+
+
+def test_dot_squared_gives_pairwise_interactions(frame):
+    mf = build_model_frame("y ~ (.)**2", frame)
+    assert mf.terms == ["x1", "x2", "x3", "x1:x2", "x1:x3", "x2:x3"]
+    np.testing.assert_allclose(mf.X[:, 3], frame.x1 * frame.x2)
+
+
+def test_transforms_and_dot_inside_names(frame):
+    mf = build_model_frame("np.log(y + 10) ~ np.log(x1) + I(x2**2) + x2:x3", frame)
+    assert mf.terms == ["np.log(x1)", "I(x2 ** 2)", "x2:x3"]
+    np.testing.assert_allclose(mf.X[:, 0], np.log(frame.x1))
+    np.testing.assert_allclose(mf.y, np.log(frame.y + 10))
+    # '.' on the right of a transform's response is still "every column but the response"
+    assert build_model_frame("np.log(y + 10) ~ .", frame).terms == ["x1", "x2", "x3"]
+
+
+def test_awkward_column_names_are_quoted():
+    df = pd.DataFrame({"y": [1.0, 2, 3, 5], "a b": [1.0, 0, 2, 1], "class": [0.0, 1, 1, 3]})
+    assert build_model_frame("y ~ .", df).terms == ["a b", "class"]
+
+
+@pytest.mark.parametrize("term", ["center(x1)", "standardize(x2)", "scale(x2)", "bs(x1, df=3)"])
+def test_stateful_transforms_are_refused(frame, term):
+    with pytest.raises(dpstats.StatefulTransformError, match="stateful"):
+        build_model_frame(f"y ~ {term}", frame)
+
+
+def test_inferred_categorical_levels_warn_and_add_caveat(frame):
+    frame = frame.assign(g=["a", "b", "c"] * 10)
+    with pytest.warns(dpstats.PrivacyLeakWarning):
+        mf = build_model_frame("y ~ x1 + g", frame)
+    assert any("inferred" in c for c in mf.caveats)
+    assert sorted(mf.terms) == ["g[T.b]", "g[T.c]", "x1"]  # patsy orders categorical terms first
+
+
+def test_declared_categories_are_silent(frame):
+    frame = frame.assign(g=pd.Categorical(["a", "b", "c"] * 10, categories=["a", "b", "c", "d"]),
+                         h=["u", "v"] * 15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mf = build_model_frame("y ~ x1 + g + C(h, levels=['u', 'v'])", frame)
+    assert mf.caveats == []
+    assert "g[T.d]" in mf.terms
+
+
+def test_missing_values(frame):
+    frame.loc[3, "x2"] = np.nan
+    with pytest.raises(dpstats.DataError, match="omit"):
+        build_model_frame("y ~ .", frame)
+    mf = build_model_frame("y ~ .", frame, na_action="omit")
+    assert mf.n == 29 and any("omitted" in c for c in mf.caveats)
+    mf = build_model_frame("y ~ .", frame, na_action={"x2": 0.5})
+    assert mf.n == 30 and mf.X[3, 1] == 0.5
+    with pytest.raises(dpstats.InvalidArgumentError, match="dict"):
+        build_model_frame("y ~ .", frame, na_action="impute")
+    # Unused columns may hold NA.
+    assert build_model_frame("y ~ x1", frame).n == 30
+
+
+def test_one_sided_formula(frame):
+    mf = build_model_frame("~ x1 + x2", frame, require_response=False)
+    assert mf.y is None and mf.terms == ["x1", "x2"]
+    with pytest.raises(dpstats.FormulaError, match="no response"):
+        build_model_frame("~ x1", frame)
+
+
+@pytest.mark.parametrize("formula, error, match", [
+    ("y ~ x1 +", dpstats.FormulaError, "parse"),
+    ("y x1", dpstats.FormulaError, "~"),
+    ("y ~ nothere", dpstats.FormulaError, "nothere"),
+    ("y ~ np.log(x2)", dpstats.DataError, "missing"),
+])
+def test_bad_formulas(frame, formula, error, match):
+    with pytest.raises(error, match=match):
+        build_model_frame(formula, frame)
+
+
+def test_data_problems(frame):
+    with pytest.raises(dpstats.DataError, match="constant"):
+        build_model_frame("y ~ .", frame.assign(k=1.0))
+    with pytest.raises(dpstats.DataError, match="entirely missing"):
+        build_model_frame("y ~ .", frame.assign(k=np.nan))
+    with pytest.raises(dpstats.DataError, match="infinite"):
+        build_model_frame("y ~ .", frame.assign(x2=np.r_[np.inf, frame.x2[1:]]))
+    with pytest.raises(dpstats.DataError, match="not numeric"):
+        build_model_frame("g ~ x1", frame.assign(g=["a", "b"] * 15))
+    with pytest.raises(dpstats.DataError, match="empty"):
+        build_model_frame("y ~ .", frame.iloc[:0])
+    dup = pd.concat([frame, frame[["x1"]]], axis=1)
+    with pytest.raises(dpstats.DataError, match="duplicated"):
+        build_model_frame("y ~ .", dup)
+    with pytest.raises(dpstats.InvalidTypeError):
+        build_model_frame("y ~ .", frame.to_numpy())

@@ -1,0 +1,60 @@
+"""Packaging: README commands, CI script, package list, shipped data, vignettes."""
+import configparser
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def readme_commands():
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"^```sh\n(.+?)\n```", text, flags=re.M | re.S)
+
+
+def test_readme_gives_the_two_commands_and_ci_runs_the_test_one():
+    commands = readme_commands()
+    main_job = [c for c in commands if "dpstats demo" in c]
+    tests = [c for c in commands if "pytest" in c]
+    assert len(main_job) == 1 and len(tests) == 1
+    for cmd in main_job + tests:
+        assert "\n" not in cmd.strip() and cmd.startswith("python3 -m venv")
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1].strip() == tests[0].strip()
+
+
+def test_every_subpackage_is_listed_in_setup_cfg():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    listed = set(cfg["options"]["packages"].split())
+    found = {".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "dpstats").rglob("__init__.py")}
+    assert found | {"dpstats._data"} == listed
+
+
+def test_wheel_ships_the_datasets(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("dpstats-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    import json
+
+    info = json.loads((ROOT / "data" / "datasets.json").read_text())
+    for entry in info.values():
+        assert f"dpstats/_data/{entry['file']}" in names
+    assert "dpstats/_data/datasets.json" in names and "dpstats/_data/CODEBOOK.md" in names
+
+
+VIGNETTES = sorted((ROOT / "vignettes").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", VIGNETTES, ids=[p.name for p in VIGNETTES])
+def test_vignette_runs(path):
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, str(path)], cwd=path.parent, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
