@@ -57,6 +57,9 @@ class Method:
     check_options : callable(options, context) -> dict, validates options before data access
     check_size : callable(p, size, options) -> None, validates the problem size once p is known
     selection_cost : callable(epsilon_share, options, context) -> (epsilon, delta) charged
+    check_design : callable(frame, size, options) -> None, optional; validates what depends on
+        the design's public shape (n, partitions) after the formula is evaluated and before
+        anything is charged
     """
 
     name: str
@@ -72,6 +75,7 @@ class Method:
     check_size: Callable | None = None
     selection_cost: Callable = _plain_cost
     allows_infinite_epsilon: bool = True
+    check_design: Callable | None = None
 
 
 @dataclass
@@ -93,6 +97,9 @@ class SelectionTask:
     @property
     def stats(self):
         """Sufficient statistics (G, c, yy, n) of the clipped data, intercept column first."""
+        if self._stats is None and hasattr(self.data, "sufficient_stats"):
+            # Data that lives elsewhere (a Dask DataFrame) computes its own statistics.
+            self._stats = self.data.sufficient_stats()
         if self._stats is None:
             from .bss.objective import SufficientStats
 
@@ -134,7 +141,7 @@ def get_method(name) -> Method:
         raise InvalidTypeError(f"method must be a string; got {type(name).__name__}.")
     module = _MODULES.get(name)
     if module is None:
-        raise InvalidArgumentError(f"unknown method {name!r}; choose one of {available_methods()}.")
+        raise InvalidArgumentError(f"unknown method {name!r}; choose one of {sorted(_MODULES)}.")
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
