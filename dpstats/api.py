@@ -21,12 +21,13 @@ import pandas as pd
 import patsy
 
 from .errors import InvalidArgumentError, InvalidTypeError
+from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import build_model_frame, check_na_action
 from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import SelectionTask, get_method
 from .privacy.accountant import Accountant
-from .privacy.bounds import AUTO_BOUNDS_SHARE, check_bounds, clip_to_bounds
-from .privacy.ledger import Ledger, LedgerEntry, exact
+from .privacy.bounds import AUTO_BOUNDS_SHARE, ClippedData, check_bounds, clip_to_bounds
+from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
@@ -38,14 +39,14 @@ from .results import SelectionResult
 RIDGE_PER_ROW = 0.1
 
 
-def _check_epsilon(epsilon, allow_inf):
+def _check_epsilon(epsilon, method):
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise InvalidTypeError(f"epsilon must be a positive number; got {epsilon!r}.")
     epsilon = float(epsilon)
     if math.isnan(epsilon) or epsilon <= 0:
         raise InvalidArgumentError(f"epsilon must be a positive number (or math.inf for the non-private answer); got {epsilon!r}.")
-    if math.isinf(epsilon) and not allow_inf:
-        raise InvalidArgumentError("epsilon=inf is not available for this method (see its documentation).")
+    if math.isinf(epsilon) and not method.allows_infinite_epsilon:
+        raise InvalidArgumentError(method.infinite_epsilon_message)
     return epsilon
 
 
@@ -100,10 +101,16 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
             return "{" + ", ".join(items) + "}"
         if isinstance(v, float):
             return "inf" if math.isinf(v) else f"{v:g}"
+        if isinstance(v, (np.ndarray, pd.Series, list)) and len(v) > 6:
+            return f"<{type(v).__name__} of length {len(v)}>"
         return repr(v)
 
-    shape = getattr(data, "shape", None)
-    data_text = f"<{type(data).__name__} {shape[0]} x {shape[1]}>" if shape and len(shape) == 2 else "<data>"
+    # The row count is left out: it is private under add/remove neighbours (kendall), and
+    # computing it for a Dask frame would read every partition.
+    columns = getattr(data, "columns", None)
+    data_text = f"<{type(data).__name__} with {len(columns)} columns>" if columns is not None else "<data>"
+    if is_dask_dataframe(data):
+        data_text = f"<dask DataFrame, {data.npartitions} partitions, {len(data.columns)} columns>"
     parts = [f"formula = {show(formula)}", f"data = {data_text}", f"method = {show(method)}",
              f"epsilon = {show(epsilon)}", f"{size_name} = {size}"]
     if bounds is not None:
@@ -123,7 +130,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         A patsy formula such as ``"y ~ ."`` (R's ``.`` = every other column;
         ``. - x3`` removes a term).  The intercept, if present, is forced into every
         support and is never a candidate.
-    data : pandas.DataFrame
+    data : pandas.DataFrame or dask.dataframe.DataFrame
+        A Dask DataFrame is never collected: methods that need only sufficient statistics
+        (exponential, top_r, mistakes) and dpvote (one machine per partition) run on it
+        (:mod:`dpstats.dask_engine`; `pip install dpstats[dask]`).
     method : str
         ``"exponential"`` (exact exponential mechanism over all supports, small p);
         other methods as they are registered (see :func:`dpstats.available_methods`).
@@ -169,7 +179,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     """
     # 1. Arguments, from their values alone.
     meth = get_method(method)
-    epsilon = _check_epsilon(epsilon, meth.allows_infinite_epsilon)
+    epsilon = _check_epsilon(epsilon, meth)
     size = _check_size(meth, s, k)
     radius = _check_real("radius", radius, 0.0, allow_zero=False)
     if not (isinstance(ridge, str) and ridge == "auto"):
@@ -203,17 +213,26 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
 
     # 3. The design; errors here charge nothing.
     eval_env = patsy.EvalEnvironment.capture(1)
-    frame = build_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
-                              eval_env=eval_env)
+    if is_dask_dataframe(data):
+        from .dask_engine import build_dask_model_frame
+
+        frame = build_dask_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response)
+    else:
+        frame = build_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
+                                  eval_env=eval_env)
     if size > frame.p:
         raise InvalidArgumentError(
             f"{meth.size_argument}={size} exceeds the number of candidate terms ({frame.p}: {frame.terms})."
         )
     if meth.check_size is not None:
         meth.check_size(frame.p, size, options)
+    if meth.check_design is not None:
+        meth.check_design(frame, size, options)
     user_ridge = ridge
     if ridge == "auto":
-        ridge = RIDGE_PER_ROW * frame.n_rows_input
+        # Under add/remove neighbours n is private, so no default may come from it; those
+        # methods (kendall) fit no ridge.
+        ridge = RIDGE_PER_ROW * frame.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
 
     # 4. Charge, then run the mechanisms.
     if accountant is not None:
@@ -221,8 +240,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     ledger = Ledger(caveats=frame.caveats)
     if rng.seeded:
         ledger.caveat("seeded: reproducible, not for release")
-    clipped = clip_to_bounds(frame, bounds if meth.needs_bounds else (1.0, 1.0), bounds_eps, rng,
-                             categorical_terms=frame.categorical_terms) if meth.needs_bounds else None
+    clip = dask_clip_to_bounds if getattr(frame, "is_dask", False) else clip_to_bounds
+    clipped = clip(frame, bounds if meth.needs_bounds else (1.0, 1.0), bounds_eps, rng,
+                   categorical_terms=frame.categorical_terms) if meth.needs_bounds else None
     if clipped is not None:
         for entry in clipped.entries:
             ledger.add(entry)
@@ -245,7 +265,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         signs_private = True
     elif sign_share > 0 and support:
         signs_series[support] = pd.NA
-        drawn, counts = _private_signs(clipped, support_idx, meth, radius, ridge, sign_eps, outcome, rng)
+        sign_data = clipped if clipped is not None else _unclipped_data(frame)
+        drawn, counts = _private_signs(sign_data, support_idx, meth, radius, ridge, sign_eps, outcome, rng)
         signs_series[support] = drawn
         signs_private = True
         ledger.add(LedgerEntry(
@@ -291,13 +312,34 @@ def _public_bounds(bounds):
 
 
 def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng):
-    design = clipped.design_with_intercept()
     offset = 1 if clipped.intercept else 0
     columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
     report = list(range(offset, len(columns)))
-    blocks = outcome.sign_blocks or default_sign_blocks(design.shape[0])
     if meth.size_argument == "k":
         ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
-    votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng)
+    if hasattr(clipped, "block_sign_votes"):
+        # Data on Dask: the partitions are the blocks (spec 05, section 5.7, "the method's own blocks").
+        return _signs_from_votes(clipped.block_sign_votes(columns, report, ridge, radius), epsilon, rng)
+    design = clipped.design_with_intercept()
+    blocks = outcome.sign_blocks or default_sign_blocks(design.shape[0])
+    # Under add/remove neighbours rows go to blocks by i.i.d. labels, so adding a record
+    # changes exactly one block (an equal-size split would shift every block boundary).
+    assignment = "iid" if meth.neighbours == ADD_REMOVE else "split"
+    votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment)
+    counts = vote_counts(votes)
+    return sample_signs(counts, epsilon, rng), counts
+
+
+def _unclipped_data(frame):
+    """The design of a method without bounds (kendall) for the sign step.
+
+    A block's least-squares sign is a vote in {-1, 0, +1} whatever the data's range, so
+    the votes' sensitivity is 1 without clipping.  Infinite bounds mark the data as
+    unclipped; the intercept column is 1.
+    """
+    return ClippedData(frame.X, frame.y, math.inf, math.inf, frame.intercept)
+
+
+def _signs_from_votes(votes, epsilon, rng):
     counts = vote_counts(votes)
     return sample_signs(counts, epsilon, rng), counts

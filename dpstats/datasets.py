@@ -54,7 +54,26 @@ def _metadata() -> dict[str, dict]:
     # Cached because it never changes within a process; callers only ever get deep
     # copies, so nothing outside this module can modify the cached object.
     with _data_dir().joinpath(_METADATA_FILE).open("r", encoding="utf-8") as fh:
-        return json.load(fh)
+        meta = json.load(fh)
+    for entry in meta.values():
+        _expand_column_groups(entry)
+    return meta
+
+
+def _expand_column_groups(entry: dict) -> None:
+    """Expand ``column_groups`` (many alike columns, e.g. 2308 genes) into per-column entries.
+
+    A group names columns ``prefix + zero-padded number`` from ``first`` to ``last`` that
+    share a description template, units, a public bound and its rationale; keeping them
+    as one group keeps datasets.json small and readable.
+    """
+    for group in entry.pop("column_groups", []):
+        for j in range(group["first"], group["last"] + 1):
+            name = f"{group['prefix']}{j:0{group['digits']}d}"
+            entry["columns"][name] = {"description": group["description"].format(name=name),
+                                      "units": group["units"]}
+            entry["bounds"][name] = group["bound"]
+            entry["bounds_rationale"][name] = group["bound_rationale"]
 
 
 def _entry(name: str) -> dict:

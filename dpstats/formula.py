@@ -23,9 +23,11 @@ every support (spec 01, section 1.1).
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import keyword
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Mapping
@@ -194,6 +196,77 @@ def _validate_data(data):
     return frame
 
 
+@contextlib.contextmanager
+def _recursion_limit(limit):
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, int(limit)))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+@dataclass
+class ParsedFormula:
+    """A formula checked against column names only (no data values are read)."""
+
+    lhs: str
+    expanded: str
+    desc: object  # patsy.ModelDesc
+    used_columns: list
+    response_columns: list
+
+
+def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
+    """Split, expand ``.``, parse, and refuse stateful transforms and unknown names.
+
+    Works from the column names alone, so the pandas and the Dask paths share it and
+    nothing here depends on the data's values.
+    """
+    if not isinstance(formula, str):
+        raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
+    if "~" not in formula:
+        raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
+    lhs, rhs = formula.split("~", 1)
+    lhs = lhs.strip()
+    if "~" in rhs:
+        raise FormulaError(f"formula {formula!r} has more than one '~'.")
+    if require_response and not lhs:
+        raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
+    lhs_names = _names_in(lhs) if lhs else set()
+    expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
+    try:
+        # patsy parses "a + b + ..." recursively, one frame per term: allow wide formulas
+        # (p >> n screening, e.g. 2308 genes) by raising the limit for the parse only.
+        with _recursion_limit(4 * expanded.count("+") + 1000):
+            desc = patsy.ModelDesc.from_formula(expanded)
+    except patsy.PatsyError as exc:
+        raise FormulaError(f"formula {formula!r} does not parse: {exc}") from None
+    if eval_env is None:
+        eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
+    used = set()
+    # Refuse stateful transforms before any value of the data is evaluated.
+    for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
+        code = getattr(factor, "code", str(factor))
+        try:
+            passes = factor.memorize_passes_needed({}, eval_env)
+        except Exception:  # noqa: BLE001 - unknown names surface below with a clearer message
+            passes = 0
+        if passes:
+            raise StatefulTransformError(f"the formula term {code!r} uses a stateful transform: such transforms {_STATEFUL_HELP}")
+        names = _names_in(code)
+        unknown = [n for n in names if n not in columns and n not in ("Q", "C", "I")
+                   and _lookup(eval_env, n) is _MISSING]
+        if unknown:
+            raise FormulaError(
+                f"formula refers to {sorted(unknown)}, which are not columns of data "
+                f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
+            )
+        used |= {n for n in names if n in columns}
+    return ParsedFormula(lhs=lhs, expanded=expanded, desc=desc, used_columns=sorted(used),
+                         response_columns=[c for c in columns if c in lhs_names])
+
+
 def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None) -> ModelFrame:
     """Parse ``formula`` against ``data`` and return the design of the call.
 
@@ -217,52 +290,16 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     na_action = check_na_action(na_action)
     frame = _validate_data(data)
-    if "~" not in formula:
-        raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
-    lhs, rhs = formula.split("~", 1)
-    lhs = lhs.strip()
-    if "~" in rhs:
-        raise FormulaError(f"formula {formula!r} has more than one '~'.")
-    if require_response and not lhs:
-        raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
     columns = [str(c) for c in frame.columns]
-    lhs_names = _names_in(lhs) if lhs else set()
-    expanded_rhs = _expand_dot(rhs, [c for c in columns if c not in lhs_names])
-    expanded = f"{lhs} ~ {expanded_rhs.strip()}"
-
-    try:
-        desc = patsy.ModelDesc.from_formula(expanded)
-    except patsy.PatsyError as exc:
-        raise FormulaError(f"formula {formula!r} does not parse: {exc}") from None
-
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(0)
     eval_env = eval_env.with_outer_namespace({"np": np, "numpy": np})
-
-    # Refuse stateful transforms before any value of the data is evaluated.
-    for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
-        code = getattr(factor, "code", str(factor))
-        try:
-            passes = factor.memorize_passes_needed({}, eval_env)
-        except Exception:  # noqa: BLE001 - unknown names surface below with a clearer message
-            passes = 0
-        if passes:
-            raise StatefulTransformError(f"the formula term {code!r} uses a stateful transform: such transforms {_STATEFUL_HELP}")
-        unknown = [n for n in _names_in(code) if n not in columns and n not in ("Q", "C", "I")
-                   and _lookup(eval_env, n) is _MISSING]
-        if unknown:
-            raise FormulaError(
-                f"formula refers to {sorted(unknown)}, which are not columns of data "
-                f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''})."
-            )
-
-    used = set()
-    for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
-        used |= {n for n in _names_in(getattr(factor, "code", "")) if n in columns}
-    response_cols = [c for c in columns if c in lhs_names]
+    parsed = parse_formula(formula, columns, require_response=require_response, eval_env=eval_env)
+    desc, used, response_cols = parsed.desc, parsed.used_columns, parsed.response_columns
+    expanded = parsed.expanded
     caveats: list[str] = []
-    frame = _handle_missing(frame, sorted(used), na_action, caveats)
-    _check_raw_values(frame, sorted(used))
+    frame = _handle_missing(frame, used, na_action, caveats)
+    _check_raw_values(frame, used)
 
     if len(response_cols) == 1:
         col = frame[response_cols[0]]
@@ -289,10 +326,10 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
     if y_df is not None:
         if y_df.shape[1] != 1:
             raise DataError(
-                f"the response {lhs!r} is categorical (it expands to {y_df.shape[1]} columns); "
+                f"the response {parsed.lhs!r} is categorical (it expands to {y_df.shape[1]} columns); "
                 "dp_select needs a numeric response for this method."
             )
-        response = _clean_term_name(lhs)
+        response = _clean_term_name(parsed.lhs)
         y = y_df.to_numpy(dtype=np.float64)[:, 0]
         if not np.all(np.isfinite(y)):
             raise DataError(f"the response {response!r} has infinite or undefined values after transformation.")

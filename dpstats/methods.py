@@ -76,6 +76,8 @@ class Method:
     selection_cost: Callable = _plain_cost
     allows_infinite_epsilon: bool = True
     check_design: Callable | None = None
+    #: Shown when epsilon=inf is refused: say what to use instead.
+    infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
 
 
 @dataclass

@@ -18,6 +18,16 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 # loader that silently alters the metadata.
 with open(DATA_DIR / "datasets.json", encoding="utf-8") as _fh:
     META = json.load(_fh)
+# Column groups (e.g. Khan's 2308 genes) are written once; expand them here independently
+# of the loader's own expansion.
+for _entry in META.values():
+    for _g in _entry.pop("column_groups", []):
+        for _j in range(_g["first"], _g["last"] + 1):
+            _name = _g["prefix"] + str(_j).zfill(_g["digits"])
+            _entry["columns"][_name] = {"description": _g["description"].replace("{name}", _name),
+                                        "units": _g["units"]}
+            _entry["bounds"][_name] = _g["bound"]
+            _entry["bounds_rationale"][_name] = _g["bound_rationale"]
 
 NAMES = sorted(META)
 REQUIRED_KEYS = {

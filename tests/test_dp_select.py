@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dpstats

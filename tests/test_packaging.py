@@ -37,7 +37,7 @@ def test_every_subpackage_is_listed_in_setup_cfg():
 
 
 def test_wheel_ships_the_datasets(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                     str(tmp_path), str(ROOT)], check=True, capture_output=True)
     wheel = next(tmp_path.glob("dpstats-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())

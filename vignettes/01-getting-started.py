@@ -10,7 +10,6 @@
 
 # %%
 import math
-import warnings
 
 import dpstats
 

@@ -131,37 +131,10 @@ class RidgeBallObjective:
         Gs = G[supports[:, :, None], supports[:, None, :]]
         if self.ridge:
             Gs = Gs + self.ridge * np.eye(supports.shape[1])
-        e, Q = np.linalg.eigh(Gs)
-        w = np.einsum("bij,bi->bj", Q, c[supports])
-        scale = np.maximum(np.max(np.abs(e), axis=1, keepdims=True), np.finfo(float).tiny)
-        singular = e <= _SINGULAR_RTOL * scale
-        # Directions with e = 0 carry w = 0 exactly (c lies in the range of X');
-        # dropping them gives the minimum-norm minimiser.
-        e = np.where(singular, 1.0, e)
-        w = np.where(singular, 0.0, w)
-        return e, w, Q
+        return spectral_parts(Gs, c[supports])
 
     def _multipliers(self, e, w):
-        r2 = self.radius**2
-        w2 = w * w
-        mu = np.zeros(e.shape[0])
-        active = np.sum(w2 / (e * e), axis=1) > r2
-        idx = np.nonzero(active)[0]
-        if idx.size:
-            ea, wa = e[idx], w2[idx]
-            m = np.zeros(idx.size)
-            for _ in range(_NEWTON_MAX_ITER):
-                d = ea + m[:, None]
-                nb2 = np.sum(wa / (d * d), axis=1)
-                nb = np.sqrt(nb2)
-                phi = 1.0 / nb - 1.0 / self.radius
-                dphi = np.sum(wa / (d * d * d), axis=1) / (nb2 * nb)
-                step = -phi / dphi
-                m = m + np.maximum(step, 0.0)
-                if np.all(np.abs(step) <= 1e-15 * np.maximum(m, 1.0)):
-                    break
-            mu[idx] = m
-        return mu
+        return ball_multipliers(e, w, self.radius)
 
     def values(self, supports, chunk=_DEFAULT_CHUNK) -> np.ndarray:
         """R(S) for every row of ``supports`` (full column indices, forced included)."""
@@ -175,9 +148,7 @@ class RidgeBallObjective:
         for start in range(0, supports.shape[0], chunk):
             block = supports[start:start + chunk]
             e, w, _ = self._spectral(block)
-            mu = self._multipliers(e, w)
-            d = e + mu[:, None]
-            out[start:start + chunk] = self.stats.yy - np.sum(w * w * (e + 2.0 * mu[:, None]) / (d * d), axis=1)
+            out[start:start + chunk] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
         return out
 
     def solve(self, support) -> ObjectiveSolution:
@@ -187,7 +158,55 @@ class RidgeBallObjective:
             return ObjectiveSolution((), self.stats.yy, np.zeros(0), 0.0)
         e, w, Q = self._spectral(sup)
         mu = self._multipliers(e, w)
-        d = e + mu[:, None]
-        coef = Q[0] @ (w[0] / d[0])
-        value = self.stats.yy - float(np.sum(w * w * (e + 2.0 * mu[:, None]) / (d * d)))
+        coef = Q[0] @ (w[0] / (e[0] + mu[0]))
+        value = float(values_from_spectral(self.stats.yy, e, w, mu)[0])
         return ObjectiveSolution(tuple(int(j) for j in sup[0]), value, coef, float(mu[0]))
+
+
+def spectral_parts(A, c_block):
+    """Eigen-parts (e, w = Q'c_S, Q) of a batch A = G_S + lam I (K, s, s), c_S (K, s).
+
+    Directions with e = 0 carry w = 0 exactly (c lies in the range of X'); they are
+    dropped (e set to 1, w to 0), which gives the minimum-norm minimiser when lam = 0.
+    """
+    e, Q = np.linalg.eigh(A)
+    w = np.einsum("bij,bi->bj", Q, c_block)
+    scale = np.maximum(np.max(np.abs(e), axis=1, keepdims=True), np.finfo(float).tiny)
+    singular = e <= _SINGULAR_RTOL * scale
+    return np.where(singular, 1.0, e), np.where(singular, 0.0, w), Q
+
+
+def ball_multipliers(e, w, radius) -> np.ndarray:
+    """The ball multiplier mu >= 0 per row: 0 inside the ball, else the root of ||b(mu)|| = r.
+
+    Newton from mu = 0 on phi(mu) = 1/||b(mu)|| - 1/r (concave, increasing), so the
+    iterates climb monotonically.  The stopping rule is one-sided: once rounding leaves a
+    step at or below the tolerance -- possibly slightly negative -- the row cannot move
+    any more (steps are clipped at 0), so waiting for |step| <= tol would spin to the cap.
+    """
+    r2 = radius**2
+    w2 = w * w
+    mu = np.zeros(e.shape[0])
+    active = np.sum(w2 / (e * e), axis=1) > r2
+    idx = np.nonzero(active)[0]
+    if idx.size:
+        ea, wa = e[idx], w2[idx]
+        m = np.zeros(idx.size)
+        for _ in range(_NEWTON_MAX_ITER):
+            d = ea + m[:, None]
+            nb2 = np.sum(wa / (d * d), axis=1)
+            nb = np.sqrt(nb2)
+            phi = 1.0 / nb - 1.0 / radius
+            dphi = np.sum(wa / (d * d * d), axis=1) / (nb2 * nb)
+            step = -phi / dphi
+            m = m + np.maximum(step, 0.0)
+            if np.all(step <= 1e-15 * np.maximum(m, 1.0)):
+                break
+        mu[idx] = m
+    return mu
+
+
+def values_from_spectral(yy, e, w, mu) -> np.ndarray:
+    """R(S) = yy - sum_j w_j^2 (e_j + 2 mu) / (e_j + mu)^2, per row."""
+    d = e + mu[:, None]
+    return yy - np.sum(w * w * (e + 2.0 * mu[:, None]) / (d * d), axis=1)

@@ -29,17 +29,29 @@ def default_sign_blocks(n: int) -> int:
     return max(1, int(math.isqrt(int(n))))
 
 
-def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng):
+def _block_rows(n, blocks, rng, assignment):
+    if assignment == "iid":
+        # i.i.d. uniform labels: adding or removing a record changes exactly one block.
+        labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
+        return [np.flatnonzero(labels == b) for b in range(blocks)]
+    return np.array_split(rng.permutation(n), blocks)
+
+
+def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split"):
     """Per-block sign votes of the coefficients of ``columns`` (full design indices).
 
     ``report`` are positions within ``columns`` whose signs are wanted (the forced
     intercept is fitted but not reported).  Returns an int array (blocks, len(report)).
+    ``assignment="split"`` (default) cuts a random permutation into equal blocks (for
+    replace-one neighbours); ``"iid"`` gives each row an i.i.d. uniform block label (for
+    add/remove neighbours, where n is private).
     """
     n = design.shape[0]
-    order = rng.permutation(n)
     votes = np.zeros((blocks, len(report)), dtype=np.int64)
     cols = np.asarray(columns, dtype=np.int64)
-    for b, rows in enumerate(np.array_split(order, blocks)):
+    for b, rows in enumerate(_block_rows(n, blocks, rng, assignment)):
+        if rows.size < cols.size and ridge == 0:
+            continue  # fewer rows than columns (or an empty block): degenerate, every vote 0
         Xb = design[np.ix_(rows, cols)]
         stats = SufficientStats.from_arrays(Xb, y[rows])
         block_ridge = ridge * rows.size / n

@@ -77,18 +77,13 @@ def _positive(name, value):
 
 def private_quantile_log_probabilities(values, q, epsilon, grid=QUANTILE_GRID):
     """Exact log-probabilities of each grid point under the private quantile."""
-    values = np.sort(np.asarray(values, dtype=np.float64))
-    counts = np.searchsorted(values, grid, side="right")
-    loss = np.abs(counts - q * values.size)  # sensitivity 1
+    loss = np.abs(grid_counts(values, grid) - q * np.size(values))  # sensitivity 1
     return exponential_log_probabilities(loss, epsilon, 1.0)
 
 
 def private_quantile(values, q, epsilon, rng, grid=QUANTILE_GRID) -> float:
     """Draw the private q-quantile of ``values`` on ``grid`` (see module docstring)."""
-    values = np.sort(np.asarray(values, dtype=np.float64))
-    counts = np.searchsorted(values, grid, side="right")
-    loss = np.abs(counts - q * values.size)
-    return float(grid[sample_exponential(loss, epsilon, 1.0, rng)])
+    return private_quantile_from_counts(grid_counts(values, grid), np.size(values), q, epsilon, rng, grid)
 
 
 @dataclass
@@ -116,51 +111,86 @@ class ClippedData:
         return np.hstack([np.full((self.X.shape[0], 1), self.intercept_value), self.X])
 
 
-def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()) -> ClippedData:
-    """Apply public bounds, or estimate them privately with ``epsilon_share`` first."""
-    X, y = model_frame.X, model_frame.y
-    terms = model_frame.terms
+@dataclass
+class ResolvedBounds:
+    """The bounds that hold after clipping, and the ledger entries it took to get them."""
+
+    b_x: float
+    b_y: float | None
+    term_scale: np.ndarray | None = None
+    response_scale: float | None = None
+    entries: list = field(default_factory=list)
+    public_bounds: object = None
+
+
+def private_quantile_from_counts(counts, n, q, epsilon, rng, grid=QUANTILE_GRID) -> float:
+    """The private quantile from the counts #{i : r_i <= c} on the public grid.
+
+    The counts add up over row blocks, which is all a distributed engine has to send.
+    """
+    loss = np.abs(np.asarray(counts, dtype=np.float64) - q * n)  # sensitivity 1
+    return float(grid[sample_exponential(loss, epsilon, 1.0, rng)])
+
+
+def grid_counts(values, grid=QUANTILE_GRID):
+    """#{i : values_i <= c} for every grid point c."""
+    return np.searchsorted(np.sort(np.asarray(values, dtype=np.float64)), grid, side="right")
+
+
+def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of, categorical_terms=()):
+    """Turn a validated ``bounds`` argument into the bounds that will hold on the data.
+
+    ``counts_of(which)`` (which in {"x", "y"}) returns the grid counts of the row maxima
+    |x_i|_inf or of |y_i|; it is called only for ``bounds="auto"``, after the budget is
+    charged.  ``response`` is None when the formula has no response.
+    """
+    has_y = response is not None
     if bounds == "auto":
-        entries = []
-        has_y = y is not None
         eps_each = epsilon_share / (2 if has_y else 1)
-        b_x = private_quantile(np.max(np.abs(X), axis=1), AUTO_QUANTILE, eps_each, rng)
-        entries.append(LedgerEntry(
-            "private quantile (bound b_x of the terms)", eps_each, 0.0, REPLACE_ONE,
-            released={"b_x": b_x},
+        b_x = private_quantile_from_counts(counts_of("x"), n, AUTO_QUANTILE, eps_each, rng)
+        entries = [LedgerEntry(
+            "private quantile (bound b_x of the terms)", eps_each, 0.0, REPLACE_ONE, released={"b_x": b_x},
             details={"quantile": AUTO_QUANTILE, "of": "row maxima |x_i|_inf", "grid": "2^k, k=-30..40",
-                     "sensitivity": 1.0},
-        ))
+                     "sensitivity": 1.0})]
         b_y = None
         if has_y:
-            b_y = private_quantile(np.abs(y), AUTO_QUANTILE, eps_each, rng)
+            b_y = private_quantile_from_counts(counts_of("y"), n, AUTO_QUANTILE, eps_each, rng)
             entries.append(LedgerEntry(
-                "private quantile (bound b_y of the response)", eps_each, 0.0, REPLACE_ONE,
-                released={"b_y": b_y},
-                details={"quantile": AUTO_QUANTILE, "of": "|y_i|", "grid": "2^k, k=-30..40", "sensitivity": 1.0},
-            ))
-        return ClippedData(np.clip(X, -b_x, b_x), None if y is None else np.clip(y, -b_y, b_y), b_x, b_y,
-                           model_frame.intercept, entries=entries, public_bounds="auto")
+                "private quantile (bound b_y of the response)", eps_each, 0.0, REPLACE_ONE, released={"b_y": b_y},
+                details={"quantile": AUTO_QUANTILE, "of": "|y_i|", "grid": "2^k, k=-30..40", "sensitivity": 1.0}))
+        return ResolvedBounds(b_x, b_y, entries=entries, public_bounds="auto")
     if isinstance(bounds, dict):
         missing = [t for t in terms if t not in bounds and t not in categorical_terms]
-        if y is not None and model_frame.response not in bounds:
-            missing.append(model_frame.response)
+        if has_y and response not in bounds:
+            missing.append(response)
         if missing:
             raise InvalidArgumentError(
                 f"bounds dict has no bound for {missing}; give a public bound for every term and the response "
                 "(dummy columns of categorical terms default to 1)."
             )
-        unknown = [k for k in bounds if k not in terms and k != model_frame.response]
+        unknown = [k for k in bounds if k not in terms and k != response]
         if unknown:
             raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
         scale = np.array([bounds.get(t, 1.0) for t in terms])
-        Xc = np.clip(X / scale, -1.0, 1.0)
-        yc, b_y, y_scale = None, None, None
-        if y is not None:
-            y_scale = bounds[model_frame.response]
-            yc, b_y = np.clip(y / y_scale, -1.0, 1.0), 1.0
-        return ClippedData(Xc, yc, 1.0, b_y, model_frame.intercept, term_scale=scale, response_scale=y_scale,
-                           public_bounds=dict(bounds))
+        return ResolvedBounds(1.0, 1.0 if has_y else None, term_scale=scale,
+                              response_scale=bounds[response] if has_y else None, public_bounds=dict(bounds))
     b_x, b_y = bounds
-    return ClippedData(np.clip(X, -b_x, b_x), None if y is None else np.clip(y, -b_y, b_y), b_x,
-                       None if y is None else b_y, model_frame.intercept, public_bounds=(b_x, b_y))
+    return ResolvedBounds(b_x, b_y if has_y else None, public_bounds=(b_x, b_y))
+
+
+def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()) -> ClippedData:
+    """Apply public bounds, or estimate them privately with ``epsilon_share`` first."""
+    X, y = model_frame.X, model_frame.y
+    resolved = resolve_bounds(
+        bounds, terms=model_frame.terms, response=model_frame.response if y is not None else None,
+        n=X.shape[0], epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
+        counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1) if which == "x" else np.abs(y)))
+    if resolved.term_scale is not None:
+        Xc = np.clip(X / resolved.term_scale, -1.0, 1.0)
+        yc = None if y is None else np.clip(y / resolved.response_scale, -1.0, 1.0)
+    else:
+        Xc = np.clip(X, -resolved.b_x, resolved.b_x)
+        yc = None if y is None else np.clip(y, -resolved.b_y, resolved.b_y)
+    return ClippedData(Xc, yc, resolved.b_x, resolved.b_y, model_frame.intercept, term_scale=resolved.term_scale,
+                       response_scale=resolved.response_scale, entries=resolved.entries,
+                       public_bounds=resolved.public_bounds)

@@ -1,0 +1,150 @@
+"""The canonical Lipschitz top-k mechanism (spec 03, section 3.1), sampled exactly.
+
+Privacy statement
+-----------------
+Input: scores z_1..z_d already divided by their sensitivity, so that
+|z_j(D) - z_j(D')| <= 1 for every j and neighbours D, D'.  Output: a k-subset S.
+Its canonical loss is the sup-norm distance from z to the score vectors whose top-k is S,
+
+    loss(S) = max(0, max_{j not in S} z_j - min_{i in S} z_i) / 2,
+
+which is 1-Lipschitz in z (a distance to a fixed set), hence has sensitivity 1.  Drawing
+S with P(S) proportional to exp(-(epsilon/2) loss(S)) is the exponential mechanism: the
+scores are not monotone, so the factor 2 stays; epsilon-DP.
+
+Classes (Shekelyan and Loukides 2022; seed 003 Appendix A, q = 1/2): sort z descending,
+ties broken by a uniformly random permutation, giving i_1..i_d.  Every k-subset other
+than the true top-k {i_1..i_k} is in exactly one class (h, t), 0 <= h <= k-1,
+k+1 <= t <= d: it contains i_1..i_h but not i_{h+1} (the best excluded), its worst
+member is i_t, and its other k-h-1 members B are in {i_{h+2}..i_{t-1}}.  All members of
+a class share the loss (z_[h+1] - z_[t]) / 2, and the class has C(t-h-2, k-h-1) members.
+So the mechanism samples one of the k (d-k) + 1 classes from the log-weights
+
+    log C(t-h-2, k-h-1) - epsilon (z_[h+1] - z_[t]) / 4      (0 for the top-k class)
+
+and then a uniform body B.  Weights stay in log space (``gammaln``), never as raw
+binomials.  Because the loss of a set does not depend on how ties were ordered, the
+per-set probabilities are the same for every tie-break.  ``epsilon = inf`` returns the
+true top-k (ties broken at random).
+
+References
+----------
+Shekelyan and Loukides (2022), Differentially private top-k selection via canonical
+Lipschitz mechanism.  Seed 003 (Swope et al. 2024), Algorithm 2 and Appendix A.
+"""
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+
+def canonical_order(z, rng=None) -> np.ndarray:
+    """Indices of z sorted descending; ties by a random permutation (stable if rng is None)."""
+    z = np.asarray(z, dtype=np.float64)
+    tiebreak = rng.permutation(z.size) if rng is not None else np.arange(z.size)
+    return np.lexsort((tiebreak, -z))
+
+
+def class_log_weights(z_sorted, k, epsilon):
+    """Log-weights of the classes, given scores sorted descending.
+
+    Returns
+    -------
+    h, t : int arrays of shape (k, d-k)
+        The class indices (t 1-based, as in the spec).
+    log_size : array (k, d-k)
+        log C(t-h-2, k-h-1).
+    log_weight : array (k, d-k)
+        ``log_size - epsilon (z_[h+1] - z_[t]) / 4``.  The top-k class has log-weight 0.
+    """
+    zs = np.asarray(z_sorted, dtype=np.float64)
+    d = zs.size
+    h = np.arange(k)[:, None]
+    t = np.arange(k + 1, d + 1)[None, :]
+    # log C(t-h-2, k-h-1) with t-h-2 >= k-h-1 >= 0 always.
+    log_size = gammaln(t - h - 1.0) - gammaln(k - h + 0.0) - gammaln(t - k + 0.0)
+    loss = (zs[h] - zs[t - 1]) / 2.0
+    h, t = np.broadcast_arrays(h, t)
+    return h, t, log_size, log_size - (float(epsilon) / 2.0) * loss
+
+
+def class_log_probabilities(z, k, epsilon, order=None):
+    """Exact class probabilities: ``(order, h, t, log_size, log_prob, log_prob_topk)``.
+
+    ``order`` defaults to the stable descending order (index tie-break); the set
+    probabilities do not depend on it.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    if order is None:
+        order = canonical_order(z)
+    h, t, log_size, logw = class_log_weights(z[order], k, epsilon)
+    if math.isinf(epsilon):
+        return order, h, t, log_size, np.full(logw.shape, -np.inf), 0.0
+    norm = logsumexp(np.concatenate([[0.0], logw.ravel()]))
+    return order, h, t, log_size, logw - norm, -norm
+
+
+def sample_lipschitz_topk(z, k, epsilon, rng) -> np.ndarray:
+    """Draw a k-subset (sorted indices) from the canonical Lipschitz mechanism."""
+    z = np.asarray(z, dtype=np.float64)
+    d = z.size
+    order = canonical_order(z, rng)
+    if math.isinf(epsilon) or k == d:
+        return np.sort(order[:k])
+    _, _, _, logw = class_log_weights(z[order], k, epsilon)
+    index = rng.categorical_log(np.concatenate([[0.0], logw.ravel()]))
+    if index == 0:
+        return np.sort(order[:k])
+    h, col = divmod(index - 1, d - k)
+    t = k + 1 + col
+    # Positions (0-based) i_{h+2}..i_{t-1} are h+1 .. t-2: choose k-h-1 of those t-h-2.
+    body = h + 1 + rng.sample_without_replacement(t - h - 2, k - h - 1)
+    positions = np.concatenate([np.arange(h), body, [t - 1]]).astype(np.int64)
+    return np.sort(order[positions])
+
+
+def subset_log_probabilities(z, k, epsilon):
+    """Exact log P(S) of every k-subset (small d), from the class probabilities.
+
+    Returns ``(subsets, log_prob)`` with subsets in lexicographic order, shape (C(d,k), k).
+    """
+    z = np.asarray(z, dtype=np.float64)
+    d = z.size
+    order, h, t, log_size, logp, logp_top = class_log_probabilities(z, k, epsilon)
+    position = np.empty(d, dtype=np.int64)
+    position[order] = np.arange(d)
+    subsets = np.array(list(combinations(range(d), k)), dtype=np.int64).reshape(-1, k)
+    out = np.empty(subsets.shape[0])
+    for row, subset in enumerate(subsets):
+        pos = np.sort(position[subset])
+        lead = int(np.sum(pos == np.arange(k)))  # i_1..i_h present, i_{h+1} absent
+        if lead == k:
+            out[row] = logp_top
+            continue
+        worst = int(pos[-1]) + 1  # 1-based t
+        out[row] = logp[lead, worst - k - 1] - log_size[lead, worst - k - 1]
+    return subsets, out
+
+
+def topk_diagnostics(z, k, epsilon) -> dict:
+    """Curator diagnostics: exact P(true top-k), expected overlap with it, the boundary gap.
+
+    E|S cap T| over classes: class (h, t) keeps h of the top k, and its uniform body
+    draws k-h-1 of t-h-2 positions of which k-h-1 are in the top k.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    d = z.size
+    order = canonical_order(z)
+    zs = z[order]
+    gap = float(zs[k - 1] - zs[k]) if k < d else math.inf
+    if math.isinf(epsilon) or k == d:
+        return {"probability_true_topk": 1.0, "expected_overlap_with_true_topk": float(k),
+                "gap_k_to_k_plus_1_in_sensitivity_units": gap}
+    _, h, t, log_size, logp, logp_top = class_log_probabilities(z, k, epsilon, order)
+    overlap = h + (k - h - 1.0) ** 2 / (t - h - 2.0).clip(min=1)
+    expected = math.exp(logp_top) * k + float(np.sum(np.exp(logp) * overlap))
+    return {"probability_true_topk": math.exp(logp_top), "expected_overlap_with_true_topk": expected,
+            "gap_k_to_k_plus_1_in_sensitivity_units": gap}

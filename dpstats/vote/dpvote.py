@@ -1,0 +1,473 @@
+"""``method="dpvote"``: distributed majority-vote sign selection (spec 04; seed 001).
+
+Rows live on m machines (a pandas DataFrame with ``machines=m`` is split into m groups by a
+uniformly random assignment drawn from the call's random source, or by public machine
+labels ``machines=<array>``; a Dask DataFrame has one machine per partition).  Each machine
+sends only a local sign vector (:mod:`dpstats.vote.local`); the server runs the mechanism
+below on the counts.
+
+Entry points
+------------
+Regression: ``dp_select("y ~ .", data, method="dpvote", epsilon=1, k=10, machines=20)``.
+Sparse mean: the same call with no response, ``dp_select("~ .", data, method="dpvote", ...)``:
+a formula without a left-hand side selects the signs of the column means (an intercept in
+the formula is ignored).  ``result.signs`` are the native private signs and
+``result.support`` is {j : sign_j != 0}, of size at most k.
+
+Privacy statement (spec 04, section 4.2)
+----------------------------------------
+Neighbours: the entire data of one machine is replaced (distributed group DP, seed 001
+Definition 1); this implies replace-one record DP at the same epsilon.  The guarantee holds
+for any sign matrix, whatever the local estimators do.
+
+Counts N+_j, N-_j, N0_j of the votes; stability st_j = max(N+_j, N-_j) - floor(m/2) - 1
+(>= 0 exactly when the plain majority vote is non-zero).  One machine changes every count
+by at most 1, so st_j and every N^t_j have sensitivity 1.
+
+1. Peeling (eps_1): k rounds, each picks a not-yet-chosen j with probability proportional
+   to exp(eps_r st_j / 2), eps_r = eps_1 / k: k exponential mechanisms, eps_1 by basic
+   composition.  Because the scores do not change between rounds, the k rounds are drawn
+   at once as the top k of st_j eps_r / 2 + Gumbel noise (the Gumbel-top-k trick: sampling
+   without replacement; Vieira 2014, Kool, van Hoof and Welling 2019).
+2. Signs (eps_2): for each chosen j, t in {-1, 0, +1} with probability proportional to
+   exp(eps_s N^t_j / 2), eps_s = eps_2 / k (seed 001 eq. (5)).
+3. Release the sign vector (0 off the chosen set).  Total eps_1 + eps_2, pure DGDP;
+   default split eps_1 = eps_2 = eps / 2 (``split=`` is the peeling share).
+
+``composition="advanced"`` with ``delta=``: each part spends delta/2 and its per-round
+epsilon eps_r solves sqrt(2 k log(2 / delta)) eps_r + k eps_r (e^eps_r - 1) = eps_part
+(Dwork, Rothblum and Vadhan 2010), used only when that beats eps_part / k (the ledger
+records delta = 0 for a part that falls back to basic composition).  Seed 001 peels with
+Laplace noise; we keep the exponential mechanism (Gumbel noise) in both modes.
+
+``epsilon=inf`` is the plain majority vote over all coordinates (+1 if N+_j > m/2, -1 if
+N-_j > m/2, else 0): the non-private "Vote" baseline of seed 001, which ignores k.
+
+References
+----------
+Seed 001 (distributed group differentially private majority vote), Algorithms 1-4,
+Theorems 1-2.  McSherry and Talwar (2007); Dwork and Roth (2014), section 3.5.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from itertools import permutations, product
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..errors import DataError, InvalidArgumentError, InvalidTypeError
+from ..methods import Method, MethodOutcome
+from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
+from .local import local_sign_vector
+
+SIGN_VALUES = np.array([-1, 0, 1], dtype=np.int64)
+DEFAULT_SPLIT = 0.5
+#: Exact peeling probabilities by enumeration up to this many ordered k-sequences.
+MAX_EXACT_SEQUENCES = 200_000
+
+
+# ---------------------------------------------------------------- counts, stability
+def vote_counts(sign_matrix) -> np.ndarray:
+    """Counts (N-_j, N0_j, N+_j) of a sign matrix of shape (m machines, p), shape (p, 3)."""
+    V = np.asarray(sign_matrix)
+    if V.ndim != 2:
+        raise ValueError("sign_matrix must be 2-D (machines x coordinates)")
+    if not np.all(np.isin(V, SIGN_VALUES)):
+        raise ValueError("sign vectors take values in {-1, 0, +1}")
+    return np.stack([(V == v).sum(axis=0) for v in SIGN_VALUES], axis=1).astype(np.int64)
+
+
+def stability(counts) -> np.ndarray:
+    """st_j = max(N+_j, N-_j) - floor(m/2) - 1 (sensitivity 1; >= 0 iff the majority is non-zero)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    m = counts.sum(axis=1)
+    return np.maximum(counts[:, 0], counts[:, 2]) - m // 2 - 1
+
+
+def majority_vote(counts) -> np.ndarray:
+    """Plain majority vote: +1 if N+ > m/2, -1 if N- > m/2, else 0."""
+    counts = np.asarray(counts, dtype=np.int64)
+    m = counts.sum(axis=1)
+    out = np.zeros(counts.shape[0], dtype=np.int64)
+    out[2 * counts[:, 2] > m] = 1
+    out[2 * counts[:, 0] > m] = -1
+    return out
+
+
+# ---------------------------------------------------------------- budget arithmetic
+def advanced_round_epsilon(total, rounds, delta) -> float:
+    """eps_r with sqrt(2 k log(1/delta)) eps_r + k eps_r (e^eps_r - 1) = total (bisection)."""
+    def composed(e):
+        return math.sqrt(2 * rounds * math.log(1 / delta)) * e + rounds * e * math.expm1(e)
+
+    lo, hi = 0.0, total
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if composed(mid) > total:
+            hi = mid
+        else:
+            lo = mid
+    return lo  # composed(lo) <= total: never overspends
+
+
+def round_budgets(epsilon, k, options):
+    """Per-round epsilons and the (epsilon, delta) of each part, from public parameters.
+
+    Returns dict with eps_peel, eps_sign (the parts), peel_round, sign_round and
+    delta_peel, delta_sign.
+    """
+    split = options.get("split", DEFAULT_SPLIT)
+    eps_peel, eps_sign = epsilon * split, epsilon * (1 - split)
+    out = {"eps_peel": eps_peel, "eps_sign": eps_sign, "peel_round": eps_peel / k, "sign_round": eps_sign / k,
+           "delta_peel": 0.0, "delta_sign": 0.0}
+    if options.get("composition", "basic") == "advanced" and not math.isinf(epsilon):
+        half = options["delta"] / 2
+        for part, rnd, dl in (("eps_peel", "peel_round", "delta_peel"), ("eps_sign", "sign_round", "delta_sign")):
+            adv = advanced_round_epsilon(out[part], k, half)
+            if adv > out[rnd]:
+                out[rnd], out[dl] = adv, half
+    return out
+
+
+# ---------------------------------------------------------------- the mechanism
+def peeling_log_weights(st, round_epsilon) -> np.ndarray:
+    """Log-weights eps_r st_j / 2 of one peeling round (sensitivity 1)."""
+    return float(round_epsilon) * np.asarray(st, dtype=np.float64) / 2.0
+
+
+def sign_log_probabilities(counts, round_epsilon) -> np.ndarray:
+    """log P(t) for t in (-1, 0, +1) of the per-coordinate sign mechanism, shape (p, 3)."""
+    logw = float(round_epsilon) * np.asarray(counts, dtype=np.float64) / 2.0
+    return logw - logsumexp(logw, axis=1, keepdims=True)
+
+
+def sample_dpvote(counts, k, peel_round, sign_round, rng):
+    """One draw of the DPVote server mechanism.
+
+    Returns
+    -------
+    signs : ndarray (p,) in {-1, 0, +1}
+    order : ndarray (k,), the peeled coordinates in the order they were picked
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    p = counts.shape[0]
+    scores = peeling_log_weights(stability(counts), peel_round) + rng.gumbel(p)
+    order = np.argsort(-scores, kind="stable")[:k]
+    logp = sign_log_probabilities(counts[order], sign_round)
+    signs = np.zeros(p, dtype=np.int64)
+    for i, j in enumerate(order):
+        signs[j] = SIGN_VALUES[rng.categorical_log(logp[i])]
+    return signs, order
+
+
+def exact_peeling_set_log_probabilities(st, k, peel_round):
+    """Exact log P(peeled set = S) for every k-subset S (enumerates ordered sequences).
+
+    Returns a dict {tuple(sorted S): log P}.  Only for small p and k (the audit oracle).
+    """
+    logw = peeling_log_weights(st, peel_round)
+    p = logw.size
+    out: dict = {}
+    for seq in permutations(range(p), k):
+        remaining = np.ones(p, dtype=bool)
+        lp = 0.0
+        for j in seq:
+            lp += logw[j] - logsumexp(logw[remaining])
+            remaining[j] = False
+        key = tuple(sorted(seq))
+        out[key] = np.logaddexp(out[key], lp) if key in out else lp
+    return out
+
+
+def exact_output_log_probabilities(counts, k, peel_round, sign_round):
+    """Exact distribution of the released sign vector: {tuple(signs): log P}.
+
+    P(v) = sum over k-sets S of P(peel S) * prod_{j in S} P(t_j = v_j) over the sets
+    compatible with v (v_j = 0 off S).  Small p and k only.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    p = counts.shape[0]
+    sets = exact_peeling_set_log_probabilities(stability(counts), k, peel_round)
+    sign_lp = sign_log_probabilities(counts, sign_round)
+    out: dict = {}
+    for S, lps in sets.items():
+        for ts in product(range(3), repeat=k):
+            v = [0] * p
+            lp = lps
+            for j, t in zip(S, ts):
+                v[j] = int(SIGN_VALUES[t])
+                lp += sign_lp[j, t]
+            key = tuple(v)
+            out[key] = np.logaddexp(out[key], lp) if key in out else lp
+    return out
+
+
+# ---------------------------------------------------------------- curator diagnostics
+def probability_peeling_covers(st, k, peel_round, target=None) -> float:
+    """P(the k peeled coordinates include every j in ``target``), default {j : st_j >= 0}.
+
+    Exact by enumeration when there are few ordered sequences; otherwise by one numerical
+    integral of the exponential race that is equivalent to peeling (item j arrives at an
+    Exp(w_j) time; the first k arrivals are the peeled set): the target is covered iff at
+    the last target arrival at most k - |target| other items have arrived.
+    """
+    st = np.asarray(st, dtype=np.float64)
+    p = st.size
+    target = np.nonzero(st >= 0)[0] if target is None else np.asarray(target, dtype=np.int64)
+    a = target.size
+    if a == 0:
+        return 1.0
+    if a > k:
+        return 0.0
+    if math.perm(p, k) <= MAX_EXACT_SEQUENCES:
+        sets = exact_peeling_set_log_probabilities(st, k, peel_round)
+        tset = set(target.tolist())
+        return float(sum(math.exp(lp) for S, lp in sets.items() if tset <= set(S)))
+    from scipy.integrate import quad
+
+    logw = peeling_log_weights(st, peel_round)
+    w = np.exp(logw - logw.max())
+    in_target = np.zeros(p, dtype=bool)
+    in_target[target] = True
+    wa, wb = w[in_target], w[~in_target]
+    slack = k - a
+
+    def integrand(t):
+        fa = -np.expm1(-wa * t)  # P(target item arrived by t)
+        dens = 0.0
+        for i in range(wa.size):
+            others = np.prod(np.delete(fa, i))
+            dens += wa[i] * math.exp(-wa[i] * t) * others
+        # P(at most `slack` of the others arrived by t): Poisson-binomial DP.
+        q = -np.expm1(-wb * t)
+        dist = np.zeros(slack + 1)
+        dist[0] = 1.0
+        for qi in q:
+            dist[1:] = dist[1:] * (1 - qi) + dist[:-1] * qi
+            dist[0] *= 1 - qi
+        return dens * dist.sum()
+
+    scale = 1.0 / wa.min()
+    value, _ = quad(lambda u: integrand(u * scale) * scale, 0, np.inf, limit=400, epsabs=1e-12)
+    return float(min(max(value, 0.0), 1.0))
+
+
+def curator_diagnostics(terms, counts, k, budgets, signs):
+    """Curator-only diagnostics of spec 04, section 4.5."""
+    from tabulate import tabulate
+
+    st = stability(counts)
+    maj = majority_vote(counts)
+    sign_lp = sign_log_probabilities(counts, budgets["sign_round"])
+    p_maj = np.exp(sign_lp[np.arange(len(terms)), maj + 1])
+    show = np.argsort(-st, kind="stable")[: min(len(terms), max(2 * k, 10))]
+    rows = [[terms[j], int(counts[j, 0]), int(counts[j, 1]), int(counts[j, 2]), int(st[j]), int(maj[j]),
+             f"{p_maj[j]:.3g}", int(signs[j])] for j in show]
+    table = tabulate(rows, headers=["term", "N-", "N0", "N+", "stability", "majority", "P(sign=majority|peeled)",
+                                    "released"], tablefmt="simple", disable_numparse=True)
+    m = int(counts[0].sum())
+    noise = 2 * k / budgets["eps_peel"] * math.log(max(len(terms), 2)) if budgets["eps_peel"] > 0 else math.inf
+    nonzero = int((st >= 0).sum())
+    return {
+        "machines": m,
+        "majority_vote_nonzero": nonzero,
+        "probability_peeling_picks_all_majority_nonzero": probability_peeling_covers(st, k, budgets["peel_round"]),
+        "peeling_noise_level_(2k/eps1)log(p)": noise,
+        "smallest_stability_of_majority_nonzero": int(st[st >= 0].min()) if nonzero else None,
+        "released_equals_majority_vote": bool(np.array_equal(signs, maj)),
+        "per-coordinate votes (top by stability)": "\n" + table,
+        "vote_counts": {terms[j]: counts[j].tolist() for j in range(len(terms))},
+        "stability": {terms[j]: int(st[j]) for j in range(len(terms))},
+        "probability_sign_is_majority": {terms[j]: float(p_maj[j]) for j in range(len(terms))},
+    }
+
+
+# ---------------------------------------------------------------- method plumbing
+def _is_labels(value):
+    return isinstance(value, (list, tuple, np.ndarray)) or (hasattr(value, "to_numpy") and hasattr(value, "dtype"))
+
+
+def check_options(options, context):
+    out = {"machines": None, "lam": None, "local_size": None, "split": DEFAULT_SPLIT, "composition": "basic",
+           "delta": None}
+    for key, value in options.items():
+        if key == "machines":
+            if value is None:
+                continue
+            if _is_labels(value):
+                labels = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+                if labels.ndim != 1:
+                    raise InvalidArgumentError("machines given as labels must be a 1-D array (one label per row).")
+                _, codes = np.unique(labels, return_inverse=True)
+                if codes.max(initial=-1) + 1 < 2:
+                    raise InvalidArgumentError("machines must name at least 2 machines (DPVote needs a vote).")
+                out[key] = codes.astype(np.int64)
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise InvalidTypeError(f"machines must be an integer >= 2 or an array of machine labels; got {value!r}.")
+            if value < 2:
+                raise InvalidArgumentError(f"machines must be >= 2 (DPVote needs at least two votes); got {value}.")
+            out[key] = int(value)
+        elif key == "lam":
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+                raise InvalidArgumentError(f"lam must be a finite number >= 0 or None (the default rule); got {value!r}.")
+            out[key] = float(value)
+        elif key == "local_size":
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise InvalidArgumentError(f"local_size (K) must be a positive integer; got {value!r}.")
+            out[key] = int(value)
+        elif key == "split":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+                raise InvalidArgumentError(f"split (the peeling share of epsilon) must be in (0, 1); got {value!r}.")
+            out[key] = float(value)
+        elif key == "composition":
+            if value not in ("basic", "advanced"):
+                raise InvalidArgumentError(f'composition must be "basic" or "advanced"; got {value!r}.')
+            out[key] = value
+        elif key == "delta":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+                raise InvalidArgumentError(f"delta must be in (0, 1); got {value!r}.")
+            out[key] = float(value)
+    if out["composition"] == "advanced" and out["delta"] is None:
+        raise InvalidArgumentError('composition="advanced" needs delta= (e.g. delta=1e-6).')
+    if out["composition"] == "basic" and out["delta"] is not None:
+        raise InvalidArgumentError('delta= is only used with composition="advanced" (basic composition is pure DP).')
+    return out
+
+
+def selection_cost(epsilon, options, context):
+    if math.isinf(epsilon):
+        return math.inf, 0.0
+    b = round_budgets(epsilon, context["size"], options)
+    return float(epsilon), b["delta_peel"] + b["delta_sign"]
+
+
+def check_design(frame, size, options):
+    """Machine-count checks once the design (and so n, or the partitions) is known; no budget spent yet."""
+    machines = options["machines"]
+    if getattr(frame, "is_dask", False):
+        m = frame.npartitions
+        if machines is not None and (not isinstance(machines, int) or machines != m):
+            raise InvalidArgumentError(
+                f"on a Dask DataFrame every partition is a machine: machines must be omitted or equal "
+                f"npartitions={m}; got {machines if isinstance(machines, int) else 'labels'}.")
+        if m < 2:
+            raise InvalidArgumentError(f"DPVote needs at least 2 machines; the Dask DataFrame has {m} partition(s). "
+                                       "Repartition it (ddf.repartition(npartitions=...)).")
+        empty = np.nonzero(frame.partition_rows == 0)[0]
+        if empty.size:
+            raise DataError(f"partitions {empty.tolist()} of the Dask DataFrame are empty; every machine needs rows. "
+                            "Repartition the data (ddf.repartition(npartitions=...)) or drop empty partitions.")
+        return
+    n = frame.n
+    if machines is None:
+        raise InvalidArgumentError("method='dpvote' needs machines= (the number of machines m >= 2, or one label "
+                                   "per row) for in-memory data; a Dask DataFrame uses its partitions.")
+    if isinstance(machines, int):
+        if machines > n:
+            raise InvalidArgumentError(f"machines={machines} exceeds the number of rows n={n}; every machine needs "
+                                       "at least one row.")
+    elif machines.size != n:
+        raise InvalidArgumentError(f"machines labels have length {machines.size} but the design has {n} rows.")
+
+
+def _machine_groups(n, machines, rng):
+    if isinstance(machines, int):
+        # Uniformly random assignment, equal sizes up to one (spec 04, section 4.4).
+        return np.array_split(rng.permutation(n), machines)
+    return [np.nonzero(machines == g)[0] for g in range(int(machines.max()) + 1)]
+
+
+def local_sign_matrix(X, y, groups, *, total_rows, lam, max_nonzero, intercept):
+    """Stack the machines' local sign vectors, shape (m, p)."""
+    return np.vstack([local_sign_vector(X[g], None if y is None else y[g], total_rows=total_rows, lam=lam,
+                                        max_nonzero=max_nonzero, intercept=intercept) for g in groups])
+
+
+def run(task) -> MethodOutcome:
+    frame = task.data
+    k = task.size
+    opts = task.options
+    max_nonzero = opts["local_size"] or k
+    model = "mean" if frame.response is None else "regression"
+    if getattr(frame, "is_dask", False):
+        from .dask_backend import dask_sign_matrix
+
+        V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero)
+        source = f"Dask DataFrame, one machine per partition ({frame.npartitions})"
+    else:
+        groups = _machine_groups(frame.n, opts["machines"], task.rng)
+        V = local_sign_matrix(frame.X, frame.y, groups, total_rows=frame.n, lam=opts["lam"],
+                              max_nonzero=max_nonzero, intercept=frame.intercept)
+        source = ("random assignment of rows to machines" if isinstance(opts["machines"], int)
+                  else "machine labels given by the caller")
+    counts = vote_counts(V)
+    m = V.shape[0]
+    local_rule = ("thresholded local means" if model == "mean" else f"local Lasso, smallest lambda >= lambda_0 "
+                  f"with at most K={max_nonzero} non-zeros")
+    details = {"machines": m, "k": k, "model": model, "local estimator": local_rule, "machines from": source,
+               "lam": "default" if opts["lam"] is None else opts["lam"]}
+    if math.isinf(task.epsilon):
+        signs = majority_vote(counts)
+        budgets = {"eps_peel": math.inf, "peel_round": math.inf, "sign_round": math.inf}
+        entries = [LedgerEntry(mechanism="plain majority vote (not private)", epsilon=math.inf,
+                               neighbours=REPLACE_MACHINE, released={"signs": _named(task.terms, signs)},
+                               details=details)]
+        curator = curator_diagnostics_plain(task.terms, counts, signs)
+    else:
+        budgets = round_budgets(task.epsilon, k, opts)
+        signs, order = sample_dpvote(counts, k, budgets["peel_round"], budgets["sign_round"], task.rng)
+        comp = opts["composition"]
+        entries = [
+            LedgerEntry(mechanism="DPVote peeling: k rounds of the exponential mechanism on vote stability",
+                        epsilon=budgets["eps_peel"], delta=budgets["delta_peel"], neighbours=REPLACE_MACHINE,
+                        released={},
+                        details={**details, "sensitivity": 1.0, "epsilon_per_round": budgets["peel_round"],
+                                 "composition": comp, "note": "the peeled set itself is not released"}),
+            LedgerEntry(mechanism="DPVote signs: exponential mechanism on vote counts per peeled coordinate",
+                        epsilon=budgets["eps_sign"], delta=budgets["delta_sign"], neighbours=REPLACE_MACHINE,
+                        released={"signs": _named(task.terms, signs)},
+                        details={"sensitivity": 1.0, "epsilon_per_coordinate": budgets["sign_round"],
+                                 "composition": comp}),
+        ]
+        curator = curator_diagnostics(task.terms, counts, k, budgets, signs)
+        curator["peeled_coordinates_in_order"] = [task.terms[j] for j in order]
+    support = np.nonzero(signs)[0].astype(np.int64)
+    caveats = []
+    if math.isinf(task.epsilon):
+        caveats.append("epsilon=inf: plain majority vote, not private; k is not applied")
+    return MethodOutcome(support=support, entries=entries, curator=curator, signs=signs.astype(np.int64),
+                         caveats=caveats)
+
+
+def curator_diagnostics_plain(terms, counts, signs):
+    st = stability(counts)
+    return {"machines": int(counts[0].sum()), "majority_vote_nonzero": int((st >= 0).sum()),
+            "vote_counts": {terms[j]: counts[j].tolist() for j in range(len(terms))},
+            "stability": {terms[j]: int(st[j]) for j in range(len(terms))}}
+
+
+def _named(terms, signs):
+    return {terms[j]: int(signs[j]) for j in np.nonzero(signs)[0]}
+
+
+METHOD = Method(
+    name="dpvote",
+    title="distributed majority vote of local signs (DGDP)",
+    run=run,
+    size_argument="k",
+    needs_response=False,
+    needs_bounds=False,
+    native_signs=True,
+    neighbours=REPLACE_MACHINE,
+    option_names=("machines", "lam", "local_size", "split", "composition", "delta"),
+    check_options=check_options,
+    selection_cost=selection_cost,
+    check_design=check_design,
+)

@@ -1,0 +1,150 @@
+"""method="dp_sis": scores, sensitivities, privacy audits and the dp_select path."""
+import math
+
+import numpy as np
+import pytest
+
+import dpstats
+from dpstats import Accountant
+from dpstats.errors import DataError, InvalidArgumentError, InvalidTypeError
+from dpstats.mechanisms.lipschitz_topk import subset_log_probabilities
+from dpstats.privacy.ledger import REPLACE_ONE
+from dpstats.screening import dp_sis
+
+
+def small_data(n=12, d=4, seed=0, b=1.0):
+    gen = np.random.default_rng(seed)
+    X = np.clip(gen.normal(scale=0.6, size=(n, d)), -b, b)
+    y = np.clip(X[:, 0] - 0.5 * X[:, 2] + gen.normal(scale=0.3, size=n), -b, b)
+    return X, y
+
+
+def test_scores_match_direct_formulas():
+    X, y = small_data(n=30, d=5)
+    np.testing.assert_allclose(dp_sis.sis_scores(X, y), np.abs(X.T @ y))
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    np.testing.assert_allclose(dp_sis.sis_scores(X, y, "data"), np.abs(Xc.T @ yc), atol=1e-12)
+    cx, cy = np.array([0.1, -0.2, 0.0, 0.3, 0.5]), 0.25
+    np.testing.assert_allclose(dp_sis.sis_scores(X, y, None, cx, cy), np.abs((X - cx).T @ (y - cy)), atol=1e-12)
+
+
+def replace_one_neighbours(X, y, b_x, b_y, gen, random=10):
+    """Every row replaced by adversarial corners (at the bounds) and by random records."""
+    d = X.shape[1]
+    corners = [(np.full(d, s1 * b_x), s2 * b_y) for s1 in (-1, 1) for s2 in (-1, 1)]
+    corners += [(np.where(np.arange(d) % 2 == 0, b_x, -b_x), b_y), (np.zeros(d), 0.0)]
+    for i in range(X.shape[0]):
+        for x_new, y_new in corners + [(gen.uniform(-b_x, b_x, d), gen.uniform(-b_y, b_y)) for _ in range(random)]:
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = x_new, y_new
+            yield X2, y2
+
+
+@pytest.mark.parametrize("center", [None, "data", "public"])
+def test_audit_replace_one(center):
+    b_x, b_y, eps, k = 1.0, 1.0, 1.0, 2
+    X, y = small_data(n=8, d=4, b=b_x)
+    cx, cy = (np.array([0.2, -0.4, 0.0, 0.1]), 0.3) if center == "public" else (None, 0.0)
+    mode = "data" if center == "data" else None
+    delta = dp_sis.sis_sensitivity(b_x, b_y, mode, cx, cy)
+    z = dp_sis.sis_scores(X, y, mode, cx, cy) / delta
+    _, logp = subset_log_probabilities(z, k, eps)
+    gen = np.random.default_rng(1)
+    worst, worst_score_move = 0.0, 0.0
+    for X2, y2 in replace_one_neighbours(X, y, b_x, b_y, gen):
+        z2 = dp_sis.sis_scores(X2, y2, mode, cx, cy) / delta
+        worst_score_move = max(worst_score_move, np.max(np.abs(z2 - z)))
+        _, logp2 = subset_log_probabilities(z2, k, eps)
+        worst = max(worst, np.max(np.abs(logp - logp2)))
+    assert worst_score_move <= 1 + 1e-12  # the stated sensitivity holds on these neighbours
+    assert worst <= eps * (1 + 1e-9)
+
+
+def test_center_data_needs_more_than_the_plain_sensitivity():
+    # With center="data", 2 b_x b_y would be too small: a column and y all at +b, then one
+    # record moved to (-b, -b), moves the centred cross-product by 4 b^2 (n - 1) / n.
+    b, n = 1.0, 10
+    X, y = np.full((n, 2), b), np.full(n, b)
+    gen = np.random.default_rng(2)
+    z = dp_sis.sis_scores(X, y, "data")
+    moves = [np.max(np.abs(dp_sis.sis_scores(X2, y2, "data") - z)) for X2, y2 in replace_one_neighbours(X, y, b, b, gen)]
+    assert max(moves) == pytest.approx(4 * b * b * (n - 1) / n)
+    assert max(moves) > dp_sis.PLAIN_FACTOR * b * b
+    assert max(moves) <= dp_sis.CENTER_DATA_FACTOR * b * b
+
+
+def frame(n=80, p=30, seed=0):
+    return dpstats.simulate(n, p, 3, random_state=seed)
+
+
+def test_infinite_epsilon_is_plain_sis():
+    sim = frame()
+    df = sim.data
+    r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=math.inf, k=3, bounds=(3, 6), random_state=0)
+    X = np.clip(df.drop(columns="y").to_numpy(), -3, 3)
+    y = np.clip(df["y"].to_numpy(), -6, 6)
+    top = np.argsort(-np.abs(X.T @ y))[:3]
+    assert sorted(r.support) == sorted(df.columns[1:][top])
+    assert r.curator["probability_true_topk"] == 1.0
+
+
+def test_dp_select_ledger_signs_and_curator():
+    sim = frame()
+    r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=3, bounds=(3, 6), random_state=1)
+    assert len(r.support) == 3
+    assert r.epsilon_spent == pytest.approx(2.0)
+    entries = r.ledger.entries
+    assert entries[0].details["sensitivity"] == pytest.approx(2 * 3 * 6)
+    assert entries[0].neighbours == REPLACE_ONE and entries[-1].neighbours == REPLACE_ONE
+    assert "signs" in entries[-1].released
+    rel = r.release()
+    assert set(rel["selected"]) == set(r.support)
+    assert "probability_true_topk" not in str(rel)
+    text = str(r.summary())
+    assert "probability true topk" in text and "non private ranking" in text
+    assert 0 < r.curator["probability_true_topk"] < 1
+
+
+def test_center_options_in_dp_select():
+    sim = frame()
+    df = sim.data
+    r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=2.0, k=2, bounds=(3, 6), center="data", random_state=1)
+    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(6 * 3 * 6)
+    r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=2.0, k=2, bounds=(3, 6), center=(0.5, -1.0),
+                          random_state=1)
+    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(2 * 3.5 * 7)
+    r = dpstats.dp_select("y ~ x0 + x1 + x2", df, method="dp_sis", epsilon=2.0, k=2,
+                          bounds={"x0": 2, "x1": 2, "x2": 4, "y": 5}, center={"x2": 2.0, "y": 1.0}, random_state=1)
+    # dict bounds rescale to [-1, 1]; the centres are rescaled by the same public bounds
+    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(2 * (1 + 0.5) * (1 + 0.2))
+
+
+def test_bad_input_raises_before_charging():
+    sim = frame()
+    df = sim.data
+    acc = Accountant(epsilon=10)
+    for kw, err in [(dict(k=0), InvalidArgumentError), (dict(k=31), InvalidArgumentError),
+                    (dict(k=2, center="mean"), InvalidArgumentError), (dict(k=2, center=3), InvalidTypeError),
+                    (dict(k=2, center={"nope": 1.0}), InvalidArgumentError)]:
+        with pytest.raises(err):
+            dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=1.0, bounds=(3, 6), accountant=acc, **kw)
+    with pytest.raises(InvalidArgumentError, match="bounds"):
+        dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=1.0, k=2, accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(10)
+
+
+def test_constant_column_is_refused_before_charging():
+    sim = frame()
+    df = sim.data.copy()
+    df["const"] = 1.0
+    acc = Accountant(epsilon=5)
+    with pytest.raises(DataError, match="constant"):
+        dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=1.0, k=3, bounds=(3, 6), accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(5)
+
+
+def test_bounds_auto_spends_its_share():
+    sim = frame()
+    r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=2, bounds="auto", random_state=3)
+    assert r.epsilon_spent == pytest.approx(2.0)
+    assert r.ledger.entries[0].mechanism.startswith("private quantile")

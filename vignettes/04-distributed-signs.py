@@ -1,0 +1,104 @@
+# %% [markdown]
+# # Distributed sign selection with DPVote on Dask (seed 001, section 5)
+#
+# Each partition of a Dask DataFrame is one machine.  A machine computes a local sign
+# vector (thresholded means, or a local Lasso) and sends only that vector; the server
+# runs DPVote: peeling on the vote stability, then a private sign per peeled coordinate.
+# The guarantee is distributed group DP: the whole data of one machine may change.
+#
+# We repeat seed 001's two simulations at a small scale (Toeplitz covariance
+# 0.5^|i-j|, a sparse signal) and compare the FDR and power of the private vote
+# ("DPVote") with the plain majority vote ("Vote", epsilon = inf) as the number of
+# machines grows with the local sample size fixed.
+
+# %%
+import math
+import time
+
+import numpy as np
+import pandas as pd
+import dask.dataframe as dd
+from distributed import Client, LocalCluster
+
+import dpstats
+
+P, S, LOCAL_N, EPS, REPS = 30, 4, 150, 4.0, 3
+MACHINES = [10, 30, 60]
+idx = np.arange(P)
+COV = 0.5 ** np.abs(idx[:, None] - idx[None, :])
+CHOL = np.linalg.cholesky(COV)
+TRUTH = np.zeros(P, dtype=int)
+TRUTH[:S] = [1, -1, 1, -1]
+
+
+def partition(index, rows, model, seed, signal):
+    """One machine's rows, generated inside its partition (the client never holds the data)."""
+    gen = np.random.default_rng([seed, index])
+    Z = gen.standard_normal((rows, P)) @ CHOL.T
+    if model == "mean":
+        return pd.DataFrame(Z + signal * TRUTH, columns=[f"v{j}" for j in range(P)])
+    frame = pd.DataFrame(Z, columns=[f"x{j}" for j in range(P)])
+    frame.insert(0, "y", Z @ (signal * TRUTH) + gen.standard_normal(rows))
+    return frame
+
+
+def fdr_power(signs):
+    chosen = signs != 0
+    correct = chosen & (signs == TRUTH)
+    fdr = (chosen.sum() - correct.sum()) / max(chosen.sum(), 1)
+    return fdr, correct.sum() / S
+
+
+# %% [markdown]
+# The same call runs on the default scheduler or, as here, on a LocalCluster.
+
+# %%
+start = time.perf_counter()
+rows = []
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+        Client(cluster):
+    for model, formula, signal in [("mean", "~ .", 0.3), ("regression", "y ~ .", 0.3)]:
+        for m in MACHINES:
+            for rep in range(REPS):
+                ddf = dd.from_map(partition, range(m), rows=LOCAL_N, model=model, seed=rep, signal=signal)
+                for label, eps in [("DPVote", EPS), ("Vote", math.inf)]:
+                    fit = dpstats.dp_select(formula, ddf, method="dpvote", epsilon=eps, k=S, random_state=rep)
+                    fdr, power = fdr_power(fit.signs.astype(int).to_numpy())
+                    rows.append({"model": model, "machines": m, "method": label, "FDR": fdr, "power": power})
+table = pd.DataFrame(rows).groupby(["model", "method", "machines"])[["FDR", "power"]].mean().round(2)
+print(table.unstack("machines"))
+print(f"({time.perf_counter() - start:.0f} s)")
+
+# %% [markdown]
+# As in seed 001's Figures 2 and 4: the plain vote is the non-private ceiling; the
+# private vote's power rises towards it as m grows (the stability of a true signal
+# grows like m while the peeling noise stays of order (k / eps) log p), and its FDR
+# stays low because null coordinates have negative stability.
+#
+# A fitted object's `summary()` shows the curator-only diagnostics: vote counts,
+# stabilities, the probability that peeling picks every coordinate with a non-zero
+# majority and the probability of the majority sign.
+
+# %%
+print(fit.summary())
+
+# %%
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    flat = pd.DataFrame(rows).groupby(["model", "method", "machines"])[["FDR", "power"]].mean().reset_index()
+    for (model, method), part in flat.groupby(["model", "method"]):
+        axes[0].plot(part["machines"], part["power"], marker="o", label=f"{method} ({model})")
+        axes[1].plot(part["machines"], part["FDR"], marker="o", label=f"{method} ({model})")
+    axes[0].set(xlabel="machines m", ylabel="power")
+    axes[1].set(xlabel="machines m", ylabel="FDR")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(Path(__file__).with_suffix(".png"), dpi=100)
+except ImportError:
+    pass
