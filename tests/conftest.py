@@ -17,6 +17,18 @@ def make_regression(n=60, p=6, s=2, rho=0.3, noise=0.5, seed=0):
     return frame
 
 
+def toeplitz_regression(n, p, seed=0, rho=0.5):
+    """y = X beta + N(0, 1) noise with beta = (1, -1, 0.8, 0, ...) and Toeplitz(rho) rows."""
+    gen = np.random.default_rng(seed)
+    idx = np.arange(p)
+    X = gen.multivariate_normal(np.zeros(p), rho ** np.abs(idx[:, None] - idx[None, :]), size=n)
+    beta = np.zeros(p)
+    beta[:3] = [1.0, -1.0, 0.8]
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    frame.insert(0, "y", X @ beta + gen.standard_normal(n))
+    return frame, beta
+
+
 @pytest.fixture
 def small_data():
     return make_regression()

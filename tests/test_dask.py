@@ -3,7 +3,6 @@ pandas-vs-Dask equality, a LocalCluster run, and bad input."""
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dpstats
@@ -13,20 +12,13 @@ from dpstats.formula import build_model_frame
 from dpstats.privacy.bounds import clip_to_bounds
 
 from dpstats.vote import dask_backend
+from tests.conftest import toeplitz_regression
 
 dd = pytest.importorskip("dask.dataframe")
 
 
 def regression_frame(n=900, p=8, seed=0):
-    gen = np.random.default_rng(seed)
-    idx = np.arange(p)
-    cov = 0.5 ** np.abs(idx[:, None] - idx[None, :])
-    X = gen.multivariate_normal(np.zeros(p), cov, size=n)
-    beta = np.zeros(p)
-    beta[:3] = [1.0, -1.0, 0.8]
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
-    frame.insert(0, "y", X @ beta + gen.standard_normal(n))
-    return frame
+    return toeplitz_regression(n, p, seed)[0]
 
 
 def labels_of(ddf):

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats as sps
 
 import dpstats
+from tests.conftest import toeplitz_regression
 from dpstats.privacy.ledger import REPLACE_MACHINE
 from dpstats.privacy.randomness import RandomSource
 from dpstats.vote import dpvote as dv
@@ -210,14 +211,7 @@ def test_lasso_smallest_lambda_agrees_with_coordinate_descent():
 
 # ------------------------------------------------------------------- dp_select entry points
 def sparse_regression(n=1200, p=12, seed=0):
-    gen = np.random.default_rng(seed)
-    idx = np.arange(p)
-    cov = 0.5 ** np.abs(idx[:, None] - idx[None, :])
-    X = gen.multivariate_normal(np.zeros(p), cov, size=n)
-    beta = np.zeros(p)
-    beta[:3] = [1.0, -1.0, 0.8]
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
-    frame.insert(0, "y", X @ beta + gen.standard_normal(n))
+    frame, beta = toeplitz_regression(n, p, seed)
     return frame, np.sign(beta)
 
 

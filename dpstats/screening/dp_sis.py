@@ -84,11 +84,6 @@ def check_options(options, context):
     return {"center": check_center(options.get("center"))}
 
 
-def check_k(p, k, options):
-    if k < 1 or k > p:
-        raise InvalidArgumentError(f"k must be between 1 and the number of candidate terms ({p}); got {k}.")
-
-
 def check_design(frame, size, options):
     center = options["center"]
     if isinstance(center, dict):
@@ -194,7 +189,6 @@ METHOD = Method(
     size_argument="k",
     option_names=("center",),
     check_options=check_options,
-    check_size=check_k,
     check_design=_check_design,
     neighbours=REPLACE_ONE,
 )

@@ -118,11 +118,6 @@ def check_options(options, context):
     return {"sign_blocks": int(blocks)}
 
 
-def check_k(p, k, options):
-    if k < 1 or k > p:
-        raise InvalidArgumentError(f"k must be between 1 and the number of candidate terms ({p}); got {k}.")
-
-
 def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
     """Non-private ranking and greedy selection, round gaps, exact sequence probabilities."""
     order = np.argsort(-scores.relevance, kind="stable")
@@ -177,5 +172,4 @@ METHOD = Method(
     neighbours=ADD_REMOVE,
     option_names=("sign_blocks",),
     check_options=check_options,
-    check_size=check_k,
 )

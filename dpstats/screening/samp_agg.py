@@ -131,11 +131,6 @@ def check_options(options, context):
     return out
 
 
-def check_k(p, k, options):
-    if k < 1 or k > p:
-        raise InvalidArgumentError(f"k must be between 1 and the number of candidate terms ({p}); got {k}.")
-
-
 def check_design(frame, size, options):
     blocks = options["blocks"] if options["blocks"] is not None else default_blocks(frame.n)
     if blocks > frame.n:
@@ -185,7 +180,6 @@ METHOD = Method(
     size_argument="k",
     option_names=("blocks", "alpha"),
     check_options=check_options,
-    check_size=check_k,
     check_design=check_design,
     neighbours=REPLACE_ONE,
 )
