@@ -200,6 +200,12 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         )
     context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds}
     options = meth.check_options(method_options, context)
+    response_type = meth.response_type(options)
+    if response_type == "binary" and is_dask_dataframe(data):
+        raise InvalidArgumentError(
+            "loss='hinge' needs the rows of the data (the hinge objective has no sufficient statistics); "
+            "it is not available on a Dask DataFrame. Collect a sample you may analyse, or use the squared loss."
+        )
 
     # 2. The full cost, from public parameters only.
     bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
@@ -218,8 +224,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
 
         frame = build_dask_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response)
     else:
+        frame_options = {"response_type": "binary"} if response_type == "binary" else {}
         frame = build_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
-                                  eval_env=eval_env)
+                                  eval_env=eval_env, **frame_options)
     if size > frame.p:
         raise InvalidArgumentError(
             f"{meth.size_argument}={size} exceeds the number of candidate terms ({frame.p}: {frame.terms})."

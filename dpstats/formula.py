@@ -47,6 +47,7 @@ _STATEFUL_HELP = (
 )
 
 NA_ACTIONS = ("raise", "omit")
+RESPONSE_TYPES = ("numeric", "binary")
 
 
 @dataclass
@@ -64,6 +65,8 @@ class ModelFrame:
     intercept : bool
     caveats : list of str
         Ledger caveats raised while building the design.
+    response_levels : tuple or None
+        For a binary response, its two levels (coded -1, +1), in that order.
     """
 
     formula: str
@@ -76,6 +79,9 @@ class ModelFrame:
     n_rows_input: int
     caveats: list = field(default_factory=list)
     categorical_terms: list = field(default_factory=list)
+    #: ``(negative, positive)`` level of a binary response coded -1 / +1
+    #: (``response_type="binary"``); None for a numeric response.
+    response_levels: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -267,7 +273,8 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
                          response_columns=[c for c in columns if c in lhs_names])
 
 
-def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None) -> ModelFrame:
+def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None,
+                      response_type="numeric") -> ModelFrame:
     """Parse ``formula`` against ``data`` and return the design of the call.
 
     Parameters
@@ -281,6 +288,14 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
         Raise if the formula has no left-hand side.
     eval_env : patsy.EvalEnvironment, optional
         Where names like ``np`` or user functions are looked up.
+    response_type : "numeric" or "binary"
+        ``"binary"`` (classification with the hinge loss) codes a two-level response
+        -1 / +1: a bool (False, True), a numeric 0/1 column (0, 1), a pandas Categorical
+        with two declared categories (in declared order), or a column of two distinct
+        strings (sorted order; the levels are then inferred from the data, which issues a
+        PrivacyLeakWarning and a ledger caveat, as for categorical terms).  The response
+        must be a column of ``data``; the levels are recorded as
+        ``ModelFrame.response_levels = (negative, positive)``.
 
     Raises
     ------
@@ -289,6 +304,8 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
     if not isinstance(formula, str):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     na_action = check_na_action(na_action)
+    if response_type not in RESPONSE_TYPES:
+        raise InvalidArgumentError(f"response_type must be 'numeric' or 'binary'; got {response_type!r}.")
     frame = _validate_data(data)
     columns = [str(c) for c in frame.columns]
     if eval_env is None:
@@ -301,7 +318,18 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
     frame = _handle_missing(frame, used, na_action, caveats)
     _check_raw_values(frame, used)
 
-    if len(response_cols) == 1:
+    response_levels = None
+    if response_type == "binary":
+        binary_y, response_levels, inferred_levels = _binary_response(parsed, frame)
+        desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded here, not by patsy
+        if inferred_levels:
+            warnings.warn(
+                f"the levels {list(response_levels)} of the binary response {parsed.lhs!r} were inferred from "
+                "the data, which reveals which values occur. Declare them: use a bool, a 0/1 column or a "
+                "pandas Categorical with two fixed categories.", PrivacyLeakWarning, stacklevel=3)
+            caveats.append(f"the levels of the binary response {parsed.lhs!r} were inferred from the data "
+                           "(not covered by the budget)")
+    elif len(response_cols) == 1:
         col = frame[response_cols[0]]
         if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
             raise DataError(
@@ -333,6 +361,10 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
         y = y_df.to_numpy(dtype=np.float64)[:, 0]
         if not np.all(np.isfinite(y)):
             raise DataError(f"the response {response!r} has infinite or undefined values after transformation.")
+
+    if response_type == "binary":
+        response = _clean_term_name(parsed.lhs)
+        y = binary_y
 
     design_info = x_df.design_info
     intercept = "Intercept" in x_df.columns
@@ -368,10 +400,60 @@ def build_model_frame(formula, data, *, na_action="raise", require_response=True
         caveats.append(f"categorical levels of {inferred} were inferred from the data (not covered by the budget)")
     return ModelFrame(formula=formula, expanded_formula=expanded, X=X, y=y, terms=terms, response=response,
                       intercept=intercept, n_rows_input=len(data), caveats=caveats,
-                      categorical_terms=categorical_terms)
+                      categorical_terms=categorical_terms, response_levels=response_levels)
 
 
 _MISSING = object()
+
+
+def _binary_response(parsed, frame):
+    """Code a two-level response -1 / +1; returns (y, (negative, positive), levels_inferred)."""
+    name = _clean_term_name(parsed.lhs)
+    if len(parsed.response_columns) != 1 or name != parsed.response_columns[0]:
+        raise DataError(
+            f"a binary response must be a column of data; got {parsed.lhs!r}. Add the coded column to the data "
+            "(for example a bool or 0/1 column) and use its name on the left of '~'."
+        )
+    col = frame[name]
+    inferred = False
+    if pd.api.types.is_bool_dtype(col):
+        levels = (False, True)
+        values = col.to_numpy(dtype=bool)
+        y = np.where(values, 1.0, -1.0)
+    elif isinstance(col.dtype, pd.CategoricalDtype):
+        categories = list(col.dtype.categories)
+        if len(categories) != 2:
+            raise DataError(
+                f"the response {name!r} is categorical with {len(categories)} declared categories {categories}; "
+                "classification with the hinge loss needs exactly two."
+            )
+        levels = (categories[0], categories[1])
+        y = np.where(col.to_numpy() == categories[1], 1.0, -1.0)
+    elif pd.api.types.is_numeric_dtype(col):
+        values = col.to_numpy(dtype=np.float64)
+        if not np.all((values == 0) | (values == 1)):
+            raise DataError(
+                f"the numeric response {name!r} is not binary: the hinge loss needs values in {{0, 1}} "
+                "(or a bool, or a two-level categorical). Recode it, e.g. data['y01'] = (data['y'] > c) "
+                "with a public threshold c."
+            )
+        levels = (0, 1)
+        y = np.where(values == 1, 1.0, -1.0)
+    else:
+        observed = sorted({str(v) for v in col.to_numpy()})
+        if len(observed) > 2:
+            raise DataError(
+                f"the response {name!r} has {len(observed)} levels {observed[:10]}; classification with the "
+                "hinge loss needs exactly two."
+            )
+        inferred = True
+        levels = tuple(observed) if len(observed) == 2 else (observed[0], None)
+        y = np.where(col.astype(str).to_numpy() == levels[-1], 1.0, -1.0)
+    if np.all(y == y[0]) or None in levels:
+        raise DataError(
+            f"the binary response {name!r} takes a single level in data; classification needs both classes."
+        )
+    return y, levels, inferred
 
 
 def _lookup(eval_env, name):

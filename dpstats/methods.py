@@ -44,6 +44,10 @@ def _plain_cost(epsilon, options, context):
     return float(epsilon), 0.0
 
 
+def _numeric_response(options):
+    return "numeric"
+
+
 @dataclass(frozen=True)
 class Method:
     """How ``dp_select`` runs one method.
@@ -60,6 +64,8 @@ class Method:
     check_design : callable(frame, size, options) -> None, optional; validates what depends on
         the design's public shape (n, partitions) after the formula is evaluated and before
         anything is charged
+    response_type : callable(options) -> "numeric" or "binary"; "binary" codes the response
+        -1 / +1 (hinge loss) and leaves it unclipped
     """
 
     name: str
@@ -78,6 +84,9 @@ class Method:
     check_design: Callable | None = None
     #: Shown when epsilon=inf is refused: say what to use instead.
     infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
+    #: callable(validated options) -> "numeric" or "binary": how the formula's response is
+    #: coded (``"binary"``: -1 / +1, for the hinge loss), decided before data access.
+    response_type: Callable = _numeric_response
 
 
 @dataclass

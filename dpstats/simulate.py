@@ -4,6 +4,13 @@ Rows x_i ~ N(0, Sigma) with the Toeplitz covariance Sigma_jk = rho^|j - k|, true
 coefficients beta*_j = 1/sqrt(s) at the 0-based indices 1, 3, ..., 2s - 1 (as in the
 000 reference code), and Gaussian noise scaled so that the realised signal-to-noise
 ratio ||X beta*||^2 / ||noise||^2 equals ``snr`` exactly.
+
+``family="binomial"`` (seed 000, Appendix D.2, sparse classification with the hinge
+loss): the same design, coefficients and noise give the latent score
+z = X beta* + noise, and the response is the class y = 1 if z > 0 else 0 (coded 0/1,
+which ``dp_select(..., loss="hinge")`` reads as the levels (0, 1) -> (-1, +1)).  The
+000 reference code (hinge_neurips.py) instead draws y = +1 with probability
+1 / (1 + exp(-z)); ``link="logistic"`` reproduces that variant.
 """
 from __future__ import annotations
 
@@ -45,7 +52,11 @@ def toeplitz_covariance(p, rho):
     return rho ** np.abs(idx[:, None] - idx[None, :])
 
 
-def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None) -> SimulatedData:
+FAMILIES = ("gaussian", "binomial")
+LINKS = ("sign", "logistic")
+
+
+def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian", link="sign") -> SimulatedData:
     """Draw a sparse linear-regression data set with the seed papers' design.
 
     Parameters
@@ -57,6 +68,11 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None) -> SimulatedData:
     snr : float, default 5
         ||X beta*||^2 / ||noise||^2 of the realised draw.
     random_state : None, int or numpy.random.Generator
+    family : "gaussian" or "binomial"
+        ``"binomial"``: y = 1 if x'beta* + noise > 0 else 0 (module docstring).
+    link : "sign" or "logistic"
+        Binomial only: the class is the sign of the noisy score (default), or drawn with
+        probability 1 / (1 + exp(-score)) as in the 000 reference code.
 
     Returns
     -------
@@ -75,6 +91,10 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None) -> SimulatedData:
         raise InvalidArgumentError(f"rho must lie in (-1, 1); got {rho!r}.")
     if not (snr > 0 and np.isfinite(snr)):
         raise InvalidArgumentError(f"snr must be a positive finite number; got {snr!r}.")
+    if family not in FAMILIES:
+        raise InvalidArgumentError(f"family must be 'gaussian' or 'binomial'; got {family!r}.")
+    if link not in LINKS:
+        raise InvalidArgumentError(f"link must be 'sign' or 'logistic'; got {link!r}.")
     source = RandomSource(random_state)
     # Normals by inverse CDF of the call's uniforms keep one random source per call.
     from scipy.special import ndtri
@@ -88,6 +108,12 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None) -> SimulatedData:
     noise *= np.linalg.norm(signal) / (np.sqrt(snr) * np.linalg.norm(noise))
     names = [f"x{j}" for j in range(p)]
     data = pd.DataFrame(X, columns=names)
-    data.insert(0, "y", signal + noise)
+    response = signal + noise
+    if family == "binomial":
+        if link == "sign":
+            response = (response > 0).astype(np.int64)
+        else:
+            response = (source.uniform(n) < 1.0 / (1.0 + np.exp(-response))).astype(np.int64)
+    data.insert(0, "y", response)
     return SimulatedData(data=data, beta=pd.Series(beta, index=names), support=[names[j] for j in np.nonzero(beta)[0]],
                          sigma=float(np.linalg.norm(noise) / np.sqrt(n)), snr=float(snr), rho=float(rho))

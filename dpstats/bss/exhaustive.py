@@ -9,6 +9,18 @@ replace-one neighbours (s' = s + 1 with an intercept).  P(S) proportional to
 exp(-epsilon R(S) / (2 Delta)) is epsilon-DP (pure).  Exactness: every R(S) is evaluated
 in closed form (an s x s eigendecomposition and a monotone Newton solve), no solver slack.
 
+Hinge loss (``loss="hinge"``, seed 000 Appendix C): the response is coded -1 / +1 (not
+clipped) and R is replaced by R_h(S) = min_{||b||<=r} sum_i max(0, 1 - y_i x_iS'b) +
+lam ||b||^2 of :mod:`dpstats.bss.hinge`, with Delta_h = 1 + b_x r sqrt(s').  R_h is
+computed by a convex solve that returns a value u(S) with a certified gap
+u(S) - R_h(S) <= tau, where tau = ``tolerance`` * Delta_h is public (``tolerance`` is a
+fixed option, default 1e-6, never data-dependent).  The scores u then have sensitivity at
+most Delta_h + tau, so sampling with exp(-eps u / (2 Delta_h)) is
+eps (1 + tau / Delta_h)-DP; the ledger records the conservative
+eps_eff = eps (1 + 2 tau / Delta_h) of spec 02, section 2.4 (the same formula as the MIP
+engine's slack, of which this is the special case tau_mip = 0).  A solve whose certified
+gap exceeds tau raises SolverError and releases nothing.
+
 Only when C(p, s) <= ``max_enumerate`` (default 10^6, about ten seconds of scoring on two
 cores); above that, use ``method="top_r"``.  This is the oracle the other best-subset
 methods are tested against.
@@ -26,13 +38,18 @@ from itertools import combinations
 import numpy as np
 from scipy.special import comb, gammaln
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError, InvalidTypeError, SolverError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..methods import Method, MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .hinge import HingeObjective, hinge_sensitivity
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
 DEFAULT_MAX_ENUMERATE = 10**6
+LOSSES = ("squared", "hinge")
+#: Default public solver slack of the hinge loss, as a fraction of Delta_h: eps_eff =
+#: eps (1 + 2e-6).  The solver reaches about 1e-7 Delta_h, so this leaves a margin.
+DEFAULT_HINGE_TOLERANCE = 1e-6
 
 
 def log_n_supports(p: int, s: int) -> float:
@@ -64,7 +81,33 @@ def check_options(options, context):
             if value < 1:
                 raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
             out[key] = int(value)
+        elif key == "loss":
+            if value not in LOSSES:
+                raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
+            out[key] = value
+        elif key == "tolerance":
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise InvalidTypeError(f"tolerance must be a number; got {value!r}.")
+            if not (0 < float(value) < 1):
+                raise InvalidArgumentError(f"tolerance (solver slack as a fraction of Delta_h) must lie in (0, 1); "
+                                           f"got {value!r}.")
+            out[key] = float(value)
+    if "tolerance" in out and out.get("loss", "squared") != "hinge":
+        raise InvalidArgumentError("tolerance applies to loss='hinge' only (the squared loss is evaluated exactly).")
+    if out.get("loss") == "hinge":
+        out.setdefault("tolerance", DEFAULT_HINGE_TOLERANCE)
     return out
+
+
+def selection_cost(epsilon, options, context):
+    """eps for the squared loss; eps (1 + 2 tolerance) with the hinge loss (solver slack)."""
+    if options.get("loss") == "hinge":
+        return float(epsilon) * (1.0 + 2.0 * options["tolerance"]), 0.0
+    return float(epsilon), 0.0
+
+
+def response_type(options):
+    return "binary" if options.get("loss") == "hinge" else "numeric"
 
 
 def check_size(p, s, options):
@@ -99,7 +142,56 @@ def curator_summary(terms, supports, values, logp, delta, n, s, top=10):
     }
 
 
+def run_hinge(task) -> MethodOutcome:
+    """The exponential mechanism on certified hinge objective values (module docstring)."""
+    s = task.size
+    data = task.data
+    delta = hinge_sensitivity(data.b_x, task.radius, s, data.intercept)
+    tau = task.options["tolerance"] * delta
+    objective = HingeObjective.from_clipped(data, task.ridge, task.radius, gap_tolerance=tau)
+    candidates = objective.candidates
+    supports = enumerate_supports(candidates.size, s)
+    values, gaps = objective.values(objective.full_support(candidates[supports]), with_gaps=True)
+    worst = float(np.max(gaps))
+    if not worst <= tau:
+        raise SolverError(
+            f"the hinge objective was certified only within {worst:.3g}, above the configured slack "
+            f"tau = {tau:.3g} (tolerance={task.options['tolerance']:g} of Delta_h); nothing was released. "
+            "Raise tolerance (it costs eps_eff = eps (1 + 2 tolerance))."
+        )
+    index = sample_exponential(values, task.epsilon, delta, task.rng)
+    chosen = supports[index]
+    logp = exponential_log_probabilities(values, task.epsilon, delta)
+    eps_eff = task.epsilon * (1.0 + 2.0 * task.options["tolerance"])
+    levels = list(data.response_levels) if getattr(data, "response_levels", None) is not None else None
+    entry = LedgerEntry(
+        mechanism="exponential mechanism over all supports (hinge loss)",
+        epsilon=eps_eff,
+        neighbours=REPLACE_ONE,
+        caveats=(f"solver slack tau = {tau:.3g} (certified duality gaps): eps_eff = eps (1 + 2 tau / Delta_h)",),
+        released={"support": [task.terms[j] for j in chosen]},
+        details={"sensitivity": delta, "s": s, "n_supports": int(values.size), "ridge": task.ridge,
+                 "radius": task.radius, "loss": "hinge", "response levels (-1, +1)": levels,
+                 "tolerance (tau / Delta_h)": task.options["tolerance"], "tau": tau,
+                 "nominal epsilon": task.epsilon},
+    )
+    curator = curator_summary(task.terms, supports, values, logp, delta, data.X.shape[0], s)
+    best = int(np.lexsort((np.arange(values.size), values))[0])
+    best_full = objective.full_support(candidates[supports[best]])
+    solution = objective.solve(best_full)
+    curator.pop("sigma2_hat", None)  # a least-squares quantity
+    curator["loss"] = "hinge"
+    curator["response_levels (-1, +1)"] = ", ".join(map(str, levels)) if levels else "n/a"
+    curator["training_misclassification_rate_of_best"] = objective.misclassification_rate(best_full, solution.coef)
+    curator["largest_certified_gap"] = worst
+    curator["method_detail"] = (f"exact enumeration of C({len(task.terms)}, {s}) = {values.size:,} supports, "
+                                "hinge objective values certified within tau")
+    return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator)
+
+
 def run(task) -> MethodOutcome:
+    if task.options.get("loss") == "hinge":
+        return run_hinge(task)
     s = task.size
     objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
     delta = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
@@ -125,7 +217,9 @@ METHOD = Method(
     title="exact exponential mechanism over all supports",
     run=run,
     size_argument="s",
-    option_names=("max_enumerate",),
+    option_names=("max_enumerate", "loss", "tolerance"),
     check_options=check_options,
     check_size=check_size,
+    selection_cost=selection_cost,
+    response_type=response_type,
 )

@@ -14,6 +14,11 @@
 
 Bounds are never computed from the data without budget.
 
+A binary response (``response_type="binary"``, coded -1 / +1 for the hinge loss) is not
+clipped and needs no bound (spec 01, section 1.3): b_y of a pair is ignored, a dict
+may omit the response (a bound given for it is ignored), and ``"auto"`` spends its whole
+share on b_x.
+
 Private quantile (privacy statement)
 ------------------------------------
 Candidates c on the public grid 2^k, k = -30..40.  Utility u(c) = -|#{i : r_i <= c} - q n|
@@ -99,6 +104,8 @@ class ClippedData:
     response_scale: float | None = None
     entries: list = field(default_factory=list)
     public_bounds: object = None
+    #: (negative, positive) levels of a binary response coded -1 / +1 (not clipped).
+    response_levels: tuple | None = None
 
     @property
     def intercept_value(self) -> float:
@@ -181,6 +188,19 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
 def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()) -> ClippedData:
     """Apply public bounds, or estimate them privately with ``epsilon_share`` first."""
     X, y = model_frame.X, model_frame.y
+    levels = getattr(model_frame, "response_levels", None)
+    if levels is not None:
+        # A binary response is coded -1 / +1 and never clipped; its bound is not needed.
+        if isinstance(bounds, dict):
+            bounds = {k: v for k, v in bounds.items() if k != model_frame.response}
+        resolved = resolve_bounds(bounds, terms=model_frame.terms, response=None, n=X.shape[0],
+                                  epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
+                                  counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1)))
+        Xc = (np.clip(X / resolved.term_scale, -1.0, 1.0) if resolved.term_scale is not None
+              else np.clip(X, -resolved.b_x, resolved.b_x))
+        return ClippedData(Xc, y, resolved.b_x, None, model_frame.intercept, term_scale=resolved.term_scale,
+                           response_scale=None, entries=resolved.entries, public_bounds=resolved.public_bounds,
+                           response_levels=tuple(levels))
     resolved = resolve_bounds(
         bounds, terms=model_frame.terms, response=model_frame.response if y is not None else None,
         n=X.shape[0], epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,

@@ -1,0 +1,446 @@
+"""The hinge-loss best-subset objective with a certified duality gap (spec 01, section 1.3).
+
+For a support S (column indices of the clipped design, forced intercept included), a
+response y_i in {-1, +1} (not clipped) and rows x_i with |x_ij| <= b_x,
+
+    R_h(S; D) = min_{b in R^|S|, ||b||_2 <= r}  sum_i max(0, 1 - y_i x_iS' b) + lam ||b||^2.
+
+Seed 000, Appendix C (Problem C.1) uses this objective, scaled there by 1/n; lam >= 0
+and r > 0 are public.  Unlike the squared loss it does not reduce to sufficient
+statistics, so the objective keeps the clipped rows.
+
+Duality and why the lower bound is certified
+--------------------------------------------
+Write a_i = y_i x_iS (so the margin of row i is m_i = a_i'b) and max(0, u) =
+max_{theta in [0, 1]} theta u.  For *any* theta in [0, 1]^n and any feasible b
+(||b|| <= r),
+
+    P(b) := sum_i max(0, 1 - a_i'b) + lam ||b||^2
+         >= sum_i theta_i (1 - a_i'b) + lam ||b||^2
+          = 1'theta - v'b + lam ||b||^2,            v = sum_i theta_i a_i = sum_i theta_i y_i x_iS,
+         >= 1'theta + h(v),                         h(v) = min_{||b|| <= r} lam ||b||^2 - v'b.
+
+The inner minimum is explicit: with the ball multiplier mu = max(0, ||v|| / (2 r) - lam),
+the minimiser is b = v / (2 (lam + mu)) and
+
+    h(v) = -||v||^2 / (4 lam)       if ||v|| <= 2 lam r    (ball inactive, mu = 0),
+    h(v) = lam r^2 - r ||v||         otherwise              (ball active, ||b|| = r),
+
+which also covers lam = 0 (then h(v) = -r ||v||: the ball keeps the problem bounded).
+Hence D(theta) = 1'theta + h(v) <= R_h(S) <= P(b) for every box-feasible theta and every
+ball-feasible b: no optimality of either is needed for the bracket to hold (weak
+duality; min and max can be exchanged because the ball and the box are compact and the
+Lagrangian is bilinear plus convex, so the bracket closes at the optimum -- strong
+duality, Sion's theorem -- which is why the gap can be made small).  ``value`` is P at
+the returned coefficients, ``lower_bound`` is D at the returned dual, and the certified
+gap is their difference; both are evaluated exactly in floating point from the rows.
+
+How the pair (b, theta) is found
+--------------------------------
+Smoothing with continuation: the hinge max(0, u) is replaced by its Moreau envelope
+l_g(u) = max_{theta in [0,1]} theta u - g theta^2 / 2 (0 for u <= 0, u^2 / (2 g) on
+(0, g), u - g/2 above), a piecewise quadratic with a continuous derivative whose
+derivative theta_i = clip(u_i / g, 0, 1) is always a box-feasible dual.  For each g in a
+decreasing schedule, a projected Newton method (the quadratic model minimised exactly
+over the ball by an s x s eigendecomposition and the monotone multiplier search of
+:mod:`dpstats.bss.objective`, Armijo backtracking) minimises the smoothed objective,
+warm-started from the previous g.  At a smoothed optimum, b minimises lam ||b||^2 - v'b
+over the ball for v = sum_i theta_i a_i, so
+
+    P(b) - D(theta) = sum_i [max(0, u_i) - theta_i u_i] <= (g / 4) #{i : 0 < u_i < g},
+
+a handful of rows on the margin times g / 4: the schedule stops as soon as every
+certified gap is below ``gap_tolerance`` (default 1e-7 in absolute terms, at most
+1e-7 Delta_h because Delta_h >= 1).  Everything is vectorised over a batch of supports.
+
+Sensitivity (seed 000, Lemma C.1)
+---------------------------------
+Each summand lies in [0, 1 + |x_iS' b|] and |x_iS' b| <= ||x_iS|| ||b|| <= b_x r sqrt(|S|),
+so replacing one record moves R_h(S) by at most Delta_h = 1 + b_x r sqrt(s') (the same
+argument as for the squared loss: evaluate each data set's objective at the other's
+minimiser; the ridge term cancels), with s' = s + 1 under a forced intercept, whose
+column min(1, b_x) <= b_x obeys the same bound.
+
+What the outer-approximation cuts need (spec 02, section 2.1)
+-------------------------------------------------------------
+For g(z) = min_{||b||<=r} sum_i max(0, 1 - y_i x_i'b) + lam sum_j b_j^2 / z_j, every
+box-feasible theta and every mu >= 0 give the under-estimator (weak duality again)
+
+    g(z) >= 1'theta - mu r^2 - sum_j z_j w_j^2 / (lam + mu z_j),   w = X'(theta * y) / 2,
+
+which is convex in z, so its tangent at z = 1_S is a *valid* cut for any such (theta, mu),
+however accurately they were computed.  At z = 1_S its value is exactly ``lower_bound``
+(with the solution's ``mu``), and its slopes are -lam w_j^2 / (lam + mu)^2 for j in S
+and -w_j^2 / lam for j not in S.  :meth:`HingeObjective.cut` returns them.
+
+References
+----------
+Seed 000 (Appendix C, Lemma C.1 and Problem C.1; Appendix D.2).  Nesterov (2005),
+Smooth minimization of non-smooth functions (smoothing by a strongly concave dual
+term).  Sion (1958), On general minimax theorems.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, SolverError
+from .objective import ball_multipliers
+
+#: Default absolute bound on the certified duality gap; Delta_h >= 1, so this is at most
+#: 1e-7 Delta_h.
+DEFAULT_GAP_TOLERANCE = 1e-7
+#: Smoothing schedule: start, reduction factor per level, smallest level tried.
+_GAMMA_START = 1.0
+_GAMMA_FACTOR = 0.1
+_GAMMA_MIN = 1e-13
+_NEWTON_MAX_ITER = 60
+_ARMIJO = 1e-4
+_MAX_HALVINGS = 40
+# Relative floor on the model Hessian's eigenvalues: with lam = 0 and no row on the
+# smoothed margin the Hessian vanishes and the ball alone decides the step.
+_EIG_FLOOR = 1e-12
+# Below this smoothing level the primal iterate is accurate enough to recover the dual
+# from it (see HingeObjective._polish_dual); rows on the margin within _MARGIN_BAND.
+_POLISH_BELOW = 1e-6
+_MARGIN_BAND = 1e-9
+# Memory per batch of supports: K * n * |S| doubles.
+_BATCH_DOUBLES = 2_000_000
+
+
+def hinge_sensitivity(b_x, radius, s, intercept=False) -> float:
+    """Delta_h = 1 + b_x r sqrt(s') with s' = s + 1 under a forced intercept (seed 000, Lemma C.1)."""
+    size = s + (1 if intercept else 0)
+    return 1.0 + float(b_x) * float(radius) * math.sqrt(size)
+
+
+@dataclass(frozen=True)
+class HingeSolution:
+    """A certified solution of the hinge objective on one support.
+
+    Attributes
+    ----------
+    support : tuple of int
+        Full column indices (forced columns included).
+    value : float
+        P(coef): the primal objective at ``coef`` (an upper bound on R_h(S)).
+    lower_bound : float
+        D(theta): the dual value at ``theta`` (a certified lower bound on R_h(S)).
+    coef : ndarray (|S|,)
+        Feasible coefficients, ||coef|| <= r.
+    theta : ndarray (n,)
+        Dual variables in [0, 1], one per row.
+    mu : float
+        Ball multiplier paired with ``theta``: max(0, ||v|| / (2 r) - lam).
+    v : ndarray (|S|,)
+        sum_i theta_i y_i x_iS.
+    """
+
+    support: tuple
+    value: float
+    lower_bound: float
+    coef: np.ndarray
+    theta: np.ndarray
+    mu: float
+    v: np.ndarray
+
+    @property
+    def gap(self) -> float:
+        """Certified duality gap value - lower_bound (>= 0 up to rounding, clamped at 0)."""
+        return max(self.value - self.lower_bound, 0.0)
+
+    @property
+    def ball_active(self) -> bool:
+        return self.mu > 0
+
+
+class HingeObjective:
+    """Certified evaluation of R_h(S) on many supports; interface parallel to RidgeBallObjective.
+
+    Parameters
+    ----------
+    X : ndarray (n, q)
+        Clipped design, the forced intercept column first when ``intercept``.
+    y : ndarray (n,)
+        Response coded -1 / +1.
+    ridge : float
+        lam >= 0.
+    radius : float
+        r > 0.
+    intercept : bool
+        Column 0 is forced into every support.
+    gap_tolerance : float
+        Absolute target for every certified gap (default 1e-7); the smoothing schedule
+        stops once it is met.  :meth:`values` does not raise when it is missed (callers
+        with a slack budget check the returned gaps, see ``method="exponential"``).
+    """
+
+    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance=DEFAULT_GAP_TOLERANCE):
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if X.ndim != 2 or y.shape != (X.shape[0],):
+            raise InvalidArgumentError("X must be (n, q) and y of length n.")
+        if not np.all(np.abs(y) == 1.0):
+            raise InvalidArgumentError("the hinge loss needs a response coded -1 / +1.")
+        if not (float(radius) > 0 and math.isfinite(float(radius))):
+            raise InvalidArgumentError(f"radius must be a positive finite number; got {radius!r}.")
+        if not (float(ridge) >= 0 and math.isfinite(float(ridge))):
+            raise InvalidArgumentError(f"ridge must be a finite number >= 0; got {ridge!r}.")
+        self.X = X
+        self.y = y
+        self.A = X * y[:, None]  # rows a_i = y_i x_i: margins are A b
+        self.ridge = float(ridge)
+        self.radius = float(radius)
+        self.intercept = bool(intercept)
+        self.gap_tolerance = float(gap_tolerance)
+
+    @classmethod
+    def from_clipped(cls, data, ridge, radius, **kwargs):
+        """From a :class:`~dpstats.privacy.bounds.ClippedData` with a -1/+1 response."""
+        return cls(data.design_with_intercept(), data.y, ridge, radius, intercept=data.intercept, **kwargs)
+
+    # ------------------------------------------------------------------ layout
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_columns(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def forced(self) -> np.ndarray:
+        """Column indices forced into every support (the intercept)."""
+        return np.array([0] if self.intercept else [], dtype=np.int64)
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Column indices that may be selected."""
+        return np.arange(1 if self.intercept else 0, self.n_columns, dtype=np.int64)
+
+    def full_support(self, candidate_support) -> np.ndarray:
+        """Prepend the forced columns to candidate supports (1-D or 2-D array of full indices)."""
+        sup = np.asarray(candidate_support, dtype=np.int64)
+        forced = self.forced
+        if forced.size == 0:
+            return sup
+        if sup.ndim == 1:
+            return np.concatenate([forced, sup])
+        return np.hstack([np.broadcast_to(forced, (sup.shape[0], forced.size)), sup])
+
+    # ------------------------------------------------------------------ public evaluation
+    def values(self, supports, *, with_gaps=False):
+        """Certified upper bounds P(b) on R_h(S) for every row of ``supports`` (full indices).
+
+        With ``with_gaps=True`` returns ``(values, gaps)``, gaps = value - lower bound >= 0.
+        """
+        supports = np.asarray(supports, dtype=np.int64)
+        if supports.ndim != 2:
+            raise ValueError("supports must be a 2-D array of column indices")
+        K, k = supports.shape
+        vals = np.empty(K)
+        gaps = np.empty(K)
+        if k == 0:
+            vals[:] = float(self.n)
+            gaps[:] = 0.0
+        else:
+            chunk = max(1, _BATCH_DOUBLES // max(self.n * k, 1))
+            for start in range(0, K, chunk):
+                res = self._solve_batch(supports[start:start + chunk])
+                vals[start:start + chunk] = res["value"]
+                gaps[start:start + chunk] = np.maximum(res["value"] - res["lower"], 0.0)
+        return (vals, gaps) if with_gaps else vals
+
+    def solve(self, support) -> HingeSolution:
+        """Certified value, lower bound, coefficients, dual and ball multiplier on one support."""
+        sup = np.asarray(support, dtype=np.int64).reshape(1, -1)
+        if sup.shape[1] == 0:
+            return HingeSolution((), float(self.n), float(self.n), np.zeros(0), np.ones(self.n), 0.0, np.zeros(0))
+        res = self._solve_batch(sup)
+        return HingeSolution(tuple(int(j) for j in sup[0]), float(res["value"][0]), float(res["lower"][0]),
+                             res["coef"][0], res["theta"][0], float(res["mu"][0]), res["v"][0])
+
+    def dual_vector(self, theta) -> np.ndarray:
+        """v = sum_i theta_i y_i x_i over every full column (what a cut needs, spec 02, 2.1)."""
+        return self.A.T @ np.asarray(theta, dtype=np.float64)
+
+    def cut(self, solution: HingeSolution):
+        """(const, slopes) over all full columns: g(z) >= const + slopes . z for binary z.
+
+        The tangent at z = 1_S of the weak-duality under-estimator built from the solution's
+        (theta, mu) (module docstring): valid whatever the accuracy of the solve.  ``const``
+        absorbs the slopes of the support's own columns (z_j = 1 there), so at z = 1_S the
+        cut equals ``solution.lower_bound``.  Needs lam > 0.
+        """
+        if not self.ridge > 0:
+            raise InvalidArgumentError("hinge cuts need ridge > 0 (their slopes divide by lam).")
+        lam, mu = self.ridge, solution.mu
+        w = 0.5 * self.dual_vector(solution.theta)
+        slopes = -(w * w) / lam
+        inside = np.asarray(solution.support, dtype=np.int64)
+        slopes[inside] = -lam * w[inside] ** 2 / (lam + mu) ** 2
+        const = solution.lower_bound - float(np.sum(slopes[inside]))
+        return const, slopes
+
+    def misclassification_rate(self, support, coef) -> float:
+        """Share of rows with y_i x_iS' b <= 0 (a curator-only diagnostic)."""
+        margins = self.A[:, np.asarray(support, dtype=np.int64)] @ np.asarray(coef, dtype=np.float64)
+        return float(np.mean(margins <= 0))
+
+    # ------------------------------------------------------------------ the solver
+    def _lower_bound(self, theta, A):
+        """D(theta) = 1'theta + h(v), v = A'theta, with the multiplier of h (module docstring)."""
+        lam, r = self.ridge, self.radius
+        v = np.matmul(theta[:, None, :], A)[:, 0, :]
+        nv = np.sqrt(np.sum(v * v, axis=1))
+        inactive = (nv <= 2.0 * lam * r) & (lam > 0)
+        h = np.where(inactive, -(nv * nv) / (4.0 * lam if lam > 0 else 1.0), lam * r * r - r * nv)
+        mu = np.where(inactive, 0.0, nv / (2.0 * r) - lam)
+        return theta.sum(axis=1) + h, v, np.maximum(mu, 0.0)
+
+    @staticmethod
+    def _margins(A, b):
+        return np.matmul(A, b[:, :, None])[:, :, 0]
+
+    def _primal(self, b, A):
+        m = self._margins(A, b)
+        return np.maximum(1.0 - m, 0.0).sum(axis=1) + self.ridge * np.sum(b * b, axis=1), m
+
+    @staticmethod
+    def _smoothed_loss(u, gamma):
+        """Sum over rows of the Moreau envelope of max(0, u) with parameter gamma."""
+        return np.where(u >= gamma, u - 0.5 * gamma, np.where(u > 0, u * u / (2.0 * gamma), 0.0)).sum(axis=-1)
+
+    def _newton_level(self, b, A, gamma, active_rows):
+        """Projected Newton on the gamma-smoothed objective over the ball, rows ``active_rows``."""
+        lam, r = self.ridge, self.radius
+        k = b.shape[1]
+        eye = np.eye(k)
+        idx = active_rows
+        halvings = 0.5 ** np.arange(_MAX_HALVINGS)
+        for _ in range(_NEWTON_MAX_ITER):
+            if idx.size == 0:
+                break
+            Ai, bi = A[idx], b[idx]
+            u = 1.0 - self._margins(Ai, bi)
+            F = self._smoothed_loss(u, gamma) + lam * np.sum(bi * bi, axis=1)
+            theta = np.clip(u / gamma, 0.0, 1.0)
+            g = -np.matmul(theta[:, None, :], Ai)[:, 0, :] + 2.0 * lam * bi
+            band = ((u > 0) & (u < gamma)).astype(np.float64) / gamma
+            H = np.matmul(np.transpose(Ai, (0, 2, 1)) * band[:, None, :], Ai) + 2.0 * lam * eye
+            # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
+            M = 0.5 * H
+            e, Q = np.linalg.eigh(M)
+            floor = _EIG_FLOOR * np.maximum(np.max(np.abs(e), axis=1, keepdims=True), 1.0)
+            e = np.maximum(e, floor)
+            wv = 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g)
+            w = np.matmul(np.transpose(Q, (0, 2, 1)), wv[:, :, None])[:, :, 0]
+            mu = ball_multipliers(e, w, r)
+            c = np.matmul(Q, (w / (e + mu[:, None]))[:, :, None])[:, :, 0]
+            nc = np.linalg.norm(c, axis=1)
+            c *= np.minimum(1.0, r / np.maximum(nc, np.finfo(float).tiny))[:, None]
+            d = c - bi
+            slope = np.sum(g * d, axis=1)
+            scale = 1.0 + np.abs(F)
+            # Stop when the predicted decrease is far below the smoothing level (the
+            # smoothed optimum is then within a small fraction of gamma in value).
+            done = slope >= -(1e-3 * gamma + 1e-15 * scale)
+            # Armijo backtracking; margins are linear in the step, so each trial step costs
+            # only elementwise work: u(t) = u - t A d.
+            ud = self._margins(Ai, d)
+            t = np.zeros(idx.size)
+            pending = np.nonzero(~done)[0]
+            for step in halvings:
+                if pending.size == 0:
+                    break
+                bt = bi[pending] + step * d[pending]
+                Ft = (self._smoothed_loss(u[pending] - step * ud[pending], gamma)
+                      + lam * np.sum(bt * bt, axis=1))
+                ok = Ft <= F[pending] + _ARMIJO * step * slope[pending] + 1e-15 * scale[pending]
+                t[pending[ok]] = step
+                pending = pending[~ok]
+            # Rows whose line search failed cannot improve further in floating point.
+            stalled = (t == 0) & ~done
+            b[idx] = bi + t[:, None] * d
+            finished = done | stalled
+            idx = idx[~finished]
+        return b
+
+    def _polish_dual(self, row, best, A):
+        """A better dual for one support from its primal iterate, by bounded least squares.
+
+        With b fixed, rows off the margin get their optimal theta (1 if u_i > 0, 0 if
+        u_i < 0); rows on it (|u_i| <= band) get the theta_E in [0, 1] and mu >= 0 that make
+        v = sum_i theta_i a_i closest to 2 (lam + mu) b, the stationarity condition that makes
+        b minimise lam ||b||^2 - v'b over the ball.  Whatever the least-squares accuracy, the
+        resulting theta is box-feasible, so D(theta) is still a certified lower bound.
+        """
+        from scipy.optimize import lsq_linear
+
+        b = best["coef"][row]
+        u = 1.0 - A @ b
+        band = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
+        on = np.abs(u) <= band
+        theta = (u > band).astype(np.float64)
+        target = 2.0 * self.ridge * b - A.T @ theta
+        cols = [A[on].T]
+        upper = [np.ones(int(on.sum()))]
+        ball = np.linalg.norm(b) >= self.radius * (1.0 - 1e-9)
+        if ball:
+            cols.append(-2.0 * b[:, None])
+            upper.append(np.array([np.inf]))
+        C = np.hstack(cols)
+        if C.shape[1]:
+            ub = np.concatenate(upper)
+            sol = lsq_linear(C, target, bounds=(np.zeros(ub.size), ub), method="bvls", tol=1e-14)
+            theta[on] = np.clip(sol.x[:int(on.sum())], 0.0, 1.0)
+        lower, v, mu = self._lower_bound(theta[None, :], A[None])
+        if lower[0] > best["lower"][row]:
+            best["lower"][row] = lower[0]
+            best["theta"][row] = theta
+            best["mu"][row] = mu[0]
+            best["v"][row] = v[0]
+
+    def _solve_batch(self, supports):
+        supports = np.asarray(supports, dtype=np.int64)
+        K, k = supports.shape
+        A = np.ascontiguousarray(np.transpose(self.A[:, supports], (1, 0, 2)))  # (K, n, k)
+        b = np.zeros((K, k))
+        best = {"value": np.full(K, np.inf), "lower": np.full(K, -np.inf), "coef": np.zeros((K, k)),
+                "theta": np.zeros((K, self.n)), "mu": np.zeros(K), "v": np.zeros((K, k))}
+        rows = np.arange(K)
+        gamma = _GAMMA_START
+        while rows.size and gamma >= _GAMMA_MIN:
+            b = self._newton_level(b, A, gamma, rows)
+            # Certify: primal at the (feasible) iterate, dual at its smoothed derivative.
+            bb = b[rows]
+            nb = np.linalg.norm(bb, axis=1)
+            bb *= np.minimum(1.0, self.radius / np.maximum(nb, np.finfo(float).tiny))[:, None]
+            value, m = self._primal(bb, A[rows])
+            theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
+            lower, v, mu = self._lower_bound(theta, A[rows])
+            # Keep the best bracket found so far, row by row.
+            up = value < best["value"][rows]
+            best["value"][rows[up]] = value[up]
+            best["coef"][rows[up]] = bb[up]
+            lo = lower > best["lower"][rows]
+            best["lower"][rows[lo]] = lower[lo]
+            best["theta"][rows[lo]] = theta[lo]
+            best["mu"][rows[lo]] = mu[lo]
+            best["v"][rows[lo]] = v[lo]
+            gap = best["value"][rows] - best["lower"][rows]
+            rows = rows[gap > self.gap_tolerance]
+            if gamma <= _POLISH_BELOW and rows.size:
+                # Degenerate supports (many rows exactly on the margin, typical when clipped
+                # entries meet a binding ball) leave the smoothed dual far from optimal even
+                # when the primal is accurate: recover the dual from the primal instead.
+                for row in rows:
+                    self._polish_dual(row, best, A[row])
+                gap = best["value"][rows] - best["lower"][rows]
+                rows = rows[gap > self.gap_tolerance]
+            gamma *= _GAMMA_FACTOR
+        if not np.all(np.isfinite(best["value"])) or not np.all(np.isfinite(best["lower"])):
+            raise SolverError("the hinge objective solve produced a non-finite bound.")
+        return best

@@ -1,0 +1,380 @@
+"""Hinge-loss best subset (issue 6, first half): objective, response coding, exponential mechanism.
+
+Oracles are independent of the code under test: scipy's HiGHS LP (linprog) and SLSQP
+(minimize) for the objective, brute force over neighbours for the sensitivity, and
+softmax of independently recomputed values for the mechanism's distribution.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linprog, minimize
+from scipy.stats import chisquare
+
+from dpstats import dp_select
+from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost
+from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
+from dpstats.datasets import dataset_bounds, load_dataset
+from dpstats.errors import DataError, InvalidArgumentError, PrivacyLeakWarning
+from dpstats.formula import build_model_frame
+from dpstats.mechanisms.exponential import exponential_log_probabilities, sample_exponential
+from dpstats.privacy.randomness import RandomSource
+from dpstats.simulate import simulate
+
+
+def _data(n, p, seed, noise=0.7, b_x=1.0):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(size=(n, p)), -b_x, b_x)
+    score = X[:, 0] - X[:, 1] + noise * rng.normal(size=n)
+    y = np.where(score > 0, 1.0, -1.0)
+    return X, y
+
+
+def _primal(X, y, b, lam):
+    return float(np.maximum(1 - y * (X @ b), 0).sum() + lam * b @ b)
+
+
+def _lp_optimum(Xs, y):
+    """min sum_i xi_i s.t. xi_i >= 1 - y_i x_i'b, xi >= 0 (lam = 0, no ball), by HiGHS."""
+    n, k = Xs.shape
+    c = np.concatenate([np.zeros(k), np.ones(n)])
+    A_ub = np.hstack([-(y[:, None] * Xs), -np.eye(n)])
+    res = linprog(c, A_ub=A_ub, b_ub=-np.ones(n), bounds=[(None, None)] * k + [(0, None)] * n, method="highs")
+    assert res.status == 0
+    return res.fun, res.x[:k]
+
+
+def _slsqp_optimum(Xs, y, lam, r):
+    """min sum xi + lam ||b||^2 s.t. xi >= 0, xi_i >= 1 - y_i x_i'b, ||b||^2 <= r^2 (SLSQP)."""
+    n, k = Xs.shape
+    A = y[:, None] * Xs
+
+    def f(z):
+        return z[k:].sum() + lam * z[:k] @ z[:k]
+
+    def grad(z):
+        return np.concatenate([2 * lam * z[:k], np.ones(n)])
+
+    cons = [{"type": "ineq", "fun": lambda z: z[k:] + A @ z[:k] - 1,
+             "jac": lambda z: np.hstack([A, np.eye(n)])},
+            {"type": "ineq", "fun": lambda z: np.array([r * r - z[:k] @ z[:k]]),
+             "jac": lambda z: np.concatenate([-2 * z[:k], np.zeros(n)])[None, :]}]
+    z0 = np.concatenate([np.zeros(k), np.ones(n)])
+    res = minimize(f, z0, jac=grad, constraints=cons, bounds=[(None, None)] * k + [(0, None)] * n,
+                   method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
+    b = res.x[:k]
+    b = b * min(1.0, r / max(np.linalg.norm(b), 1e-300))
+    return _primal(Xs, y, b, lam)
+
+
+# ---------------------------------------------------------------------------- objective
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lp_form_lam0_ball_inactive(seed):
+    X, y = _data(80, 4, seed, noise=1.5)
+    support = [0, 1, 3]
+    lp_value, lp_b = _lp_optimum(X[:, support], y)
+    r = 10.0 * max(np.linalg.norm(lp_b), 1.0)  # ball inactive at the LP optimum
+    sol = HingeObjective(X, y, 0.0, r).solve(support)
+    assert sol.gap <= 1e-7
+    assert sol.lower_bound - 1e-7 <= lp_value <= sol.value + 1e-7
+    assert abs(sol.value - lp_value) <= sol.gap + 1e-7
+    assert np.linalg.norm(sol.coef) <= r * (1 + 1e-12)
+    assert sol.mu <= 1e-10  # ball inactive: v = 0 up to rounding when lam = 0
+
+
+@pytest.mark.parametrize("lam,r", [(5.0, 1.0), (0.5, 3.0), (0.0, 0.5), (20.0, 10.0)])
+def test_minimize_with_ridge_and_ball(lam, r):
+    X, y = _data(60, 4, 3)
+    support = [0, 2, 3]
+    ref = _slsqp_optimum(X[:, support], y, lam, r)
+    sol = HingeObjective(X, y, lam, r).solve(support)
+    assert sol.gap <= 1e-7
+    # The reference is a feasible point's value: never below the certified lower bound,
+    # and (SLSQP converged) within its own accuracy of the certified value.
+    assert sol.lower_bound <= ref + 1e-9
+    assert abs(sol.value - ref) <= sol.gap + 1e-6
+    assert np.all((sol.theta >= 0) & (sol.theta <= 1))
+    assert np.allclose(sol.v, (sol.theta * y) @ X[:, support])
+
+
+def test_lower_bound_below_every_feasible_point():
+    X, y = _data(50, 3, 4)
+    obj = HingeObjective(X, y, 2.0, 1.5)
+    sol = obj.solve([0, 1, 2])
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=(2000, 3))
+    b *= (1.5 * rng.uniform(size=(2000, 1)) ** (1 / 3)) / np.linalg.norm(b, axis=1, keepdims=True)
+    values = np.maximum(1 - y[None, :] * (b @ X.T), 0).sum(axis=1) + 2.0 * np.sum(b * b, axis=1)
+    assert values.min() >= sol.lower_bound - 1e-12
+    assert _primal(X, y, sol.coef, 2.0) == pytest.approx(sol.value, abs=1e-10)
+
+
+def test_degenerate_margins_clipped_design_reach_the_tolerance():
+    # Clipping at b_x = 1 with r = 1 puts many rows exactly on the margin at b = e_j.
+    X, y = _data(500, 10, 0, noise=0.5)
+    obj = HingeObjective(X, y, 50.0, 1.0)
+    supports = enumerate_supports(10, 4)[::7]
+    values, gaps = obj.values(supports, with_gaps=True)
+    assert gaps.max() <= 1e-7
+    one = obj.solve(supports[3])
+    assert one.value == pytest.approx(values[3], abs=1e-7)
+
+
+def test_values_batch_matches_solve_and_intercept_layout():
+    X, y = _data(40, 4, 5)
+    design = np.hstack([np.ones((40, 1)), X])
+    obj = HingeObjective(design, y, 1.0, 2.0, intercept=True)
+    assert list(obj.candidates) == [1, 2, 3, 4] and list(obj.forced) == [0]
+    full = obj.full_support(np.array([[1, 2], [3, 4]]))
+    assert full.tolist() == [[0, 1, 2], [0, 3, 4]]
+    vals = obj.values(full)
+    assert vals[1] == pytest.approx(obj.solve(full[1]).value, abs=1e-7)
+
+
+def test_cut_underestimates_every_support():
+    X, y = _data(40, 5, 6)
+    obj = HingeObjective(X, y, 3.0, 1.0)
+    sol = obj.solve([0, 1])
+    const, slopes = obj.cut(sol)
+    assert const + slopes[[0, 1]].sum() == pytest.approx(sol.lower_bound, abs=1e-9)
+    for S in combinations(range(5), 2):
+        value = obj.solve(list(S)).value
+        assert const + slopes[list(S)].sum() <= value + 1e-9
+
+
+def test_invalid_objective_inputs():
+    X, y = _data(10, 2, 7)
+    with pytest.raises(InvalidArgumentError):
+        HingeObjective(X, np.zeros(10), 1.0, 1.0)
+    with pytest.raises(InvalidArgumentError):
+        HingeObjective(X, y, 1.0, 0.0)
+
+
+# ---------------------------------------------------------------------------- sensitivity
+def _extreme_rows(k, b_x):
+    rows = [np.array(c) * b_x for c in np.array(np.meshgrid(*[[-1, 1]] * k)).T.reshape(-1, k)]
+    rows.append(np.zeros(k))
+    return rows
+
+
+@pytest.mark.parametrize("lam,r", [(1.0, 1.0), (0.0, 2.0)])
+def test_sensitivity_brute_force_never_exceeds_delta_h(lam, r):
+    b_x = 1.0
+    X, y = _data(24, 3, 8, b_x=b_x)
+    s = 2
+    delta = hinge_sensitivity(b_x, r, s)
+    assert delta == pytest.approx(1 + b_x * r * math.sqrt(2))
+    supports = enumerate_supports(3, s)
+    base = HingeObjective(X, y, lam, r).values(supports)
+    worst = 0.0
+    for i in (0, 7, 23):
+        for row in _extreme_rows(3, b_x):
+            for label in (-1.0, 1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = row, label
+                vals, gaps = HingeObjective(X2, y2, lam, r).values(supports, with_gaps=True)
+                worst = max(worst, float(np.max(np.abs(vals - base) - gaps)))
+    assert worst <= delta
+    assert worst > 0.3 * delta  # the adversarial records do move the objective
+
+
+def test_sensitivity_with_intercept_uses_s_plus_one():
+    assert hinge_sensitivity(0.5, 2.0, 3, intercept=True) == pytest.approx(1 + 0.5 * 2.0 * 2.0)
+
+
+# ---------------------------------------------------------------------------- response coding
+def _frame(y):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"y": y, "x1": rng.normal(size=len(y)), "x2": rng.normal(size=len(y))})
+
+
+@pytest.mark.parametrize("y,levels", [
+    ([True, False, True, True], (False, True)),
+    ([1, 0, 1, 1], (0, 1)),
+    ([1.0, 0.0, 1.0, 1.0], (0, 1)),
+    (pd.Categorical(["b", "a", "b", "b"], categories=["b", "a"]), ("b", "a")),
+])
+def test_binary_response_declared_levels_are_silent(y, levels):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        mf = build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+    assert mf.response_levels == levels
+    expected = np.array([1.0 if v == levels[1] else -1.0 for v in list(y)])
+    assert np.array_equal(mf.y, expected)
+    assert mf.caveats == []
+
+
+def test_binary_string_response_warns_and_sorts():
+    with pytest.warns(PrivacyLeakWarning):
+        mf = build_model_frame("y ~ .", _frame(["yes", "no", "yes", "no"]), response_type="binary")
+    assert mf.response_levels == ("no", "yes")
+    assert mf.y.tolist() == [1.0, -1.0, 1.0, -1.0]
+    assert any("binary response" in c for c in mf.caveats)
+    assert mf.terms == ["x1", "x2"]
+
+
+@pytest.mark.parametrize("y,match", [
+    (["a", "b", "c", "a"], "3 levels"),
+    ([0, 1, 2, 1], "not binary"),
+    ([0.5, 1.0, 0.0, 1.0], "not binary"),
+    ([1, 1, 1, 1], "single level"),
+    (["a", "a", "a", "a"], "single level"),
+    (pd.Categorical(["a", "b", "a", "b"], categories=["a", "b", "c"]), "exactly two"),
+])
+def test_binary_response_errors(y, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(DataError, match=match):
+            build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+
+
+def test_binary_response_must_be_a_column_and_numeric_default_unchanged():
+    with pytest.raises(DataError, match="column of data"):
+        build_model_frame("np.abs(y) ~ x1", _frame([1, 0, 1, 0]), response_type="binary")
+    with pytest.raises(InvalidArgumentError):
+        build_model_frame("y ~ x1", _frame([1, 0, 1, 0]), response_type="ordinal")
+    mf = build_model_frame("y ~ x1", _frame([1, 0, 1, 0]))
+    assert mf.response_levels is None and mf.y.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+# ---------------------------------------------------------------------------- exponential, loss="hinge"
+def test_options_and_cost_from_public_parameters():
+    opts = check_options({"loss": "hinge"}, {})
+    assert opts["tolerance"] == 1e-6
+    assert selection_cost(0.9, opts, {})[0] == pytest.approx(0.9 * (1 + 2e-6))
+    assert selection_cost(0.9, check_options({}, {}), {})[0] == 0.9
+    with pytest.raises(InvalidArgumentError):
+        check_options({"loss": "logistic"}, {})
+    with pytest.raises(InvalidArgumentError):
+        check_options({"tolerance": 1e-3}, {})
+    with pytest.raises(InvalidArgumentError):
+        check_options({"loss": "hinge", "tolerance": 0.0}, {})
+
+
+def _hinge_values(X, y, lam, r, s):
+    supports = enumerate_supports(X.shape[1], s)
+    return HingeObjective(X, y, lam, r, gap_tolerance=1e-9).values(supports, with_gaps=True)
+
+
+@pytest.mark.parametrize("eps", [0.5, 3.0])
+def test_privacy_audit_on_neighbour_pairs(eps):
+    b_x, r, lam, s = 1.0, 1.0, 2.0, 2
+    X, y = _data(30, 4, 9, b_x=b_x)
+    delta = hinge_sensitivity(b_x, r, s)
+    tol = 1e-6
+    eps_eff = eps * (1 + 2 * tol)
+    vals, gaps = _hinge_values(X, y, lam, r, s)
+    assert gaps.max() <= tol * delta
+    logp = exponential_log_probabilities(vals, eps, delta)
+    rng = np.random.default_rng(1)
+    rows = _extreme_rows(4, b_x) + [np.clip(rng.normal(size=4), -1, 1) for _ in range(3)]
+    worst = 0.0
+    for i in (0, 15):
+        for row in rows:
+            for label in (-1.0, 1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = row, label
+                v2, g2 = _hinge_values(X2, y2, lam, r, s)
+                assert g2.max() <= tol * delta
+                worst = max(worst, float(np.max(np.abs(logp - exponential_log_probabilities(v2, eps, delta)))))
+    assert worst <= eps_eff * (1 + 1e-9)
+    assert worst > 0.2 * eps  # the audit is not vacuous
+
+
+def test_sampler_follows_the_exact_distribution():
+    X, y = _data(30, 4, 10)
+    vals, _ = _hinge_values(X, y, 1.0, 1.0, 2)
+    delta = hinge_sensitivity(1.0, 1.0, 2)
+    p = np.exp(exponential_log_probabilities(vals, 4.0, delta))
+    rng = RandomSource(123)
+    draws = np.array([sample_exponential(vals, 4.0, delta, rng) for _ in range(3000)])
+    counts = np.bincount(draws, minlength=vals.size)
+    # False-alarm rate 1e-4 (fixed seed).
+    assert chisquare(counts, 3000 * p).pvalue > 1e-4
+
+
+def _fair_small(step=12):
+    df = load_dataset("fair").iloc[::step]  # the file is sorted by the outcome
+    cols = ["had_affair", "rate_marriage", "religious", "age", "yrs_married", "educ"]
+    return df[cols], {k: v for k, v in dataset_bounds("fair").items() if k in cols}
+
+
+def test_dp_select_hinge_distribution_equals_softmax_of_independent_values():
+    df, bounds = _fair_small(step=50)
+    res = dp_select("had_affair ~ .", df, method="exponential", epsilon=2.0, s=2, bounds=bounds,
+                    loss="hinge", random_state=3, signs=False, ridge=5.0)
+    entry = res.ledger.entries[0]
+    assert entry.epsilon == pytest.approx(2.0 * (1 + 2e-6))
+    assert res.epsilon_spent == pytest.approx(2.0 * (1 + 2e-6))
+    assert entry.details["loss"] == "hinge"
+    assert entry.details["response levels (-1, +1)"] == [0, 1]
+    delta = hinge_sensitivity(1.0, 1.0, 2, intercept=True)
+    assert res.curator["sensitivity"] == pytest.approx(delta)
+    # Independent values: SLSQP on every support (intercept column min(1, b_x) = 1).
+    terms = res.terms
+    Xs = np.column_stack([np.clip(df[t].to_numpy() / bounds[t], -1, 1) for t in terms])
+    y = np.where(df["had_affair"].to_numpy() == 1, 1.0, -1.0)
+    design = np.hstack([np.ones((len(df), 1)), Xs])
+    supports = enumerate_supports(len(terms), 2)
+    ref = np.array([_slsqp_optimum(design[:, [0] + list(S + 1)], y, 5.0, 1.0) for S in supports])
+    logp = exponential_log_probabilities(ref, 2.0, delta)
+    top = res.curator["top_supports"]
+    for row in top[:5]:
+        k = [i for i, S in enumerate(supports) if [terms[j] for j in S] == row["support"]][0]
+        assert row["probability"] == pytest.approx(np.exp(logp[k]), rel=1e-4, abs=1e-9)
+    assert 0 <= res.curator["training_misclassification_rate_of_best"] <= 1
+    text = str(res.summary())
+    assert "hinge" in text and "misclassification" in text
+
+
+def test_dp_select_hinge_infinite_epsilon_is_the_best_support_and_signs_run():
+    sim = simulate(400, 6, 2, snr=10.0, family="binomial", random_state=5)
+    res = dp_select("y ~ . - 1", sim.data, method="exponential", epsilon=math.inf, s=2, bounds=(1.0, 99.0),
+                    loss="hinge", random_state=0)
+    X = np.clip(sim.data.drop(columns="y").to_numpy(), -1, 1)
+    y = np.where(sim.data["y"].to_numpy() == 1, 1.0, -1.0)
+    vals, _ = _hinge_values(X, y, 0.1 * 400, 1.0, 2)
+    best = enumerate_supports(6, 2)[int(np.argmin(vals))]
+    assert res.support == [f"x{j}" for j in best] == sim.support
+    assert res.signs_private
+
+
+def test_dp_select_hinge_with_bounds_auto_spends_only_on_x():
+    df, _ = _fair_small()
+    res = dp_select("had_affair ~ rate_marriage + religious + educ", df, method="exponential", epsilon=1.0,
+                    s=1, bounds="auto", loss="hinge", random_state=2, signs=False)
+    names = [e.mechanism for e in res.ledger.entries]
+    assert names[0].startswith("private quantile (bound b_x")
+    assert not any("b_y" in n for n in names)
+    assert res.ledger.entries[0].epsilon == pytest.approx(0.05)
+
+
+def test_dp_select_squared_loss_unchanged_and_bad_hinge_response():
+    df, bounds = _fair_small()
+    res = dp_select("had_affair ~ .", df, method="exponential", epsilon=1.0, s=2, bounds=bounds,
+                    random_state=0, signs=False)
+    assert res.ledger.entries[0].details["loss"] == "least squares"
+    bad = df.assign(had_affair=df["rate_marriage"])
+    with pytest.raises(DataError, match="not binary"):
+        dp_select("had_affair ~ .", bad, method="exponential", epsilon=1.0, s=2, bounds=bounds, loss="hinge")
+
+
+# ---------------------------------------------------------------------------- simulate
+def test_simulate_binomial_sign_and_logistic():
+    a = simulate(200, 10, 3, family="binomial", random_state=4)
+    g = simulate(200, 10, 3, random_state=4)
+    assert set(np.unique(a.data["y"])) == {0, 1}
+    # Same draws: the class is the sign of the Gaussian family's response.
+    assert np.array_equal(a.data["y"].to_numpy(), (g.data["y"].to_numpy() > 0).astype(int))
+    assert a.support == ["x1", "x3", "x5"]
+    lo = simulate(200, 10, 3, family="binomial", link="logistic", random_state=4)
+    assert set(np.unique(lo.data["y"])) <= {0, 1}
+    with pytest.raises(InvalidArgumentError):
+        simulate(20, 5, 1, family="poisson")
+    with pytest.raises(InvalidArgumentError):
+        simulate(20, 5, 1, family="binomial", link="probit")
