@@ -12,7 +12,6 @@ Run: python benchmarks/bench_hinge.py
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np

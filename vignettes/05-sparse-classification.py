@@ -18,7 +18,6 @@
 # %%
 import math
 
-import numpy as np
 
 from dpstats import dp_select
 from dpstats.datasets import dataset_bounds, dataset_info, load_dataset

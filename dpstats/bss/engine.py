@@ -1,0 +1,602 @@
+"""Certified best-subset queries by outer approximation on CBC (spec 02).
+
+The convex function of the indicators (spec 02, section 2.1)
+
+    g(z) = min_{||b|| <= r} ||y - X b||^2 + lam sum_j b_j^2 / z_j,    g(1_S) = R(S),
+
+is minimised over {z binary, sum z = s} by a MILP in (z, eta) whose constraints are
+linear under-estimators (cuts) of g taken at supports S:
+
+    eta >= R(S) - sum_{j in S} lam b*_j^2 (z_j - 1) - sum_{j not in S} ((X_j'a)^2 / lam) z_j
+
+with b* the minimiser on S and a = y - X_S b* its residual (closed-form gradients by
+Danskin's theorem; the ball multiplier drops out at binary z).  Every cut is a global
+under-estimator, so one pool serves every query on the same data.
+
+Design choices, measured on this project's benchmarks (benchmarks/bench_top_r.py):
+
+* **Re-solve, not lazy constraints.**  After each MILP solve the engine evaluates the
+  solver's solutions exactly, adds cuts there, and solves again with the cuts as ordinary
+  constraints.  python-mip's lazy-constraint path on CBC has open reports of ignored
+  constraints and wrong "optimal" answers (python-mip issues 175, 274, 331), and a
+  certificate is only as good as the bound behind it.
+* **Strong initial pool.**  IHT start (seed 000, App. B.2), then 1-swap local search; cuts
+  at every support visited and at the best 1-swap neighbours of the local optimum.
+* **Many cuts per round.**  Cuts at every distinct solution in CBC's solution pool, plus
+  at the best few 1-swap neighbours of each new solution.
+* **Shifted objective.**  eta is stored minus a constant (the first incumbent's value), so
+  CBC's absolute gap tolerance acts on numbers of the size of the gap, not of y'y.
+
+Certificates (spec 02, section 2.3): a query is certified when the MILP's proven lower
+bound LB over the query's feasible set satisfies LB >= target - tau_mip.  Solver bounds
+are never trusted blindly: every incumbent is re-evaluated exactly by
+:class:`~dpstats.bss.objective.RidgeBallObjective`, a quarter of tau_mip is reserved for
+the solver's numerical error, and a bound above an exactly evaluated feasible value raises
+:class:`~dpstats.errors.SolverError`.
+
+References
+----------
+Seed 000 (section 4 and Appendix B); Bertsimas and Van Parys (2020), Sparse
+high-dimensional regression: exact scalable algorithms and phase transitions;
+Duran and Grossmann (1986), An outer-approximation algorithm for a class of MINLPs.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+
+import mip
+import numpy as np
+
+from ..errors import InvalidArgumentError, SolverError
+from .gram import GramSource, MatrixFreeSource, swap_neighbour_values
+from .iht import iht_support
+from .objective import SufficientStats
+
+#: Relative error budget of one exact evaluation of R(S) (an s x s eigendecomposition
+#: and a monotone Newton solve); tau_eval = this * (y'y + 1).
+EVAL_RELATIVE_ERROR = 1e-10
+
+
+@dataclass
+class Certificate:
+    """A certified minimum over a feasible set of supports.
+
+    ``lower_bound`` is the MILP's proven bound over the feasible set (after the reserve for
+    solver numerics), ``value`` the exact R of ``support``; certified means
+    lower_bound >= value - tolerance (or >= the query's target - tolerance).
+    """
+
+    support: tuple
+    value: float
+    lower_bound: float
+    tolerance: float
+    milp_solves: int = 0
+
+    @property
+    def gap(self) -> float:
+        return self.value - self.lower_bound
+
+
+@dataclass
+class TopCertificate:
+    """The certified top-R list: every support outside it has R >= lower_bound >= v_R - tolerance."""
+
+    supports: list
+    values: np.ndarray
+    lower_bound: float
+    tolerance: float
+    milp_solves: int = 0
+
+
+@dataclass
+class EngineStats:
+    milp_solves: int = 0
+    cuts: int = 0
+    model_builds: int = 0
+    milp_seconds: float = 0.0
+    cut_seconds: float = 0.0
+    total_seconds: float = 0.0
+    evaluations: int = 0
+    log: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {"milp_solves": self.milp_solves, "cuts": self.cuts, "model_builds": self.model_builds,
+                "milp_seconds": round(self.milp_seconds, 4), "cut_seconds": round(self.cut_seconds, 4),
+                "total_seconds": round(self.total_seconds, 4), "exact_evaluations": self.evaluations}
+
+
+class OuterApproximationEngine:
+    """Certified best / top-R / mistakes queries for one data set and subset size.
+
+    Parameters
+    ----------
+    source : GramSource or MatrixFreeSource
+        Use :meth:`from_stats` (precomputed sufficient statistics, e.g. reduced by Dask)
+        or :meth:`from_arrays` (clipped X and y; matrix-free when ``matrix_free``).
+    s : int
+        Number of candidate columns in a support (a forced intercept comes on top).
+    ridge : float
+        lam > 0 (the cuts need it).
+    radius : float
+        r of the ball constraint.
+    tolerance : float
+        tau, the absolute slack of every certificate (public, fixed before the data).
+        tau = tau_mip + 2 tau_eval (spec 02, section 2.4).
+    time_limit : float, optional
+        Seconds for everything this engine does; SolverError when exceeded.
+    verbose : bool
+        Print one progress line per MILP solve.
+    init_neighbour_cuts : int, optional
+        Cuts at this many best 1-swap neighbours of the first local optimum (default 2 s).
+    round_neighbour_cuts : int
+        Cuts at this many best 1-swap neighbours of each new MILP solution (default 2).
+    threads : int
+        CBC threads.
+    cbc_settings : dict, optional
+        Extra python-mip Model attributes (e.g. ``{"cuts": 0}``), for measurements.
+    """
+
+    def __init__(self, source, s, ridge, radius, tolerance, *, time_limit=None, verbose=False,
+                 init_neighbour_cuts=None, round_neighbour_cuts=2, list_cuts=True, threads=1, cbc_settings=None,
+                 printer=print):
+        ridge = float(ridge)
+        if not ridge > 0:
+            raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "
+                                       "use method='exponential' for ridge=0 on small problems.")
+        if not tolerance > 0:
+            raise InvalidArgumentError(f"tolerance must be > 0; got {tolerance!r}.")
+        self.source = source
+        self.s = int(s)
+        self.ridge = ridge
+        self.radius = float(radius)
+        self.offset = 1 if source.intercept else 0
+        self.p = source.n_columns - self.offset
+        if not 1 <= self.s <= self.p:
+            raise InvalidArgumentError(f"s={s} must be between 1 and the number of candidates ({self.p}).")
+        self.tau = float(tolerance)
+        self.tau_eval = EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)
+        self.tau_mip = self.tau - 2.0 * self.tau_eval
+        if self.tau_mip <= 0:
+            raise SolverError(f"tolerance {self.tau:g} is below twice the evaluation error {self.tau_eval:g} "
+                              "for data of this scale; raise the tolerance.")
+        self.time_limit = None if time_limit is None else float(time_limit)
+        self.verbose = bool(verbose)
+        self.init_neighbour_cuts = 2 * self.s if init_neighbour_cuts is None else int(init_neighbour_cuts)
+        self.round_neighbour_cuts = int(round_neighbour_cuts)
+        self.threads = int(threads)
+        self.list_cuts = bool(list_cuts)
+        # CBC's own cutting planes and preprocessing cost more than they gain on these
+        # small dense MILPs: measured on (1000, 250, 7), block i = 2, 30 s budget:
+        # defaults 40 solves (gap left 5.2), cuts=0 138 solves (1.5),
+        # cuts=0 + preprocess=0 166 solves (1.2).
+        self.cbc_settings = {"cuts": 0, "preprocess": 0, **dict(cbc_settings or {})}
+        self._print = printer
+        self.stats = EngineStats()
+        self._start = time.perf_counter()
+        self.evaluated: dict = {}  # candidate tuple -> exact R
+        self._expanded: set = set()
+        self._cut_at: set = set()
+        self._cut_const: list = []
+        self._cut_coef: list = []
+        self._base = None
+        self._best = None
+        self._initialised = False
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_stats(cls, stats: SufficientStats, s, ridge, radius, tolerance, **kwargs):
+        """Engine on precomputed sufficient statistics (G, c, yy, n)."""
+        return cls(GramSource(stats), s, ridge, radius, tolerance, **kwargs)
+
+    @classmethod
+    def from_arrays(cls, X, y, s, ridge, radius, tolerance, *, intercept=False, matrix_free=None, **kwargs):
+        """Engine on the clipped design (intercept column first when ``intercept``).
+
+        ``matrix_free=None`` chooses the matrix-free path above 3000 columns, where a
+        p x p Gram matrix would dominate memory (spec 02, section 2.5).
+        """
+        X = np.asarray(X, dtype=np.float64)
+        if matrix_free is None:
+            matrix_free = X.shape[1] > 3000
+        if matrix_free:
+            return cls(MatrixFreeSource(X, y, intercept), s, ridge, radius, tolerance, **kwargs)
+        return cls(GramSource(SufficientStats.from_arrays(X, y, intercept)), s, ridge, radius, tolerance, **kwargs)
+
+    # ------------------------------------------------------------------ helpers
+    def _full(self, supports):
+        sup = np.asarray(supports, dtype=np.int64) + self.offset
+        if not self.offset:
+            return sup
+        if sup.ndim == 1:
+            return np.concatenate([[0], sup])
+        return np.hstack([np.zeros((sup.shape[0], 1), dtype=np.int64), sup])
+
+    def _check_time(self):
+        if self.time_limit is not None and time.perf_counter() - self._start > self.time_limit:
+            raise SolverError(f"time_limit={self.time_limit:g} s reached before the certificate was complete; "
+                              "nothing was released. Raise time_limit, the ridge, or reduce p or s.")
+
+    def _remaining(self):
+        if self.time_limit is None:
+            return math.inf
+        return max(self.time_limit - (time.perf_counter() - self._start), 0.0)
+
+    def evaluate(self, supports) -> np.ndarray:
+        """Exact R for candidate supports (2-D array), memoised."""
+        supports = np.sort(np.atleast_2d(np.asarray(supports, dtype=np.int64)), axis=1)
+        keys = [tuple(int(j) for j in row) for row in supports]
+        missing = [k for k in dict.fromkeys(keys) if k not in self.evaluated]
+        if missing:
+            full = self._full(np.array(missing, dtype=np.int64))
+            obj, local = self.source.local_objective(full, self.ridge, self.radius)
+            vals = obj.values(local)
+            self.stats.evaluations += len(missing)
+            for k, v in zip(missing, vals):
+                self.evaluated[k] = float(v)
+        return np.array([self.evaluated[k] for k in keys])
+
+    def _expand(self, support, keep):
+        """Exact values of all 1-swap neighbours of ``support``; a cut at ``support``.
+
+        Returns (neighbour supports (m x s candidate indices, sorted rows), values).  The
+        ``keep`` best are memoised: for the top-R query that loses nothing, because a
+        neighbour outside the best R of one expansion has R better supports beside it.
+        """
+        support = tuple(sorted(support))
+        full = self._full(np.array(support))
+        t0 = time.perf_counter()
+        cross = self.source.cross(full)
+        self._add_cut(support, full, cross)
+        movable = np.arange(self.offset, full.size)
+        mask = np.ones(self.source.n_columns, dtype=bool)
+        mask[full] = False
+        mask[:self.offset] = False
+        outside = np.nonzero(mask)[0]
+        if outside.size == 0:
+            return np.empty((0, self.s), dtype=np.int64), np.empty(0)
+        pos, cols, vals = swap_neighbour_values(self.source, full, movable, outside, self.ridge, self.radius,
+                                                cross=cross)
+        nb = np.broadcast_to(full, (pos.size, full.size)).copy()
+        nb[np.arange(pos.size), pos] = cols
+        nb = np.sort(nb[:, self.offset:] - self.offset, axis=1)
+        self.stats.cut_seconds += time.perf_counter() - t0
+        self.stats.evaluations += vals.size
+        self._expanded.add(support)
+        if keep:
+            order = np.argsort(vals, kind="stable")[:keep] if keep > 0 else np.arange(vals.size)
+            for k in order:
+                key = tuple(int(j) for j in nb[k])
+                self.evaluated.setdefault(key, float(vals[k]))
+        return nb, vals
+
+    def cut(self, support):
+        """(const, coef): the cut at a candidate support, eta >= const + coef . z."""
+        support = tuple(sorted(support))
+        full = self._full(np.array(support))
+        return self._cut_terms(support, full, self.source.cross(full))
+
+    def _cut_terms(self, support, full, cross):
+        obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
+        sol = obj.solve(local[0])
+        b = sol.coef
+        xta = self.source.c - cross @ b  # X'a for every full column
+        grad = -(xta * xta) / self.ridge
+        inside = np.asarray(support, dtype=np.int64)
+        b_cand = b[self.offset:]
+        grad_c = grad[self.offset:].copy()
+        grad_c[inside] = -self.ridge * b_cand * b_cand
+        const = sol.value + self.ridge * float(b_cand @ b_cand)
+        self.evaluated.setdefault(support, float(sol.value))
+        return const, grad_c
+
+    def _add_cut(self, support, full=None, cross=None):
+        support = tuple(sorted(support))
+        if support in self._cut_at:
+            return False
+        if full is None:
+            full = self._full(np.array(support))
+            cross = self.source.cross(full)
+        const, coef = self._cut_terms(support, full, cross)
+        self._cut_at.add(support)
+        self._cut_const.append(const)
+        self._cut_coef.append(coef)
+        self.stats.cuts += 1
+        return True
+
+    def _local_search(self, support, max_moves=50):
+        """Best-improvement 1-swap descent (cuts at every support visited)."""
+        current = tuple(sorted(support))
+        value = float(self.evaluate([current])[0])
+        nb, vals = self._expand(current, keep=0)
+        for _ in range(max_moves):
+            if vals.size == 0:
+                break
+            k = int(np.argmin(vals))
+            if not vals[k] < value - 1e-12 * (abs(value) + 1.0):
+                break
+            current = tuple(int(j) for j in nb[k])
+            value = float(self.evaluate([current])[0])
+            nb, vals = self._expand(current, keep=0)
+        return current, value, nb, vals
+
+    def initialise(self):
+        """IHT start, 1-swap local search, and the initial cut pool."""
+        if self._initialised:
+            return
+        start = iht_support(self.source, self.s, self.ridge, self.radius)
+        start = tuple(int(j) - self.offset for j in start[self.offset:])
+        best, value, nb, vals = self._local_search(start)
+        # Memoise the neighbours of the local optimum (candidates for top-R and mistakes).
+        order = np.argsort(vals, kind="stable")
+        for k in order[:max(self.init_neighbour_cuts, 1000)]:
+            self.evaluated.setdefault(tuple(int(j) for j in nb[k]), float(vals[k]))
+        for k in order[:self.init_neighbour_cuts]:
+            self._add_cut(tuple(int(j) for j in nb[k]))
+        self._base = value
+        self._best_local = (best, value)
+        self._initialised = True
+
+    # ------------------------------------------------------------------ MILP
+    def _build(self, constraints):
+        m = mip.Model(sense=mip.MINIMIZE, solver_name=mip.CBC)
+        m.verbose = 0
+        m.threads = self.threads
+        z = [m.add_var(var_type=mip.BINARY) for _ in range(self.p)]
+        eta = m.add_var(lb=-mip.INF)
+        m.objective = mip.minimize(eta)
+        m += mip.xsum(z) == self.s
+        for kind, members, rhs in constraints:
+            expr = mip.xsum(z[j] for j in members)
+            if kind == "<=":
+                m += expr <= rhs
+            else:
+                m += expr == rhs
+        m.max_mip_gap = 1e-12
+        for key, value in self.cbc_settings.items():
+            setattr(m, key, value)
+        m.max_mip_gap_abs = self.tau_mip / 4.0
+        self.stats.model_builds += 1
+        return m, z, eta
+
+    def _add_cuts_to(self, m, z, eta, first):
+        vars_ = z + [eta]
+        for k in range(first, len(self._cut_const)):
+            coef = self._cut_coef[k]
+            m.add_constr(mip.LinExpr(variables=vars_, coeffs=list(-coef) + [1.0],
+                                     const=-(self._cut_const[k] - self._base), sense=">"))
+        return len(self._cut_const)
+
+    def _solve(self, m, z, start, label, it):
+        self._check_time()
+        if start is not None:
+            chosen = set(start)
+            m.start = [(z[j], 1.0 if j in chosen else 0.0) for j in range(self.p)]
+        t0 = time.perf_counter()
+        status = m.optimize(max_seconds=self._remaining())
+        self.stats.milp_seconds += time.perf_counter() - t0
+        self.stats.milp_solves += 1
+        if status == mip.OptimizationStatus.INFEASIBLE:
+            return math.inf, []
+        if status != mip.OptimizationStatus.OPTIMAL:
+            self._check_time()
+            raise SolverError(f"CBC stopped with status {status.name} during {label}; nothing was released.")
+        lb = float(m.objective_bound) + self._base
+        sols = []
+        for k in range(max(m.num_solutions, 1)):
+            try:
+                x = np.array([v.xi(k) if k else v.x for v in z], dtype=np.float64)
+            except Exception:  # pragma: no cover - CBC without a solution pool
+                break
+            sup = tuple(int(j) for j in np.nonzero(x > 0.5)[0])
+            if len(sup) == self.s and sup not in sols:
+                sols.append(sup)
+        return lb, sols
+
+    def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None):
+        """Outer approximation over one feasible set.
+
+        ``feasible(array of supports) -> bool mask``; ``incumbent`` = (support, value) with
+        the support feasible; ``target`` (default: the incumbent's value) is what the
+        lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
+        solves); certified is False only when ``early_exit(value)`` fired.
+        """
+        m, z, eta = self._build(constraints)
+        n_in = self._add_cuts_to(m, z, eta, 0)
+        inc, inc_val = incumbent
+        solves = 0
+        reserve = self.tau_mip / 4.0
+        while True:
+            n_in = self._add_cuts_to(m, z, eta, n_in)
+            lb, sols = self._solve(m, z, inc, label, solves)
+            solves += 1
+            lb -= reserve
+            thr = inc_val if target is None else target
+            if self.verbose:
+                self._print(f"[engine] {label} iter {solves:3d}  incumbent {inc_val:.6f}  bound {lb:.6f}  "
+                            f"gap {inc_val - lb:.3g}  cuts {len(self._cut_const)}  "
+                            f"elapsed {time.perf_counter() - self._start:.2f}s")
+            if lb > inc_val + reserve + self.tau_eval:
+                raise SolverError(f"inconsistent certificate in {label}: the solver's bound {lb:.9g} exceeds the "
+                                  f"exact value {inc_val:.9g} of a feasible support; nothing was released.")
+            if lb >= thr - self.tau_mip:
+                return True, inc, inc_val, lb, solves
+            progress = False
+            for sup in sols:
+                new = sup not in self._cut_at
+                nb, vals = self._expand(sup, keep=max(getattr(self, "_keep", 0), 1))
+                progress |= new
+                cand = np.vstack([np.array(sup)[None, :], nb])
+                cvals = np.concatenate([self.evaluate([sup]), vals])
+                ok = feasible(cand)
+                if np.any(ok):
+                    k = int(np.argmin(np.where(ok, cvals, np.inf)))
+                    if cvals[k] < inc_val:
+                        inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
+                        self.evaluated.setdefault(inc, inc_val)
+                # cuts at the best few feasible neighbours as well
+                if self.round_neighbour_cuts and vals.size:
+                    okn = feasible(nb)
+                    order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.round_neighbour_cuts]
+                    for k in order:
+                        if okn[k]:
+                            progress |= self._add_cut(tuple(int(j) for j in nb[k]))
+            if early_exit is not None and early_exit(inc_val):
+                return False, inc, inc_val, lb, solves
+            if not progress:
+                raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
+                                  f"but its bound {lb:.9g} is below the target {thr:.9g} (solver numerics); "
+                                  "nothing was released. Try a larger tolerance.")
+
+    # ------------------------------------------------------------------ queries
+    def best(self) -> Certificate:
+        """The certified best support S_1."""
+        if self._best is not None:
+            return self._best
+        self.initialise()
+        self._keep = 1
+        inc = min(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        _, sup, val, lb, solves = self._minimise("best", [], lambda a: np.ones(len(a), dtype=bool), inc)
+        self._best = Certificate(sup, val, lb, self.tau_mip, solves)
+        self._finish()
+        return self._best
+
+    def top(self, R) -> TopCertificate:
+        """The certified R best supports (guess and certify, spec 02 section 2.3).
+
+        The whole 1-swap neighbourhood of S_1 is evaluated exactly (s (p - s) supports,
+        vectorised), so the MILP only has to bound the supports with at least two
+        mistakes from S_1 (constraint sum_{j in S_1} z_j <= s - 2) that are not in the
+        list.  Seed 000, App. B: near-optimal supports are mostly 1-swaps of S_1, so that
+        region is usually far above v_R and one or two MILP solves certify the list.
+        """
+        R = int(R)
+        best = self.best()
+        s1 = best.support
+        in1 = np.zeros(self.p, dtype=bool)
+        in1[list(s1)] = True
+        self._keep = R
+        nb, vals = self._expand(s1, keep=-1)  # the full 1-swap ball, memoised
+        total_solves = 0
+        while True:
+            # enough candidates: expand the best unexpanded supports until R + 1 are known
+            while len(self.evaluated) < R + 1:
+                fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+                         if k not in self._expanded]
+                if not fresh:
+                    break
+                self._expand(fresh[0], keep=R)
+            L = heapq.nsmallest(R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+            if len(L) < R:
+                raise InvalidArgumentError(f"R={R} is at least the number of supports; use the exact path.")
+            members = {k for k, _ in L}
+            v_R = L[-1][1]
+            far = [k for k in members if (~in1[list(k)]).sum() >= 2]
+
+            def feasible(a, members=members):
+                a = np.asarray(a, dtype=np.int64)
+                ok = (~in1[a]).sum(axis=1) >= 2
+                return ok & np.array([tuple(int(j) for j in row) not in members for row in a], dtype=bool)
+
+            outside = [(k, v) for k, v in self.evaluated.items()
+                       if k not in members and (~in1[list(k)]).sum() >= 2]
+            if not outside:
+                # a feasible start: the best 1-swap of the best 1-swap that has 2 mistakes
+                k1 = tuple(int(j) for j in nb[int(np.argmin(vals))])
+                nb2, vals2 = self._expand(k1, keep=0)
+                ok2 = feasible(nb2)
+                if np.any(ok2):
+                    k = int(np.argmin(np.where(ok2, vals2, np.inf)))
+                    outside = [(tuple(int(j) for j in nb2[k]), float(vals2[k]))]
+            if self.s < 2 or self.p - self.s < 2 or not outside:
+                # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
+                lb, solves, certified = math.inf, 0, True
+            else:
+                inc = min(outside, key=lambda kv: (kv[1], kv[0]))
+                constraints = [("<=", list(s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
+                if self.list_cuts:
+                    for k in far:
+                        self._add_cut(k)
+                certified, _, _, lb, solves = self._minimise(
+                    f"top-{R}", constraints, feasible, inc, target=v_R,
+                    early_exit=lambda v, v_R=v_R: v < v_R - 1e-12 * (abs(v_R) + 1.0))
+            total_solves += solves
+            if certified:
+                self._finish()
+                sups = [k for k, _ in L]
+                vals_L = self.evaluate(np.array(sups))  # exact, canonical evaluation
+                # the part of the bound from the exactly evaluated ball
+                ball_rest = [v for k, v in self.evaluated.items() if k not in members and k != s1
+                             and (~in1[list(k)]).sum() <= 1]
+                bound = min([lb] + ball_rest)
+                return TopCertificate(sups, vals_L, bound, self.tau_mip, total_solves)
+
+    def mistakes(self, anchor=None) -> list:
+        """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
+
+        Returns a list of Certificates, entry i - 1 for i mistakes.  ``anchor`` defaults
+        to the certified best support.
+        """
+        if anchor is None:
+            anchor = self.best().support
+        anchor = tuple(sorted(anchor))
+        self.initialise()
+        self._keep = max(getattr(self, "_keep", 1), 1)
+        in0 = np.zeros(self.p, dtype=bool)
+        in0[list(anchor)] = True
+        out = []
+        previous = anchor
+        for i in range(1, min(self.s, self.p - self.s) + 1):
+            def feasible(a, i=i):
+                a = np.asarray(a, dtype=np.int64)
+                return (~in0[a]).sum(axis=1) == i
+
+            known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
+            nb, vals = self._expand(previous, keep=0)
+            ok = feasible(nb)
+            k = int(np.argmin(np.where(ok, vals, np.inf)))
+            known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
+            inc = min(known, key=lambda kv: (kv[1], kv[0]))
+            if i == 1 and previous == anchor:
+                # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
+                # exactly and completely just above: no MILP needed
+                sup = inc[0]
+                val = float(self.evaluate([sup])[0])
+                out.append(Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0))
+                previous = sup
+                continue
+            constraints = [("==", list(anchor), self.s - i)]
+            self._block_cuts(anchor, i)
+            _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc)
+            val = float(self.evaluate([sup])[0])
+            out.append(Certificate(sup, val, lb, self.tau_mip, solves))
+            previous = sup
+        self._finish()
+        return out
+
+    def _block_cuts(self, anchor, i, max_subsets=60):
+        """Cuts at one support per removed i-subset A of the anchor (block i structure).
+
+        Every support of block i is S^(0) minus some A plus some B.  A cut at S^(0) sees
+        the cost of removing j only through lam b_j^2, far below the true loss of the
+        fit; a cut at a support lacking A sees that loss exactly.  So the pool gets one
+        cut per A (B = the i outside columns with the largest |X_j'a| at S^(0), i.e. the
+        largest gradients), C(s, i) cuts in all (at most ``max_subsets``).
+        """
+        from itertools import combinations, islice
+
+        anchor = tuple(sorted(anchor))
+        full = self._full(np.array(anchor))
+        obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
+        b = obj.solve(local[0]).coef
+        score = np.abs(self.source.c - self.source.cross(full) @ b)[self.offset:]
+        score[list(anchor)] = -np.inf
+        add = [int(j) for j in np.argsort(-score, kind="stable")[:i]]
+        for A in islice(combinations(anchor, i), max_subsets):
+            sup = tuple(sorted(set(anchor) - set(A) | set(add)))
+            self._add_cut(sup)
+
+    def _finish(self):
+        self.stats.total_seconds = time.perf_counter() - self._start

@@ -1,0 +1,139 @@
+"""Access to the clipped data for the MIP engine: a Gram matrix, or the design itself.
+
+The outer-approximation engine (:mod:`dpstats.bss.engine`) needs three things from the
+data (spec 02, sections 2.1 and 2.5):
+
+* exact values R(S) on batches of supports (s x s blocks of G = X'X and of c = X'y);
+* the column block G[:, S] = X'X_S, which gives X'a = c - G[:, S] b for a cut at S and
+  the s x s blocks of every 1-swap neighbour of S;
+* the diagonal of G.
+
+:class:`GramSource` reads them from precomputed :class:`SufficientStats` (which add up
+over row blocks, so a Dask reduction can feed them); :class:`MatrixFreeSource` computes
+them from the clipped design X (n x p) and y with matrix-vector and n x s products, so
+memory stays O(n p) and no p x p matrix is ever formed (spec 02, section 2.5).
+
+Column indices here are *full* indices: column 0 is the forced intercept when present.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, spectral_parts,
+                        values_from_spectral)
+
+# Same singular-direction rule as dpstats.bss.objective.
+_SINGULAR_RTOL = 1e-12
+
+
+class GramSource:
+    """Statistics from precomputed (G, c, yy, n)."""
+
+    def __init__(self, stats: SufficientStats):
+        self.stats = stats
+        self.G = np.asarray(stats.G, dtype=np.float64)
+        self.c = np.asarray(stats.c, dtype=np.float64)
+        self.yy = float(stats.yy)
+        self.n = int(stats.n)
+        self.intercept = bool(stats.intercept)
+        self.n_columns = self.G.shape[0]
+        self.diag = np.diag(self.G).copy()
+
+    def cross(self, cols) -> np.ndarray:
+        """G[:, cols] (all full columns x the given ones)."""
+        return self.G[:, np.asarray(cols, dtype=np.int64)]
+
+    def local_objective(self, supports, ridge, radius):
+        """(objective, remapped supports): an exact RidgeBallObjective for these supports."""
+        return RidgeBallObjective(self.stats, ridge, radius), np.asarray(supports, dtype=np.int64)
+
+    def matvec(self, b):
+        return self.G @ b
+
+
+class MatrixFreeSource:
+    """Statistics computed on demand from the clipped design (intercept column first)."""
+
+    def __init__(self, X, y, intercept=False):
+        self.X = np.asarray(X, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.n = self.X.shape[0]
+        self.intercept = bool(intercept)
+        self.n_columns = self.X.shape[1]
+        self.c = self.X.T @ self.y
+        self.yy = float(self.y @ self.y)
+        self.diag = np.einsum("ij,ij->j", self.X, self.X)
+
+    def cross(self, cols) -> np.ndarray:
+        return self.X.T @ self.X[:, np.asarray(cols, dtype=np.int64)]
+
+    def local_objective(self, supports, ridge, radius):
+        supports = np.asarray(supports, dtype=np.int64)
+        union, inverse = np.unique(supports, return_inverse=True)
+        Xu = self.X[:, union]
+        stats = SufficientStats(G=Xu.T @ Xu, c=self.c[union], yy=self.yy, n=self.n, intercept=False)
+        return RidgeBallObjective(stats, ridge, radius), inverse.reshape(supports.shape)
+
+    def matvec(self, b):
+        return self.X.T @ (self.X @ b)
+
+
+def block_values(Gs, cs, yy, ridge, radius):
+    """R(S) from stacked s x s blocks G_S (batch, s, s) and c_S (batch, s).
+
+    The same closed form as :class:`RidgeBallObjective` (spectral decomposition of
+    G_S + lam I and a monotone Newton solve for the ball multiplier), for batches whose
+    blocks are assembled directly (1-swap neighbours) instead of indexed from G.
+    """
+    if Gs.shape[1] == 0:
+        return np.full(Gs.shape[0], float(yy))
+    if ridge:
+        Gs = Gs + ridge * np.eye(Gs.shape[1])
+    e, w, _ = spectral_parts(Gs, cs)
+    return values_from_spectral(yy, e, w, ball_multipliers(e, w, radius))
+
+
+def swap_neighbour_values(source, support, movable, outside, ridge, radius, cross=None, chunk=20000):
+    """Exact R of every 1-swap neighbour of ``support``.
+
+    Parameters
+    ----------
+    source : GramSource or MatrixFreeSource
+    support : array of full column indices (forced columns included)
+    movable : positions in ``support`` that may be swapped out (not the forced ones)
+    outside : full column indices that may be swapped in
+    cross : optional G[:, support], reused when the caller already has it
+
+    Returns
+    -------
+    (positions, columns, values): neighbour k replaces support[positions[k]] by
+    columns[k] and has value values[k].
+
+    Only G[S, S], G[j, S] and G[j, j] enter, so the cost is one n x p x s product in the
+    matrix-free case (never a p x p matrix).
+    """
+    support = np.asarray(support, dtype=np.int64)
+    movable = np.asarray(movable, dtype=np.int64)
+    outside = np.asarray(outside, dtype=np.int64)
+    if cross is None:
+        cross = source.cross(support)
+    base = cross[support]  # G[S, S]
+    c = source.c
+    pos = np.repeat(movable, outside.size)
+    cols = np.tile(outside, movable.size)
+    values = np.empty(pos.size)
+    k = support.size
+    for start in range(0, pos.size, chunk):
+        P = pos[start:start + chunk]
+        J = cols[start:start + chunk]
+        B = P.size
+        Gs = np.broadcast_to(base, (B, k, k)).copy()
+        rows = cross[J]  # G[j, S], (B, k)
+        ar = np.arange(B)
+        Gs[ar, P, :] = rows
+        Gs[ar, :, P] = rows
+        Gs[ar, P, P] = source.diag[J]
+        cs = np.broadcast_to(c[support], (B, k)).copy()
+        cs[ar, P] = c[J]
+        values[start:start + chunk] = block_values(Gs, cs, source.yy, ridge, radius)
+    return pos, cols, values

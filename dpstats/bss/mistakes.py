@@ -1,0 +1,255 @@
+"""``method="mistakes"``: the mistakes mechanism with a propose-test-release guard (spec 01, 1.6).
+
+Privacy statement
+-----------------
+S^(0) = S_1 (the certified best support); S^(i) = argmin {R(S): |S \\ S^(0)| = i} for
+i = 1..min(s, p - s).  Block P_i (supports with exactly i mistakes) has
+m_i = C(s, i) C(p - s, i) members, every one scored R(S^(i)).  Draw block i with
+log-weight log m_i - eps R(S^(i)) / (2 Delta) and return a *uniform element* of P_i.
+
+Seed 000, Theorem 2 (reconstructed from its proof): when the gap g = R(S_2) - R(S_1)
+exceeds 2 Delta every neighbour has the same S^(0), the blocks coincide and each block
+score moves by at most Delta, so the mechanism is eps-DP for that pair.  The guarantee is
+*conditional* on the gap.  Solver slack tau = tolerance * Delta inflates eps to
+eps_eff = eps (1 + 2 tolerance) (spec 02, section 2.4).
+
+* ``guard="ptr"`` (default): propose-test-release (:mod:`dpstats.mechanisms.ptr`).  The
+  certified gap g_c (lower bound of the best support with at least one mistake minus the
+  exact value of S^(0)) lies in [g - tau, g], so it moves by at most 2 Delta + tau per
+  neighbour step, and d(D) = max(0, (g_c - 2 Delta - 2 tau) / (2 Delta + tau)) is a
+  1-Lipschitz lower bound on the distance to the unsafe set {g <= 2 Delta + 2 tau}.  With
+  eps_t = ptr_share * eps (default 0.2) and eps_m = eps - eps_t: if
+  d + Laplace(1/eps_t) > ln(1/(2 delta)) / eps_t run mistakes with eps_m, otherwise the
+  (always private) top-R mechanism with eps_m.  Total (eps_t + eps_m (1 + 2 tolerance),
+  delta)-DP; delta defaults to 1e-6 (public, fixed before the data; a fixed constant
+  rather than 1/n^2 because the cost must be known before n is read).  The branch is
+  released and recorded.
+* ``guard="none"``: the paper's conditional guarantee; the ledger says so.
+
+Deviation from the 000 reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
+itself when block i is drawn.  That output depends on the data through S^(i) and is not
+the exponential mechanism Theorem 2 analyses; we return a uniform element of P_i (every
+S in P_i is scored R(S^(i))), as the paper defines it.
+
+References
+----------
+Seed 000, section 2.1.2, Theorem 2 and Appendix A.4; Dwork and Lei (2009).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+
+import numpy as np
+from scipy.special import comb, gammaln, logsumexp
+
+from ..errors import InvalidArgumentError, InvalidTypeError
+from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_threshold
+from ..methods import Method, MethodOutcome
+from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from . import top_r as _top_r
+from .exhaustive import log_n_supports
+from .top_r import ExactScores, _check_common, inflated_epsilon, make_engine, sensitivity_of
+
+DEFAULT_GUARD = "ptr"
+DEFAULT_DELTA = 1e-6
+DEFAULT_PTR_SHARE = 0.2
+
+
+def check_options(options, context):
+    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate"))
+    out.update(guard=DEFAULT_GUARD, delta=DEFAULT_DELTA, ptr_share=DEFAULT_PTR_SHARE)
+    if "guard" in options:
+        g = options["guard"]
+        if not isinstance(g, str) or g not in ("ptr", "none"):
+            raise InvalidArgumentError(f"guard must be 'ptr' (propose-test-release) or 'none'; got {g!r}.")
+        out["guard"] = g
+    for key in ("delta", "ptr_share"):
+        if key in options:
+            v = options[key]
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise InvalidTypeError(f"{key} must be a number in (0, 1); got {v!r}.")
+            if not 0 < float(v) < (0.5 if key == "delta" else 1):
+                raise InvalidArgumentError(f"{key} must be in (0, {0.5 if key == 'delta' else 1}); got {v!r}.")
+            out[key] = float(v)
+    return out
+
+
+def split_budget(epsilon, options):
+    """(eps_t, eps_m) of the PTR guard."""
+    eps_t = options["ptr_share"] * epsilon
+    return eps_t, epsilon - eps_t
+
+
+def selection_cost(epsilon, options, context):
+    if math.isinf(epsilon):
+        return math.inf, 0.0
+    if options["guard"] == "none":
+        return inflated_epsilon(epsilon, options["tolerance"]), 0.0
+    eps_t, eps_m = split_budget(epsilon, options)
+    return eps_t + inflated_epsilon(eps_m, options["tolerance"]), options["delta"]
+
+
+def log_block_sizes(p, s):
+    """log m_i = log C(s, i) + log C(p - s, i), i = 0..min(s, p - s)."""
+    i = np.arange(min(s, p - s) + 1)
+    lc = lambda a, b: gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)  # noqa: E731
+    return lc(s, i) + lc(p - s, i)
+
+
+def mistakes_log_weights(block_values, p, s, epsilon, sensitivity):
+    """log m_i - eps R(S^(i)) / (2 Delta) for i = 0..min(s, p - s)."""
+    return log_block_sizes(p, s) - epsilon * np.asarray(block_values, dtype=np.float64) / (2.0 * sensitivity)
+
+
+def mistakes_output_log_probabilities(all_supports, all_values, p, s, epsilon, sensitivity):
+    """Exact log P(S) over every support (the audit oracle): P(block i) / m_i."""
+    order = np.lexsort((np.arange(all_values.size), all_values))
+    anchor = all_supports[order[0]]
+    in0 = np.zeros(p, dtype=bool)
+    in0[anchor] = True
+    count = (~in0[all_supports]).sum(axis=1)
+    blocks = np.array([all_values[count == i].min() for i in range(min(s, p - s) + 1)])
+    logw = mistakes_log_weights(blocks, p, s, epsilon, sensitivity)
+    logp_block = logw - logsumexp(logw)
+    return logp_block[count] - log_block_sizes(p, s)[count]
+
+
+def draw_from_block(anchor, i, p, rng):
+    """A uniform support with exactly i mistakes from ``anchor``.
+
+    Drop a uniform i-subset of the anchor and add a uniform i-subset of its complement
+    (this, not S^(i) itself, is what the analysed mechanism returns; see module notes).
+    """
+    anchor = np.asarray(sorted(anchor), dtype=np.int64)
+    outside = np.setdiff1d(np.arange(p), anchor)
+    drop = rng.sample_without_replacement(anchor.size, i)
+    add = rng.sample_without_replacement(outside.size, i)
+    keep = np.delete(anchor, drop)
+    return tuple(int(j) for j in np.sort(np.concatenate([keep, outside[add]])))
+
+
+def sample_mistakes(anchor, block_values, p, s, epsilon, sensitivity, rng):
+    """One draw of the mistakes mechanism: a block, then a uniform element of it."""
+    i = rng.categorical_log(mistakes_log_weights(block_values, p, s, epsilon, sensitivity))
+    return tuple(anchor) if i == 0 else draw_from_block(anchor, i, p, rng)
+
+
+def certified_blocks(task, tau):
+    """Anchor S^(0), block supports and values, per-block lower bounds, info, engine."""
+    p, s = len(task.terms), task.size
+    log_n = log_n_supports(p, s)
+    n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
+    if n_sup is not None and n_sup <= task.options["max_enumerate"]:
+        exact = ExactScores(task.stats, s, task.ridge, task.radius)
+        (anchor,), (v0,) = exact.top(1)
+        blocks = exact.mistakes(anchor)
+        sups = [anchor] + [b[0] for b in blocks]
+        vals = np.array([v0] + [b[1] for b in blocks])
+        return sups, vals, vals[1:].copy(), {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"}
+    engine = make_engine(task, tau)
+    best = engine.best()
+    certs = engine.mistakes(best.support)
+    sups = [best.support] + [c.support for c in certs]
+    vals = np.array([best.value] + [c.value for c in certs])
+    lbs = np.array([c.lower_bound for c in certs])
+    info = {"path": "certified outer approximation on CBC", "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
+            "block_gaps_achieved": [float(v - lb) for v, lb in zip(vals[1:], lbs)],
+            "best_gap_achieved": float(best.value - best.lower_bound), "solver": engine.stats.as_dict()}
+    return sups, vals, lbs, info
+
+
+def run(task) -> MethodOutcome:
+    s, p = task.size, len(task.terms)
+    opts = task.options
+    delta_s = sensitivity_of(task)
+    tau = opts["tolerance"] * delta_s
+    eps = task.epsilon
+    sups, vals, lbs, info = certified_blocks(task, tau)
+    anchor = sups[0]
+    details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
+               "tau_relative_to_delta": opts["tolerance"], "n_blocks": len(vals), "loss": "least squares",
+               "path": info["path"]}
+    gap_cert = float(np.min(lbs) - vals[0]) if lbs.size else math.inf
+    curator = {
+        "best_support": [task.terms[j] for j in anchor],
+        "best_objective": float(vals[0]),
+        "block_supports S^(i)": [[task.terms[j] for j in sp] for sp in sups],
+        "block_objectives R(S^(i))": [float(v) for v in vals],
+        "sensitivity": delta_s,
+        "gap (certified lower bound)": gap_cert,
+        "2 delta": 2 * delta_s,
+        "gap_over_2delta": gap_cert / (2 * delta_s),
+        "tau_hat (empirical margin)": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals))))
+        if len(vals) > 1 else math.inf,
+        "sigma2_hat": float(vals[0]) / max(task.stats.n - s, 1),
+        "certificate": info,
+    }
+
+    if math.isinf(eps):
+        entry = LedgerEntry(mechanism="certified best subset (epsilon = inf, not private)", epsilon=math.inf,
+                            released={"support": [task.terms[j] for j in anchor]}, details=details)
+        return MethodOutcome(support=np.array(anchor, dtype=np.int64), entries=[entry], curator=curator)
+
+    entries, released = [], {}
+    if opts["guard"] == "ptr":
+        eps_t, eps_m = split_budget(eps, opts)
+        dist = max(0.0, (gap_cert - 2 * delta_s - 2 * tau) / (2 * delta_s + tau))
+        passed, noisy = propose_test_release(dist, eps_t, opts["delta"], task.rng)
+        branch = "mistakes" if passed else "top_r"
+        released["guard_branch"] = branch
+        entries.append(LedgerEntry(
+            mechanism="propose-test-release: gap test for the mistakes mechanism",
+            epsilon=eps_t, delta=opts["delta"], neighbours=REPLACE_ONE, released={"guard_branch": branch},
+            details={"epsilon_test": eps_t, "epsilon_mechanism": eps_m, "ptr_share": opts["ptr_share"],
+                     "threshold": ptr_threshold(eps_t, opts["delta"]), "distance_sensitivity": 1.0,
+                     "distance": "max(0, (g_c - 2 Delta - 2 tau) / (2 Delta + tau))"},
+        ))
+        curator.update({"ptr_distance": dist, "ptr_noisy_distance": noisy,
+                        "ptr_pass_probability": ptr_pass_probability(dist, eps_t, opts["delta"]),
+                        "guard_branch": branch})
+        if not passed:
+            sub = dataclasses.replace(task, epsilon=eps_m, options={**opts, "max_tries": None})
+            out = _top_r.run(sub)
+            curator["fallback (top_r)"] = out.curator
+            return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
+                                 released=released, caveats=out.caveats)
+        eps_run = eps_m
+        caveats = ()
+    else:
+        eps_run = eps
+        caveats = ("eps-DP only if the gap exceeds 2 Delta (000 Theorem 2); not privately verified",)
+
+    logw = mistakes_log_weights(vals, p, s, eps_run, delta_s)
+    logp = logw - logsumexp(logw)
+    chosen = sample_mistakes(anchor, vals, p, s, eps_run, delta_s, task.rng)
+    entries.append(LedgerEntry(
+        mechanism="mistakes mechanism (uniform element of the drawn block)",
+        epsilon=inflated_epsilon(eps_run, opts["tolerance"]), neighbours=REPLACE_ONE,
+        released={"support": [task.terms[j] for j in chosen]},
+        caveats=caveats + (f"certified blocks within solver slack tau = {tau:.4g}; epsilon inflated to "
+                           "eps (1 + 2 tau / Delta)",),
+        details={**details, "nominal_epsilon": eps_run},
+    ))
+    log_m = log_block_sizes(p, s)
+    curator["block_probabilities"] = [float(np.exp(x)) for x in logp]
+    curator["probability_best"] = float(np.exp(logp[0]))
+    if len(vals) > 1 and curator["tau_hat (empirical margin)"] > 0:
+        t_hat = curator["tau_hat (empirical margin)"]
+        ii = np.arange(1, len(vals))
+        curator["bound P(exponential mechanism != S_1)"] = float(np.exp(logsumexp(
+            log_m[1:] - eps_run * ii * t_hat / (2 * delta_s))))
+    return MethodOutcome(support=np.array(chosen, dtype=np.int64), entries=entries, curator=curator,
+                         released=released)
+
+
+METHOD = Method(
+    name="mistakes",
+    title="mistakes mechanism over certified block minimisers (MIP on CBC)",
+    run=run,
+    size_argument="s",
+    option_names=("tolerance", "time_limit", "max_enumerate", "guard", "delta", "ptr_share"),
+    check_options=check_options,
+    selection_cost=selection_cost,
+)

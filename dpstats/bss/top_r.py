@@ -1,0 +1,331 @@
+"""``method="top_r"``: the top-R mechanism on certified best supports (spec 01, section 1.5).
+
+Privacy statement
+-----------------
+Let N = C(p, s) and S_1..S_R the R best supports (ascending R(S), ties lexicographic).
+Draw a with log-weights w_k = -eps R(S_k) / (2 Delta) (k <= R) and
+w_{R+1} = log(N - R) - eps R(S_R) / (2 Delta); return S_a, or for a = R + 1 a uniform
+support outside the top R (uniform draws from all supports, rejected while inside).
+With unlimited retries (the default) this *is* the exponential mechanism on
+Rhat(S) = R(S) for the top R and R(S_R) otherwise, whose sensitivity is Delta (seed 002,
+Lemmas A.1-A.2): eps-DP.  The list comes from the certified MIP engine
+(:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta, which makes
+Rhat's sensitivity Delta + 2 tau (spec 02, section 2.4): the ledger charges
+eps_eff = eps (1 + 2 tolerance) and records tau.  With ``max_tries=T`` the mechanism is
+(eps', 0)-DP, eps' = log(e^eps_eff + gamma) - log(1 - q^T), q = R / N,
+gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1) (seed 002, Theorem 1).
+
+When C(p, s) <= ``max_enumerate`` every support is scored exactly (tau = 0, the charge
+stays eps_eff because the cost is fixed before p is known); when R >= C(p, s) the exact
+exponential mechanism of :mod:`dpstats.bss.exhaustive` runs instead, with a note.
+
+Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``time_limit``
+(seconds, default None = no limit; reaching it raises SolverError and nothing is
+released), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5).
+
+References
+----------
+Lorenzo, Qian and Raskutti (seed 002), Algorithm 1, Theorem 1, Lemmas A.1-A.2;
+seed 000, section 2.1.1.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.special import comb, logsumexp
+
+from ..errors import InvalidArgumentError, InvalidTypeError
+from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
+from ..methods import Method, MethodOutcome
+from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .engine import OuterApproximationEngine
+from .exhaustive import curator_summary, log_n_supports, score_all_supports
+from .gram import GramSource, MatrixFreeSource
+from .objective import RidgeBallObjective, least_squares_sensitivity
+
+DEFAULT_TOLERANCE = 5e-4
+DEFAULT_MAX_ENUMERATE = 10**5
+#: Above this many columns the engine works matrix-free (spec 02, section 2.5).
+MATRIX_FREE_ABOVE = 3000
+
+
+# ---------------------------------------------------------------- options and cost
+def _check_common(options, allowed):
+    out = {"tolerance": DEFAULT_TOLERANCE, "time_limit": None, "max_enumerate": DEFAULT_MAX_ENUMERATE}
+    for key, value in options.items():
+        if key not in allowed:
+            continue
+        if key == "tolerance":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise InvalidTypeError(f"tolerance must be a number (tau as a fraction of Delta); got {value!r}.")
+            if not (0 < float(value) <= 0.1):
+                raise InvalidArgumentError(f"tolerance must be in (0, 0.1]; got {value!r}.")
+            out[key] = float(value)
+        elif key == "time_limit":
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                    raise InvalidTypeError(f"time_limit must be a number of seconds or None; got {value!r}.")
+                if not float(value) > 0:
+                    raise InvalidArgumentError(f"time_limit must be > 0 seconds; got {value!r}.")
+                value = float(value)
+            out[key] = value
+        elif key == "max_enumerate":
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidTypeError(f"max_enumerate must be an integer; got {value!r}.")
+            if value < 1:
+                raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
+            out[key] = int(value)
+    return out
+
+
+def check_options(options, context):
+    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate"))
+    out["max_tries"] = None
+    if "max_tries" in options and options["max_tries"] is not None:
+        value = options["max_tries"]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise InvalidTypeError(f"max_tries must be a positive integer or None (unlimited); got {value!r}.")
+        if value < 1:
+            raise InvalidArgumentError(f"max_tries must be >= 1; got {value}.")
+        bounds = context.get("bounds")
+        if not isinstance(bounds, tuple):
+            raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
+        out["max_tries"] = int(value)
+    return out
+
+
+def inflated_epsilon(epsilon, tolerance):
+    """eps_eff = eps (1 + 2 tau / Delta) with tau = tolerance * Delta (spec 02, section 2.4)."""
+    return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
+
+
+def retry_cap_epsilon(epsilon, R, log_n, T, n, b_y, sensitivity):
+    """eps' of the retry-capped top-R mechanism (seed 002, Theorem 1), in logs.
+
+    eps' = log(e^eps + gamma) - log(1 - q^T), q = R / N,
+    gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1).
+    """
+    log_gamma = T * math.log(R) + epsilon * n * b_y**2 / (2.0 * sensitivity) - (T - 1) * log_n
+    log_q = math.log(R) - log_n
+    return float(logsumexp([epsilon, log_gamma])) - math.log1p(-math.exp(T * log_q))
+
+
+def selection_cost(epsilon, options, context):
+    eps_eff = inflated_epsilon(epsilon, options["tolerance"])
+    if options.get("max_tries") is not None and not math.isinf(epsilon):
+        n, p = context.get("n_rows"), context.get("n_candidates")
+        if n is None or p is None:
+            raise InvalidArgumentError(
+                "max_tries: this version of dp_select does not pass the public n and p to the cost "
+                "computation, so eps' cannot be charged before data access; use the default unlimited retries.")
+        b_x, b_y = context["bounds"]
+        s = context["size"]
+        delta = least_squares_sensitivity(b_x, b_y, context["radius"], s, context.get("intercept", True))
+        return retry_cap_epsilon(eps_eff, context["R"], log_n_supports(p, s), options["max_tries"], n, b_y,
+                                 delta), 0.0
+    return eps_eff, 0.0
+
+
+# ---------------------------------------------------------------- shared machinery
+def sensitivity_of(task):
+    return least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, task.size, task.data.intercept)
+
+
+def make_engine(task, tau):
+    """The certified engine for a task: Gram path, or matrix-free above MATRIX_FREE_ABOVE columns."""
+    opts = task.options
+    kwargs = dict(time_limit=opts.get("time_limit"), verbose=task.verbose)
+    if len(task.terms) > MATRIX_FREE_ABOVE:
+        source = MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.data.intercept)
+    else:
+        source = GramSource(task.stats)
+    return OuterApproximationEngine(source, task.size, task.ridge, task.radius, tau, **kwargs)
+
+
+class ExactScores:
+    """Every support scored exactly (the small-problem path and the test oracle)."""
+
+    def __init__(self, stats, s, ridge, radius):
+        self.p = int(stats.candidates.size)
+        objective = RidgeBallObjective(stats, ridge, radius)
+        self.supports, self.values = score_all_supports(objective, s)
+        # lexicographic enumeration order breaks ties (spec 01, section 1.5)
+        self.order = np.lexsort((np.arange(self.values.size), self.values))
+
+    def top(self, R):
+        idx = self.order[:R]
+        return [tuple(int(j) for j in self.supports[k]) for k in idx], self.values[idx]
+
+    def mistakes(self, anchor):
+        anchor = set(anchor)
+        in0 = np.zeros(self.p, dtype=bool)
+        in0[list(anchor)] = True
+        count = (~in0[self.supports]).sum(axis=1)
+        out = []
+        p = self.p
+        for i in range(1, min(len(anchor), p - len(anchor)) + 1):
+            vals = np.where(count == i, self.values, np.inf)
+            k = int(np.argmin(vals))
+            out.append((tuple(int(j) for j in self.supports[k]), float(self.values[k])))
+        return out
+
+
+def top_r_log_weights(values, log_n, epsilon, sensitivity):
+    """Log-weights of a in 1..R+1 (spec 01, section 1.5), in log space."""
+    values = np.asarray(values, dtype=np.float64)
+    R = values.size
+    scale = epsilon / (2.0 * sensitivity)
+    rest = log_n + math.log1p(-math.exp(math.log(R) - log_n))  # log(N - R)
+    return np.concatenate([-scale * values, [rest - scale * values[-1]]])
+
+
+def top_r_output_log_probabilities(all_supports, all_values, R, epsilon, sensitivity, order=None):
+    """Exact log P(S) of the top-R mechanism (unlimited retries) over every support.
+
+    The audit oracle: P(S_k) = P(a = k) for the top R; P(a = R + 1) / (N - R) elsewhere.
+    """
+    if order is None:
+        order = np.lexsort((np.arange(all_values.size), all_values))
+    N = all_values.size
+    logw = top_r_log_weights(all_values[order[:R]], math.log(N), epsilon, sensitivity)
+    logp_a = logw - logsumexp(logw)
+    out = np.full(N, logp_a[-1] - math.log(N - R))
+    out[order[:R]] = logp_a[:R]
+    return out
+
+
+def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
+    """Uniform s-subsets of range(p) drawn until one is not in ``excluded`` (sorted tuple).
+
+    Returns (support, tries, succeeded); after ``max_tries`` failures the last draw is
+    returned (seed 002, Algorithm 1, procedure M_0).
+    """
+    tries = 0
+    while True:
+        tries += 1
+        cand = tuple(int(j) for j in rng.sample_without_replacement(p, s))
+        if cand not in excluded:
+            return cand, tries, True
+        if max_tries is not None and tries >= max_tries:
+            return cand, tries, False
+
+
+def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
+    """One draw of the top-R mechanism (seed 002, Algorithm 1) from a certified list.
+
+    Returns (support, uniform draws used outside the list).
+    """
+    logw = top_r_log_weights(vals, log_n_supports(p, s), epsilon, sensitivity)
+    a = rng.categorical_log(logw)
+    if a < len(sups):
+        return tuple(sups[a]), 0
+    chosen, tries, _ = draw_uniform_outside(p, s, set(map(tuple, sups)), rng, max_tries)
+    return chosen, tries
+
+
+def certified_top(task, R, tau):
+    """(supports, values, certificate info, engine or None) of the R best supports."""
+    p, s = len(task.terms), task.size
+    n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
+    if n_sup is not None and n_sup <= task.options["max_enumerate"]:
+        exact = ExactScores(task.stats, s, task.ridge, task.radius)
+        sups, vals = exact.top(R)
+        return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
+    engine = make_engine(task, tau)
+    cert = engine.top(R)
+    info = {"path": "certified outer approximation on CBC", "lower_bound_outside_list": cert.lower_bound,
+            "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
+            "gap_achieved": float(cert.values[-1] - cert.lower_bound), "solver": engine.stats.as_dict()}
+    return cert.supports, np.asarray(cert.values), info, engine
+
+
+# ---------------------------------------------------------------- the method
+def run(task) -> MethodOutcome:
+    s, p, R = task.size, len(task.terms), int(task.R)
+    opts = task.options
+    delta = sensitivity_of(task)
+    tau = opts["tolerance"] * delta
+    eps = task.epsilon
+    eps_eff = inflated_epsilon(eps, opts["tolerance"])
+    log_n = log_n_supports(p, s)
+    n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
+    caveats = []
+    details = {"sensitivity": delta, "s": s, "R": R, "ridge": task.ridge, "radius": task.radius,
+               "nominal_epsilon": eps, "tau": tau, "tau_relative_to_delta": opts["tolerance"],
+               "log_n_supports": log_n, "loss": "least squares"}
+
+    if n_sup is not None and R >= n_sup:
+        # R >= C(p, s): the top-R mechanism is the exact exponential mechanism.
+        objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
+        supports, values = score_all_supports(objective, s)
+        index = sample_exponential(values, eps, delta, task.rng)
+        chosen = supports[index]
+        logp = exponential_log_probabilities(values, eps, delta)
+        note = f"R={R} >= C({p}, {s}) = {n_sup}: ran the exact exponential mechanism over all supports instead"
+        entry = LedgerEntry(mechanism="exponential mechanism over all supports (top_r fallback, R >= C(p, s))",
+                            epsilon=eps_eff, neighbours=REPLACE_ONE,
+                            released={"support": [task.terms[j] for j in chosen]},
+                            caveats=(note,), details={**details, "n_supports": n_sup, "tau": 0.0,
+                                                      "charged_as": "eps (1 + 2 tolerance), fixed before p was known"})
+        curator = curator_summary(task.terms, supports, values, logp, delta, task.stats.n, s)
+        curator["method_detail"] = note
+        return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator, caveats=[note])
+
+    sups, vals, info, _ = certified_top(task, R, tau)
+    if math.isinf(eps):
+        chosen, tries = sups[0], 0
+        logp_a = np.full(R + 1, -np.inf)
+        logp_a[0] = 0.0
+    else:
+        logw = top_r_log_weights(vals, log_n, eps, delta)
+        logp_a = logw - logsumexp(logw)
+        chosen, tries = sample_top_r(sups, vals, p, s, eps, delta, task.rng, opts.get("max_tries"))
+    charged = eps_eff
+    if opts.get("max_tries") is not None and not math.isinf(eps):
+        charged = retry_cap_epsilon(eps_eff, R, log_n, opts["max_tries"], task.stats.n, task.data.b_y, delta)
+        details["max_tries"] = opts["max_tries"]
+        details["epsilon_retry_cap"] = charged
+    conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
+                  "epsilon inflated to eps (1 + 2 tau / Delta)",)
+    entry = LedgerEntry(mechanism=f"top-R mechanism (R = {R}) over certified best supports",
+                        epsilon=charged, neighbours=REPLACE_ONE,
+                        released={"support": [task.terms[j] for j in chosen]}, caveats=conditions,
+                        details={**details, "path": info["path"]})
+    curator = _curator(task, sups, vals, logp_a, delta, info, tau)
+    curator["outside_top_r_draws"] = tries
+    return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
+                         caveats=caveats)
+
+
+def _curator(task, sups, vals, logp_a, delta, info, tau):
+    R = len(sups)
+    top = min(R, 20)
+    gap = float(vals[1] - vals[0]) if R > 1 else math.inf
+    return {
+        "best_support": [task.terms[j] for j in sups[0]],
+        "best_objective": float(vals[0]),
+        "probability_best (P(a = 1), a lower bound on P(output = S_1))": float(np.exp(logp_a[0])),
+        "probability_outside_top_R": float(np.exp(logp_a[-1])),
+        "P(a) (first entries)": [float(np.exp(x)) for x in logp_a[:top]],
+        "top_supports": [{"support": [task.terms[j] for j in sups[k]], "objective": float(vals[k]),
+                          "probability": float(np.exp(logp_a[k]))} for k in range(top)],
+        "sensitivity": delta,
+        "gap": gap,
+        "gap_over_2delta": gap / (2 * delta),
+        "sigma2_hat": float(vals[0]) / max(task.stats.n - task.size, 1),
+        "tau": tau,
+        "certificate": info,
+    }
+
+
+METHOD = Method(
+    name="top_r",
+    title="top-R mechanism over certified best supports (MIP on CBC)",
+    run=run,
+    size_argument="s",
+    option_names=("tolerance", "time_limit", "max_tries", "max_enumerate"),
+    check_options=check_options,
+    selection_cost=selection_cost,
+)

@@ -1,0 +1,135 @@
+"""The certified MIP engine against brute force (spec 02; issue 3 oracle tests)."""
+import math
+
+import numpy as np
+import pytest
+
+from dpstats.bss.engine import OuterApproximationEngine
+from dpstats.bss.exhaustive import enumerate_supports
+from dpstats.bss.gram import GramSource, MatrixFreeSource, swap_neighbour_values
+from dpstats.bss.objective import RidgeBallObjective, SufficientStats
+from dpstats.errors import InvalidArgumentError, SolverError
+
+
+def instance(seed, n=60, p=10, s=3, rho=0.3, snr=2.0, intercept=False, bx=1.0, by=2.0):
+    rng = np.random.default_rng(seed)
+    cov = rho ** np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
+    X = np.clip(rng.multivariate_normal(np.zeros(p), cov, size=n), -bx, bx)
+    beta = np.zeros(p)
+    beta[rng.choice(p, s, replace=False)] = 1.0
+    signal = X @ beta
+    noise = rng.normal(size=n)
+    noise *= np.linalg.norm(signal) / (np.linalg.norm(noise) * math.sqrt(snr))
+    y = np.clip(signal + noise, -by, by)
+    Xf = np.hstack([np.full((n, 1), min(1.0, bx)), X]) if intercept else X
+    return SufficientStats.from_arrays(Xf, y, intercept), Xf, y
+
+
+def brute(stats, s, lam, r):
+    obj = RidgeBallObjective(stats, lam, r)
+    p = stats.candidates.size
+    sups = enumerate_supports(p, s)
+    vals = obj.values(obj.full_support(stats.candidates[sups]))
+    order = np.lexsort((np.arange(vals.size), vals))
+    return sups, vals, order
+
+
+def check_against_brute(stats, s, lam, r, R, tau=1e-6):
+    sups, vals, order = brute(stats, s, lam, r)
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, tau)
+    best = eng.best()
+    assert best.value <= vals[order[0]] + tau
+    assert best.lower_bound <= vals[order[0]] + 1e-9  # never above an exact feasible value
+    assert best.value == pytest.approx(RidgeBallObjective(stats, lam, r).values(
+        RidgeBallObjective(stats, lam, r).full_support(stats.candidates[np.array([best.support])]))[0], abs=1e-9)
+    R = min(R, vals.size - 1)
+    top = eng.top(R)
+    assert np.allclose(top.values, vals[order[:R]], atol=tau)
+    assert top.lower_bound <= vals[order[R]] + 1e-9
+    listed = {tuple(x) for x in top.supports}
+    outside = np.array([tuple(x) not in listed for x in sups.tolist()])
+    assert vals[outside].min() >= top.values[-1] - tau  # the certificate holds
+    anchor = set(best.support)
+    count = np.array([len(set(row) - anchor) for row in sups.tolist()])
+    mis = eng.mistakes()
+    assert len(mis) == min(s, stats.candidates.size - s)
+    for i, c in enumerate(mis, 1):
+        assert len(set(c.support) - anchor) == i
+        assert c.value <= vals[count == i].min() + tau
+        assert c.lower_bound <= vals[count == i].min() + 1e-9
+    return eng
+
+
+FAST_CASES = [
+    # seed, p, s, rho, snr, lam, r, intercept
+    (0, 8, 2, 0.1, 5.0, 20.0, 1.1, False),   # ball active (r small vs coefficients)
+    (1, 10, 3, 0.5, 1.0, 10.0, 10.0, True),  # ball inactive
+    (2, 12, 1, 0.1, 5.0, 5.0, 0.5, False),
+    (3, 9, 4, 0.7, 0.5, 30.0, 2.0, True),
+    (4, 14, 2, 0.0, 10.0, 50.0, 0.3, True),
+    (5, 11, 3, 0.3, 2.0, 8.0, 100.0, False),
+]
+
+
+@pytest.mark.parametrize("case", FAST_CASES)
+def test_engine_matches_brute_force(case):
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    check_against_brute(stats, s, lam, r, R=10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(30))
+def test_engine_matches_brute_force_many(seed):
+    rng = np.random.default_rng(1000 + seed)
+    p = int(rng.integers(5, 17))
+    s = int(rng.integers(1, min(4, p - 1) + 1))
+    stats, _, _ = instance(seed, p=p, s=s, rho=float(rng.choice([0.0, 0.3, 0.8])),
+                           snr=float(rng.choice([0.5, 2.0, 10.0])), intercept=bool(seed % 2))
+    check_against_brute(stats, s, float(rng.choice([1.0, 10.0, 100.0])), float(rng.choice([0.3, 1.1, 50.0])), R=20)
+
+
+def test_cuts_are_under_estimators():
+    stats, _, _ = instance(7, p=9, s=3, intercept=True)
+    lam, r = 3.0, 1.1
+    sups, vals, _ = brute(stats, 3, lam, r)
+    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6)
+    for k in [0, 5, 40]:
+        const, coef = eng.cut(tuple(sups[k]))
+        z = np.zeros((sups.shape[0], 9))
+        np.put_along_axis(z, sups, 1.0, axis=1)
+        lower = const + z @ coef
+        assert np.all(lower <= vals + 1e-8 * (1 + np.abs(vals)))
+        assert lower[k] == pytest.approx(vals[k], rel=1e-10)  # tight at its own support
+
+
+def test_matrix_free_equals_gram():
+    stats, Xf, y = instance(8, n=80, p=12, s=3, intercept=True)
+    g, m = GramSource(stats), MatrixFreeSource(Xf, y, True)
+    sup = np.array([0, 2, 5, 9])
+    a = swap_neighbour_values(g, sup, [1, 2, 3], [1, 3, 4, 6], 2.0, 1.1)
+    b = swap_neighbour_values(m, sup, [1, 2, 3], [1, 3, 4, 6], 2.0, 1.1)
+    assert np.allclose(a[2], b[2], rtol=1e-10)
+    # against the canonical objective
+    obj = RidgeBallObjective(stats, 2.0, 1.1)
+    full = np.broadcast_to(sup, (a[0].size, 4)).copy()
+    full[np.arange(a[0].size), a[0]] = a[1]
+    assert np.allclose(obj.values(full), a[2], rtol=1e-10)
+    e1 = OuterApproximationEngine(g, 3, 2.0, 1.1, 1e-6).top(5)
+    e2 = OuterApproximationEngine(m, 3, 2.0, 1.1, 1e-6).top(5)
+    assert e1.supports == e2.supports
+
+
+def test_time_limit_raises():
+    stats, _, _ = instance(9, n=200, p=40, s=5, snr=0.2)
+    eng = OuterApproximationEngine.from_stats(stats, 5, 0.1, 1.1, 1e-5, time_limit=0.05)
+    with pytest.raises(SolverError, match="time_limit"):
+        eng.best()
+        eng.top(50)
+        eng.mistakes()
+
+
+def test_needs_positive_ridge():
+    stats, _, _ = instance(10)
+    with pytest.raises(InvalidArgumentError):
+        OuterApproximationEngine.from_stats(stats, 3, 0.0, 1.0, 1e-6)

@@ -1,0 +1,163 @@
+"""method="mistakes": audits, sampling, PTR guard, ledger (spec 01 1.6, 05 5.6)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from scipy.special import comb, logsumexp
+
+import dpstats
+from dpstats.bss import mistakes as M
+from dpstats.bss import top_r as T
+from dpstats.bss.exhaustive import enumerate_supports
+from dpstats.errors import InvalidArgumentError
+from dpstats.mechanisms.ptr import ptr_pass_probability, ptr_threshold
+from dpstats.methods import SelectionTask
+from dpstats.privacy.bounds import ClippedData
+from dpstats.privacy.randomness import RandomSource
+
+FALSE_ALARM = 1e-3
+
+
+def strong_dataset(seed, n=200, p=7):
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, 1.0], size=(n, p)) * rng.uniform(0.7, 1.0, size=(n, p))
+    y = np.clip(0.5 * (X[:, 0] + X[:, 1]) + 0.05 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+def task_for(X, y, s, eps, options=None, seed=0, ridge=2.0, radius=1.1, R=5):
+    data = ClippedData(X=X, y=y, b_x=1.0, b_y=1.0, intercept=False)
+    opts = M.check_options(options or {}, {})
+    return SelectionTask(data=data, terms=[f"x{j}" for j in range(X.shape[1])], size=s, epsilon=eps,
+                         radius=radius, ridge=ridge, R=R, rng=RandomSource(seed), options=opts)
+
+
+def mistakes_distribution(X, y, s, eps):
+    """Exact output distribution of what mistakes runs (MIP path), with its certified gap."""
+    task = task_for(X, y, s, eps, {"max_enumerate": 1, "guard": "none"})
+    delta = T.sensitivity_of(task)
+    sups, vals, lbs, _ = M.certified_blocks(task, task.options["tolerance"] * delta)
+    p = X.shape[1]
+    allsup = enumerate_supports(p, s)
+    in0 = np.zeros(p, dtype=bool)
+    in0[list(sups[0])] = True
+    count = (~in0[allsup]).sum(axis=1)
+    logw = M.mistakes_log_weights(vals, p, s, eps, delta)
+    logp = logw - logsumexp(logw)
+    return logp[count] - M.log_block_sizes(p, s)[count], float(lbs.min() - vals[0]), delta
+
+
+def test_privacy_audit_mistakes_guard_none():
+    X, y = strong_dataset(1)
+    s, eps = 2, 1.0
+    eps_eff = T.inflated_epsilon(eps, T.DEFAULT_TOLERANCE)
+    base, gap, delta = mistakes_distribution(X, y, s, eps)
+    assert gap > 2 * delta  # the theorem's condition holds on D
+    rng = np.random.default_rng(5)
+    worst, checked = 0.0, 0
+    for k in range(8):
+        X2, y2 = X.copy(), y.copy()
+        i = int(rng.integers(X.shape[0]))
+        X2[i] = rng.choice([-1.0, 1.0], size=X.shape[1]) if k % 2 else np.clip(rng.normal(size=X.shape[1]), -1, 1)
+        y2[i] = rng.choice([-1.0, 1.0])
+        other, gap2, _ = mistakes_distribution(X2, y2, s, eps)
+        assert gap2 > 2 * delta
+        worst = max(worst, float(np.max(np.abs(base - other))))
+        checked += 1
+    assert checked == 8
+    assert worst <= eps_eff * (1 + 1e-9)
+    assert worst > 0.01 * eps
+
+
+def test_mistakes_matches_exact_oracle():
+    X, y = strong_dataset(2, p=8)
+    s, eps = 3, 0.7
+    mine, _, delta = mistakes_distribution(X, y, s, eps)
+    from dpstats.bss.objective import RidgeBallObjective, SufficientStats
+    stats = SufficientStats.from_arrays(X, y)
+    vals = RidgeBallObjective(stats, 2.0, 1.1).values(enumerate_supports(8, s))
+    oracle = M.mistakes_output_log_probabilities(enumerate_supports(8, s), vals, 8, s, eps, delta)
+    assert np.allclose(mine, oracle, atol=1e-6)
+    assert np.exp(logsumexp(oracle)) == pytest.approx(1.0)
+
+
+def test_sampler_uniform_within_block():
+    """Chi-square over all supports: block draw then a uniform element of the block."""
+    p, s, eps, delta = 6, 2, 1.0, 3.0
+    anchor = (1, 4)
+    block_values = np.array([10.0, 11.0, 12.5])
+    allsup = [tuple(r) for r in enumerate_supports(p, s).tolist()]
+    in0 = np.zeros(p, dtype=bool)
+    in0[list(anchor)] = True
+    count = np.array([(~in0[list(sp)]).sum() for sp in allsup])
+    logw = M.mistakes_log_weights(block_values, p, s, eps, delta)
+    exact = (logw - logsumexp(logw))[count] - M.log_block_sizes(p, s)[count]
+    assert np.exp(exact).sum() == pytest.approx(1.0)
+    rng = RandomSource(7)
+    draws = 20000
+    counts = np.zeros(len(allsup))
+    index = {sp: k for k, sp in enumerate(allsup)}
+    for _ in range(draws):
+        counts[index[M.sample_mistakes(anchor, block_values, p, s, eps, delta, rng)]] += 1
+    assert sps.chisquare(counts, draws * np.exp(exact)).pvalue > FALSE_ALARM
+    assert M.log_block_sizes(p, s)[2] == pytest.approx(math.log(comb(2, 2) * comb(4, 2)))
+
+
+def frame(strong, seed=0, n=400, p=6):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = (X[:, 0] + X[:, 2]) * 0.5 + 0.02 * rng.normal(size=n) if strong else 0.3 * rng.normal(size=n)
+    return pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j}" for j in range(p)])
+
+
+def test_ptr_branches_and_ledger():
+    eps = 20.0
+    strong = dpstats.dp_select("y ~ .", frame(True, n=3000), method="mistakes", epsilon=eps, s=2, bounds=(1.0, 1.0),
+                               random_state=3, signs=False, max_enumerate=1)
+    d = strong.curator["ptr_distance"]
+    eps_t = 0.2 * eps
+    assert ptr_pass_probability(d, eps_t, 1e-6) > 1 - 1e-9  # gap huge: branch must be mistakes
+    assert strong.release()["guard_branch"] == "mistakes"
+    e1, e2 = list(strong.ledger)
+    assert e1.epsilon == pytest.approx(eps_t) and e1.delta == 1e-6 and e1.released == {"guard_branch": "mistakes"}
+    assert e2.epsilon == pytest.approx(0.8 * eps * 1.001)
+    cost = M.selection_cost(eps, M.check_options({}, {}), {})
+    assert strong.ledger.total_epsilon == pytest.approx(cost[0]) and strong.ledger.total_delta == cost[1]
+
+    weak = dpstats.dp_select("y ~ .", frame(False), method="mistakes", epsilon=eps, s=2, bounds=(1.0, 1.0),
+                             random_state=3, signs=False, R=5)
+    assert weak.curator["ptr_distance"] == 0.0  # tiny gap
+    assert ptr_pass_probability(0.0, eps_t, 1e-6) == pytest.approx(1e-6)
+    assert weak.release()["guard_branch"] == "top_r"
+    e1, e2 = list(weak.ledger)
+    assert e1.released == {"guard_branch": "top_r"} and e2.mechanism.startswith("top-R")
+    assert e2.epsilon == pytest.approx(0.8 * eps * 1.001)
+    assert weak.ledger.total_delta == 1e-6
+
+
+def test_guard_none_records_condition_and_inf():
+    r = dpstats.dp_select("y ~ .", frame(True), method="mistakes", epsilon=1.0, s=2, bounds=(1.0, 1.0),
+                          random_state=3, guard="none")
+    entry = [e for e in r.ledger if e.mechanism.startswith("mistakes")][0]
+    assert any("not privately verified" in c for c in entry.caveats)
+    assert "2 delta" in r.curator and "block_probabilities" in r.curator
+    best = dpstats.dp_select("y ~ .", frame(True), method="mistakes", epsilon=math.inf, s=2, bounds=(1.0, 1.0))
+    assert best.support == ["x0", "x2"]
+
+
+def test_ptr_threshold_probability():
+    assert ptr_threshold(1.0, 1e-6) == pytest.approx(math.log(5e5))
+    rng = RandomSource(11)
+    from dpstats.mechanisms.ptr import propose_test_release
+    hits = sum(propose_test_release(10.0, 1.0, 1e-2, rng)[0] for _ in range(20000))
+    p = ptr_pass_probability(10.0, 1.0, 1e-2)
+    assert sps.binomtest(hits, 20000, p).pvalue > FALSE_ALARM
+
+
+def test_bad_options():
+    df = frame(True)
+    for bad in [{"guard": "maybe"}, {"guard": True}, {"delta": 0.0}, {"delta": 0.7}, {"ptr_share": 1.5}]:
+        with pytest.raises((InvalidArgumentError, TypeError)):
+            dpstats.dp_select("y ~ .", df, method="mistakes", epsilon=1.0, s=2, bounds=(1.0, 1.0), **bad)

@@ -1,0 +1,216 @@
+"""method="top_r": privacy audits, sampling tests, ledger, bad input (spec 01 1.5, 05 5.6)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from scipy.special import logsumexp
+
+import dpstats
+from dpstats.bss import top_r as T
+from dpstats.bss.exhaustive import enumerate_supports, log_n_supports
+from dpstats.bss.objective import RidgeBallObjective
+from dpstats.errors import InvalidArgumentError, InvalidTypeError, SolverError
+from dpstats.mechanisms.exponential import exponential_log_probabilities
+from dpstats.methods import SelectionTask
+from dpstats.privacy.bounds import ClippedData
+from dpstats.privacy.randomness import RandomSource
+
+FALSE_ALARM = 1e-3  # chi-square p-value threshold of the sampling tests
+
+
+def dataset(seed, n=25, p=7, s=2, bx=1.0, by=1.0):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(size=(n, p)), -bx, bx)
+    y = np.clip(X[:, :s].sum(axis=1) + 0.5 * rng.normal(size=n), -by, by)
+    return X, y
+
+
+def task_for(X, y, s, eps, R, options=None, intercept=False, seed=0, ridge=2.0, radius=1.1):
+    data = ClippedData(X=X, y=y, b_x=1.0, b_y=1.0, intercept=intercept)
+    opts = T.check_options(options or {}, {"bounds": (1.0, 1.0)})
+    return SelectionTask(data=data, terms=[f"x{j}" for j in range(X.shape[1])], size=s, epsilon=eps,
+                         radius=radius, ridge=ridge, R=R, rng=RandomSource(seed), options=opts)
+
+
+def neighbours(X, y, rng, count=6):
+    """Random and adversarial replace-one neighbours (records at the clipping bounds)."""
+    out = []
+    n, p = X.shape
+    for k in range(count):
+        X2, y2 = X.copy(), y.copy()
+        i = int(rng.integers(n))
+        if k % 2:
+            X2[i] = rng.choice([-1.0, 1.0], size=p)  # adversarial corner record
+            y2[i] = rng.choice([-1.0, 1.0])
+        else:
+            X2[i] = np.clip(rng.normal(size=p), -1, 1)
+            y2[i] = np.clip(rng.normal(), -1, 1)
+        out.append((X2, y2))
+    # the record that moves the scores most among corner records aligned with the best fit
+    X2, y2 = X.copy(), y.copy()
+    X2[0] = 1.0
+    y2[0] = -1.0
+    out.append((X2, y2))
+    return out
+
+
+def engine_distribution(X, y, s, eps, R, ridge=2.0, radius=1.1):
+    """Exact output distribution of what top_r runs: the engine's list + the Algorithm-1 weights."""
+    task = task_for(X, y, s, eps, R, {"max_enumerate": 1}, ridge=ridge, radius=radius)  # force the MIP path
+    delta = T.sensitivity_of(task)
+    sups, vals, _, _ = T.certified_top(task, R, task.options["tolerance"] * delta)
+    p = X.shape[1]
+    allsup = enumerate_supports(p, s)
+    logw = T.top_r_log_weights(vals, log_n_supports(p, s), eps, delta)
+    logp_a = logw - logsumexp(logw)
+    index = {tuple(r): k for k, r in enumerate(allsup.tolist())}
+    out = np.full(allsup.shape[0], logp_a[-1] - math.log(allsup.shape[0] - R))
+    for k, sp in enumerate(sups):
+        out[index[tuple(sp)]] = logp_a[k]
+    return out, delta
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_privacy_audit_top_r(eps):
+    X, y = dataset(1)
+    s, R = 2, 5
+    eps_eff = T.inflated_epsilon(eps, T.DEFAULT_TOLERANCE)
+    base, _ = engine_distribution(X, y, s, eps, R)
+    worst = 0.0
+    for X2, y2 in neighbours(X, y, np.random.default_rng(2)):
+        other, _ = engine_distribution(X2, y2, s, eps, R)
+        worst = max(worst, float(np.max(np.abs(base - other))))
+    assert worst <= eps_eff * (1 + 1e-9)
+    assert worst > 0.05 * eps  # the audit sees the data (it can fail)
+
+
+def test_top_r_equals_exponential_mechanism_on_rhat():
+    X, y = dataset(3, p=8, s=3)
+    s, R, eps = 3, 6, 1.5
+    task = task_for(X, y, s, eps, R)
+    obj = RidgeBallObjective(task.stats, task.ridge, task.radius)
+    allsup = enumerate_supports(8, s)
+    vals = obj.values(allsup)
+    order = np.lexsort((np.arange(vals.size), vals))
+    rhat = vals.copy()
+    rhat[order[R:]] = vals[order[R - 1]]
+    delta = T.sensitivity_of(task)
+    mine, _ = engine_distribution(X, y, s, eps, R)
+    assert np.allclose(mine, exponential_log_probabilities(rhat, eps, delta), atol=1e-6)
+    assert np.allclose(T.top_r_output_log_probabilities(allsup, vals, R, eps, delta),
+                       exponential_log_probabilities(rhat, eps, delta), atol=1e-12)
+
+
+def test_sampler_follows_exact_distribution():
+    """Chi-square over all 15 supports: categorical draw + uniform-outside-top-R rejection."""
+    X, y = dataset(4, p=6, s=2)
+    s, R, eps = 2, 4, 3.0
+    task = task_for(X, y, s, eps, R)
+    delta = T.sensitivity_of(task)
+    sups, vals, _, _ = T.certified_top(task, R, 0.0)
+    exact, _ = engine_distribution(X, y, s, eps, R)
+    allsup = [tuple(r) for r in enumerate_supports(6, s).tolist()]
+    rng = RandomSource(123)
+    draws = 20000
+    counts = np.zeros(len(allsup))
+    index = {sp: k for k, sp in enumerate(allsup)}
+    for _ in range(draws):
+        sp, _ = T.sample_top_r(sups, vals, 6, s, eps, delta, rng)
+        counts[index[tuple(sp)]] += 1
+    expected = draws * np.exp(exact)
+    assert np.all(expected > 5)
+    assert sps.chisquare(counts, expected).pvalue > FALSE_ALARM
+    # the outside part alone is uniform over the N - R supports outside the list
+    outside = [index[sp] for sp in allsup if sp not in set(sups)]
+    assert sps.chisquare(counts[outside]).pvalue > FALSE_ALARM
+
+
+def test_retry_cap_epsilon_formula():
+    eps, R, T_, n, by, delta = 1.0, 100, 3, 1000, 1.0, 15.0
+    log_n = log_n_supports(250, 7)
+    N = math.comb(250, 7)
+    q = R / N
+    gamma = R**T_ * math.exp(eps * n * by**2 / (2 * delta)) / N ** (T_ - 1)
+    direct = math.log(math.exp(eps) + gamma) - math.log(1 - q**T_)
+    assert T.retry_cap_epsilon(eps, R, log_n, T_, n, by, delta) == pytest.approx(direct, rel=1e-12)
+    assert T.retry_cap_epsilon(eps, R, log_n, T_, n, by, delta) >= eps
+    # log space: C(10^4, 10) and big n do not overflow
+    v = T.retry_cap_epsilon(1.0, 100, log_n_supports(10**4, 10), 2, 10**6, 1.0, 4.0)
+    assert math.isfinite(v)
+
+
+def test_max_tries_sampler_returns_last_draw():
+    rng = RandomSource(5)
+    excluded = {(0, 1), (0, 2), (1, 2)}  # everything of range(3) choose 2
+    sp, tries, ok = T.draw_uniform_outside(3, 2, excluded, rng, max_tries=4)
+    assert tries == 4 and not ok and sp in excluded
+
+
+def test_log_space_weights_large():
+    log_n = log_n_supports(10**4, 10)
+    assert log_n == pytest.approx(math.log(math.comb(10**4, 10)), rel=1e-12)
+    vals = np.linspace(100.0, 120.0, 100)
+    for eps in [1e-3, 1.0, 1e3]:
+        w = T.top_r_log_weights(vals, log_n, eps, 4.0)
+        assert np.all(np.isfinite(w))
+        lp = w - logsumexp(w)
+        assert np.exp(logsumexp(lp)) == pytest.approx(1.0)
+        idx = RandomSource(1).categorical_log(w)
+        assert 0 <= idx <= 100
+
+
+def frame(seed=0, n=60, p=6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X[:, 0] - X[:, 2] + 0.5 * rng.normal(size=n)
+    return pd.DataFrame(np.column_stack([y, X]), columns=["y"] + [f"x{j}" for j in range(p)])
+
+
+def test_dp_select_ledger_and_inf():
+    df = frame()
+    r = dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), R=5,
+                          random_state=1, max_enumerate=1)
+    entry = [e for e in r.ledger if e.mechanism.startswith("top-R")][0]
+    assert entry.epsilon == pytest.approx(0.9 * (1 + 2 * 5e-4))  # selection share 0.9 (10 % signs)
+    assert entry.details["tau"] == pytest.approx(5e-4 * entry.details["sensitivity"])
+    cost, _ = T.selection_cost(0.9, T.check_options({}, {}), {})
+    assert cost == pytest.approx(0.9 * 1.001)
+    best = dpstats.dp_select("y ~ .", df, method="top_r", epsilon=math.inf, s=2, bounds=(1.0, 1.0), R=5)
+    assert best.support == ["x0", "x2"]
+    assert "probability_best (P(a = 1), a lower bound on P(output = S_1))" in r.curator
+
+
+def test_R_at_least_n_supports_falls_back_to_exact():
+    df = frame(p=5)
+    r = dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), R=10, random_state=2)
+    assert any("R=10 >= C(5, 2)" in c for c in r.ledger.caveats)
+
+
+def test_bad_input():
+    df = frame()
+    with pytest.raises(InvalidArgumentError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), R=0)
+    with pytest.raises(InvalidTypeError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), tolerance="small")
+    with pytest.raises(InvalidArgumentError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), tolerance=-1.0)
+    with pytest.raises(InvalidTypeError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), max_tries=2.5)
+    with pytest.raises(InvalidTypeError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1.0, 1.0), time_limit=True)
+    with pytest.raises(InvalidArgumentError):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds="auto", max_tries=3)
+
+
+def test_time_limit_releases_nothing():
+    rng = np.random.default_rng(3)
+    n, p = 200, 40
+    X = rng.normal(size=(n, p))
+    df = pd.DataFrame(np.column_stack([0.3 * X[:, :5].sum(1) + rng.normal(size=n), X]),
+                      columns=["y"] + [f"x{j}" for j in range(p)])
+    acc = dpstats.Accountant(epsilon=10.0)
+    with pytest.raises(SolverError, match="time_limit"):
+        dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=5, bounds=(1.0, 1.0), ridge=0.5,
+                          time_limit=0.01, accountant=acc)
