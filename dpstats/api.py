@@ -198,7 +198,11 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         raise InvalidArgumentError(
             f"unknown option(s) {unknown} for method {meth.name!r}; it accepts {list(meth.option_names) or 'none'}."
         )
-    context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds}
+    # n_rows, n_candidates and intercept are public under replace-one neighbours but known
+    # only once the formula is expanded; a method whose cost needs them returns a lower
+    # bound until then (see step 3).
+    context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds,
+               "n_rows": None, "n_candidates": None, "intercept": None}
     options = meth.check_options(method_options, context)
     response_type = meth.response_type(options)
     if response_type == "binary" and is_dask_dataframe(data):
@@ -211,11 +215,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
     sign_eps = sign_share * epsilon
     selection_eps = epsilon if math.isinf(epsilon) else epsilon - bounds_eps - sign_eps
-    sel_cost_eps, sel_cost_delta = meth.selection_cost(selection_eps, options, context)
-    planned = [bounds_eps, sel_cost_eps, sign_eps]
-    total_eps = float(sum((exact(x) for x in planned[1:]), exact(planned[0]))) if not math.isinf(epsilon) else math.inf
+    label = f"dp_select(method={meth.name!r})"
+    total_eps, sel_cost_delta = _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context)
     if accountant is not None:
-        accountant.check(total_eps, sel_cost_delta, label=f"dp_select(method={meth.name!r})")
+        accountant.check(total_eps, sel_cost_delta, label=label)
 
     # 3. The design; errors here charge nothing.
     eval_env = patsy.EvalEnvironment.capture(1)
@@ -235,6 +238,12 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         meth.check_size(frame.p, size, options)
     if meth.check_design is not None:
         meth.check_design(frame, size, options)
+    # The exact cost, now that the public shape of the design is known; a refusal here
+    # still charges nothing and no mechanism has run.
+    context.update(n_rows=frame.n_rows_input, n_candidates=frame.p, intercept=frame.intercept)
+    total_eps, sel_cost_delta = _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context)
+    if accountant is not None:
+        accountant.check(total_eps, sel_cost_delta, label=label)
     user_ridge = ridge
     if ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
@@ -243,7 +252,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
 
     # 4. Charge, then run the mechanisms.
     if accountant is not None:
-        accountant.charge(total_eps, sel_cost_delta, label=f"dp_select(method={meth.name!r})")
+        accountant.charge(total_eps, sel_cost_delta, label=label)
     ledger = Ledger(caveats=frame.caveats)
     if rng.seeded:
         ledger.caveat("seeded: reproducible, not for release")
@@ -255,7 +264,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
             ledger.add(entry)
     task = SelectionTask(data=clipped if clipped is not None else frame, terms=frame.terms, size=size,
                          epsilon=selection_eps, radius=radius, ridge=ridge, R=R, rng=rng, options=options,
-                         verbose=verbose)
+                         verbose=verbose, cost_context=dict(context))
     outcome = meth.run(task)
     for entry in outcome.entries:
         ledger.add(entry)
@@ -310,6 +319,14 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
                            terms=frame.terms, support=support, signs=signs_series, signs_private=signs_private,
                            ledger=ledger, public_call=public_call, released_extras=outcome.released,
                            curator=curator, intercept=frame.intercept)
+
+
+def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context):
+    """(total epsilon, delta) of the call, summed exactly, from public parameters only."""
+    sel_eps, sel_delta = meth.selection_cost(selection_eps, options, context)
+    if math.isinf(epsilon):
+        return math.inf, sel_delta
+    return float(exact(bounds_eps) + exact(sel_eps) + exact(sign_eps)), sel_delta
 
 
 def _public_bounds(bounds):

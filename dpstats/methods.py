@@ -103,6 +103,9 @@ class SelectionTask:
     rng: Any
     options: dict
     verbose: bool = False
+    #: The public context the call's cost was computed from (n_rows, n_candidates, ...):
+    #: a method that records its spending must use the same numbers.
+    cost_context: dict = field(default_factory=dict)
     _stats: Any = None
 
     @property

@@ -117,9 +117,9 @@ def selection_cost(epsilon, options, context):
     if options.get("max_tries") is not None and not math.isinf(epsilon):
         n, p = context.get("n_rows"), context.get("n_candidates")
         if n is None or p is None:
-            raise InvalidArgumentError(
-                "max_tries: this version of dp_select does not pass the public n and p to the cost "
-                "computation, so eps' cannot be charged before data access; use the default unlimited retries.")
+            # Before the formula is expanded: eps' >= eps_eff, a lower bound for the
+            # accountant's first check; dp_select asks again with n and p.
+            return eps_eff, 0.0
         b_x, b_y = context["bounds"]
         s = context["size"]
         delta = least_squares_sensitivity(b_x, b_y, context["radius"], s, context.get("intercept", True))
@@ -284,7 +284,10 @@ def run(task) -> MethodOutcome:
         chosen, tries = sample_top_r(sups, vals, p, s, eps, delta, task.rng, opts.get("max_tries"))
     charged = eps_eff
     if opts.get("max_tries") is not None and not math.isinf(eps):
-        charged = retry_cap_epsilon(eps_eff, R, log_n, opts["max_tries"], task.stats.n, task.data.b_y, delta)
+        # n as in the planned cost: the input row count, an upper bound on the rows used
+        # (eps' grows with n), so the charge stays valid under na_action="omit".
+        charged = retry_cap_epsilon(eps_eff, R, log_n, opts["max_tries"], task.cost_context["n_rows"],
+                                    task.data.b_y, delta)
         details["max_tries"] = opts["max_tries"]
         details["epsilon_retry_cap"] = charged
     conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
