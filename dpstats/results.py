@@ -181,7 +181,7 @@ class SelectionResult:
     def _curator_text(self) -> str:
         c = self.curator
         lines = []
-        simple = [[k.replace("_", " "), _fmt(v) if not isinstance(v, list) else ", ".join(map(str, v))]
+        simple = [[k.replace("_", " "), _fmt(v) if not isinstance(v, (list, tuple)) else ", ".join(_fmt(x) for x in v)]
                   for k, v in c.items() if not isinstance(v, (dict,)) and k != "top_supports"]
         lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))
         if c.get("top_supports"):
