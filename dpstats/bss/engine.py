@@ -157,7 +157,9 @@ class OuterApproximationEngine:
         if not 1 <= self.s <= self.p:
             raise InvalidArgumentError(f"s={s} must be between 1 and the number of candidates ({self.p}).")
         self.tau = float(tolerance)
-        self.tau_eval = EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)
+        # A source whose values carry a certified error of their own (the hinge loss: duality
+        # gaps) says so; the squared loss is exact up to rounding.
+        self.tau_eval = float(getattr(source, "evaluation_error", EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)))
         self.tau_mip = self.tau - 2.0 * self.tau_eval
         if self.tau_mip <= 0:
             raise SolverError(f"tolerance {self.tau:g} is below twice the evaluation error {self.tau_eval:g} "
@@ -231,19 +233,30 @@ class OuterApproximationEngine:
         missing = [k for k in dict.fromkeys(keys) if k not in self.evaluated]
         if missing:
             full = self._full(np.array(missing, dtype=np.int64))
-            obj, local = self.source.local_objective(full, self.ridge, self.radius)
-            vals = obj.values(local)
+            vals = self.source.values(full, self.ridge, self.radius)
             self.stats.evaluations += len(missing)
             for k, v in zip(missing, vals):
                 self.evaluated[k] = float(v)
         return np.array([self.evaluated[k] for k in keys])
 
     def _expand(self, support, keep):
-        """Exact values of all 1-swap neighbours of ``support``; a cut at ``support``.
+        """Values of all 1-swap neighbours of ``support``; a cut at ``support``.
 
         Returns (neighbour supports (m x s candidate indices, sorted rows), values).  The
         ``keep`` best are memoised: for the top-R query that loses nothing, because a
         neighbour outside the best R of one expansion has R better supports beside it.
+        A source with ``provides_lower_bounds`` (the hinge loss) evaluates only the
+        neighbours that certified lower bounds cannot rule out; the others have value +inf
+        here (see :meth:`_expand_with_bounds`), and the best neighbour is always evaluated.
+        """
+        nb, vals, _ = self._expand_with_bounds(support, keep)
+        return nb, vals
+
+    def _expand_with_bounds(self, support, keep):
+        """(neighbours, values, lower): as :meth:`_expand`, with certified lower bounds.
+
+        ``values`` are certified upper bounds (exact values for the squared loss, +inf where
+        a neighbour was screened out); ``lower[k] <= R(neighbour k)`` always.
         """
         support = tuple(sorted(support))
         full = self._full(np.array(support))
@@ -256,21 +269,31 @@ class OuterApproximationEngine:
         mask[:self.offset] = False
         outside = np.nonzero(mask)[0]
         if outside.size == 0:
-            return np.empty((0, self.s), dtype=np.int64), np.empty(0)
-        pos, cols, vals = swap_neighbour_values(self.source, full, movable, outside, self.ridge, self.radius,
-                                                cross=cross)
+            return np.empty((0, self.s), dtype=np.int64), np.empty(0), np.empty(0)
+        pos, cols, vals, lower = self.source.neighbour_values(full, movable, outside, self.ridge, self.radius,
+                                                              cross=cross)
+        if lower is None:
+            lower = vals - self.tau_eval
         nb = np.broadcast_to(full, (pos.size, full.size)).copy()
         nb[np.arange(pos.size), pos] = cols
         nb = np.sort(nb[:, self.offset:] - self.offset, axis=1)
         self.stats.cut_seconds += time.perf_counter() - t0
-        self.stats.evaluations += vals.size
+        finite = np.isfinite(vals)
+        self.stats.evaluations += int(finite.sum())
         self._expanded.add(support)
         if keep:
             order = np.argsort(vals, kind="stable")[:keep] if keep > 0 else np.arange(vals.size)
             for k in order:
-                key = tuple(int(j) for j in nb[k])
-                self.evaluated.setdefault(key, float(vals[k]))
-        return nb, vals
+                if finite[k]:  # screened-out neighbours (+inf) are not memoised
+                    key = tuple(int(j) for j in nb[k])
+                    self.evaluated.setdefault(key, float(vals[k]))
+        if not finite.all():
+            # Screened neighbours first: a caller's argmin over a feasible subset that holds
+            # only screened (+inf) entries then lands on a +inf entry, never on a finite value
+            # of an infeasible neighbour (numpy's argmin of all-inf is index 0).
+            first = np.argsort(finite, kind="stable")
+            nb, vals, lower = nb[first], vals[first], lower[first]
+        return nb, vals, lower
 
     def cut(self, support):
         """(const, coef): the cut at a candidate support, eta >= const + coef . z."""
@@ -279,17 +302,10 @@ class OuterApproximationEngine:
         return self._cut_terms(support, full, self.source.cross(full))
 
     def _cut_terms(self, support, full, cross):
-        obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
-        sol = obj.solve(local[0])
-        b = sol.coef
-        xta = self.source.c - cross @ b  # X'a for every full column
-        grad = -(xta * xta) / self.ridge
-        inside = np.asarray(support, dtype=np.int64)
-        b_cand = b[self.offset:]
-        grad_c = grad[self.offset:].copy()
-        grad_c[inside] = -self.ridge * b_cand * b_cand
-        const = sol.value + self.ridge * float(b_cand @ b_cand)
-        self.evaluated.setdefault(support, float(sol.value))
+        # The loss-specific cut (spec 02, section 2.1) comes from the source; its value is
+        # a certified upper bound on R(S), its cut a valid under-estimator of g.
+        value, const, grad_c = self.source.cut_at(full, self.ridge, self.radius, cross=cross)
+        self.evaluated.setdefault(support, float(value))
         return const, grad_c
 
     def _add_cut(self, support, full=None, cross=None):
@@ -331,6 +347,7 @@ class OuterApproximationEngine:
         best, value, nb, vals = self._local_search(start)
         # Memoise the neighbours of the local optimum (candidates for top-R and mistakes).
         order = np.argsort(vals, kind="stable")
+        order = order[np.isfinite(vals[order])]  # screened-out neighbours (hinge) have no value
         for k in order[:max(self.init_neighbour_cuts, 1000)]:
             self.evaluated.setdefault(tuple(int(j) for j in nb[k]), float(vals[k]))
         for k in order[:self.init_neighbour_cuts]:
@@ -478,11 +495,18 @@ class OuterApproximationEngine:
         in1 = np.zeros(self.p, dtype=bool)
         in1[list(s1)] = True
         self._keep = R
-        nb, vals = self._expand(s1, keep=-1)  # the full 1-swap ball, memoised
+        nb, vals, lower = self._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
         total_solves = 0
         while True:
             # enough candidates: expand the best unexpanded supports until R + 1 are known
             while len(self.evaluated) < R + 1:
+                unknown = np.nonzero(~np.isfinite(vals))[0]
+                if unknown.size:
+                    # screened ball neighbours (hinge loss): solve the most promising first
+                    take = unknown[np.argsort(lower[unknown], kind="stable")[:R + 1 - len(self.evaluated)]]
+                    vals = vals.copy()
+                    vals[take] = self.evaluate(nb[take])
+                    continue
                 fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
                          if k not in self._expanded]
                 if not fresh:
@@ -493,6 +517,16 @@ class OuterApproximationEngine:
                 raise InvalidArgumentError(f"R={R} is at least the number of supports; use the exact path.")
             members = {k for k, _ in L}
             v_R = L[-1][1]
+            # Ball neighbours screened out by certified lower bounds (hinge loss) must stay out
+            # of reach of the list, lower >= v_R - tau_mip (spec 02, section 2.4); evaluate the
+            # others and rank again (v_R only decreases, so screened ones stay screened).
+            pending = np.nonzero(~np.isfinite(vals) & (lower < v_R - self.tau_mip))[0]
+            if pending.size:
+                # in batches, most promising first: each batch can only lower v_R
+                pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
+                vals = vals.copy()
+                vals[pending] = self.evaluate(nb[pending])
+                continue
             far = [k for k in members if (~in1[list(k)]).sum() >= 2]
 
             def feasible(a, members=members):
@@ -509,7 +543,8 @@ class OuterApproximationEngine:
                 ok2 = feasible(nb2)
                 if np.any(ok2):
                     k = int(np.argmin(np.where(ok2, vals2, np.inf)))
-                    outside = [(tuple(int(j) for j in nb2[k]), float(vals2[k]))]
+                    v2 = float(vals2[k]) if np.isfinite(vals2[k]) else float(self.evaluate(nb2[k:k + 1])[0])
+                    outside = [(tuple(int(j) for j in nb2[k]), v2)]
             if self.s < 2 or self.p - self.s < 2 or not outside:
                 # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
                 lb, solves, certified = math.inf, 0, True
@@ -530,6 +565,9 @@ class OuterApproximationEngine:
                 # the part of the bound from the exactly evaluated ball
                 ball_rest = [v for k, v in self.evaluated.items() if k not in members and k != s1
                              and (~in1[list(k)]).sum() <= 1]
+                if getattr(self.source, "provides_lower_bounds", False):
+                    # values are upper bounds within tau_eval; screened neighbours have bounds
+                    ball_rest = [v - self.tau_eval for v in ball_rest] + [float(x) for x in lower[~np.isfinite(vals)]]
                 bound = min([lb] + ball_rest)
                 return TopCertificate(sups, vals_L, bound, self.tau_mip, total_solves)
 
@@ -556,8 +594,14 @@ class OuterApproximationEngine:
             known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
             nb, vals = self._expand(previous, keep=0)
             ok = feasible(nb)
-            k = int(np.argmin(np.where(ok, vals, np.inf)))
-            known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
+            usable = ok & np.isfinite(vals)  # a screened neighbour (+inf, hinge) has no exact value yet
+            if usable.any():
+                k = int(np.argmin(np.where(usable, vals, np.inf)))
+                known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
+            elif not known and ok.any():
+                # every feasible neighbour was screened: score one exactly for an incumbent
+                sup = tuple(int(j) for j in nb[int(np.argmax(ok))])
+                known.append((sup, float(self.evaluate([sup])[0])))
             inc = min(known, key=lambda kv: (kv[1], kv[0]))
             if i == 1 and previous == anchor:
                 # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
@@ -567,6 +611,11 @@ class OuterApproximationEngine:
                 out.append(Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0))
                 previous = sup
                 continue
+            exact = self._exact_block(anchor, i, inc)
+            if exact is not None:
+                out.append(exact)
+                previous = exact.support
+                continue
             constraints = [("==", list(anchor), self.s - i)]
             self._block_cuts(anchor, i)
             _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc)
@@ -575,6 +624,38 @@ class OuterApproximationEngine:
             previous = sup
         self._finish()
         return out
+
+    def _exact_block(self, anchor, i, incumbent):
+        """Block i by Schur-complement branch and bound (:mod:`dpstats.bss.blocks`), or None.
+
+        Squared loss only (GramSource / MatrixFreeSource); exact up to tau_mip / 2, no MILP.
+        Returns None (the caller falls back to the MILP) when the instance attribute
+        ``exact_blocks`` is False or the search exceeds ``exact_block_nodes`` nodes.
+        """
+        if not getattr(self, "exact_blocks", True) or type(self.source) not in (GramSource, MatrixFreeSource):
+            return None
+        from .blocks import minimise_block
+
+        self._check_time()
+        t0 = time.perf_counter()
+        inc_sup, inc_val = incumbent
+        full_inc = self._full(np.array(inc_sup))
+        obj, local = self.source.local_objective(full_inc[None, :], self.ridge, self.radius)
+        mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
+        res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
+                             (inc_sup, inc_val), self.tau_mip / 2.0, self.evaluate, mu=mu,
+                             max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
+        self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
+                               **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
+        if self.verbose:
+            self._print(f"[engine] mistakes i={i} exact block: "
+                        f"{'done' if res is not None else 'too large, MILP'} in {time.perf_counter() - t0:.2f}s"
+                        + (f" ({res.nodes} nodes, {res.leaves} leaves)" if res is not None else ""))
+        self._check_time()
+        if res is None:
+            return None
+        val = float(self.evaluate([res.support])[0])
+        return Certificate(res.support, val, min(res.lower_bound, val), self.tau_mip, 0)
 
     def _block_cuts(self, anchor, i, max_subsets=60):
         """Cuts at one support per removed i-subset A of the anchor (block i structure).

@@ -142,23 +142,44 @@ def curator_summary(terms, supports, values, logp, delta, n, s, top=10):
     }
 
 
+def score_all_supports_hinge(data, s, ridge, radius, gap_tolerance, tolerance):
+    """(objective, supports, values, worst gap): every support's certified hinge value.
+
+    Values are upper bounds within ``gap_tolerance`` of R_h (SolverError otherwise, naming
+    the relative ``tolerance`` option).  Shared by ``exponential``, ``top_r`` and ``mistakes``.
+    """
+    objective = HingeObjective.from_clipped(data, ridge, radius, gap_tolerance=gap_tolerance)
+    candidates = objective.candidates
+    supports = enumerate_supports(candidates.size, s)
+    values, gaps = objective.values(objective.full_support(candidates[supports]), with_gaps=True)
+    worst = float(np.max(gaps))
+    if not worst <= gap_tolerance:
+        raise SolverError(
+            f"the hinge objective was certified only within {worst:.3g}, above the configured slack "
+            f"tau = {gap_tolerance:.3g} (tolerance={tolerance:g} of Delta_h); nothing was released. "
+            "Raise tolerance (it costs eps_eff = eps (1 + 2 tolerance))."
+        )
+    return objective, supports, values, worst
+
+
+def hinge_curator_items(objective, candidate_support, data):
+    """Curator-only hinge items: loss, response levels, training misclassification of a support."""
+    full = objective.full_support(objective.candidates[np.asarray(candidate_support, dtype=np.int64)])
+    solution = objective.solve(full)
+    levels = list(data.response_levels) if getattr(data, "response_levels", None) is not None else None
+    return {"loss": "hinge",
+            "response_levels (-1, +1)": ", ".join(map(str, levels)) if levels else "n/a",
+            "training_misclassification_rate_of_best": objective.misclassification_rate(full, solution.coef)}
+
+
 def run_hinge(task) -> MethodOutcome:
     """The exponential mechanism on certified hinge objective values (module docstring)."""
     s = task.size
     data = task.data
     delta = hinge_sensitivity(data.b_x, task.radius, s, data.intercept)
     tau = task.options["tolerance"] * delta
-    objective = HingeObjective.from_clipped(data, task.ridge, task.radius, gap_tolerance=tau)
-    candidates = objective.candidates
-    supports = enumerate_supports(candidates.size, s)
-    values, gaps = objective.values(objective.full_support(candidates[supports]), with_gaps=True)
-    worst = float(np.max(gaps))
-    if not worst <= tau:
-        raise SolverError(
-            f"the hinge objective was certified only within {worst:.3g}, above the configured slack "
-            f"tau = {tau:.3g} (tolerance={task.options['tolerance']:g} of Delta_h); nothing was released. "
-            "Raise tolerance (it costs eps_eff = eps (1 + 2 tolerance))."
-        )
+    objective, supports, values, worst = score_all_supports_hinge(data, s, task.ridge, task.radius, tau,
+                                                                  task.options["tolerance"])
     index = sample_exponential(values, task.epsilon, delta, task.rng)
     chosen = supports[index]
     logp = exponential_log_probabilities(values, task.epsilon, delta)
@@ -177,12 +198,8 @@ def run_hinge(task) -> MethodOutcome:
     )
     curator = curator_summary(task.terms, supports, values, logp, delta, data.X.shape[0], s)
     best = int(np.lexsort((np.arange(values.size), values))[0])
-    best_full = objective.full_support(candidates[supports[best]])
-    solution = objective.solve(best_full)
     curator.pop("sigma2_hat", None)  # a least-squares quantity
-    curator["loss"] = "hinge"
-    curator["response_levels (-1, +1)"] = ", ".join(map(str, levels)) if levels else "n/a"
-    curator["training_misclassification_rate_of_best"] = objective.misclassification_rate(best_full, solution.coef)
+    curator.update(hinge_curator_items(objective, supports[best], data))
     curator["largest_certified_gap"] = worst
     curator["method_detail"] = (f"exact enumeration of C({len(task.terms)}, {s}) = {values.size:,} supports, "
                                 "hinge objective values certified within tau")

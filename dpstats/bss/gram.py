@@ -14,6 +14,12 @@ them from the clipped design X (n x p) and y with matrix-vector and n x s produc
 memory stays O(n p) and no p x p matrix is ever formed (spec 02, section 2.5).
 
 Column indices here are *full* indices: column 0 is the forced intercept when present.
+
+Loss-specific work sits behind three source methods, so the engine itself is
+loss-agnostic: :meth:`values` (certified values of supports), :meth:`cut_at` (value and
+outer-approximation cut at one support) and :meth:`neighbour_values` (every 1-swap
+neighbour of a support).  The squared-loss versions below are exact up to rounding;
+:class:`dpstats.bss.hinge_source.HingeSource` provides the hinge-loss versions.
 """
 from __future__ import annotations
 
@@ -26,7 +32,50 @@ from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, s
 _SINGULAR_RTOL = 1e-12
 
 
-class GramSource:
+class _SquaredLossMethods:
+    """The squared-loss versions of the engine's source methods (shared by both sources)."""
+
+    #: values are exact up to rounding: neighbour values come with no separate lower bounds
+    provides_lower_bounds = False
+
+    def values(self, supports, ridge, radius):
+        """Exact R for full supports (2-D array of full column indices)."""
+        obj, local = self.local_objective(supports, ridge, radius)
+        return obj.values(local)
+
+    def cut_at(self, full, ridge, radius, cross=None):
+        """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
+
+        ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
+        ``const`` (their indicators are fixed to 1).  Spec 02, section 2.1: the slope is
+        -lam b*_j^2 inside S and -(X_j'a)^2 / lam outside, a = y - X_S b*.
+        """
+        full = np.asarray(full, dtype=np.int64)
+        if cross is None:
+            cross = self.cross(full)
+        obj, local = self.local_objective(full[None, :], ridge, radius)
+        sol = obj.solve(local[0])
+        b = sol.coef
+        xta = self.c - cross @ b  # X'a for every full column
+        grad = -(xta * xta) / ridge
+        offset = 1 if self.intercept else 0
+        inside = full[offset:] - offset
+        b_cand = b[offset:]
+        grad_c = grad[offset:].copy()
+        grad_c[inside] = -ridge * b_cand * b_cand
+        const = sol.value + ridge * float(b_cand @ b_cand)
+        return float(sol.value), const, grad_c
+
+    def neighbour_values(self, support, movable, outside, ridge, radius, cross=None):
+        """(positions, columns, values, lower): every 1-swap neighbour, exactly.
+
+        ``lower`` is None: the values are exact (see :func:`swap_neighbour_values`).
+        """
+        pos, cols, vals = swap_neighbour_values(self, support, movable, outside, ridge, radius, cross=cross)
+        return pos, cols, vals, None
+
+
+class GramSource(_SquaredLossMethods):
     """Statistics from precomputed (G, c, yy, n)."""
 
     def __init__(self, stats: SufficientStats):
@@ -51,7 +100,7 @@ class GramSource:
         return self.G @ b
 
 
-class MatrixFreeSource:
+class MatrixFreeSource(_SquaredLossMethods):
     """Statistics computed on demand from the clipped design (intercept column first)."""
 
     def __init__(self, X, y, intercept=False):

@@ -26,6 +26,11 @@ eps_eff = eps (1 + 2 tolerance) (spec 02, section 2.4).
   released and recorded.
 * ``guard="none"``: the paper's conditional guarantee; the ledger says so.
 
+Hinge loss (``loss="hinge"``): R is the hinge objective with Delta_h = 1 + b_x r sqrt(s')
+(see :mod:`dpstats.bss.top_r`); values are certified upper bounds within tau_eval, and
+every block lower bound used by the guard is lowered by tau_eval (tau / 2 on the exact
+path), so g_c stays in [g - tau, g] and the guard's Lipschitz argument is unchanged.
+
 Deviation from the 000 reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
 itself when block i is drawn.  That output depends on the data through S^(i) and is not
 the exponential mechanism Theorem 2 analyses; we return a uniform element of P_i (every
@@ -50,7 +55,8 @@ from ..methods import Method, MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from . import top_r as _top_r
 from .exhaustive import log_n_supports
-from .top_r import ExactScores, _check_common, inflated_epsilon, make_engine, sensitivity_of
+from .top_r import (_check_common, _loss_items, exact_scores, inflated_epsilon, is_hinge, make_engine,
+                    response_type, sensitivity_of)
 
 DEFAULT_GUARD = "ptr"
 DEFAULT_DELTA = 1e-6
@@ -58,7 +64,7 @@ DEFAULT_PTR_SHARE = 0.2
 
 
 def check_options(options, context):
-    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate"))
+    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate", "loss"))
     out.update(guard=DEFAULT_GUARD, delta=DEFAULT_DELTA, ptr_share=DEFAULT_PTR_SHARE)
     if "guard" in options:
         g = options["guard"]
@@ -142,18 +148,25 @@ def certified_blocks(task, tau):
     log_n = log_n_supports(p, s)
     n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
-        exact = ExactScores(task.stats, s, task.ridge, task.radius)
+        exact = exact_scores(task, tau)
         (anchor,), (v0,) = exact.top(1)
         blocks = exact.mistakes(anchor)
         sups = [anchor] + [b[0] for b in blocks]
         vals = np.array([v0] + [b[1] for b in blocks])
-        return sups, vals, vals[1:].copy(), {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"}
+        # hinge values are upper bounds within tau / 2: the block lower bounds subtract it,
+        # so the certified gap g_c stays within [g - tau, g] (module docstring, PTR guard)
+        lbs = vals[1:] - 0.5 * tau if is_hinge(task) else vals[1:].copy()
+        return sups, vals, lbs, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"}
     engine = make_engine(task, tau)
     best = engine.best()
     certs = engine.mistakes(best.support)
     sups = [best.support] + [c.support for c in certs]
     vals = np.array([best.value] + [c.value for c in certs])
     lbs = np.array([c.lower_bound for c in certs])
+    if is_hinge(task):
+        # a block's lower bound may come from certified upper values (the 1-mistake block,
+        # evaluated over the whole ball): subtracting tau_eval keeps it a lower bound
+        lbs = lbs - engine.tau_eval
     info = {"path": "certified outer approximation on CBC", "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
             "block_gaps_achieved": [float(v - lb) for v, lb in zip(vals[1:], lbs)],
             "best_gap_achieved": float(best.value - best.lower_bound), "solver": engine.stats.as_dict()}
@@ -169,7 +182,8 @@ def run(task) -> MethodOutcome:
     sups, vals, lbs, info = certified_blocks(task, tau)
     anchor = sups[0]
     details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
-               "tau_relative_to_delta": opts["tolerance"], "n_blocks": len(vals), "loss": "least squares",
+               "tau_relative_to_delta": opts["tolerance"], "n_blocks": len(vals),
+               "loss": "hinge" if is_hinge(task) else "least squares",
                "path": info["path"]}
     gap_cert = float(np.min(lbs) - vals[0]) if lbs.size else math.inf
     curator = {
@@ -183,7 +197,7 @@ def run(task) -> MethodOutcome:
         "gap_over_2delta": gap_cert / (2 * delta_s),
         "tau_hat (empirical margin)": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals))))
         if len(vals) > 1 else math.inf,
-        "sigma2_hat": float(vals[0]) / max(task.stats.n - s, 1),
+        **_loss_items(task, anchor, vals[0]),
         "certificate": info,
     }
 
@@ -249,7 +263,8 @@ METHOD = Method(
     title="mistakes mechanism over certified block minimisers (MIP on CBC)",
     run=run,
     size_argument="s",
-    option_names=("tolerance", "time_limit", "max_enumerate", "guard", "delta", "ptr_share"),
+    option_names=("tolerance", "time_limit", "max_enumerate", "guard", "delta", "ptr_share", "loss"),
     check_options=check_options,
     selection_cost=selection_cost,
+    response_type=response_type,
 )

@@ -21,7 +21,19 @@ exponential mechanism of :mod:`dpstats.bss.exhaustive` runs instead, with a note
 
 Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``time_limit``
 (seconds, default None = no limit; reaching it raises SolverError and nothing is
-released), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5).
+released), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5;
+2000 with the hinge loss), ``loss`` ("squared" or "hinge").
+
+Hinge loss (``loss="hinge"``, seed 000 Appendix C; spec 01, section 1.3): the response is
+coded -1 / +1 before data access, R is the hinge objective R_h of :mod:`dpstats.bss.hinge`
+and Delta_h = 1 + b_x r sqrt(s') (s' = s + 1 with a forced intercept).  R_h has no closed
+form: each value is a certified upper bound within tau_eval (a duality gap), which the
+engine's certificate arithmetic accounts for (:mod:`dpstats.bss.hinge_source`): the MILP
+bound is valid because every hinge cut is an under-estimator whatever the dual accuracy,
+and the list values are within tau_eval, so tau = tau_mip + 2 tau_eval = tolerance *
+Delta_h and the charge is the same eps (1 + 2 tolerance).  On the exact path every
+support is scored within tau / 2.  With ``max_tries`` the objective bound n b_y^2 of
+Theorem 1 becomes n (b = 0 is feasible and each hinge term is then 1).
 
 References
 ----------
@@ -41,12 +53,20 @@ from ..mechanisms.exponential import exponential_log_probabilities, sample_expon
 from ..methods import Method, MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .engine import OuterApproximationEngine
-from .exhaustive import curator_summary, log_n_supports, score_all_supports
+from .exhaustive import (LOSSES, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
+                         score_all_supports, score_all_supports_hinge)
 from .gram import GramSource, MatrixFreeSource
+from .hinge import HingeObjective, hinge_sensitivity
+from .hinge_source import HingeSource
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
 DEFAULT_TOLERANCE = 5e-4
 DEFAULT_MAX_ENUMERATE = 10**5
+#: Exact-path limit with the hinge loss: a certified hinge value costs about 1 ms at
+#: n = 500 (some 500 least-squares values), so 2000 supports take about 2-3 seconds.
+DEFAULT_MAX_ENUMERATE_HINGE = 2000
+#: Share of tau given to the hinge evaluations (tau_eval); tau_mip = tau - 2 tau_eval.
+HINGE_EVAL_SHARE = 0.125
 #: Above this many columns the engine works matrix-free (spec 02, section 2.5).
 MATRIX_FREE_ABOVE = 3000
 
@@ -77,11 +97,22 @@ def _check_common(options, allowed):
             if value < 1:
                 raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
             out[key] = int(value)
+        elif key == "loss":
+            if value not in LOSSES:
+                raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
+            out[key] = value
+    if out.get("loss") == "hinge" and "max_enumerate" not in options:
+        out["max_enumerate"] = DEFAULT_MAX_ENUMERATE_HINGE
     return out
 
 
+def response_type(options):
+    """"binary" (-1 / +1) for the hinge loss, decided before data access."""
+    return "binary" if options.get("loss") == "hinge" else "numeric"
+
+
 def check_options(options, context):
-    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate"))
+    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate", "loss"))
     out["max_tries"] = None
     if "max_tries" in options and options["max_tries"] is not None:
         value = options["max_tries"]
@@ -122,22 +153,40 @@ def selection_cost(epsilon, options, context):
             return eps_eff, 0.0
         b_x, b_y = context["bounds"]
         s = context["size"]
-        delta = least_squares_sensitivity(b_x, b_y, context["radius"], s, context.get("intercept", True))
+        if options.get("loss") == "hinge":
+            # R_h <= n (b = 0): Theorem 1's n b_y^2 with b_y = 1
+            delta = hinge_sensitivity(b_x, context["radius"], s, context.get("intercept", True))
+            b_y = 1.0
+        else:
+            delta = least_squares_sensitivity(b_x, b_y, context["radius"], s, context.get("intercept", True))
         return retry_cap_epsilon(eps_eff, context["R"], log_n_supports(p, s), options["max_tries"], n, b_y,
                                  delta), 0.0
     return eps_eff, 0.0
 
 
 # ---------------------------------------------------------------- shared machinery
+def is_hinge(task):
+    return task.options.get("loss") == "hinge"
+
+
 def sensitivity_of(task):
+    """Delta (squared loss) or Delta_h (hinge loss) of the task (spec 01, section 1.3)."""
+    if is_hinge(task):
+        return hinge_sensitivity(task.data.b_x, task.radius, task.size, task.data.intercept)
     return least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, task.size, task.data.intercept)
 
 
 def make_engine(task, tau):
-    """The certified engine for a task: Gram path, or matrix-free above MATRIX_FREE_ABOVE columns."""
+    """The certified engine for a task: Gram path, or matrix-free above MATRIX_FREE_ABOVE columns.
+
+    With the hinge loss the source is a :class:`HingeSource` whose values are certified
+    within tau_eval = HINGE_EVAL_SHARE * tau (the engine keeps tau_mip = tau - 2 tau_eval).
+    """
     opts = task.options
     kwargs = dict(time_limit=opts.get("time_limit"), verbose=task.verbose)
-    if len(task.terms) > MATRIX_FREE_ABOVE:
+    if is_hinge(task):
+        source = HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
+    elif len(task.terms) > MATRIX_FREE_ABOVE:
         source = MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.data.intercept)
     else:
         source = GramSource(task.stats)
@@ -153,6 +202,14 @@ class ExactScores:
         self.supports, self.values = score_all_supports(objective, s)
         # lexicographic enumeration order breaks ties (spec 01, section 1.5)
         self.order = np.lexsort((np.arange(self.values.size), self.values))
+
+    @classmethod
+    def from_scores(cls, p, supports, values):
+        """From precomputed values (the hinge loss: certified upper bounds)."""
+        self = cls.__new__(cls)
+        self.p, self.supports, self.values = int(p), supports, np.asarray(values, dtype=np.float64)
+        self.order = np.lexsort((np.arange(self.values.size), self.values))
+        return self
 
     def top(self, R):
         idx = self.order[:R]
@@ -170,6 +227,19 @@ class ExactScores:
             k = int(np.argmin(vals))
             out.append((tuple(int(j) for j in self.supports[k]), float(self.values[k])))
         return out
+
+
+def exact_scores(task, tau):
+    """ExactScores of every support for the task's loss (the small-problem path).
+
+    Hinge values are certified upper bounds within tau / 2 (module docstring); the squared
+    loss is exact.
+    """
+    if is_hinge(task):
+        _, supports, values, _ = score_all_supports_hinge(task.data, task.size, task.ridge, task.radius, 0.5 * tau,
+                                                          task.options["tolerance"])
+        return ExactScores.from_scores(len(task.terms), supports, values)
+    return ExactScores(task.stats, task.size, task.ridge, task.radius)
 
 
 def top_r_log_weights(values, log_n, epsilon, sensitivity):
@@ -230,7 +300,7 @@ def certified_top(task, R, tau):
     p, s = len(task.terms), task.size
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
-        exact = ExactScores(task.stats, s, task.ridge, task.radius)
+        exact = exact_scores(task, tau)
         sups, vals = exact.top(R)
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
     engine = make_engine(task, tau)
@@ -254,8 +324,15 @@ def run(task) -> MethodOutcome:
     caveats = []
     details = {"sensitivity": delta, "s": s, "R": R, "ridge": task.ridge, "radius": task.radius,
                "nominal_epsilon": eps, "tau": tau, "tau_relative_to_delta": opts["tolerance"],
-               "log_n_supports": log_n, "loss": "least squares"}
+               "log_n_supports": log_n, "loss": "hinge" if is_hinge(task) else "least squares"}
 
+    if n_sup is not None and R >= n_sup and is_hinge(task):
+        # R >= C(p, s): the exact exponential mechanism on certified hinge values, charged
+        # the same eps (1 + 2 tolerance).
+        note = f"R={R} >= C({p}, {s}) = {n_sup}: ran the exact exponential mechanism over all supports instead"
+        out = run_hinge(task)
+        out.curator["method_detail"] = note
+        return MethodOutcome(support=out.support, entries=out.entries, curator=out.curator, caveats=[note])
     if n_sup is not None and R >= n_sup:
         # R >= C(p, s): the top-R mechanism is the exact exponential mechanism.
         objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
@@ -287,7 +364,7 @@ def run(task) -> MethodOutcome:
         # n as in the planned cost: the input row count, an upper bound on the rows used
         # (eps' grows with n), so the charge stays valid under na_action="omit".
         charged = retry_cap_epsilon(eps_eff, R, log_n, opts["max_tries"], task.cost_context["n_rows"],
-                                    task.data.b_y, delta)
+                                    1.0 if is_hinge(task) else task.data.b_y, delta)  # R_h <= n
         details["max_tries"] = opts["max_tries"]
         details["epsilon_retry_cap"] = charged
     conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
@@ -317,10 +394,18 @@ def _curator(task, sups, vals, logp_a, delta, info, tau):
         "sensitivity": delta,
         "gap": gap,
         "gap_over_2delta": gap / (2 * delta),
-        "sigma2_hat": float(vals[0]) / max(task.stats.n - task.size, 1),
         "tau": tau,
         "certificate": info,
-    }
+    } | _loss_items(task, sups[0], vals[0])
+
+
+def _loss_items(task, best_support, best_value):
+    """sigma2_hat for the squared loss; loss, Delta_h and the training misclassification rate
+    of the best support for the hinge loss (curator-only, spec 01 section 1.8)."""
+    if not is_hinge(task):
+        return {"sigma2_hat": float(best_value) / max(task.stats.n - task.size, 1)}
+    objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
+    return {"Delta_h": sensitivity_of(task), **hinge_curator_items(objective, list(best_support), task.data)}
 
 
 METHOD = Method(
@@ -328,7 +413,8 @@ METHOD = Method(
     title="top-R mechanism over certified best supports (MIP on CBC)",
     run=run,
     size_argument="s",
-    option_names=("tolerance", "time_limit", "max_tries", "max_enumerate"),
+    option_names=("tolerance", "time_limit", "max_tries", "max_enumerate", "loss"),
     check_options=check_options,
     selection_cost=selection_cost,
+    response_type=response_type,
 )

@@ -1,0 +1,234 @@
+"""The hinge loss as a data source of the certified MIP engine (spec 02, sections 2.1 and 2.4).
+
+:class:`~dpstats.bss.engine.OuterApproximationEngine` asks its source for three things:
+certified values of supports (:meth:`HingeSource.values`), the value and the
+outer-approximation cut at one support (:meth:`HingeSource.cut_at`), and the values of
+all 1-swap neighbours of a support (:meth:`HingeSource.neighbour_values`).  This module
+answers them for
+
+    R_h(S) = min_{||b|| <= r} sum_i max(0, 1 - y_i x_iS' b) + lam ||b||^2
+
+with :class:`~dpstats.bss.hinge.HingeObjective`.
+
+What is certified, and how the engine uses it
+---------------------------------------------
+* **Values are upper bounds.**  Every value is P(b) at a feasible b, with a certified
+  duality gap P(b) - D(theta) <= ``gap_tolerance``; so R_h(S) lies in
+  [value - gap_tolerance, value].  ``evaluation_error = gap_tolerance`` is the engine's
+  tau_eval (spec 02, section 2.4: a list whose values are within tau_eval of the true
+  ones, certified within tau_mip, gives a top-R score within tau = tau_mip + 2 tau_eval).
+  A solve that misses the gap raises SolverError (nothing is released).
+* **Cuts are valid whatever the dual accuracy.**  For every box-feasible theta and
+  mu >= 0, g(z) >= 1'theta - mu r^2 - sum_j z_j w_j^2 / (lam + mu z_j) with
+  w = X'(theta * y) / 2 (weak duality); the right side is convex in z, so its tangent at
+  1_S is a global under-estimator of g on binary z (spec 02, section 2.1: v_j / 2 in place
+  of X_j'a).  The MILP's bound is therefore a valid lower bound however the duals were
+  computed.
+* **Screening by certified lower bounds.**  A certified hinge value costs a convex solve
+  (about a millisecond at n = 500), some 500 times a least-squares value, so the s (p - s)
+  neighbours of a support are not all solved.  For a neighbour S' and any box-feasible
+  theta, D_{S'}(theta) = 1'theta + h(v_{S'}), v = sum_i theta_i y_i x_i, is a lower bound
+  on R_h(S') (weak duality; h as in :mod:`dpstats.bss.hinge`), and it costs O(1) per
+  neighbour once v = A'theta is known over all columns.  Two families of duals are used:
+  the parent's (S) and, for each position P that a swap vacates, the dual of the
+  drop-one support S minus {S_P}: the neighbour S - S_P + k then differs from that
+  support by one column only, so the bound is close to R_h(S') whenever column k helps
+  little -- which is the case for most of them.  Neighbours are solved exactly in the
+  order of their lower bounds: at least ``min_exact`` of them, and every one whose lower
+  bound is below the best value found, so the best neighbour is always known exactly.
+  The others are returned as +inf values with their lower bounds; the engine's top-R query
+  solves every neighbour of S_1 whose lower bound is below v_R - tau_mip
+  (:meth:`~dpstats.bss.engine.OuterApproximationEngine.top`).
+
+The least-squares statistics c = X'y, X'X_S and the diagonal of X'X are provided too,
+only as heuristics (the iterative-hard-thresholding start and the engine's gradient
+ranking of block cuts); they enter no certificate.
+
+References
+----------
+Seed 000 (Appendix C, Problem C.1; section 4 and Appendix B for the engine).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, SolverError
+from .hinge import HingeObjective
+
+#: Default number of neighbours solved exactly per expansion, whatever their bounds.
+DEFAULT_MIN_EXACT = 12
+#: Neighbours solved per batch while screening.
+_SCREEN_BATCH = 32
+#: Solutions (with their n duals) kept for reuse.
+_CACHE_SIZE = 1024
+#: Relative safety margin subtracted from the lower bounds (floating-point rounding of h).
+_ROUNDING = 1e-12
+
+
+class HingeSource:
+    """Certified hinge-loss values, cuts and screened neighbours for the MIP engine.
+
+    Parameters
+    ----------
+    X : ndarray (n, q)
+        Clipped design, the forced intercept column first when ``intercept``.
+    y : ndarray (n,)
+        Response coded -1 / +1.
+    ridge, radius : float
+        lam > 0 and r > 0 (public).
+    intercept : bool
+        Column 0 is forced into every support.
+    gap_tolerance : float
+        Certified duality gap of every value; the engine's tau_eval.
+    min_exact : int
+        Neighbours solved exactly per expansion regardless of their lower bounds.
+    """
+
+    provides_lower_bounds = True
+
+    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT):
+        if not float(gap_tolerance) > 0:
+            raise InvalidArgumentError(f"gap_tolerance must be > 0; got {gap_tolerance!r}.")
+        self.objective = HingeObjective(X, y, ridge, radius, intercept=intercept, gap_tolerance=gap_tolerance)
+        self.X = self.objective.X
+        self.y = self.objective.y
+        self.ridge = self.objective.ridge
+        self.radius = self.objective.radius
+        self.n = self.X.shape[0]
+        self.intercept = bool(intercept)
+        self.n_columns = self.X.shape[1]
+        self.evaluation_error = float(gap_tolerance)
+        self.min_exact = int(min_exact)
+        # least-squares statistics: heuristics only (IHT start, block-cut ranking)
+        self.c = self.X.T @ self.y
+        self.yy = float(self.n)
+        self.diag = np.einsum("ij,ij->j", self.X, self.X)
+        self._cache: dict = {}
+        self.exact_solves = 0
+        self.screened = 0
+
+    @classmethod
+    def from_clipped(cls, data, ridge, radius, **kwargs):
+        """From a :class:`~dpstats.privacy.bounds.ClippedData` with a -1/+1 response."""
+        return cls(data.design_with_intercept(), data.y, ridge, radius, intercept=data.intercept, **kwargs)
+
+    # ------------------------------------------------------------------ heuristic statistics
+    def cross(self, cols) -> np.ndarray:
+        return self.X.T @ self.X[:, np.asarray(cols, dtype=np.int64)]
+
+    def matvec(self, b):
+        return self.X.T @ (self.X @ b)
+
+    def local_objective(self, supports, ridge, radius):
+        self._check(ridge, radius)
+        return self.objective, np.asarray(supports, dtype=np.int64)
+
+    # ------------------------------------------------------------------ certified answers
+    def _check(self, ridge, radius):
+        if float(ridge) != self.ridge or float(radius) != self.radius:
+            raise InvalidArgumentError("HingeSource was built for another ridge or radius.")
+
+    def _certify(self, gaps):
+        worst = float(np.max(gaps)) if np.size(gaps) else 0.0
+        if not worst <= self.evaluation_error:
+            raise SolverError(f"the hinge objective was certified only within {worst:.3g}, above the configured "
+                              f"evaluation slack {self.evaluation_error:.3g}; nothing was released. "
+                              "Raise the tolerance.")
+
+    def values(self, supports, ridge, radius):
+        """Certified upper bounds on R_h for full supports (2-D), each within ``evaluation_error``."""
+        self._check(ridge, radius)
+        supports = np.asarray(supports, dtype=np.int64)
+        vals, gaps = self.objective.values(supports, with_gaps=True)
+        self._certify(gaps)
+        self.exact_solves += supports.shape[0]
+        return vals
+
+    def solve(self, full):
+        """The certified :class:`~dpstats.bss.hinge.HingeSolution` at a full support (cached)."""
+        key = tuple(sorted(int(j) for j in full))
+        sol = self._cache.get(key)
+        if sol is None:
+            sol = self.objective.solve(np.array(key, dtype=np.int64))
+            self._certify([sol.gap])
+            self.exact_solves += 1
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = sol
+        return sol
+
+    def cut_at(self, full, ridge, radius, cross=None):
+        """(value, const, slopes over candidate columns) at a full support; ``cross`` is unused.
+
+        The cut is :meth:`HingeObjective.cut` (valid whatever the dual accuracy) with the
+        forced columns' terms moved into the constant (their indicators are 1).
+        """
+        self._check(ridge, radius)
+        sol = self.solve(full)
+        const, slopes = self.objective.cut(sol)
+        offset = 1 if self.intercept else 0
+        const = const + float(np.sum(slopes[:offset]))
+        return float(sol.value), float(const), slopes[offset:].copy()
+
+    def _dual_bound(self, theta, base_cols, added):
+        """D_{base + {k}}(theta) for every k in ``added`` (full indices), in O(1) each.
+
+        base_cols: the full columns every neighbour shares; v = A'theta over all columns.
+        """
+        v = self.objective.dual_vector(theta)
+        sq = float(np.sum(v[base_cols] ** 2)) + v[added] ** 2
+        return float(np.sum(theta)) + self._h(np.sqrt(sq))
+
+    def _h(self, norm_v):
+        """h(v) = min_{||b||<=r} lam ||b||^2 - v'b as a function of ||v|| (module hinge)."""
+        lam, r = self.ridge, self.radius
+        return np.where(norm_v <= 2.0 * lam * r, -(norm_v * norm_v) / (4.0 * lam), lam * r * r - r * norm_v)
+
+    def neighbour_values(self, support, movable, outside, ridge, radius, cross=None):
+        """(positions, columns, values, lower) of every 1-swap neighbour of ``support``.
+
+        Neighbour k replaces support[positions[k]] by columns[k].  ``lower[k]`` is a
+        certified lower bound on its R_h; ``values[k]`` a certified upper bound within
+        ``evaluation_error`` for the neighbours solved exactly, +inf for the screened ones
+        (module docstring: at least ``min_exact`` solved, and every neighbour whose lower
+        bound is below the best value found).
+        """
+        self._check(ridge, radius)
+        full = np.asarray(support, dtype=np.int64)
+        movable = np.asarray(movable, dtype=np.int64)
+        outside = np.asarray(outside, dtype=np.int64)
+        pos = np.repeat(movable, outside.size)
+        cols = np.tile(outside, movable.size)
+        m = pos.size
+        # certified lower bounds: the parent's dual, then one drop-one dual per position
+        parent = self.solve(full)
+        lower = np.empty(m)
+        for q, P in enumerate(movable):
+            rows = slice(q * outside.size, (q + 1) * outside.size)
+            rest = np.delete(full, P)
+            from_parent = self._dual_bound(parent.theta, rest, outside)
+            dropped = self.solve(rest)
+            lower[rows] = np.maximum(from_parent, self._dual_bound(dropped.theta, rest, outside))
+        lower -= _ROUNDING * (1.0 + np.abs(lower))
+        values = np.full(m, np.inf)
+        order = np.argsort(lower, kind="stable")
+        done = 0
+        while done < m:
+            best = float(np.min(values)) if done else math.inf
+            take = order[done:done + (max(self.min_exact, 1) if done == 0 else _SCREEN_BATCH)]
+            if done:
+                take = take[lower[take] < best]
+            if take.size == 0:
+                break
+            nb = np.broadcast_to(full, (take.size, full.size)).copy()
+            nb[np.arange(take.size), pos[take]] = cols[take]
+            vals, gaps = self.objective.values(nb, with_gaps=True)
+            self._certify(gaps)
+            self.exact_solves += take.size
+            values[take] = vals
+            lower[take] = np.maximum(lower[take], vals - gaps)
+            done += take.size
+        self.screened += int(np.sum(~np.isfinite(values)))
+        return pos, cols, values, lower

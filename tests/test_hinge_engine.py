@@ -1,0 +1,232 @@
+"""Hinge loss in the certified MIP engine (issue 6, second half; spec 02 sections 2.1-2.4).
+
+Oracles: every support's hinge value computed by brute force with a tight certified gap
+(HingeObjective, itself checked against scipy's LP and SLSQP in tests/test_hinge.py);
+exact output distributions of top_r on neighbour pairs (spec 05, section 5.6).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+import dpstats
+from dpstats import dp_select
+from dpstats.bss import top_r as T
+from dpstats.bss.engine import OuterApproximationEngine
+from dpstats.bss.exhaustive import enumerate_supports, log_n_supports
+from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
+from dpstats.bss.hinge_source import HingeSource
+from dpstats.datasets import dataset_bounds
+from dpstats.errors import InvalidArgumentError
+from dpstats.methods import SelectionTask
+from dpstats.privacy.bounds import ClippedData
+from dpstats.privacy.randomness import RandomSource
+
+
+def binary_data(seed, n=60, p=8, noise=0.8, intercept=False):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(size=(n, p)), -1.0, 1.0)
+    y = np.where(X[:, 0] - X[:, 1] + 0.6 * X[:, 2] + noise * rng.normal(size=n) > 0, 1.0, -1.0)
+    Xf = np.hstack([np.ones((n, 1)), X]) if intercept else X
+    return X, Xf, y
+
+
+def brute(Xf, y, s, lam, r, intercept):
+    obj = HingeObjective(Xf, y, lam, r, intercept=intercept, gap_tolerance=1e-9)
+    p = obj.candidates.size
+    sups = enumerate_supports(p, s)
+    vals = obj.values(obj.full_support(obj.candidates[sups]))
+    return sups, vals, np.lexsort((np.arange(vals.size), vals))
+
+
+CASES = [
+    # seed, p, s, lam, r, intercept, R
+    (0, 8, 2, 6.0, 1.0, False, 8),
+    (1, 10, 3, 6.0, 2.0, True, 12),
+    (2, 12, 2, 20.0, 0.6, True, 10),  # ball active
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_engine_hinge_top_r_and_mistakes_match_brute_force(case):
+    seed, p, s, lam, r, icpt, R = case
+    _, Xf, y = binary_data(seed, p=p, intercept=icpt)
+    sups, vals, order = brute(Xf, y, s, lam, r, icpt)
+    tau = 5e-4 * hinge_sensitivity(1.0, r, s, icpt)
+    src = HingeSource(Xf, y, lam, r, intercept=icpt, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
+    eng = OuterApproximationEngine(src, s, lam, r, tau)
+    top = eng.top(R)
+    # values within tau_eval above the truth (certified upper bounds)
+    listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
+    assert np.all(top.values >= vals[listed] - 1e-8)
+    assert np.all(top.values <= vals[listed] + eng.tau_eval + 1e-8)
+    # the certificate: every support outside the list has R >= v_R - tau_mip
+    outside = np.ones(vals.size, dtype=bool)
+    outside[listed] = False
+    assert vals[outside].min() >= top.values[-1] - eng.tau_mip
+    assert top.lower_bound <= vals[outside].min() + 1e-8
+    # the list is the exact top R up to ties within tau
+    diff = set(map(tuple, sups[order[:R]].tolist())) ^ set(top.supports)
+    assert all(abs(vals[np.nonzero((sups == np.array(k)).all(axis=1))[0][0]] - vals[order[R - 1]]) <= eng.tau
+               for k in diff)
+    # S^(i) against brute force
+    anchor = set(sups[order[0]].tolist())
+    assert set(top.supports[0]) == anchor
+    count = np.array([len(set(row) - anchor) for row in sups.tolist()])
+    certs = eng.mistakes(tuple(sorted(anchor)))
+    assert len(certs) == min(s, p - s)
+    for i, c in enumerate(certs, 1):
+        best_i = vals[count == i].min()
+        assert len(set(c.support) - anchor) == i
+        assert best_i - 1e-8 <= c.value <= best_i + eng.tau_mip + eng.tau_eval
+        assert c.lower_bound <= best_i + eng.tau_eval + 1e-8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(16))
+def test_engine_hinge_matches_brute_force_many(seed):
+    rng = np.random.default_rng(500 + seed)
+    p = int(rng.integers(5, 13))
+    s = int(rng.integers(1, min(3, p - 2) + 1))
+    case = (seed + 10, p, s, float(rng.choice([2.0, 6.0, 30.0])), float(rng.choice([0.5, 1.0, 3.0])),
+            bool(seed % 2), int(min(10, math.comb(p, s) - 1)))
+    test_engine_hinge_top_r_and_mistakes_match_brute_force(case)
+
+
+def test_hinge_cuts_and_neighbour_bounds_are_certified():
+    _, Xf, y = binary_data(3, p=9, intercept=True)
+    lam, r, s = 5.0, 1.5, 3
+    sups, vals, _ = brute(Xf, y, s, lam, r, True)
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-5, min_exact=3)
+    z = np.zeros((sups.shape[0], 9))
+    np.put_along_axis(z, sups, 1.0, axis=1)
+    for k in (0, 17, 60):
+        full = np.concatenate([[0], sups[k] + 1])
+        value, const, slopes = src.cut_at(full, lam, r)
+        assert vals[k] - 1e-8 <= value <= vals[k] + 1e-5 + 1e-8
+        assert np.all(const + z @ slopes <= vals + 1e-8)  # a global under-estimator
+        assert const + z[k] @ slopes == pytest.approx(vals[k], abs=1e-5)  # tight at its support
+        pos, cols, nv, lower = src.neighbour_values(full, np.arange(1, 4), np.setdiff1d(np.arange(1, 10), full),
+                                                    lam, r)
+        nb = np.broadcast_to(full, (pos.size, 4)).copy()
+        nb[np.arange(pos.size), pos] = cols
+        truth = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-9).values(nb)
+        assert np.all(lower <= truth + 1e-8)
+        done = np.isfinite(nv)
+        assert done.sum() >= 3 and not done.all()  # some screened, the best solved
+        assert np.all(nv[done] <= truth[done] + 1e-5 + 1e-8) and np.all(nv[done] >= truth[done] - 1e-8)
+        assert np.argmin(truth) in np.nonzero(done)[0] or truth.min() >= nv[done].min() - 1e-5
+
+
+def test_squared_sources_answer_the_same_interface():
+    from dpstats.bss.gram import GramSource, MatrixFreeSource
+    from dpstats.bss.objective import SufficientStats
+
+    X, Xf, _ = binary_data(4, p=7, intercept=True)
+    yc = np.clip(X[:, 0] + 0.3 * X[:, 4], -1, 1)
+    g = GramSource(SufficientStats.from_arrays(Xf, yc, True))
+    m = MatrixFreeSource(Xf, yc, True)
+    full = np.array([0, 2, 5])
+    a, b = g.cut_at(full, 3.0, 1.1), m.cut_at(full, 3.0, 1.1)
+    assert a[0] == pytest.approx(b[0], rel=1e-10) and np.allclose(a[2], b[2], rtol=1e-9, atol=1e-12)
+    assert g.neighbour_values(full, [1, 2], [1, 3, 4], 3.0, 1.1)[3] is None
+    assert np.allclose(g.values(full[None, :], 3.0, 1.1), a[0])
+
+
+# ---------------------------------------------------------------------------- privacy audit
+def _task(X, y, s, eps, R, options, seed=0, ridge=4.0, radius=1.0):
+    data = ClippedData(X=X, y=y, b_x=1.0, b_y=1.0, intercept=False)
+    opts = T.check_options({"loss": "hinge", **options}, {"bounds": (1.0, 1.0)})
+    return SelectionTask(data=data, terms=[f"x{j}" for j in range(X.shape[1])], size=s, epsilon=eps,
+                         radius=radius, ridge=ridge, R=R, rng=RandomSource(seed), options=opts)
+
+
+def _output_distribution(X, y, s, eps, R, options):
+    """Exact log P(S) of what top_r runs: its certified list and Algorithm 1's weights."""
+    task = _task(X, y, s, eps, R, options)
+    delta = T.sensitivity_of(task)
+    sups, vals, _, _ = T.certified_top(task, R, task.options["tolerance"] * delta)
+    p = X.shape[1]
+    allsup = enumerate_supports(p, s)
+    logw = T.top_r_log_weights(vals, log_n_supports(p, s), eps, delta)
+    logp_a = logw - logsumexp(logw)
+    index = {tuple(row): k for k, row in enumerate(allsup.tolist())}
+    out = np.full(allsup.shape[0], logp_a[-1] - math.log(allsup.shape[0] - R))
+    for k, sp in enumerate(sups):
+        out[index[tuple(sp)]] = logp_a[k]
+    return out
+
+
+def _hinge_neighbours(X, y, rng, count=5):
+    out = []
+    n, p = X.shape
+    for k in range(count):
+        X2, y2 = X.copy(), y.copy()
+        i = int(rng.integers(n))
+        X2[i] = rng.choice([-1.0, 1.0], size=p) if k % 2 else np.clip(rng.normal(size=p), -1, 1)
+        y2[i] = -y2[i] if k % 2 else rng.choice([-1.0, 1.0])
+        out.append((X2, y2))
+    # adversarial: a corner record labelled against the best classifier's direction
+    X2, y2 = X.copy(), y.copy()
+    X2[0] = np.where(np.arange(p) % 2, -1.0, 1.0)
+    y2[0] = -1.0
+    out.append((X2, y2))
+    return out
+
+
+@pytest.mark.parametrize("path,options", [("engine", {"max_enumerate": 1}), ("exact", {})])
+def test_privacy_audit_top_r_hinge(path, options):
+    X, _, y = binary_data(5, n=30, p=6, noise=1.0)
+    s, R, eps = 2, 4, 2.0
+    eps_eff = T.inflated_epsilon(eps, T.DEFAULT_TOLERANCE)
+    base = _output_distribution(X, y, s, eps, R, options)
+    worst = 0.0
+    for X2, y2 in _hinge_neighbours(X, y, np.random.default_rng(6)):
+        worst = max(worst, float(np.max(np.abs(base - _output_distribution(X2, y2, s, eps, R, options)))))
+    assert worst <= eps_eff * (1 + 1e-9)
+    assert worst > 0.05 * eps  # the audit sees the data
+
+
+def test_engine_and_exact_paths_agree_and_options():
+    X, _, y = binary_data(7, n=50, p=7)
+    a = T.certified_top(_task(X, y, 2, 1.0, 5, {"max_enumerate": 1}), 5, 1e-3)
+    b = T.certified_top(_task(X, y, 2, 1.0, 5, {}), 5, 1e-3)
+    assert a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-3)
+    assert T.check_options({"loss": "hinge"}, {})["max_enumerate"] == T.DEFAULT_MAX_ENUMERATE_HINGE
+    assert T.response_type({"loss": "hinge"}) == "binary" and T.response_type({}) == "numeric"
+    with pytest.raises(InvalidArgumentError):
+        T.check_options({"loss": "logistic"}, {})
+
+
+# ---------------------------------------------------------------------------- end to end
+def _fair(step=10):
+    df = dpstats.load_dataset("fair").iloc[::step]
+    cols = ["had_affair", "rate_marriage", "religious", "age", "yrs_married", "educ", "children"]
+    return df[cols], {k: v for k, v in dataset_bounds("fair").items() if k in cols}
+
+
+def test_dp_select_top_r_hinge_on_fair():
+    df, bounds = _fair()
+    res = dp_select("had_affair ~ .", df, method="top_r", loss="hinge", s=2, R=5, epsilon=1.0, bounds=bounds,
+                    random_state=1, signs=False, max_enumerate=1)  # force the MIP path
+    entry = res.ledger.entries[0]
+    assert entry.details["loss"] == "hinge"
+    assert entry.epsilon == pytest.approx(res.epsilon_spent)
+    delta_h = hinge_sensitivity(1.0, 1.0, 2, intercept=True)
+    assert entry.details["sensitivity"] == pytest.approx(delta_h)
+    assert res.curator["Delta_h"] == pytest.approx(delta_h)
+    assert 0 <= res.curator["training_misclassification_rate_of_best"] <= 1
+    assert "outer approximation" in res.curator["certificate"]["path"]
+    # the certified list equals the exact path's list
+    exact = dp_select("had_affair ~ .", df, method="top_r", loss="hinge", s=2, R=5, epsilon=1.0, bounds=bounds,
+                      random_state=1, signs=False)
+    assert [r["support"] for r in res.curator["top_supports"]] == [r["support"] for r in exact.curator["top_supports"]]
+    text = str(res.summary())
+    assert "hinge" in text and "misclassification" in text
+    mis = dp_select("had_affair ~ .", df, method="mistakes", loss="hinge", s=2, epsilon=1.0, bounds=bounds,
+                    random_state=2, signs=False, guard="none", max_enumerate=1)
+    assert mis.ledger.entries[-1].details["loss"] == "hinge"
+    assert mis.curator["block_supports S^(i)"][0] == exact.curator["best_support"]
