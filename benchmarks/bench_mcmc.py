@@ -71,11 +71,11 @@ def best_of(repeats, fn):
     return min(times)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-iter", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n_iter, repeats = args.n_iter, args.repeats
 
     sim = dpstats.simulate(N, P, S, rho=0.1, snr=5.0, random_state=2024)
