@@ -51,7 +51,7 @@ import mip
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
-from .gram import GramSource, MatrixFreeSource, swap_neighbour_values
+from .gram import GramSource, MatrixFreeSource
 from .iht import iht_support
 from .objective import SufficientStats
 

@@ -72,19 +72,29 @@ def score_all_supports(objective: RidgeBallObjective, s: int):
     return supports, values
 
 
+def check_max_enumerate(value) -> int:
+    """Validate the ``max_enumerate`` option (shared by the best-subset methods)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidTypeError(f"max_enumerate must be an integer; got {value!r}.")
+    if value < 1:
+        raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
+    return int(value)
+
+
+def check_loss(value) -> str:
+    """Validate the ``loss`` option (shared by the best-subset methods)."""
+    if value not in LOSSES:
+        raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
+    return value
+
+
 def check_options(options, context):
     out = {"max_enumerate": DEFAULT_MAX_ENUMERATE}
     for key, value in options.items():
         if key == "max_enumerate":
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise InvalidTypeError(f"max_enumerate must be an integer; got {value!r}.")
-            if value < 1:
-                raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
-            out[key] = int(value)
+            out[key] = check_max_enumerate(value)
         elif key == "loss":
-            if value not in LOSSES:
-                raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
-            out[key] = value
+            out[key] = check_loss(value)
         elif key == "tolerance":
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
                 raise InvalidTypeError(f"tolerance must be a number; got {value!r}.")

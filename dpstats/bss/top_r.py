@@ -53,7 +53,7 @@ from ..mechanisms.exponential import exponential_log_probabilities, sample_expon
 from ..methods import Method, MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .engine import OuterApproximationEngine
-from .exhaustive import (LOSSES, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
+from .exhaustive import (check_loss, check_max_enumerate, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
                          score_all_supports, score_all_supports_hinge)
 from .gram import GramSource, MatrixFreeSource
 from .hinge import HingeObjective, hinge_sensitivity
@@ -92,15 +92,9 @@ def _check_common(options, allowed):
                 value = float(value)
             out[key] = value
         elif key == "max_enumerate":
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise InvalidTypeError(f"max_enumerate must be an integer; got {value!r}.")
-            if value < 1:
-                raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
-            out[key] = int(value)
+            out[key] = check_max_enumerate(value)
         elif key == "loss":
-            if value not in LOSSES:
-                raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
-            out[key] = value
+            out[key] = check_loss(value)
     if out.get("loss") == "hinge" and "max_enumerate" not in options:
         out["max_enumerate"] = DEFAULT_MAX_ENUMERATE_HINGE
     return out
