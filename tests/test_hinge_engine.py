@@ -10,13 +10,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
 
 import dpstats
 from dpstats import dp_select
 from dpstats.bss import top_r as T
 from dpstats.bss.engine import OuterApproximationEngine
-from dpstats.bss.exhaustive import enumerate_supports, log_n_supports
+from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
 from dpstats.bss.hinge_source import HingeSource
 from dpstats.datasets import dataset_bounds
@@ -149,15 +148,7 @@ def _output_distribution(X, y, s, eps, R, options):
     task = _task(X, y, s, eps, R, options)
     delta = T.sensitivity_of(task)
     sups, vals, _, _ = T.certified_top(task, R, task.options["tolerance"] * delta)
-    p = X.shape[1]
-    allsup = enumerate_supports(p, s)
-    logw = T.top_r_log_weights(vals, log_n_supports(p, s), eps, delta)
-    logp_a = logw - logsumexp(logw)
-    index = {tuple(row): k for k, row in enumerate(allsup.tolist())}
-    out = np.full(allsup.shape[0], logp_a[-1] - math.log(allsup.shape[0] - R))
-    for k, sp in enumerate(sups):
-        out[index[tuple(sp)]] = logp_a[k]
-    return out
+    return T.listed_top_r_log_probabilities(sups, vals, enumerate_supports(X.shape[1], s), eps, delta)
 
 
 def _hinge_neighbours(X, y, rng, count=5):

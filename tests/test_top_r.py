@@ -61,15 +61,7 @@ def engine_distribution(X, y, s, eps, R, ridge=2.0, radius=1.1):
     task = task_for(X, y, s, eps, R, {"max_enumerate": 1}, ridge=ridge, radius=radius)  # force the MIP path
     delta = T.sensitivity_of(task)
     sups, vals, _, _ = T.certified_top(task, R, task.options["tolerance"] * delta)
-    p = X.shape[1]
-    allsup = enumerate_supports(p, s)
-    logw = T.top_r_log_weights(vals, log_n_supports(p, s), eps, delta)
-    logp_a = logw - logsumexp(logw)
-    index = {tuple(r): k for k, r in enumerate(allsup.tolist())}
-    out = np.full(allsup.shape[0], logp_a[-1] - math.log(allsup.shape[0] - R))
-    for k, sp in enumerate(sups):
-        out[index[tuple(sp)]] = logp_a[k]
-    return out, delta
+    return T.listed_top_r_log_probabilities(sups, vals, enumerate_supports(X.shape[1], s), eps, delta), delta
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])

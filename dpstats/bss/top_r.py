@@ -260,6 +260,23 @@ def top_r_output_log_probabilities(all_supports, all_values, R, epsilon, sensiti
     return out
 
 
+def listed_top_r_log_probabilities(listed, listed_values, all_supports, epsilon, sensitivity):
+    """Exact log P(S) over ``all_supports`` when the mechanism runs on a given top-R list.
+
+    The audit oracle for what top_r actually runs: the engine's certified list and
+    Algorithm 1's weights, with the uniform-outside step spreading P(a = R + 1).
+    """
+    all_supports = np.asarray(all_supports)
+    N, R = all_supports.shape[0], len(listed)
+    logw = top_r_log_weights(listed_values, math.log(N), epsilon, sensitivity)
+    logp_a = logw - logsumexp(logw)
+    out = np.full(N, logp_a[-1] - math.log(N - R))
+    index = {tuple(row): k for k, row in enumerate(all_supports.tolist())}
+    for k, support in enumerate(listed):
+        out[index[tuple(int(j) for j in support)]] = logp_a[k]
+    return out
+
+
 def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
     """Uniform s-subsets of range(p) drawn until one is not in ``excluded`` (sorted tuple).
 
