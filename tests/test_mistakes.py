@@ -161,3 +161,43 @@ def test_bad_options():
     for bad in [{"guard": "maybe"}, {"guard": True}, {"delta": 0.0}, {"delta": 0.7}, {"ptr_share": 1.5}]:
         with pytest.raises((InvalidArgumentError, TypeError)):
             dpstats.dp_select("y ~ .", df, method="mistakes", epsilon=1.0, s=2, bounds=(1.0, 1.0), **bad)
+
+
+def test_ptr_gap_test_audit():
+    """Spec 05 section 5.6 for the PTR guard itself.
+
+    (1) the released pass/fail bit is eps_t-DP whenever the distance moves by at most 1;
+    (2) on an unsafe data set (distance 0) the test passes with probability at most delta;
+    (3) the distance mistakes computes is 1-Lipschitz on actual neighbour pairs, so (1) applies.
+    """
+    eps_t, delta = 0.7, 1e-6
+    worst = 0.0
+    for d in np.linspace(0.0, 40.0, 161):
+        for move in (-1.0, -0.5, 0.5, 1.0):
+            d2 = max(0.0, d + move)
+            p1, p2 = ptr_pass_probability(d, eps_t, delta), ptr_pass_probability(d2, eps_t, delta)
+            for a, b in ((p1, p2), (1 - p1, 1 - p2)):
+                worst = max(worst, abs(math.log(a) - math.log(b)))
+    assert worst <= eps_t * (1 + 1e-9) and worst > 0.9 * eps_t
+    assert ptr_pass_probability(0.0, eps_t, delta) <= delta * (1 + 1e-12)
+
+    # The worst case the formula must absorb: g_c moving by 2 Delta + tau per neighbour.
+    for Delta, tau in ((9.0, 4.5e-3), (2.0, 1e-3)):
+        step = 2 * Delta + tau
+        for g in np.linspace(0.0, 30 * Delta, 301):
+            assert abs(M.ptr_distance(g + step, Delta, tau) - M.ptr_distance(g, Delta, tau)) <= 1 + 1e-12
+        # unsafe: the true gap g <= 2 Delta gives g_c <= 2 Delta, hence distance 0
+        assert M.ptr_distance(2 * Delta, Delta, tau) == 0.0
+        assert M.ptr_distance(2 * Delta + 2 * tau + 3 * step, Delta, tau) == pytest.approx(3.0)
+
+    X, y = strong_dataset(2)
+    base = M.run(task_for(X, y, 2, 1.0, {"guard": "ptr"})).curator["ptr_distance"]
+    assert base > 1.0  # a gap well above 2 Delta: the Lipschitz check is not vacuous
+    rng = np.random.default_rng(9)
+    for k in range(6):
+        X2, y2 = X.copy(), y.copy()
+        i = int(rng.integers(X.shape[0]))
+        X2[i] = rng.choice([-1.0, 1.0], size=X.shape[1])  # extreme replacement record
+        y2[i] = -np.sign(X2[i, 0] + X2[i, 1] + 0.5)
+        other = M.run(task_for(X2, y2, 2, 1.0, {"guard": "ptr"})).curator["ptr_distance"]
+        assert abs(base - other) <= 1 + 1e-9

@@ -63,6 +63,17 @@ DEFAULT_DELTA = 1e-6
 DEFAULT_PTR_SHARE = 0.2
 
 
+def ptr_distance(gap_certified, sensitivity, tau) -> float:
+    """The PTR distance d(D) = max(0, (g_c - 2 Delta - 2 tau) / (2 Delta + tau)).
+
+    The true gap g moves by at most 2 Delta per neighbour (each R(S) by at most Delta) and
+    the certified g_c lies in [g - tau, g], so g_c moves by at most 2 Delta + tau and d is
+    1-Lipschitz; d = 0 wherever g_c <= 2 Delta + 2 tau, which covers every unsafe data set
+    (g <= 2 Delta), so d lower-bounds the distance to the unsafe set.
+    """
+    return max(0.0, (gap_certified - 2 * sensitivity - 2 * tau) / (2 * sensitivity + tau))
+
+
 def check_options(options, context):
     out = _check_common(options, ("tolerance", "time_limit", "max_enumerate", "loss"))
     out.update(guard=DEFAULT_GUARD, delta=DEFAULT_DELTA, ptr_share=DEFAULT_PTR_SHARE)
@@ -209,7 +220,7 @@ def run(task) -> MethodOutcome:
     entries, released = [], {}
     if opts["guard"] == "ptr":
         eps_t, eps_m = split_budget(eps, opts)
-        dist = max(0.0, (gap_cert - 2 * delta_s - 2 * tau) / (2 * delta_s + tau))
+        dist = ptr_distance(gap_cert, delta_s, tau)
         passed, noisy = propose_test_release(dist, eps_t, opts["delta"], task.rng)
         branch = "mistakes" if passed else "top_r"
         released["guard_branch"] = branch
