@@ -87,7 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
-from .objective import ball_multipliers
+from .objective import InterceptFirstColumns, ball_multipliers
 
 #: Default absolute bound on the certified duality gap; Delta_h >= 1, so this is at most
 #: 1e-7 Delta_h.
@@ -156,7 +156,7 @@ class HingeSolution:
         return self.mu > 0
 
 
-class HingeObjective:
+class HingeObjective(InterceptFirstColumns):
     """Certified evaluation of R_h(S) on many supports; interface parallel to RidgeBallObjective.
 
     Parameters
@@ -210,15 +210,6 @@ class HingeObjective:
     def n_columns(self) -> int:
         return self.X.shape[1]
 
-    @property
-    def forced(self) -> np.ndarray:
-        """Column indices forced into every support (the intercept)."""
-        return np.array([0] if self.intercept else [], dtype=np.int64)
-
-    @property
-    def candidates(self) -> np.ndarray:
-        """Column indices that may be selected."""
-        return np.arange(1 if self.intercept else 0, self.n_columns, dtype=np.int64)
 
     def full_support(self, candidate_support) -> np.ndarray:
         """Prepend the forced columns to candidate supports (1-D or 2-D array of full indices)."""

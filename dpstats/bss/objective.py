@@ -38,8 +38,25 @@ _NEWTON_MAX_ITER = 200
 _DEFAULT_CHUNK = 65536
 
 
+class InterceptFirstColumns:
+    """Column layout shared by the objectives: the forced intercept, if any, is column 0.
+
+    Needs ``intercept`` (bool) and ``n_columns`` on the class that uses it.
+    """
+
+    @property
+    def forced(self) -> np.ndarray:
+        """Column indices forced into every support (the intercept)."""
+        return np.array([0] if self.intercept else [], dtype=np.int64)
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Column indices that may be selected."""
+        return np.arange(1 if self.intercept else 0, self.n_columns, dtype=np.int64)
+
+
 @dataclass(frozen=True)
-class SufficientStats:
+class SufficientStats(InterceptFirstColumns):
     """Sufficient statistics of clipped data: G = X'X, c = X'y, yy = y'y, n rows.
 
     Column 0 is the intercept column when ``intercept`` is true; it is then forced
@@ -68,15 +85,6 @@ class SufficientStats:
     def n_columns(self) -> int:
         return self.G.shape[0]
 
-    @property
-    def forced(self) -> np.ndarray:
-        """Column indices forced into every support (the intercept)."""
-        return np.array([0] if self.intercept else [], dtype=np.int64)
-
-    @property
-    def candidates(self) -> np.ndarray:
-        """Column indices that may be selected."""
-        return np.arange(1 if self.intercept else 0, self.n_columns, dtype=np.int64)
 
 
 @dataclass(frozen=True)
