@@ -80,3 +80,162 @@ def test_node_cap_gives_up_and_engine_falls_back():
             assert c.value <= vals[count == i].min() + 1e-6
             assert c.lower_bound <= vals[count == i].min() + 1e-9
         assert all(not e.get("exact", False) for e in eng.stats.log if "block" in e)
+
+
+# ------------------------------------------------------------ the coherence screen
+@pytest.mark.parametrize("matrix_free", [False, True])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_column_coherence_matches_brute_force(matrix_free, intercept):
+    from dpstats.bss.blocks import column_coherence
+
+    stats, Xf, y = instance(7, p=23, s=3, rho=0.6, snr=2.0, intercept=intercept)
+    source = MatrixFreeSource(Xf, y, intercept) if matrix_free else GramSource(stats)
+    lam, k = 2.5, 4
+    # a tiny block size forces several row blocks and the transposed updates
+    off = 1 if intercept else 0
+    anchor = np.array([off + 2, off + 5])
+    got = column_coherence(source, lam, k, exclude=anchor, block_bytes=8 * source.n_columns * 5)
+    G = Xf.T @ Xf
+    scale = 1.0 / np.sqrt(np.diag(G) + lam)
+    N = np.abs(G) * np.outer(scale, scale)
+    np.fill_diagonal(N, 0.0)
+    N[:, :off] = 0.0
+    N[:, anchor] = 0.0
+    want = -np.sort(-N, axis=1)[:, :k]
+    rows = np.setdiff1d(np.arange(off, source.n_columns), anchor)  # the columns a block can add
+    assert np.all(got[rows] >= want[rows])  # an upper bound (rounding margin)
+    np.testing.assert_allclose(got[rows], want[rows], atol=1e-9)
+    # cached per (ridge, k); a smaller k is a prefix
+    np.testing.assert_allclose(column_coherence(source, lam, 2, exclude=anchor), got[:, :2])
+    # another anchor is another profile
+    assert not np.allclose(column_coherence(source, lam, k, exclude=anchor[:1]), got)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_coherence_screen_keeps_blocks_exact(case, matrix_free, monkeypatch):
+    """The screen by |v_B|^2 / gamma_0 (used above 64 columns) on every instance."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    test_block_minimum_matches_brute_force(case, matrix_free)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("coherence", [False, True])
+def test_block_supports_below_lists_every_support_under_the_threshold(case, coherence, monkeypatch):
+    from dpstats.bss import blocks
+
+    if coherence:
+        monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, Xf, y = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    obj = RidgeBallObjective(stats, lam, r)
+    sups, vals, order = brute(stats, s, lam, r)
+    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    offset = 1 if icpt else 0
+    anchor = tuple(sups[order[0]])
+    _, _, count = block_oracle(stats, s, lam, r, anchor)
+    full = np.concatenate([[0] * offset, np.array(anchor) + offset]).astype(np.int64)
+    for i in range(2, min(s, p - s) + 1):
+        members = np.nonzero(count == i)[0]
+        ranked = np.sort(vals[members])
+        for q in (0, 3, min(20, ranked.size - 1)):
+            thr = float(ranked[q])
+            for mu in (0.0, 2.0):
+                res = blocks.block_supports_below(GramSource(stats), full, offset, i, lam, r, thr, evaluate, mu=mu)
+                listed = set(res.supports)
+                below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+                assert below <= listed
+                assert all(len(set(t) - set(anchor)) == i for t in listed)
+                np.testing.assert_allclose(res.values, evaluate(np.array(res.supports)) if listed else [], atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("design", ["hidden", "toeplitz"])
+def test_coherence_gamma_bounds_every_subset(seed, design):
+    """gamma_0 <= lambda_min(M_B) for every i-subset B, M the scaled Schur complement at T.
+
+    "hidden": x0 = t + g, x1 = t - g are nearly orthogonal in G but nearly opposite once
+    t (in T) is partialled out, so only the w_j w_k term of the bound sees the pair.
+    "toeplitz": weakly correlated columns (rho = 0.2), where gamma_0 is positive.
+    """
+    from itertools import combinations
+
+    from dpstats.bss.blocks import coherence_gamma, column_coherence, schur_scaling
+
+    rng = np.random.default_rng(seed)
+    p, n = 9, 400
+    if design == "hidden":
+        X = rng.standard_normal((n, p))
+        t, g = X[:, 2].copy(), rng.standard_normal(n)
+        X[:, 0] = t + g + 0.3 * X[:, 0]
+        X[:, 1] = t - g + 0.3 * X[:, 1]
+    else:
+        Z = rng.standard_normal((n, p))
+        X = Z.copy()
+        for j in range(1, p):
+            X[:, j] = 0.2 * X[:, j - 1] + np.sqrt(1 - 0.04) * Z[:, j]
+    y = X[:, :3].sum(axis=1) + rng.standard_normal(n)
+    source = MatrixFreeSource(X, y, False)
+    ridge, mu = float(rng.uniform(0.5, 5.0)), float(rng.choice([0.0, 5.0]))
+    lam = ridge + mu
+    G = X.T @ X
+    anchor = np.array(sorted({2} | set(rng.choice(np.arange(3, p), 3, replace=False).tolist())))
+    T = anchor[:3]  # D = the last anchor column
+    O = np.setdiff1d(np.arange(p), anchor)
+    K = G[np.ix_(T, T)] + lam * np.eye(T.size)
+    Sch = G[np.ix_(O, O)] + lam * np.eye(O.size) - G[np.ix_(O, T)] @ np.linalg.solve(K, G[np.ix_(T, O)])
+    sq = np.sqrt(np.diag(Sch))
+    M = Sch / np.outer(sq, sq)
+    d, f, e = schur_scaling(source, ridge, lam, O, G[np.ix_(O, T)], K)
+    np.testing.assert_allclose(d, np.diag(Sch), rtol=1e-10)
+    N = column_coherence(source, ridge, p - 1, exclude=anchor)
+    # the entrywise bound |M_jk| <= f_j f_k N_jk + e_j e_k behind gamma_0
+    scale = 1.0 / np.sqrt(np.diag(G) + ridge)
+    Nfull = np.abs(G) * np.outer(scale, scale)
+    bound = np.outer(f, f) * Nfull[np.ix_(O, O)] + np.outer(e, e)
+    off = ~np.eye(O.size, dtype=bool)
+    assert np.all(np.abs(M)[off] <= bound[off] + 1e-12)
+    if design == "hidden":
+        # the T-correction is what makes the pair (0, 1) nearly collinear
+        assert abs(M[0, 1]) > 2 * f[0] * f[1] * Nfull[0, 1] + 0.3
+    for i in (2, 3):
+        ntop = N[O, :i - 1].sum(axis=1)
+        gamma = coherence_gamma(f, e, ntop, i)
+        rows = [np.sort(np.delete(bound[j], j))[::-1][:i - 1].sum() for j in range(O.size)]
+        assert gamma <= 1.0 - max(rows) + 1e-9  # no sharper than the entrywise bound allows
+        worst = min(np.linalg.eigvalsh(M[np.ix_(B, B)])[0] for B in map(list, combinations(range(O.size), i)))
+        assert gamma <= worst + 1e-12
+        if design == "toeplitz":
+            assert gamma > 0.5 - 0.25 * i  # useful, not vacuous
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_lazy_schur_columns_match_brute_force(seed, matrix_free):
+    """Above max_columns the search forms a column of M only when it picks that column."""
+    from dpstats.bss import blocks
+
+    p, s = 16, 4
+    stats, Xf, y = instance(seed, n=400, p=p, s=s, rho=0.1, snr=float([0.5, 2.0, 5.0, 10.0][seed]), intercept=bool(seed % 2))
+    icpt = bool(seed % 2)
+    lam, r = [1.0, 5.0, 20.0, 2.0][seed], [50.0, 1.1, 0.5, 10.0][seed]
+    source = MatrixFreeSource(Xf, y, icpt) if matrix_free else GramSource(stats)
+    obj = RidgeBallObjective(stats, lam, r)
+    sups, vals, order = brute(stats, s, lam, r)
+    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    offset = 1 if icpt else 0
+    anchor = tuple(sups[order[0]])
+    _, _, count = block_oracle(stats, s, lam, r, anchor)
+    full = np.concatenate([[0] * offset, np.array(anchor) + offset]).astype(np.int64)
+    for i in range(2, s + 1):
+        members = np.nonzero(count == i)[0]
+        worst = members[np.argmax(vals[members])]
+        res = minimise_block(source, full, offset, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+                             max_columns=1)
+        assert res is not None
+        assert res.value <= vals[members].min() + 1e-7 + 1e-9
+        thr = float(np.sort(vals[members])[min(5, members.size - 1)])
+        below = blocks.block_supports_below(source, full, offset, i, lam, r, thr, evaluate, max_columns=1)
+        assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(below.supports)

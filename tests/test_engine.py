@@ -34,9 +34,10 @@ def brute(stats, s, lam, r):
     return sups, vals, order
 
 
-def check_against_brute(stats, s, lam, r, R, tau=1e-6):
+def check_against_brute(stats, s, lam, r, R, tau=1e-6, exact_blocks=True):
     sups, vals, order = brute(stats, s, lam, r)
     eng = OuterApproximationEngine.from_stats(stats, s, lam, r, tau)
+    eng.exact_blocks = exact_blocks  # False: the MILP certifies top-R and the blocks
     best = eng.best()
     assert best.value <= vals[order[0]] + tau
     assert best.lower_bound <= vals[order[0]] + 1e-9  # never above an exact feasible value
@@ -49,6 +50,12 @@ def check_against_brute(stats, s, lam, r, R, tau=1e-6):
     listed = {tuple(x) for x in top.supports}
     outside = np.array([tuple(x) not in listed for x in sups.tolist()])
     assert vals[outside].min() >= top.values[-1] - tau  # the certificate holds
+    assert top.lower_bound >= top.values[-1] - tau  # what it claims ...
+    assert vals[outside].min() >= top.lower_bound - 1e-9  # ... is a true bound outside the list
+    assert any("best_block" in e for e in eng.stats.log) == exact_blocks
+    far_by_blocks = [e for e in eng.stats.log if "top_block" in e]
+    assert bool(far_by_blocks) == (exact_blocks and s >= 2 and stats.candidates.size - s >= 2)
+    assert all(e["exact"] for e in far_by_blocks)
     anchor = set(best.support)
     count = np.array([len(set(row) - anchor) for row in sups.tolist()])
     mis = eng.mistakes()
@@ -72,10 +79,11 @@ FAST_CASES = [
 
 
 @pytest.mark.parametrize("case", FAST_CASES)
-def test_engine_matches_brute_force(case):
+@pytest.mark.parametrize("exact_blocks", [True, False])
+def test_engine_matches_brute_force(case, exact_blocks):
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    check_against_brute(stats, s, lam, r, R=10)
+    check_against_brute(stats, s, lam, r, R=10, exact_blocks=exact_blocks)
 
 
 @pytest.mark.slow
@@ -86,7 +94,8 @@ def test_engine_matches_brute_force_many(seed):
     s = int(rng.integers(1, min(4, p - 1) + 1))
     stats, _, _ = instance(seed, p=p, s=s, rho=float(rng.choice([0.0, 0.3, 0.8])),
                            snr=float(rng.choice([0.5, 2.0, 10.0])), intercept=bool(seed % 2))
-    check_against_brute(stats, s, float(rng.choice([1.0, 10.0, 100.0])), float(rng.choice([0.3, 1.1, 50.0])), R=20)
+    check_against_brute(stats, s, float(rng.choice([1.0, 10.0, 100.0])), float(rng.choice([0.3, 1.1, 50.0])), R=20,
+                        exact_blocks=bool(seed % 3))
 
 
 def test_cuts_are_under_estimators():

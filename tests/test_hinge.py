@@ -125,6 +125,56 @@ def test_degenerate_margins_clipped_design_reach_the_tolerance():
     assert one.value == pytest.approx(values[3], abs=1e-7)
 
 
+@pytest.mark.parametrize("lam, r", [(2.0, 1.5), (30.0, 0.4), (0.0, 1.0)])
+def test_warm_starts_change_the_work_not_the_certificate(lam, r):
+    # Warm starts from a neighbouring support (the engine's use), from random points and
+    # from points outside the ball (projected), mixed with cold rows (NaN): every bracket
+    # still holds the SLSQP optimum and meets the tolerance.
+    X, y = _data(60, 6, 8)
+    obj = HingeObjective(X, y, lam, r, gap_tolerance=1e-6)
+    supports = enumerate_supports(6, 3)
+    rng = np.random.default_rng(1)
+    start = rng.normal(scale=3.0, size=supports.shape)
+    start[::3] = np.nan
+    smaller = obj.solve([0, 1])
+    start[0] = [smaller.coef[0], smaller.coef[1], 0.0]  # supports[0] = (0, 1, 2)
+    vals, gaps = obj.values(supports, with_gaps=True, start=start)
+    cold, cold_gaps = obj.values(supports, with_gaps=True)
+    assert gaps.max() <= 1e-6 and cold_gaps.max() <= 1e-6
+    for k in (0, 1, 2, 7, 19):
+        ref = _slsqp_optimum(X[:, supports[k]], y, lam, r)
+        assert vals[k] - gaps[k] <= ref + 1e-7 and ref <= vals[k] + 1e-7
+    assert np.allclose(vals, cold, atol=2e-6)
+    sol = obj.solve(supports[4], start=start[4])
+    assert sol.gap <= 1e-6 and np.linalg.norm(sol.coef) <= r * (1 + 1e-12)
+    assert _primal(X[:, supports[4]], y, sol.coef, lam) == pytest.approx(sol.value, abs=1e-10)
+    assert np.all((sol.theta >= 0) & (sol.theta <= 1))
+
+
+def test_failed_warm_start_falls_back_to_a_cold_solve(monkeypatch):
+    # A warm solve that misses the tolerance is solved again cold; each side of the
+    # bracket keeps the better certified value.
+    X, y = _data(60, 5, 9)
+    obj = HingeObjective(X, y, 3.0, 1.2, gap_tolerance=1e-7)
+    supports = enumerate_supports(5, 2)
+    cold = obj.values(supports)
+    original = HingeObjective._solve_batch
+    calls = []
+
+    def spoiled(self, sups, start=None, gamma_start=1.0):
+        res = original(self, sups, start=start, gamma_start=gamma_start)
+        calls.append(start is not None)
+        if start is not None:  # a valid but loose lower bound: D(0) = 0 <= R_h
+            res["lower"] = np.zeros_like(res["lower"])
+            res["theta"] = np.zeros_like(res["theta"])
+        return res
+
+    monkeypatch.setattr(HingeObjective, "_solve_batch", spoiled)
+    vals, gaps = obj.values(supports, with_gaps=True, start=np.zeros(supports.shape))
+    assert calls == [True, False]
+    assert gaps.max() <= 1e-7 and np.allclose(vals, cold, atol=2e-7)
+
+
 def test_values_batch_matches_solve_and_intercept_layout():
     X, y = _data(40, 4, 5)
     design = np.hstack([np.ones((40, 1)), X])

@@ -120,6 +120,26 @@ def test_hinge_cuts_and_neighbour_bounds_are_certified():
         assert np.argmin(truth) in np.nonzero(done)[0] or truth.min() >= nv[done].min() - 1e-5
 
 
+def test_hinge_source_warm_starts_and_batched_solves_stay_certified():
+    # values() warm-starts supports one column away from a cached solution, solve_many()
+    # batches and caches; both against a tight independent evaluation.
+    _, Xf, y = binary_data(4, p=10, intercept=True)
+    lam, r, tol = 4.0, 1.3, 1e-5
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=tol)
+    tight = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-10)
+    rests = [np.array([0, 1, 2]), np.array([0, 1, 5]), np.array([0, 3, 7])]
+    sols = src.solve_many(rests)
+    assert src.exact_solves == 3 and src.solve_many(rests)[1] is sols[1]  # cached
+    for sol, rest in zip(sols, rests):
+        truth = tight.solve(rest).value
+        assert sol.gap <= tol and sol.lower_bound <= truth + 1e-9 and truth <= sol.value + 1e-9
+    nb = np.array([[0, 1, 2, 4], [0, 1, 5, 9], [0, 3, 7, 8], [0, 4, 6, 8]])
+    assert src._warm_start(nb[0]) is not None and src._warm_start(nb[3]) is None
+    vals = src.values(nb, lam, r)
+    truth = tight.values(nb)
+    assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + tol + 1e-9)
+
+
 def test_squared_sources_answer_the_same_interface():
     from dpstats.bss.gram import GramSource, MatrixFreeSource
     from dpstats.bss.objective import SufficientStats
