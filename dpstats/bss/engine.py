@@ -784,5 +784,15 @@ class OuterApproximationEngine:
             sup = tuple(sorted(set(anchor) - set(A) | set(add)))
             self._add_cut(sup)
 
+    def certificate_route(self) -> str:
+        """How the certificates so far were obtained (for the curator summary)."""
+        searches = sum(1 for e in self.stats.log if e.get("exact"))
+        parts = []
+        if searches:
+            parts.append(f"exact Schur-complement block search ({searches} blocks)")
+        if self.stats.milp_solves:
+            parts.append(f"outer approximation on CBC ({self.stats.milp_solves} MILP solves)")
+        return "certified by " + (" and ".join(parts) if parts else "exact evaluation of every candidate")
+
     def _finish(self):
         self.stats.total_seconds = time.perf_counter() - self._start

@@ -178,7 +178,7 @@ def certified_blocks(task, tau):
         # a block's lower bound may come from certified upper values (the 1-mistake block,
         # evaluated over the whole ball): subtracting tau_eval keeps it a lower bound
         lbs = lbs - engine.tau_eval
-    info = {"path": "certified outer approximation on CBC", "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
+    info = {"path": engine.certificate_route(), "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
             "block_gaps_achieved": [float(v - lb) for v, lb in zip(vals[1:], lbs)],
             "best_gap_achieved": float(best.value - best.lower_bound), "solver": engine.stats.as_dict()}
     return sups, vals, lbs, info

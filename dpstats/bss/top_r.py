@@ -316,7 +316,7 @@ def certified_top(task, R, tau):
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
     engine = make_engine(task, tau)
     cert = engine.top(R)
-    info = {"path": "certified outer approximation on CBC", "lower_bound_outside_list": cert.lower_bound,
+    info = {"path": engine.certificate_route(), "lower_bound_outside_list": cert.lower_bound,
             "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
             "gap_achieved": float(cert.values[-1] - cert.lower_bound), "solver": engine.stats.as_dict()}
     return cert.supports, np.asarray(cert.values), info, engine
