@@ -242,6 +242,24 @@ class HingeSource:
         sq = float(np.sum(v[base_cols] ** 2)) + v[added] ** 2
         return float(np.sum(theta)) + self._h(np.sqrt(sq))
 
+    def block_lower_bounds(self, bases, candidates, i):
+        """Certified lower bounds on R_h over whole blocks, one per base support.
+
+        For a base T (full columns) and every B of ``i`` columns from ``candidates``,
+        D_{T+B}(theta_T) = 1'theta_T + h(sqrt(|v_T|^2 + |v_B|^2)) <= R_h(T + B) (weak duality
+        at T's certified dual), and h decreases in |v|, so the i largest v_j^2 over the
+        candidates give one bound for the whole block.  The bases are solved in one batch.
+        """
+        sols = self.solve_many([np.asarray(b, dtype=np.int64) for b in bases])
+        out = np.empty(len(sols))
+        candidates = np.asarray(candidates, dtype=np.int64)
+        for q, (base, sol) in enumerate(zip(bases, sols)):
+            v = self.objective.dual_vector(sol.theta)
+            vc = v[candidates] ** 2
+            top = float(-np.partition(-vc, i - 1)[:i].sum()) if vc.size > i else float(vc.sum())
+            out[q] = float(np.sum(sol.theta)) + float(self._h(np.sqrt(float(np.sum(v[np.asarray(base)] ** 2)) + top)))
+        return out - _ROUNDING * (1.0 + np.abs(out))
+
     def _h(self, norm_v):
         """h(v) = min_{||b||<=r} lam ||b||^2 - v'b as a function of ||v|| (module hinge)."""
         lam, r = self.ridge, self.radius
