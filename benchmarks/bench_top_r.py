@@ -4,6 +4,14 @@ Settings: rho = 0.1, SNR = 5, sigma as in dpstats.simulate, b_x = b_y = 1, r = 1
 ridge = 100 (unscaled objective), R = 100, forced intercept (as ``dp_select("y ~ .")``).
 Prints wall time, MILP solves and cuts per query, and peak memory (ru_maxrss).
 
+Measured on the 2-core machine (2026-11-21, squared loss, every query certified, 0 MILP
+solves: the exact block search of dpstats/bss/blocks.py certifies all of them):
+(1000, 250, 7) best 0.02 s, top-100 0.02 s, all S^(i) 1.7 s; (1000, 1000, 5) 0.03 / 0.02 /
+2.7 s; (10000, 10000, 5) matrix-free 16 / 1.5 / 4.1 s, peak 3.2 GB (X is 763 MB, the rest
+is simulate's data frame); ridge 10 at (500, 100, 5) 0.01 / 0.00 / 0.05 s; ridge 1 at
+(200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100: 0.13 s at (500, 100, 5), 0.20 s at
+(1000, 250, 5), 10-13x the least-squares time (issue 6's target is 3x).
+
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]
       python benchmarks/bench_top_r.py --case 500 100 5 --ridge 10   (small-ridge cases)
       python benchmarks/bench_top_r.py --hinge
