@@ -18,6 +18,18 @@ def block_oracle(stats, s, lam, r, anchor):
     return sups, vals, count
 
 
+def anchored_oracle(stats, s, lam, r):
+    """(sups, vals, count, evaluate, full anchor, anchor): block counts relative to the best support."""
+    obj = RidgeBallObjective(stats, lam, r)
+    sups, vals, order = brute(stats, s, lam, r)
+    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    offset = stats.forced.size
+    anchor = tuple(sups[order[0]])
+    _, _, count = block_oracle(stats, s, lam, r, anchor)
+    full = np.concatenate([[0] * offset, np.array(anchor) + offset]).astype(np.int64)
+    return sups, vals, count, evaluate, full, anchor
+
+
 CASES = [
     # seed, p, s, rho, snr, lam, r, intercept
     (0, 10, 3, 0.1, 5.0, 20.0, 1.1, True),    # ball inactive near the optimum
@@ -130,13 +142,8 @@ def test_block_supports_below_lists_every_support_under_the_threshold(case, cohe
         monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, Xf, y = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    obj = RidgeBallObjective(stats, lam, r)
-    sups, vals, order = brute(stats, s, lam, r)
-    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
-    anchor = tuple(sups[order[0]])
-    _, _, count = block_oracle(stats, s, lam, r, anchor)
-    full = np.concatenate([[0] * offset, np.array(anchor) + offset]).astype(np.int64)
     for i in range(2, min(s, p - s) + 1):
         members = np.nonzero(count == i)[0]
         ranked = np.sort(vals[members])
@@ -222,13 +229,8 @@ def test_lazy_schur_columns_match_brute_force(seed, matrix_free):
     icpt = bool(seed % 2)
     lam, r = [1.0, 5.0, 20.0, 2.0][seed], [50.0, 1.1, 0.5, 10.0][seed]
     source = MatrixFreeSource(Xf, y, icpt) if matrix_free else GramSource(stats)
-    obj = RidgeBallObjective(stats, lam, r)
-    sups, vals, order = brute(stats, s, lam, r)
-    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    sups, vals, count, evaluate, full, _ = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
-    anchor = tuple(sups[order[0]])
-    _, _, count = block_oracle(stats, s, lam, r, anchor)
-    full = np.concatenate([[0] * offset, np.array(anchor) + offset]).astype(np.int64)
     for i in range(2, s + 1):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]

@@ -776,7 +776,8 @@ class OuterApproximationEngine:
         the smallest threshold used (a lower bound on every far support not evaluated), or
         None when a block is too large for the search (the caller then runs the MILP).
         """
-        if not self._blocks_usable() or self.s < 2 or self.p - self.s < 2:
+        if (not self._blocks_usable() or self.s < 2 or self.p - self.s < 2
+                or getattr(self, "_far_blocks_too_large", False)):
             return None
         from .blocks import block_supports_below
 
@@ -797,6 +798,7 @@ class OuterApproximationEngine:
                                if res is not None else "too large, MILP")
                             + f" in {time.perf_counter() - t0:.2f}s")
             if res is None:
+                self._far_blocks_too_large = True  # the MILP takes over; do not search again
                 return None
             bound = min(bound, thr)
         return bound
