@@ -696,38 +696,48 @@ class OuterApproximationEngine:
         obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
         return full, float(obj.solve(local[0]).mu)
 
-    def _best_by_blocks(self, anchor):
-        """Certify the best support by searching every mistakes block of ``anchor``, or None.
+    def _search_blocks_below(self, anchor, first_i, reference, label, log_key):
+        """Search blocks i = first_i..min(s, p - s) of ``anchor`` below reference() - tau_mip / 2.
 
-        Every support lies in exactly one block i = 1..min(s, p - s) of the anchor (the
-        local optimum of :meth:`initialise`).  Each block is searched for supports below
-        the best value known minus tau_mip / 2 (:func:`dpstats.bss.blocks.block_supports_below`);
-        the threshold only falls as better supports appear, so the smallest threshold used
-        is a lower bound on every support not evaluated.  None when a block is too large
-        (the caller then runs the MILP).
+        :func:`dpstats.bss.blocks.block_supports_below` scores exactly every support of the
+        block that could lie below the threshold; the others have R >= it.  reference() is
+        read afresh per block and only falls as scored supports enter ``evaluated``, so the
+        smallest threshold used (returned) bounds every support of these blocks not scored.
+        None when a block is too large for the search (the caller then runs the MILP).
         """
-        if not self._blocks_usable():
-            return None
         from .blocks import block_supports_below
 
         full, mu = self._ball_multiplier(anchor)
         bound = math.inf
-        for i in range(1, min(self.s, self.p - self.s) + 1):
+        for i in range(first_i, min(self.s, self.p - self.s) + 1):
             self._check_time()
             t0 = time.perf_counter()
-            best_val = min(self.evaluated.values())
-            thr = best_val - self.tau_mip / 2.0
+            thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
                                        self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
-            self.stats.log.append({"best_block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
+            self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
             if self.verbose:
-                self._print(f"[engine] best block i={i}: "
-                            + (f"{res.leaves} supports checked ({res.nodes} nodes)" if res is not None
-                               else "too large, MILP") + f" in {time.perf_counter() - t0:.2f}s")
+                self._print(f"[engine] {label} block i={i}: "
+                            + (f"{res.leaves} supports below the threshold scored ({res.nodes} nodes)"
+                               if res is not None else "too large, MILP") + f" in {time.perf_counter() - t0:.2f}s")
             if res is None:
                 return None
             bound = min(bound, thr)
+        return bound
+
+    def _best_by_blocks(self, anchor):
+        """Certify the best support by searching every mistakes block of ``anchor``, or None.
+
+        Every support lies in exactly one block i = 1..min(s, p - s) of the anchor (the
+        local optimum of :meth:`initialise`); each is searched below the best value known
+        (:meth:`_search_blocks_below`).
+        """
+        if not self._blocks_usable():
+            return None
+        bound = self._search_blocks_below(anchor, 1, lambda: min(self.evaluated.values()), "best", "best_block")
+        if bound is None:
+            return None
         sup, val = min(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
         val = float(self.evaluate([sup])[0])
         return Certificate(sup, val, min(bound, val), self.tau_mip, 0)
@@ -769,38 +779,18 @@ class OuterApproximationEngine:
     def _top_far_by_blocks(self, s1, R):
         """Certify the top-R list against supports with >= 2 mistakes from S_1, without MILP.
 
-        For each i >= 2, :func:`dpstats.bss.blocks.block_supports_below` evaluates every
-        support of block i (anchor S_1) that could lie below v_R - tau_mip / 2, v_R taken
-        from the list as it stands; the others have R >= that threshold.  Leaves below v_R
-        enter the list, which only lowers v_R, so blocks done earlier stay covered.  Returns
-        the smallest threshold used (a lower bound on every far support not evaluated), or
+        Blocks i >= 2 of S_1 are searched below v_R, taken from the list as it stands
+        (:meth:`_search_blocks_below`); leaves below v_R enter the list, which only lowers
+        v_R, so blocks done earlier stay covered.  Returns the smallest threshold used, or
         None when a block is too large for the search (the caller then runs the MILP).
         """
         if (not self._blocks_usable() or self.s < 2 or self.p - self.s < 2
                 or getattr(self, "_far_blocks_too_large", False)):
             return None
-        from .blocks import block_supports_below
-
-        full, mu = self._ball_multiplier(s1)
-        bound = math.inf
-        for i in range(2, min(self.s, self.p - self.s) + 1):
-            self._check_time()
-            t0 = time.perf_counter()
-            v_R = heapq.nsmallest(R, self.evaluated.values())[-1]
-            thr = v_R - self.tau_mip / 2.0
-            res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
-                                       self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
-            self.stats.log.append({"top_block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
-                                   **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
-            if self.verbose:
-                self._print(f"[engine] top-{R} block i={i}: "
-                            + (f"{res.leaves} supports below v_R - tau/2 checked ({res.nodes} nodes)"
-                               if res is not None else "too large, MILP")
-                            + f" in {time.perf_counter() - t0:.2f}s")
-            if res is None:
-                self._far_blocks_too_large = True  # the MILP takes over; do not search again
-                return None
-            bound = min(bound, thr)
+        bound = self._search_blocks_below(s1, 2, lambda: heapq.nsmallest(R, self.evaluated.values())[-1],
+                                          f"top-{R}", "top_block")
+        if bound is None:
+            self._far_blocks_too_large = True  # the MILP takes over; do not search again
         return bound
 
     def _block_cuts(self, anchor, i, max_subsets=60):
