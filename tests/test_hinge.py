@@ -161,8 +161,8 @@ def test_failed_warm_start_falls_back_to_a_cold_solve(monkeypatch):
     original = HingeObjective._solve_batch
     calls = []
 
-    def spoiled(self, sups, start=None, gamma_start=1.0):
-        res = original(self, sups, start=start, gamma_start=gamma_start)
+    def spoiled(self, sups, start=None, gamma_start=1.0, band=None):
+        res = original(self, sups, start=start, gamma_start=gamma_start, band=band)
         calls.append(start is not None)
         if start is not None:  # a valid but loose lower bound: D(0) = 0 <= R_h
             res["lower"] = np.zeros_like(res["lower"])
@@ -428,3 +428,89 @@ def test_simulate_binomial_sign_and_logistic():
         simulate(20, 5, 1, family="poisson")
     with pytest.raises(InvalidArgumentError):
         simulate(20, 5, 1, family="binomial", link="probit")
+
+
+# ---------------------------------------------------------------------------- band levels, line search
+def _band_batch(monkeypatch, band):
+    """Warm neighbour solves at n = 400 (band < n) with the band set to ``band``; records the
+    schedule of every batch (band or None) so a test can see whether the plain one was needed."""
+    import dpstats.bss.hinge as hinge_module
+
+    monkeypatch.setattr(hinge_module, "_BAND_ROWS", band)
+    X, y = _data(400, 7, 21, noise=0.6)
+    original = HingeObjective._solve_batch
+    calls = []
+
+    def recorded(self, sups, start=None, gamma_start=1.0, band=None):
+        calls.append(band)
+        return original(self, sups, start=start, gamma_start=gamma_start, band=band)
+
+    monkeypatch.setattr(HingeObjective, "_solve_batch", recorded)
+    return X, y, calls
+
+
+@pytest.mark.parametrize("lam, r", [(20.0, 0.8), (2.0, 3.0), (0.0, 1.0)])
+def test_band_levels_certify_without_the_plain_schedule(monkeypatch, lam, r):
+    # Warm starts one column away (the engine's use): the band levels alone certify every
+    # value (no batch falls back to all rows), and the values agree with the plain schedule
+    # and with SLSQP.  A band problem that mis-states the held rows (e.g. without their
+    # linear term) fails its certificates and would show up here as plain-schedule calls.
+    X, y, calls = _band_batch(monkeypatch, 48)
+    obj = HingeObjective(X, y, lam, r, gap_tolerance=1e-6)
+    base = obj.solve([0, 1, 2])
+    supports = np.array([[0, 1, 2, k] for k in range(3, 7)])
+    start = np.array([list(base.coef) + [0.0]] * len(supports))
+    calls.clear()
+    vals, gaps = obj.values(supports, with_gaps=True, start=start)
+    assert calls == [48]
+    assert gaps.max() <= 1e-6
+    plain = HingeObjective(X, y, lam, r, gap_tolerance=1e-6)._solve_batch(supports)
+    assert np.allclose(vals, plain["value"], atol=2e-6)
+    ref = _slsqp_optimum(X[:, supports[1]], y, lam, r)
+    assert vals[1] - gaps[1] <= ref + 1e-7 and ref <= vals[1] + 1e-6
+
+
+def test_band_too_narrow_still_certified(monkeypatch):
+    # Three rows of 400 cannot hold every row that crosses the margin: certificates over all
+    # rows catch it, later levels re-band around the new point, and the plain schedule is
+    # the last resort; every value is still certified and correct.
+    X, y, calls = _band_batch(monkeypatch, 3)
+    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7)
+    supports = enumerate_supports(7, 3)[::5]
+    start = np.random.default_rng(2).normal(scale=0.3, size=supports.shape)
+    vals, gaps = obj.values(supports, with_gaps=True, start=start)
+    assert gaps.max() <= 1e-7
+    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9)._solve_batch(supports)["value"]
+    assert np.allclose(vals, truth, atol=2e-7)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_line_search_stops_at_most_one_64th_short_of_the_minimiser(seed):
+    # phi(t) = smoothed hinge at b + t d plus the ridge, minimised over a fine grid (the
+    # oracle); the line search must descend (t <= t*) and lose at most the convexity bound
+    # (1 - t / t*) (phi(0) - phi*) with t* - t <= 1/64.
+    rng = np.random.default_rng(seed)
+    X, y = _data(200, 4, seed)
+    lam, gamma = [0.0, 1.0, 30.0][seed % 3], [1e-1, 1e-3, 1e-5][seed % 3]
+    obj = HingeObjective(X, y, lam, 2.0)
+    A = y[:, None] * X
+    b = rng.normal(scale=0.3, size=(1, 4))
+    d = rng.normal(scale=0.5, size=(1, 4))
+    u = 1.0 - b @ A.T
+    ud = d @ A.T
+    theta0 = np.clip(u / gamma, 0, 1)
+    d *= np.sign(-(2 * lam * b - theta0 @ A) @ d.T)  # a descent direction
+    ud = d @ A.T
+    base = np.sum(2 * lam * b * d, axis=1)
+
+    def phi(t):
+        return float(HingeObjective._smoothed_loss(u - t * ud, gamma)[0] + lam * np.sum((b + t * d) ** 2))
+
+    t = float(obj._line_search(u, ud, d, base, gamma)[0])
+    grid = np.linspace(0, 1, 20001)
+    values = np.array([phi(g) for g in grid])
+    t_star, best = grid[np.argmin(values)], values.min()
+    assert phi(t) <= phi(0.0) + 1e-12
+    assert t <= t_star + 1e-4
+    assert phi(t) - best <= max(1 - t / max(t_star, 1e-300), 0) * (phi(0.0) - best) + 1e-9
+    assert t_star - t <= 1 / 64 + 1e-4 or t_star < 1 / 64

@@ -49,14 +49,34 @@ CASES = [
 ]
 
 
+def _milp_only(eng):
+    """Switch off the MILP-free routes (dual bounds), so that CBC certifies every query."""
+    eng._best_by_dual_bounds = lambda anchor: None
+    eng._far_by_dual_bounds = lambda anchor, threshold: None
+    return eng
+
+
+@pytest.mark.parametrize("route", ["dual bounds", "milp"])
 @pytest.mark.parametrize("case", CASES)
-def test_engine_hinge_top_r_and_mistakes_match_brute_force(case):
+def test_engine_hinge_top_r_and_mistakes_match_brute_force(case, route):
+    check_engine_hinge_against_brute_force(case, route)
+
+
+def check_engine_hinge_against_brute_force(case, route):
     seed, p, s, lam, r, icpt, R = case
     _, Xf, y = binary_data(seed, p=p, intercept=icpt)
     sups, vals, order = brute(Xf, y, s, lam, r, icpt)
     tau = 5e-4 * hinge_sensitivity(1.0, r, s, icpt)
     src = HingeSource(Xf, y, lam, r, intercept=icpt, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
     eng = OuterApproximationEngine(src, s, lam, r, tau)
+    if route == "milp":
+        _milp_only(eng)
+    best = eng.best()
+    # the best support's certificate: a true lower bound over all supports, within tau_mip
+    assert best.lower_bound <= vals.min() + 1e-8
+    assert best.lower_bound >= best.value - eng.tau_mip
+    if route == "milp":
+        assert eng.stats.milp_solves > 0
     top = eng.top(R)
     # values within tau_eval above the truth (certified upper bounds)
     listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
@@ -92,7 +112,7 @@ def test_engine_hinge_matches_brute_force_many(seed):
     s = int(rng.integers(1, min(3, p - 2) + 1))
     case = (seed + 10, p, s, float(rng.choice([2.0, 6.0, 30.0])), float(rng.choice([0.5, 1.0, 3.0])),
             bool(seed % 2), int(min(10, math.comb(p, s) - 1)))
-    test_engine_hinge_top_r_and_mistakes_match_brute_force(case)
+    check_engine_hinge_against_brute_force(case, "milp" if seed % 3 == 0 else "dual bounds")
 
 
 def test_hinge_cuts_and_neighbour_bounds_are_certified():
@@ -152,11 +172,13 @@ def test_engine_hinge_top_r_far_region_by_dual_bounds():
     tau = 5e-4 * hinge_sensitivity(1.0, r, s, True)
     src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
     eng = OuterApproximationEngine(src, s, lam, r, tau)
-    eng.best()
-    solves_before = eng.stats.milp_solves
+    best = eng.best()
+    assert eng.stats.milp_solves == 0  # the best support certified by dual bounds as well
+    assert best.support == tuple(sups[order[0]]) and best.lower_bound <= vals.min() + 1e-8
     top = eng.top(R)
     assert any(e.get("dual_blocks") and e["exact"] for e in eng.stats.log)
-    assert eng.stats.milp_solves == solves_before  # no MILP for the far region
+    assert eng.stats.milp_solves == 0  # no MILP for the far region
+    assert "dual bounds" in eng.certificate_route() and "CBC" not in eng.certificate_route()
     listed = {tuple(k) for k in top.supports}
     outside = np.array([tuple(row) not in listed for row in sups.tolist()])
     assert vals[outside].min() >= top.lower_bound - 1e-8
@@ -284,3 +306,59 @@ def test_dp_select_top_r_hinge_on_fair():
                     random_state=2, signs=False, guard="none", max_enumerate=1)
     assert mis.ledger.entries[-1].details["loss"] == "hinge"
     assert mis.curator["block_supports S^(i)"][0] == exact.curator["best_support"]
+
+
+def test_dual_ascent_bounds_are_valid_and_tighter():
+    """Frank-Wolfe steps from a drop-one dual: still below the true value, above where they began."""
+    _, Xf, y = binary_data(7, n=200, p=12, noise=0.5, intercept=True)
+    lam, r = 6.0, 1.5
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-6)
+    exact = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-10)
+    rest = np.array([0, 1, 2, 3])
+    dropped = src.solve(rest)
+    nb = np.array([np.r_[rest, k] for k in range(4, 13)])
+    first = src._dual_bound(dropped, rest, np.arange(4, 13))
+    truth = exact.values(nb)
+    for steps in (0, 1, 3):
+        bound = src.tightened_lower_bounds(nb, np.full(len(nb), -np.inf), steps=steps)
+        assert np.all(bound <= truth + 1e-9)  # weak duality at every step
+        if steps == 0:
+            assert np.allclose(bound, first, rtol=1e-10, atol=1e-9)
+    gain = bound - first
+    assert np.all(gain >= -1e-9) and np.median(gain) > 0 and np.max(truth - bound) < np.max(truth - first)
+    # never below what it was given, and no start without a cached support one column smaller
+    high = truth - 1e-3
+    assert np.array_equal(src.tightened_lower_bounds(nb, high), np.maximum(high, bound))
+    lone = np.array([[0, 7, 8, 9, 10]])
+    assert src.tightened_lower_bounds(lone, np.array([-5.0]))[0] == -5.0
+    # the primal point it leaves behind is a start (work only): the values stay certified
+    assert src._has_hint(nb[2])
+    vals = src.values(nb, lam, r)
+    assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
+
+
+def test_block_bounds_from_hints_need_no_solve_and_hold():
+    """Block bounds from the anchor's cached duals (no new solve) are still below every block member."""
+    from itertools import combinations
+
+    _, Xf, y = binary_data(5, n=80, p=9, intercept=True)
+    lam, r = 4.0, 1.2
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-6)
+    exact = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-9)
+    anchor = np.arange(0, 5)
+    outside = np.arange(5, Xf.shape[1])
+    hints = [anchor] + [np.delete(anchor, P) for P in range(1, 5)]
+    src.solve(anchor)
+    src.solve_many(hints[1:])
+    solves = src.exact_solves
+    for i in (2, 3):
+        bases = [np.concatenate([[0], np.delete(anchor[1:], D)]) for D in combinations(range(4), i)]
+        bounds = src.block_lower_bounds(bases, outside, i, threshold=-np.inf, hints=hints)
+        assert src.exact_solves == solves  # every base already met the threshold
+        for base, bound in zip(bases, bounds):
+            truth = exact.values(np.array([np.concatenate([base, B]) for B in combinations(outside, i)]))
+            assert -np.inf < bound <= truth.min() + 1e-9
+        # an unreachable threshold solves every base, and its own dual can only raise the bound
+        solved = src.block_lower_bounds(bases, outside, i, threshold=np.inf, hints=hints)
+        assert src.exact_solves == solves + len(bases) and np.all(solved >= bounds - 1e-12)
+        solves = src.exact_solves

@@ -192,6 +192,12 @@ class OuterApproximationEngine:
         self._cut_at: set = set()
         self._cut_const: list = []
         self._cut_coef: list = []
+        # Cuts the MILP starts from, added only when a MILP is first built: the block and
+        # dual-bound routes certify most queries without one, and a hinge cut costs a solve.
+        self._deferred_cuts: list = []
+        # The last expansion (support, neighbours, values, lower): initialise() ends with
+        # the local optimum's, which best() and top() ask for again.
+        self._last_expansion = None
         self._base = None
         self._best = None
         self._initialised = False
@@ -268,6 +274,22 @@ class OuterApproximationEngine:
         a neighbour was screened out); ``lower[k] <= R(neighbour k)`` always.
         """
         support = tuple(sorted(support))
+        if self._last_expansion is not None and self._last_expansion[0] == support:
+            nb, vals, lower = (a.copy() for a in self._last_expansion[1:])
+        else:
+            nb, vals, lower = self._neighbours_of(support)
+            self._last_expansion = (support, nb.copy(), vals.copy(), lower.copy())
+        finite = np.isfinite(vals)
+        if keep:
+            order = np.argsort(vals, kind="stable")[:keep] if keep > 0 else np.arange(vals.size)
+            for k in order:
+                if finite[k]:  # screened-out neighbours (+inf) are not memoised
+                    key = tuple(int(j) for j in nb[k])
+                    self.evaluated.setdefault(key, float(vals[k]))
+        return nb, vals, lower
+
+    def _neighbours_of(self, support):
+        """The source's answer for the 1-swap neighbours of ``support``, plus a cut there."""
         full = self._full(np.array(support))
         t0 = time.perf_counter()
         cross = self.source.cross(full)
@@ -290,12 +312,6 @@ class OuterApproximationEngine:
         finite = np.isfinite(vals)
         self.stats.evaluations += int(finite.sum())
         self._expanded.add(support)
-        if keep:
-            order = np.argsort(vals, kind="stable")[:keep] if keep > 0 else np.arange(vals.size)
-            for k in order:
-                if finite[k]:  # screened-out neighbours (+inf) are not memoised
-                    key = tuple(int(j) for j in nb[k])
-                    self.evaluated.setdefault(key, float(vals[k]))
         if not finite.all():
             # Screened neighbours first: a caller's argmin over a feasible subset that holds
             # only screened (+inf) entries then lands on a +inf entry, never on a finite value
@@ -359,8 +375,7 @@ class OuterApproximationEngine:
         order = order[np.isfinite(vals[order])]  # screened-out neighbours (hinge) have no value
         for k in order[:max(self.init_neighbour_cuts, 1000)]:
             self.evaluated.setdefault(tuple(int(j) for j in nb[k]), float(vals[k]))
-        for k in order[:self.init_neighbour_cuts]:
-            self._add_cut(tuple(int(j) for j in nb[k]))
+        self._deferred_cuts = [tuple(int(j) for j in nb[k]) for k in order[:self.init_neighbour_cuts]]
         self._base = value
         self._best_local = (best, value)
         self._initialised = True
@@ -429,6 +444,9 @@ class OuterApproximationEngine:
         lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
         solves); certified is False only when ``early_exit(value)`` fired.
         """
+        for support in self._deferred_cuts:
+            self._add_cut(support)
+        self._deferred_cuts = []
         m, z, eta = self._build(constraints)
         n_in = self._add_cuts_to(m, z, eta, 0)
         inc, inc_val = incumbent
@@ -478,12 +496,19 @@ class OuterApproximationEngine:
 
     # ------------------------------------------------------------------ queries
     def best(self) -> Certificate:
-        """The certified best support S_1."""
+        """The certified best support S_1.
+
+        Routes, first that succeeds: the exact block search (squared loss,
+        :meth:`_best_by_blocks`), certified dual bounds over the ball and every block
+        (hinge loss, :meth:`_best_by_dual_bounds`), the outer-approximation MILP.
+        """
         if self._best is not None:
             return self._best
         self.initialise()
         self._keep = 1
         by_blocks = self._best_by_blocks(self._best_local[0])
+        if by_blocks is None:
+            by_blocks = self._best_by_dual_bounds(self._best_local[0])
         if by_blocks is not None:
             self._best = by_blocks
             self._finish()
@@ -511,14 +536,23 @@ class OuterApproximationEngine:
         in1[list(s1)] = True
         self._keep = R
         nb, vals, lower = self._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
+        tightened = np.zeros(vals.size, dtype=bool)
         total_solves = 0
         while True:
             # enough candidates: expand the best unexpanded supports until R + 1 are known
             while len(self.evaluated) < R + 1:
                 unknown = np.nonzero(~np.isfinite(vals))[0]
                 if unknown.size:
-                    # screened ball neighbours (hinge loss): solve the most promising first
-                    take = unknown[np.argsort(lower[unknown], kind="stable")[:R + 1 - len(self.evaluated)]]
+                    # screened ball neighbours (hinge loss): solve the most promising first,
+                    # ranked by tightened bounds (closer to the values than the first ones)
+                    need = R + 1 - len(self.evaluated)
+                    take = unknown[np.argsort(lower[unknown], kind="stable")[:2 * need]]
+                    if hasattr(self.source, "tightened_lower_bounds"):
+                        fresh = take[~tightened[take]]
+                        lower = lower.copy()
+                        lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
+                        tightened[fresh] = True
+                    take = take[np.argsort(lower[take], kind="stable")[:need]]
                     vals = vals.copy()
                     vals[take] = self.evaluate(nb[take])
                     continue
@@ -539,6 +573,15 @@ class OuterApproximationEngine:
             if pending.size:
                 # in batches, most promising first: each batch can only lower v_R
                 pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
+                if hasattr(self.source, "tightened_lower_bounds"):
+                    # cheaper than a solve: dual ascent rules many out (hinge loss)
+                    fresh = pending[~tightened[pending]]
+                    lower = lower.copy()
+                    lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
+                    tightened[fresh] = True
+                    pending = pending[lower[pending] < v_R - self.tau_mip]
+                    if pending.size == 0:
+                        continue
                 vals = vals.copy()
                 vals[pending] = self.evaluate(nb[pending])
                 continue
@@ -742,6 +785,28 @@ class OuterApproximationEngine:
         val = float(self.evaluate([sup])[0])
         return Certificate(sup, val, min(bound, val), self.tau_mip, 0)
 
+    def _best_by_dual_bounds(self, anchor):
+        """Certify the best support by certified lower bounds alone (the hinge loss), or None.
+
+        The 1-swap ball of the anchor (the local optimum) is covered by the lower bounds of
+        its expansion (evaluated neighbours: value minus their gap; screened ones: a dual
+        bound), and every support with two or more mistakes by one dual per block
+        (:meth:`_far_by_dual_bounds`); the anchor's own value is within tau_eval.  The
+        certificate holds when all of them reach v_1 - tau_mip; otherwise the MILP decides.
+        """
+        if not hasattr(self.source, "block_lower_bounds"):
+            return None
+        _, _, lower = self._expand_with_bounds(anchor, keep=1)
+        sup, val = min(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        threshold = val - self.tau_mip
+        ball = float(np.min(lower)) if lower.size else math.inf
+        if ball < threshold:
+            return None
+        far = self._far_by_dual_bounds(anchor, threshold) if self.s >= 2 and self.p - self.s >= 2 else math.inf
+        if far is None:
+            return None
+        return Certificate(sup, val, min(ball, far, val - self.tau_eval), self.tau_mip, 0)
+
     def _far_by_dual_bounds(self, anchor, threshold):
         """Bound every support with >= 2 mistakes from ``anchor`` by one dual per block, or None.
 
@@ -762,11 +827,13 @@ class OuterApproximationEngine:
         mask[full] = False
         mask[:self.offset] = False
         outside = np.nonzero(mask)[0]
+        # duals already at hand from the anchor's expansion: its own and its drop-one supports'
+        hints = [full] + [np.delete(full, P) for P in range(self.offset, full.size)]
         bound = math.inf
         for i in range(2, min(self.s, self.p - self.s) + 1):
             self._check_time()
             bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
-            bound = min(bound, float(np.min(self.source.block_lower_bounds(bases, outside, i))))
+            bound = min(bound, float(np.min(self.source.block_lower_bounds(bases, outside, i, threshold, hints))))
             if bound < threshold:
                 break
         ok = bound >= threshold
@@ -817,10 +884,13 @@ class OuterApproximationEngine:
 
     def certificate_route(self) -> str:
         """How the certificates so far were obtained (for the curator summary)."""
-        searches = sum(1 for e in self.stats.log if e.get("exact"))
+        searches = sum(1 for e in self.stats.log if e.get("exact") and "dual_blocks" not in e)
+        duals = sum(1 for e in self.stats.log if e.get("exact") and "dual_blocks" in e)
         parts = []
         if searches:
             parts.append(f"exact Schur-complement block search ({searches} blocks)")
+        if duals:
+            parts.append(f"dual bounds on every block ({duals} {'query' if duals == 1 else 'queries'})")
         if self.stats.milp_solves:
             parts.append(f"outer approximation on CBC ({self.stats.milp_solves} MILP solves)")
         return "certified by " + (" and ".join(parts) if parts else "exact evaluation of every candidate")
