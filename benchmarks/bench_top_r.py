@@ -10,9 +10,9 @@ solves: the exact block search of dpstats/bss/blocks.py certifies all of them):
 2.7 s; (10000, 10000, 5) matrix-free 16 / 1.5 / 4.1 s, peak 3.2 GB (X is 763 MB, the rest
 is simulate's data frame); ridge 10 at (500, 100, 5) 0.01 / 0.00 / 0.05 s; ridge 1 at
 (200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100 (``--hinge``, median of 5 runs, engine
-set-up included, every query certified with 0 MILP solves): 0.026 s at (500, 100, 5) and
-0.053 s at (1000, 250, 5), against 0.005 s and 0.011 s for the least squares in the same
-run: 4.6-4.8x (issue 6's target is 3x; it was 10-13x before the dual ascent, the banded
+set-up included, every query certified with 0 MILP solves): 0.024 s at (500, 100, 5) and
+0.049 s at (1000, 250, 5), against 0.006 s and 0.011 s for the least squares in the same
+run: 4.3-4.4x (issue 6's target is 3x; it was 10-13x before the dual ascent, the banded
 Newton levels and the dual-bound route for the best support).
 
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]

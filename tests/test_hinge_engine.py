@@ -332,7 +332,7 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     lone = np.array([[0, 7, 8, 9, 10]])
     assert src.tightened_lower_bounds(lone, np.array([-5.0]))[0] == -5.0
     # the primal point it leaves behind is a start (work only): the values stay certified
-    assert src._has_hint(nb[2])
+    assert src._hint(nb[2]) is not None
     vals = src.values(nb, lam, r)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
 
