@@ -119,9 +119,6 @@ _BAND_ROWS = 128
 #: Levels of a cold solve on all rows before the band takes over.
 _COLD_LEVELS_ON_ALL_ROWS = 2
 _NEWTON_MAX_ITER = 60
-#: Line-search grid on (0, 1] (evaluated twice: on [0, 1], then inside the bracket found).
-_LINE_GRID = np.linspace(0.0, 1.0, 9)[1:]
-_MAX_HALVINGS = 40
 # Relative floor on the model Hessian's eigenvalues: with lam = 0 and no row on the
 # smoothed margin the Hessian vanishes and the ball alone decides the step.
 _EIG_FLOOR = 1e-12
@@ -213,7 +210,9 @@ class HingeObjective(InterceptFirstColumns):
             raise InvalidArgumentError(f"ridge must be a finite number >= 0; got {ridge!r}.")
         self.X = X
         self.y = y
-        self.A = X * y[:, None]  # rows a_i = y_i x_i: margins are A b
+        # rows a_i = y_i x_i: margins are A b.  Column-major, so that the columns of a
+        # support are contiguous rows of A.T (see _support_rows)
+        self.A = np.asfortranarray(X * y[:, None])
         self.ridge = float(ridge)
         self.radius = float(radius)
         self.intercept = bool(intercept)
@@ -353,6 +352,16 @@ class HingeObjective(InterceptFirstColumns):
         margins = self.A[:, np.asarray(support, dtype=np.int64)] @ np.asarray(coef, dtype=np.float64)
         return float(np.mean(margins <= 0))
 
+    def support_rows(self, supports) -> np.ndarray:
+        """(K, n, k) array of the rows a_iS of every support (rows of ``supports``, full indices)."""
+        supports = np.asarray(supports, dtype=np.int64)
+        K, k = supports.shape
+        out = np.empty((K, self.n, k))
+        columns = self.A.T  # (q, n), C-contiguous: one gathered column is a contiguous copy
+        for j in range(k):  # a strided write per column is ~5x faster than a transposing copy
+            out[:, :, j] = columns[supports[:, j]]
+        return out
+
     # ------------------------------------------------------------------ the solver
     def _h(self, nv):
         """h(v) = min_{||b|| <= r} lam ||b||^2 - v'b as a function of ||v|| (module docstring)."""
@@ -415,14 +424,13 @@ class HingeObjective(InterceptFirstColumns):
         for _ in range(_NEWTON_MAX_ITER):
             if idx.size == 0:
                 break
-            F = self._smoothed_loss(u, gamma) + lam * np.sum(bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
             theta = np.clip(u / gamma, 0.0, 1.0)
             v = np.matmul(theta[:, None, :], Ai)[:, 0, :] + ci
             g = 2.0 * lam * bi - v
+            # the unsmoothed objective: a scale for the stopping test, and the certificate
+            primal = np.maximum(u, 0.0).sum(axis=1) + lam * np.sum(bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
             if tol is not None:
                 # certified gap at the current pair (the caller re-certifies from scratch)
-                primal = (np.maximum(u, 0.0).sum(axis=1) + lam * np.sum(bi * bi, axis=1)
-                          + cnt - np.sum(ci * bi, axis=1))
                 dual = theta.sum(axis=1) + cnt + self._h(np.sqrt(np.sum(v * v, axis=1)))
                 certified = primal - dual <= 0.5 * tol
                 if certified.any():
@@ -430,7 +438,7 @@ class HingeObjective(InterceptFirstColumns):
                     idx, Ai, bi, u, ci, cnt = idx[keep], Ai[keep], bi[keep], u[keep], ci[keep], cnt[keep]
                     if idx.size == 0:
                         break
-                    F, theta, g = F[keep], theta[keep], g[keep]
+                    primal, theta, g = primal[keep], theta[keep], g[keep]
             # H = sum over margin rows of a_i a_i' / gamma + 2 lam I (rows of np.nonzero come
             # grouped by support, so one reduceat sums each support's outer products)
             H = np.broadcast_to(2.0 * lam * eye, (idx.size, k, k)).copy()
@@ -440,28 +448,14 @@ class HingeObjective(InterceptFirstColumns):
                 first = np.flatnonzero(np.r_[True, sup_of[1:] != sup_of[:-1]])
                 H[sup_of[first]] += np.add.reduceat(a_band[:, :, None] * a_band[:, None, :], first, axis=0) / gamma
             # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
-            M = 0.5 * H
-            e, Q = np.linalg.eigh(M)
-            floor = _EIG_FLOOR * np.maximum(np.max(np.abs(e), axis=1, keepdims=True), 1.0)
-            e = np.maximum(e, floor)
-            wv = 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g)
-            w = np.matmul(np.transpose(Q, (0, 2, 1)), wv[:, :, None])[:, :, 0]
-            mu = ball_multipliers(e, w, r)
-            c = np.matmul(Q, (w / (e + mu[:, None]))[:, :, None])[:, :, 0]
-            nc = np.linalg.norm(c, axis=1)
-            c *= np.minimum(1.0, r / np.maximum(nc, np.finfo(float).tiny))[:, None]
+            c = self._ball_model_minimiser(0.5 * H, 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g))
             d = c - bi
             slope = np.sum(g * d, axis=1)
-            scale = 1.0 + np.abs(F)
+            scale = 1.0 + np.abs(primal)
             # Stop when the predicted decrease is far below the smoothing level (the
             # smoothed optimum is then within a small fraction of gamma in value).
             done = slope >= -(1e-3 * gamma + 1e-15 * scale)
-            # Line search: phi(t) = F(b + t d) is convex and piecewise quadratic, so its
-            # derivative phi'(t) = (2 lam b - c)'d + 2 lam t |d|^2
-            # - sum_i ud_i clip((u_i - t ud_i) / gamma, 0, 1) is monotone.  Take t = 1 when
-            # phi'(1) <= 0, else the largest point with phi' <= 0 of a grid on [0, 1] refined
-            # once inside its bracket (a step to 1/64 of the minimiser along d, from two
-            # vectorised evaluations; phi' <= 0 on [0, t] means phi(t) < phi(0)).
+            # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`_line_search`).
             ud = self._margins(Ai, d)
             t = np.zeros(idx.size)
             pending = np.nonzero(~done)[0]
@@ -480,38 +474,95 @@ class HingeObjective(InterceptFirstColumns):
                 idx, Ai, bi, u, ci, cnt = idx[keep], Ai[keep], bi[keep], u[keep], ci[keep], cnt[keep]
         return b
 
+    def _ball_model_minimiser(self, M, w):
+        """argmin_{||c|| <= r} c'Mc - 2 w'c row-wise, M symmetric positive semi-definite (K, k, k).
+
+        With lam > 0, M >= lam I: a linear solve gives the unconstrained minimiser, which is
+        the answer when it lies in the ball (the ball multiplier is then 0); the other rows,
+        and every row when lam = 0, go through an eigendecomposition and the monotone
+        multiplier search (:func:`~dpstats.bss.objective.ball_multipliers`).
+        """
+        r = self.radius
+        if self.ridge > 0:
+            c = np.linalg.solve(M, w[:, :, None])[:, :, 0]
+            out = np.nonzero(np.sum(c * c, axis=1) > r * r)[0]
+        else:
+            c = np.empty_like(w)
+            out = np.arange(w.shape[0])
+        if out.size:
+            e, Q = np.linalg.eigh(M[out])
+            floor = _EIG_FLOOR * np.maximum(np.max(np.abs(e), axis=1, keepdims=True), 1.0)
+            e = np.maximum(e, floor)
+            wq = np.matmul(np.transpose(Q, (0, 2, 1)), w[out][:, :, None])[:, :, 0]
+            mu = ball_multipliers(e, wq, r)
+            c[out] = np.matmul(Q, (wq / (e + mu[:, None]))[:, :, None])[:, :, 0]
+        nc = np.linalg.norm(c, axis=1)
+        c *= np.minimum(1.0, r / np.maximum(nc, np.finfo(float).tiny))[:, None]
+        return c
+
     def _line_search(self, u, ud, d, base, gamma):
-        """Step t in [0, 1] along d with phi'(t) <= 0 (see :meth:`_newton_level`), row-wise."""
+        """The minimiser of phi(t) = F(b + t d) over t in [0, 1], row-wise (see :meth:`_newton_level`).
+
+        phi is convex and piecewise quadratic, so phi' is continuous, nondecreasing and
+        piecewise linear: phi'(t) = base + 2 lam t |d|^2 - sum_i ud_i clip((u_i - t ud_i) / gamma, 0, 1).
+        Row i adds ud_i^2 / gamma to phi'' while its smoothed margin is inside (0, gamma),
+        i.e. between the breakpoints u_i / ud_i and (u_i - gamma) / ud_i.  Sorting the
+        breakpoints and accumulating the slopes gives phi' at each of them exactly
+        (O(m log m) for m rows, against a grid of evaluations at O(m) each), and the root
+        is interpolated on the linear piece where phi' changes sign.  Returns 1 when
+        phi'(1) <= 0.  Any t in [0, 1] keeps the iterate in the ball, and the caller
+        certifies from scratch, so rounding here affects the work only.
+        """
         lam = self.ridge
-        dd = np.sum(d * d, axis=1)
         K = u.shape[0]
+        w = ud * ud / gamma
+        with np.errstate(divide="ignore", invalid="ignore"):  # ud_i = 0: NaN or inf, never a breakpoint
+            t0 = u / ud
+            t1 = (u - gamma) / ud
+        ta, tb = np.minimum(t0, t1), np.maximum(t0, t1)
+        slope0 = 2.0 * lam * np.sum(d * d, axis=1) + np.sum(np.where((ta <= 0) & (tb > 0), w, 0.0), axis=1)
+        dphi0 = base - np.sum(ud * np.clip(u / gamma, 0.0, 1.0), axis=1)
+        # the breakpoints inside (0, 1), flattened and sorted by (support, time): few rows
+        # cross the margin along one step, so this is much less than K x 2m
+        ka, ia = np.nonzero((ta > 0) & (ta < 1))
+        kb, ib = np.nonzero((tb > 0) & (tb < 1))
+        sup = np.concatenate([ka, kb])
+        time = np.concatenate([ta[ka, ia], tb[kb, ib]])
+        jump = np.concatenate([w[ka, ia], -w[kb, ib]])
+        order = np.argsort(sup + time, kind="stable")
+        sup, time, jump = sup[order], time[order], jump[order]
+        first = np.ones(sup.size, dtype=bool)
+        first[1:] = sup[1:] != sup[:-1]
+        start = np.flatnonzero(first)
+        group = np.cumsum(first) - 1  # index of each breakpoint's group in ``start``
 
-        def dphi(tt):  # tt: (K, m) steps -> phi' at each, (K, m)
-            th = np.clip((u[:, None, :] - tt[:, :, None] * ud[:, None, :]) / gamma, 0.0, 1.0)
-            return base[:, None] + 2.0 * lam * tt * dd[:, None] - np.einsum("kn,ktn->kt", ud, th)
+        def within(x):  # cumulative sums restarted at every support
+            c = np.cumsum(x)
+            return c - (c[start] - x[start])[group]
 
-        lo, hi = np.zeros(K), np.ones(K)
-        for _ in range(2):
-            grid = lo[:, None] + (hi - lo)[:, None] * _LINE_GRID[None, :]
-            below = dphi(grid) <= 0
-            count = below.sum(axis=1)  # phi' is monotone: the first ``count`` points descend
-            last = np.maximum(count - 1, 0)
-            new_lo = np.where(count > 0, grid[np.arange(K), last], lo)
-            hi = np.where(count < grid.shape[1], grid[np.arange(K), np.minimum(count, grid.shape[1] - 1)], hi)
-            lo = new_lo
-        # phi' > 0 already at the first point: halve towards 0 (phi'(0) < 0, phi' continuous)
-        stuck = np.nonzero(lo == 0)[0]
-        step = hi[stuck]
-        for _ in range(_MAX_HALVINGS):
-            if stuck.size == 0:
-                break
-            step = 0.5 * step
-            ok = (base[stuck] + 2.0 * lam * step * dd[stuck]
-                              - np.sum(ud[stuck] * np.clip((u[stuck] - step[:, None] * ud[stuck]) / gamma, 0.0, 1.0),
-                                       axis=1)) <= 0
-            lo[stuck[ok]] = step[ok]
-            stuck, step = stuck[~ok], step[~ok]
-        return lo
+        slope_after = slope0[sup] + within(jump)
+        slope_before = np.where(first, slope0[sup], np.roll(slope_after, 1))
+        gap = time - np.where(first, 0.0, np.roll(time, 1))
+        at_break = dphi0[sup] + within(slope_before * gap)
+        # the last knot (0 or a breakpoint) with phi' <= 0, and the piece that follows it
+        descends = np.bincount(sup, weights=(at_break <= 0), minlength=K).astype(np.int64)
+        n_break = np.bincount(sup, minlength=K)
+        last = np.full(K, -1, dtype=np.int64)
+        has = descends > 0
+        last[has] = start[np.searchsorted(sup[start], np.nonzero(has)[0])] + descends[has] - 1
+        time, at_break, slope_after = (np.append(x, 0.0) for x in (time, at_break, slope_after))  # [-1]: unused
+        left = np.where(has, time[last], 0.0)
+        value = np.where(has, at_break[last], dphi0)
+        slope = np.where(has, slope_after[last], slope0)
+        right = np.ones(K)
+        inner = descends < n_break  # the next knot is a breakpoint, else 1
+        nxt = np.where(has, last + 1, 0)
+        nxt[~has & inner] = start[np.searchsorted(sup[start], np.nonzero(~has & inner)[0])]
+        right[inner] = time[nxt[inner]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = left + np.where(slope > 0, -value / slope, np.inf)
+        t = np.minimum(root, right)
+        return np.where(value <= 0, np.clip(t, 0.0, 1.0), 0.0)
 
     def _newton_band(self, b, A, gamma, band, tol, rows):
         """:meth:`_newton_level` for supports ``rows`` on the ``band`` data rows nearest the margin.
@@ -535,6 +586,79 @@ class HingeObjective(InterceptFirstColumns):
         b[rows] = self._newton_level(br, A_band, gamma, np.arange(rows.size), tol=tol,
                                      fixed=(c, held.sum(axis=1).astype(np.float64)))
         return b
+
+    def _active_set_candidates(self, A, b, gamma):
+        """Certified brackets from the exact solution of each support's guessed active set.
+
+        At the optimum of the (unsmoothed) problem the rows split into L (u_i > 0,
+        theta_i = 1), E (u_i = 0, theta_i in [0, 1]) and Z (u_i < 0, theta_i = 0), and
+        with alpha = 2 (lam + mu) the optimality conditions are linear given the split:
+        A_E b = 1 and alpha b = c_L + A_E' theta_E, c_L = sum_L a_i.  Hence
+        theta_E = G^+ (alpha 1 - A_E c_L) with G = A_E A_E', b = w0 / alpha + w1 is affine
+        in t = 1 / alpha, and the ball multiplier solves ||w0 t + w1|| = r, a quadratic in
+        t (mu = 0, t = 1 / (2 lam), when that point is inside the ball).  The split is read
+        off a smoothed iterate at level ``gamma``: E = rows with -eps < u_i < gamma (at
+        most |S| of them, else no candidate), L = rows with u_i >= gamma.
+
+        This is a guess, so nothing rests on it: the candidate b is projected onto the
+        ball and theta is clipped to the box, and the bracket returned is P(b) and D(theta)
+        evaluated from scratch over all rows (weak duality, module docstring).  When the
+        guess is right the bracket closes to rounding; this replaces the smoothing levels
+        below ``gamma`` that would otherwise be needed to find the same split.
+        Returns (value, lower, coef, theta, mu, v), one row per support; rows without a
+        candidate get value +inf and lower -inf.
+        """
+        lam, r = self.ridge, self.radius
+        K, n, k = A.shape
+        u = 1.0 - self._margins(A, b)
+        eps = _MARGIN_BAND * (1.0 + np.abs(u))
+        on_margin = (u > -eps) & (u < gamma)
+        on_side = u >= gamma
+        usable = on_margin.sum(axis=1) <= k
+        key = np.where(on_margin, np.abs(u), np.inf)
+        size = min(k, n)
+        pick = np.argpartition(key, size - 1, axis=1)[:, :size] if size < n else np.argsort(key, axis=1)
+        valid = np.take_along_axis(on_margin, pick, axis=1)
+        AE = np.take_along_axis(A, pick[:, :, None], axis=1) * valid[:, :, None]
+        cL = np.matmul(on_side[:, None, :].astype(np.float64), A)[:, 0, :]
+        # pseudo-inverse of G on its range (duplicate margin rows make G singular)
+        e, Q = np.linalg.eigh(np.matmul(AE, np.transpose(AE, (0, 2, 1))))
+        inv_e = np.where(e > 1e-12 * np.maximum(e[:, -1:], 1e-300), 1.0 / np.where(e > 0, e, 1.0), 0.0)
+        Qt = np.transpose(Q, (0, 2, 1))
+
+        def ginv(x):
+            return np.matmul(Q, (inv_e * np.matmul(Qt, x[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
+
+        p_vec = ginv(valid.astype(np.float64))
+        q_vec = -ginv(np.matmul(AE, cL[:, :, None])[:, :, 0])
+        w1 = np.matmul(p_vec[:, None, :], AE)[:, 0, :]
+        w0 = cL + np.matmul(q_vec[:, None, :], AE)[:, 0, :]
+        t_max = 1.0 / (2.0 * lam) if lam > 0 else np.inf
+        t = np.full(K, t_max)
+        if lam > 0:
+            outside = np.sum((w0 * t_max + w1) ** 2, axis=1) > r * r
+        else:
+            outside = np.ones(K, dtype=bool)
+        a2 = np.sum(w0 * w0, axis=1)
+        a1 = 2.0 * np.sum(w0 * w1, axis=1)
+        a0 = np.sum(w1 * w1, axis=1) - r * r
+        root = outside & (a0 < 0) & (a2 > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_root = (-a1 + np.sqrt(np.maximum(a1 * a1 - 4.0 * a2 * a0, 0.0))) / (2.0 * a2)
+        t = np.where(root, np.minimum(t_root, t_max), t)
+        usable &= np.isfinite(t) & (t > 0)
+        t = np.where(usable, t, 1.0)
+        coef = w0 * t[:, None] + w1
+        nb = np.linalg.norm(coef, axis=1)
+        coef *= np.minimum(1.0, r / np.maximum(nb, np.finfo(float).tiny))[:, None]
+        theta = on_side.astype(np.float64)
+        theta_E = np.clip(p_vec / t[:, None] + q_vec, 0.0, 1.0)
+        np.put_along_axis(theta, pick, np.where(valid, theta_E, np.take_along_axis(theta, pick, axis=1)), axis=1)
+        value, _ = self._primal(coef, A)
+        lower, v, mu = self._lower_bound(theta, A)
+        value = np.where(usable, value, np.inf)
+        lower = np.where(usable, lower, -np.inf)
+        return value, lower, coef, theta, mu, v
 
     def _polish_dual(self, row, best, A):
         """A better dual for one support from its primal iterate, by bounded least squares.
@@ -574,7 +698,7 @@ class HingeObjective(InterceptFirstColumns):
     def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None):
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
-        A = np.ascontiguousarray(np.transpose(self.A[:, supports], (1, 0, 2)))  # (K, n, k)
+        A = self.support_rows(supports)
         if start is None:
             b = np.zeros((K, k))
         else:  # any point of the ball will do; project in case the start is outside
@@ -602,16 +726,15 @@ class HingeObjective(InterceptFirstColumns):
             theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
             lower, v, mu = self._lower_bound(theta, A[rows])
             # Keep the best bracket found so far, row by row.
-            up = value < best["value"][rows]
-            best["value"][rows[up]] = value[up]
-            best["coef"][rows[up]] = bb[up]
-            lo = lower > best["lower"][rows]
-            best["lower"][rows[lo]] = lower[lo]
-            best["theta"][rows[lo]] = theta[lo]
-            best["mu"][rows[lo]] = mu[lo]
-            best["v"][rows[lo]] = v[lo]
+            self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta,
+                                           "mu": mu, "v": v})
             gap = best["value"][rows] - best["lower"][rows]
             rows = rows[gap > self.gap_tolerance]
+            if rows.size:
+                cand = self._active_set_candidates(A[rows], b[rows], gamma)
+                self._keep_better(best, rows, dict(zip(("value", "lower", "coef", "theta", "mu", "v"), cand)))
+                gap = best["value"][rows] - best["lower"][rows]
+                rows = rows[gap > self.gap_tolerance]
             if gamma <= _POLISH_BELOW and rows.size:
                 # Degenerate supports (many rows exactly on the margin, typical when clipped
                 # entries meet a binding ball) leave the smoothed dual far from optimal even

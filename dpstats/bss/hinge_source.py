@@ -251,21 +251,21 @@ class HingeSource:
         grid = np.linspace(0.0, 1.0, _DUAL_ASCENT_GRID + 1)[1:]
         for first in range(0, K, chunk):
             part = rows[first:first + chunk]
-            A = np.transpose(self.objective.A[:, supports[part]], (1, 0, 2))  # (k, n, q)
+            AT = self.objective.A.T[supports[part]]  # (k, q, n): a_i of each support, column-wise
             theta = np.stack([starts[j].theta for j in part])
-            v = np.einsum("kn,knq->kq", theta, A)
+            v = np.matmul(AT, theta[:, :, None])[:, :, 0]
             best = theta.sum(axis=1) + self._h(np.linalg.norm(v, axis=1))
             for _ in range(steps):
                 b = self._primal_of_dual(v)
-                u = 1.0 - np.einsum("knq,kq->kn", A, b)
+                u = 1.0 - np.matmul(b[:, None, :], AT)[:, 0, :]
                 delta = (u > 0).astype(np.float64) - theta
-                g = np.einsum("kn,knq->kq", delta, A)
+                g = np.matmul(AT, delta[:, :, None])[:, :, 0]
                 # D(t) on the grid; concave in t, so the grid's best is a fair step
                 norms = np.linalg.norm(v[:, None, :] + grid[None, :, None] * g[:, None, :], axis=2)
                 D = theta.sum(axis=1)[:, None] + grid[None, :] * delta.sum(axis=1)[:, None] + self._h(norms)
                 t = grid[np.argmax(D, axis=1)]
                 theta = np.clip(theta + t[:, None] * delta, 0.0, 1.0)
-                v = np.einsum("kn,knq->kq", theta, A)  # afresh: the bound is evaluated at this theta
+                v = np.matmul(AT, theta[:, :, None])[:, :, 0]  # afresh: the bound is evaluated at this theta
                 best = np.maximum(best, theta.sum(axis=1) + self._h(np.linalg.norm(v, axis=1)))
             best -= _ROUNDING * (1.0 + np.abs(best))
             out[part] = np.maximum(out[part], best)
