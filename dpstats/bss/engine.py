@@ -552,7 +552,12 @@ class OuterApproximationEngine:
                         lower = lower.copy()
                         lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
                         tightened[fresh] = True
-                    take = take[np.argsort(lower[take], kind="stable")[:need]]
+                    # solve those that can still be among the R + 1 best: the known values
+                    # (some may fall out of the list) and the candidates' lower bounds
+                    pool = np.concatenate([np.fromiter(self.evaluated.values(), float), lower[take]])
+                    cut = np.partition(pool, R)[R] if pool.size > R else np.inf
+                    take = take[np.argsort(lower[take], kind="stable")]
+                    take = take[:max(need, int(np.sum(lower[take] <= cut)))]
                     vals = vals.copy()
                     vals[take] = self.evaluate(nb[take])
                     continue

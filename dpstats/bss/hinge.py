@@ -353,13 +353,20 @@ class HingeObjective(InterceptFirstColumns):
         return float(np.mean(margins <= 0))
 
     def support_rows(self, supports) -> np.ndarray:
-        """(K, n, k) array of the rows a_iS of every support (rows of ``supports``, full indices)."""
+        """(K, n, k) array of the rows a_iS of every support (rows of ``supports``, full indices).
+
+        An index of -1 stands for a column of zeros: it pads a shorter support so that
+        supports of different sizes share a batch.  R_h is unchanged by such a column (its
+        coefficient is 0 at the optimum and its entry of v = A'theta is 0), so the certified
+        bracket is that of the support without it.
+        """
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
         out = np.empty((K, self.n, k))
         columns = self.A.T  # (q, n), C-contiguous: one gathered column is a contiguous copy
         for j in range(k):  # a strided write per column is ~5x faster than a transposing copy
             out[:, :, j] = columns[supports[:, j]]
+            out[supports[:, j] < 0, :, j] = 0.0
         return out
 
     # ------------------------------------------------------------------ the solver

@@ -134,6 +134,7 @@ class HingeSource:
         self._cache: dict = {}
         self._dual_vectors: dict = {}
         self._starts: dict = {}
+        self._forced = frozenset(int(j) for j in self.objective.forced)
         self.exact_solves = 0
         self.screened = 0
 
@@ -151,6 +152,10 @@ class HingeSource:
         return np.einsum("ij,ik->jk", self.X, self.X[:, np.asarray(cols, dtype=np.int64)])
 
     def matvec(self, b):
+        b = np.asarray(b, dtype=np.float64)
+        nz = np.flatnonzero(b)
+        if 4 * nz.size < b.size:  # IHT iterates are sparse: X b from their columns only
+            return self.X.T @ (self.X[:, nz] @ b[nz])
         return self.X.T @ (self.X @ b)
 
     def local_objective(self, supports, ridge, radius):
@@ -209,20 +214,28 @@ class HingeSource:
 
     def _hint(self, support):
         """b(theta) remembered by :meth:`tightened_lower_bounds` for ``support``, in its order, or None."""
-        key = tuple(sorted(int(j) for j in support))
-        if key not in self._starts:
-            return None
-        coef = dict(zip(key, self._starts[key]))
-        return np.array([coef[int(j)] for j in support])
+        sup = np.asarray(support, dtype=np.int64)
+        key = tuple(sorted(sup.tolist()))
+        coef = self._starts.get(key)
+        return None if coef is None else coef[np.searchsorted(key, sup)]
 
     def _cached_subset(self, support):
         """A cached solution on ``support`` minus one of its free columns, or None."""
-        sup = [int(j) for j in support]
-        for q in range(self.objective.forced.size, len(sup)):
-            sol = self._cache.get(tuple(sorted(sup[:q] + sup[q + 1:])))
-            if sol is not None:
-                return sol
-        return None
+        return self._cached_subsets(np.asarray(support, dtype=np.int64).reshape(1, -1))[0]
+
+    def _cached_subsets(self, supports):
+        """:meth:`_cached_subset` for every row of ``supports`` (2-D)."""
+        forced, cache = self._forced, self._cache
+        out = []
+        for sup in np.sort(supports, axis=1).tolist():
+            found = None
+            for q, j in enumerate(sup):
+                if j not in forced:
+                    found = cache.get(tuple(sup[:q] + sup[q + 1:]))
+                    if found is not None:
+                        break
+            out.append(found)
+        return out
 
     def tightened_lower_bounds(self, supports, lower, steps=None):
         """Certified lower bounds on R_h at full ``supports`` (2-D), each at least ``lower``.
@@ -242,7 +255,7 @@ class HingeSource:
         steps = _DUAL_ASCENT_STEPS if steps is None else int(steps)
         supports = np.asarray(supports, dtype=np.int64)
         out = np.array(lower, dtype=np.float64, copy=True)
-        starts = [self._cached_subset(sup) for sup in supports]
+        starts = self._cached_subsets(supports)
         rows = np.array([q for q, sol in enumerate(starts) if sol is not None], dtype=np.int64)
         if rows.size == 0 or steps < 0:
             return out
@@ -270,8 +283,7 @@ class HingeSource:
             best -= _ROUNDING * (1.0 + np.abs(best))
             out[part] = np.maximum(out[part], best)
             # b(theta) at the last dual: a start for the solve that may follow (work only)
-            for row, coef in zip(part, self._primal_of_dual(v)):
-                self._remember_start(supports[row], coef)
+            self._remember_starts(supports[part], self._primal_of_dual(v))
         return out
 
     def _primal_of_dual(self, v):
@@ -281,11 +293,13 @@ class HingeSource:
         scale = np.where(nv <= 2.0 * lam * r, 1.0 / (2.0 * lam), r / np.maximum(nv, np.finfo(float).tiny))
         return v * scale[:, None]
 
-    def _remember_start(self, support, coef):
-        key = tuple(sorted(int(j) for j in support))
-        order = np.argsort(np.asarray(support, dtype=np.int64), kind="stable")
-        self._starts[key] = np.asarray(coef, dtype=np.float64)[order]
-        if len(self._starts) > _CACHE_SIZE:
+    def _remember_starts(self, supports, coefs):
+        """Keep b(theta) of each row of ``supports`` (2-D, full) as a warm start, keyed by column set."""
+        order = np.argsort(supports, axis=1, kind="stable")
+        coefs = np.take_along_axis(np.asarray(coefs, dtype=np.float64), order, axis=1)
+        for key, coef in zip(np.take_along_axis(supports, order, axis=1).tolist(), coefs):
+            self._starts[tuple(key)] = coef
+        while len(self._starts) > _CACHE_SIZE:
             self._starts.pop(next(iter(self._starts)))
 
     @staticmethod
@@ -309,20 +323,25 @@ class HingeSource:
         missing = list(dict.fromkeys(key for key in keys if key not in found))
         if missing:
             given = {} if starts is None else {key: st for key, st in zip(keys, starts) if st is not None}
-            start = np.full((len(missing), len(missing[0])), np.nan)
+            # supports of different sizes share one batch: the shorter ones are padded with
+            # zero columns (index -1, see HingeObjective.support_rows), which leave R_h unchanged
+            width = max(len(key) for key in missing)
+            sup = np.full((len(missing), width), -1, dtype=np.int64)
+            start = np.full((len(missing), width), np.nan)
             for row, key in enumerate(missing):
+                sup[row, :len(key)] = key
                 warm = given.get(key)
                 if warm is None:
                     warm = self._warm_start(key)
                 if warm is not None:
-                    start[row] = warm
-            sup = np.array(missing, dtype=np.int64)
-            if sup.shape[1] == 0:
-                sols = [self.objective.solve(sup[0])]
+                    start[row, :len(key)] = warm
+                    start[row, len(key):] = 0.0
+            if width == 0:
+                sols = [self.objective.solve(sup[0]) for _ in missing]
             else:
                 res = self.objective._solve_rows(sup, start)
-                sols = [HingeSolution(key, float(res["value"][i]), float(res["lower"][i]), res["coef"][i],
-                                      res["theta"][i], float(res["mu"][i]), res["v"][i])
+                sols = [HingeSolution(key, float(res["value"][i]), float(res["lower"][i]), res["coef"][i, :len(key)],
+                                      res["theta"][i], float(res["mu"][i]), res["v"][i, :len(key)])
                         for i, key in enumerate(missing)]
             self._certify([sol.gap for sol in sols])
             self.exact_solves += len(sols)
@@ -371,24 +390,25 @@ class HingeSource:
         out = np.full(len(bases), -np.inf)
         near = [(set(key), self._cache[key]) for key in (tuple(sorted(int(j) for j in h)) for h in hints)
                 if key in self._cache]
-        for q, base in enumerate(bases):
-            members = set(int(j) for j in base)
-            for cols, sol in near:
-                if members <= cols:
-                    out[q] = max(out[q], self._block_bound(sol, base, candidates, i))
+        for cols, sol in near:
+            inside = [q for q, base in enumerate(bases) if cols.issuperset(base.tolist())]
+            if inside:
+                out[inside] = np.maximum(out[inside], self._block_bounds(sol, [bases[q] for q in inside],
+                                                                         candidates, i))
         todo = [q for q in range(len(bases)) if threshold is None or not out[q] >= threshold]
         if todo:
             for q, sol in zip(todo, self.solve_many([bases[q] for q in todo])):
-                out[q] = max(out[q], self._block_bound(sol, bases[q], candidates, i))
+                out[q] = max(out[q], float(self._block_bounds(sol, [bases[q]], candidates, i)[0]))
         return out
 
-    def _block_bound(self, sol, base, candidates, i):
-        """D at ``sol``'s dual for the block base + (i columns of ``candidates``), rounded down."""
+    def _block_bounds(self, sol, bases, candidates, i):
+        """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
         v = self._full_dual_vector(sol)
         vc = v[candidates] ** 2
         top = float(-np.partition(-vc, i - 1)[:i].sum()) if vc.size > i else float(vc.sum())
-        bound = float(np.sum(sol.theta)) + float(self._h(np.sqrt(float(np.sum(v[base] ** 2)) + top)))
-        return bound - _ROUNDING * (1.0 + abs(bound))
+        on_base = np.array([float(np.sum(v[base] ** 2)) for base in bases])
+        bound = float(np.sum(sol.theta)) + self._h(np.sqrt(on_base + top))
+        return bound - _ROUNDING * (1.0 + np.abs(bound))
 
     def _full_dual_vector(self, sol):
         """v = A'theta over every column for a cached solution (memoised with it)."""
@@ -425,37 +445,46 @@ class HingeSource:
         # certified lower bounds: the parent's dual, then one drop-one dual per position
         parent = self.solve(full)
         rests = [np.delete(full, P) for P in movable]
-        # the drop-one supports in one batch, warm-started from the parent without column P
-        dropped = self.solve_many(rests, [self._coef_on(parent, sorted(int(j) for j in rest)) for rest in rests])
         lower = np.empty(m)
         for q, rest in enumerate(rests):
-            rows = slice(q * outside.size, (q + 1) * outside.size)
-            from_parent = self._dual_bound(parent, rest, outside)
-            lower[rows] = np.maximum(from_parent, self._dual_bound(dropped[q], rest, outside))
-        lower -= _ROUNDING * (1.0 + np.abs(lower))
+            lower[q * outside.size:(q + 1) * outside.size] = self._dual_bound(parent, rest, outside)
+        # The drop-one supports and the ``min_exact`` neighbours with the lowest parent
+        # bounds in one batch (one Newton schedule instead of two), all warm-started from
+        # the parent's coefficients (the vacated column dropped, the added one at 0).
         values = np.full(m, np.inf)
-        order = np.argsort(lower, kind="stable")
+        first = np.argsort(lower, kind="stable")[:max(self.min_exact, 1)]
+        nb_first = np.broadcast_to(full, (first.size, full.size)).copy()
+        nb_first[np.arange(first.size), pos[first]] = cols[first]
+        batch = rests + list(nb_first)
+        sols = self.solve_many(batch, [self._coef_on(parent, sorted(int(j) for j in sup)) for sup in batch])
+        dropped = sols[:len(rests)]
+        for q, rest in enumerate(rests):
+            rows = slice(q * outside.size, (q + 1) * outside.size)
+            lower[rows] = np.maximum(lower[rows], self._dual_bound(dropped[q], rest, outside))
+        lower -= _ROUNDING * (1.0 + np.abs(lower))
+        values[first] = [sol.value for sol in sols[len(rests):]]
+        lower[first] = np.maximum(lower[first], [sol.lower_bound for sol in sols[len(rests):]])
+        open_ = np.nonzero(~np.isfinite(values))[0]
+        order = open_[np.argsort(lower[open_], kind="stable")]
         slot = {int(P): q for q, P in enumerate(movable)}
         done = 0
-        while done < m:
-            best = float(np.min(values)) if done else math.inf
-            take = order[done:done + (max(self.min_exact, 1) if done == 0 else _SCREEN_BATCH)]
-            if done:
-                take = take[lower[take] < best]  # a prefix: ``order`` sorts the first bounds
+        while done < order.size:
+            best = float(np.min(values))
+            take = order[done:done + _SCREEN_BATCH]
+            take = take[lower[take] < best]  # a prefix: ``order`` sorts the bounds
             if take.size == 0:
                 break
             done += take.size
             nb = np.broadcast_to(full, (take.size, full.size)).copy()
             nb[np.arange(take.size), pos[take]] = cols[take]
-            if best < math.inf:
-                # a few dual-ascent steps rule out many before any is solved
-                lower[take] = self.tightened_lower_bounds(nb, lower[take])
-                keep = lower[take] < best
-                take, nb = take[keep], nb[keep]
-                if take.size == 0:
-                    continue
-            # warm start: the drop-one solution with the added column at 0
-            # (or b(theta) from the dual ascent above, when it ran)
+            # a few dual-ascent steps rule out many before any is solved
+            lower[take] = self.tightened_lower_bounds(nb, lower[take])
+            keep = lower[take] < best
+            take, nb = take[keep], nb[keep]
+            if take.size == 0:
+                continue
+            # warm start: b(theta) from the dual ascent above (or the drop-one solution
+            # with the added column at 0)
             start = np.array([self._coef_on(dropped[slot[int(P)]], row) if (hint := self._hint(row)) is None
                               else hint for P, row in zip(pos[take], nb)])
             vals, gaps = self.objective.values(nb, with_gaps=True, start=start)
