@@ -537,6 +537,7 @@ class OuterApproximationEngine:
         self._keep = R
         nb, vals, lower = self._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
         tightened = np.zeros(vals.size, dtype=bool)
+        upper = np.full(vals.size, np.inf)  # certified upper bounds of the screened neighbours
         total_solves = 0
         while True:
             # enough candidates: expand the best unexpanded supports until R + 1 are known
@@ -547,17 +548,21 @@ class OuterApproximationEngine:
                     # ranked by tightened bounds (closer to the values than the first ones)
                     need = R + 1 - len(self.evaluated)
                     take = unknown[np.argsort(lower[unknown], kind="stable")[:2 * need]]
-                    if hasattr(self.source, "tightened_lower_bounds"):
+                    if hasattr(self.source, "tightened_bounds"):
                         fresh = take[~tightened[take]]
-                        lower = lower.copy()
-                        lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
+                        lower, upper = lower.copy(), upper.copy()
+                        lower[fresh], upper[fresh] = self.source.tightened_bounds(self._full(nb[fresh]), lower[fresh])
                         tightened[fresh] = True
-                    # solve those that can still be among the R + 1 best: the known values
-                    # (some may fall out of the list) and the candidates' lower bounds
-                    pool = np.concatenate([np.fromiter(self.evaluated.values(), float), lower[take]])
-                    cut = np.partition(pool, R)[R] if pool.size > R else np.inf
+                    # Solve every candidate that can still be in the list: v_R will be at most
+                    # the R-th smallest of the known values and the candidates' certified upper
+                    # bounds (up to the evaluation slack), so those with lower bounds above that
+                    # are out; solving the others now leaves (almost) nothing for the pending
+                    # step below.  At least ``need``, the most promising first.
+                    known = np.fromiter(self.evaluated.values(), float)
+                    pool = np.concatenate([known, upper[take]])
+                    reach = np.partition(pool, R - 1)[R - 1] + self.tau_eval if pool.size >= R else np.inf
                     take = take[np.argsort(lower[take], kind="stable")]
-                    take = take[:max(need, int(np.sum(lower[take] <= cut)))]
+                    take = take[:max(need, int(np.sum(lower[take] < reach - self.tau_mip)))]
                     vals = vals.copy()
                     vals[take] = self.evaluate(nb[take])
                     continue
@@ -578,7 +583,7 @@ class OuterApproximationEngine:
             if pending.size:
                 # in batches, most promising first: each batch can only lower v_R
                 pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
-                if hasattr(self.source, "tightened_lower_bounds"):
+                if hasattr(self.source, "tightened_bounds"):
                     # cheaper than a solve: dual ascent rules many out (hinge loss)
                     fresh = pending[~tightened[pending]]
                     lower = lower.copy()
