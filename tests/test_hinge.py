@@ -484,6 +484,27 @@ def test_band_too_narrow_still_certified(monkeypatch):
     assert np.allclose(vals, truth, atol=2e-7)
 
 
+def test_line_search_without_breakpoints_solves_the_linear_derivative():
+    # every row stays on the linear side (u >= gamma) along the whole step, so phi is the
+    # ridge quadratic plus a linear term: its minimiser is explicit
+    X, y = _data(200, 4, 0)
+    lam, gamma = 500.0, 1e-3
+    obj = HingeObjective(X, y, lam, 2.0)
+    A = y[:, None] * X
+    total = A.sum(axis=0)
+    b = np.array([[0.0, 0.0, 0.0, 0.0], [0.01, 0.01, -0.02, 0.0]])
+    # along sum_i a_i with a length that puts the minimiser near 0.4 and 0.7
+    d = np.outer([1 / 0.8, 1 / 1.4], total / lam)
+    u = 1.0 - b @ A.T
+    ud = d @ A.T
+    assert np.all(u - ud >= gamma) and np.all(u >= gamma)
+    base = np.sum(2 * lam * b * d, axis=1)
+    t = obj._line_search(u, ud, d, base, gamma)
+    expected = -(base - ud.sum(axis=1)) / (2 * lam * np.sum(d * d, axis=1))
+    assert np.all((expected > 0) & (expected < 1))
+    assert np.allclose(t, expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_line_search_is_the_exact_minimiser_along_the_step(seed):
     # phi(t) = smoothed hinge at b + t d plus the ridge, minimised over a fine grid of
@@ -501,6 +522,8 @@ def test_line_search_is_the_exact_minimiser_along_the_step(seed):
     u = 1.0 - b @ A.T
     theta0 = np.clip(u / gamma, 0, 1)
     d *= np.sign(-np.sum((2 * lam * b - theta0 @ A) * d, axis=1))[:, None]  # descent directions
+    if seed % 4 == 3:  # no breakpoint in (0, 1) on any row: phi' is linear there
+        d *= 1e-9
     ud = d @ A.T
     base = np.sum(2 * lam * b * d, axis=1)
     steps = obj._line_search(u, ud, d, base, gamma)

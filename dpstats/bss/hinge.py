@@ -452,7 +452,7 @@ class HingeObjective(InterceptFirstColumns):
             sup_of, row_of = np.nonzero((u > 0) & (u < gamma))
             if sup_of.size:
                 a_band = Ai[sup_of, row_of]
-                first = np.flatnonzero(np.r_[True, sup_of[1:] != sup_of[:-1]])
+                first = np.flatnonzero(np.concatenate(([True], sup_of[1:] != sup_of[:-1])))
                 H[sup_of[first]] += np.add.reduceat(a_band[:, :, None] * a_band[:, None, :], first, axis=0) / gamma
             # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
             c = self._ball_model_minimiser(0.5 * H, 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g))
@@ -536,6 +536,10 @@ class HingeObjective(InterceptFirstColumns):
         sup = np.concatenate([ka, kb])
         time = np.concatenate([ta[ka, ia], tb[kb, ib]])
         jump = np.concatenate([w[ka, ia], -w[kb, ib]])
+        if sup.size == 0:  # phi' is linear on [0, 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.where(slope0 > 0, -dphi0 / slope0, np.inf)
+            return np.where(dphi0 <= 0, np.clip(t, 0.0, 1.0), 0.0)
         order = np.argsort(sup + time, kind="stable")
         sup, time, jump = sup[order], time[order], jump[order]
         first = np.ones(sup.size, dtype=bool)
@@ -547,25 +551,27 @@ class HingeObjective(InterceptFirstColumns):
             c = np.cumsum(x)
             return c - (c[start] - x[start])[group]
 
+        def previous(x, at_first):  # the value at the previous breakpoint of the same support
+            out = np.empty_like(x)
+            out[1:] = x[:-1]
+            out[start] = at_first
+            return out
+
         slope_after = slope0[sup] + within(jump)
-        slope_before = np.where(first, slope0[sup], np.roll(slope_after, 1))
-        gap = time - np.where(first, 0.0, np.roll(time, 1))
-        at_break = dphi0[sup] + within(slope_before * gap)
+        at_break = dphi0[sup] + within(previous(slope_after, slope0[sup[start]]) * (time - previous(time, 0.0)))
         # the last knot (0 or a breakpoint) with phi' <= 0, and the piece that follows it
         descends = np.bincount(sup, weights=(at_break <= 0), minlength=K).astype(np.int64)
         n_break = np.bincount(sup, minlength=K)
-        last = np.full(K, -1, dtype=np.int64)
+        first_of = np.zeros(K, dtype=np.int64)
+        first_of[sup[start]] = start
         has = descends > 0
-        last[has] = start[np.searchsorted(sup[start], np.nonzero(has)[0])] + descends[has] - 1
-        time, at_break, slope_after = (np.append(x, 0.0) for x in (time, at_break, slope_after))  # [-1]: unused
+        last = np.where(has, first_of + descends - 1, 0)
         left = np.where(has, time[last], 0.0)
         value = np.where(has, at_break[last], dphi0)
         slope = np.where(has, slope_after[last], slope0)
-        right = np.ones(K)
         inner = descends < n_break  # the next knot is a breakpoint, else 1
-        nxt = np.where(has, last + 1, 0)
-        nxt[~has & inner] = start[np.searchsorted(sup[start], np.nonzero(~has & inner)[0])]
-        right[inner] = time[nxt[inner]]
+        nxt = np.where(has, last + 1, first_of)
+        right = np.where(inner, time[np.minimum(nxt, time.size - 1)], 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             root = left + np.where(slope > 0, -value / slope, np.inf)
         t = np.minimum(root, right)
