@@ -93,7 +93,7 @@ def run(n, p, s, mistakes_limit, matrix_free=None, ridge=None):
     return best, top, mis
 
 
-def run_hinge(n, p, s, seed=1, repeats=5):
+def run_hinge(n, p, s, seed=1, repeats=9):
     """Issue 6: certified top-R with the hinge loss vs the least-squares top-R on the same X.
 
     Same design (the binomial family of dpstats.simulate draws the same X; its class is the

@@ -114,6 +114,27 @@ def test_lower_bound_below_every_feasible_point():
     assert _primal(X, y, sol.coef, 2.0) == pytest.approx(sol.value, abs=1e-10)
 
 
+@pytest.mark.parametrize("lam, r, on_margin", [(50.0, 5.0, 0), (2.0, 5.0, 3), (0.5, 0.3, 0), (0.5, 1.5, 2),
+                                               (2.0, 1.8, 3), (0.0, 1.8, 3)])
+def test_active_set_candidate_closes_the_gap_from_a_nearby_point(lam, r, on_margin):
+    # ball inactive or active, with or without rows on the margin at the optimum, and no
+    # ridge (the ball decides): from a point near the optimum the guessed split is the true
+    # one and the bracket closes to rounding; from a poor point it is still valid (weak duality)
+    X, y = _data(120, 4, 3)
+    obj = HingeObjective(X, y, lam, r, gap_tolerance=1e-11)
+    truth = obj.solve(np.arange(4))
+    assert np.sum(np.abs(1 - obj.A[:, :4] @ truth.coef) < 1e-7) == on_margin
+    A = obj.support_rows(np.arange(4)[None, :])
+    near = truth.coef[None, :] * (1 - 1e-7)  # margin rows move into (0, gamma), as in a smoothed iterate
+    value, lower, coef, theta, mu, v = obj._active_set_candidates(A, near, 1e-5)
+    assert value[0] - lower[0] <= 1e-8 * (1 + truth.value)
+    assert lower[0] <= truth.value + 1e-9 and value[0] >= truth.lower_bound - 1e-9
+    assert np.linalg.norm(coef[0]) <= r * (1 + 1e-12) and np.all((theta >= 0) & (theta <= 1))
+    far = np.random.default_rng(0).normal(scale=0.2, size=(3, 4))
+    value, lower = obj._active_set_candidates(np.repeat(A, 3, axis=0), far, 1e-2)[:2]
+    assert np.all(lower <= truth.value + 1e-9) and np.all(value >= truth.lower_bound - 1e-9)
+
+
 def test_degenerate_margins_clipped_design_reach_the_tolerance():
     # Clipping at b_x = 1 with r = 1 puts many rows exactly on the margin at b = e_j.
     X, y = _data(500, 10, 0, noise=0.5)

@@ -326,6 +326,11 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
             assert np.allclose(bound, first, rtol=1e-10, atol=1e-9)
     gain = bound - first
     assert np.all(gain >= -1e-9) and np.median(gain) > 0 and np.max(truth - bound) < np.max(truth - first)
+    # the primal points met on the way give certified upper bounds, finite where a start exists
+    lower, upper = src.tightened_bounds(nb, np.full(len(nb), -np.inf))
+    assert np.array_equal(lower, bound)
+    assert np.all(upper >= truth - 1e-9) and np.all(np.isfinite(upper))
+    assert np.max(upper - truth) < 0.5 * np.mean(truth)  # a real point, not the trivial b = 0 (value n)
     # never below what it was given, and no start without a cached support one column smaller
     high = truth - 1e-3
     assert np.array_equal(src.tightened_lower_bounds(nb, high), np.maximum(high, bound))
@@ -335,6 +340,32 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     assert src._hint(nb[2]) is not None
     vals = src.values(nb, lam, r)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
+
+
+def test_mixed_size_batches_are_padded_with_zero_columns():
+    """Supports of sizes 3, 4 and 5 in one batch (index -1 pads with a zero column) give the
+    certified brackets of separate solves, against an independent tight solve."""
+    _, Xf, y = binary_data(11, n=150, p=9, noise=0.6, intercept=True)
+    lam, r = 3.0, 1.2
+    obj = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-7)
+    rows = obj.support_rows(np.array([[0, 2, -1], [-1, 3, 4]]))
+    assert np.array_equal(rows[0, :, :2], obj.A[:, [0, 2]]) and not rows[0, :, 2].any()
+    assert not rows[1, :, 0].any() and np.array_equal(rows[1, :, 1:], obj.A[:, [3, 4]])
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-7)
+    fulls = [np.array([0, 1, 5]), np.array([0, 2, 3, 7]), np.array([0, 1, 4, 6, 8])]
+    sols = src.solve_many(fulls)
+    exact = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-11)
+    for full, sol in zip(fulls, sols):
+        truth = exact.solve(full)
+        assert sol.support == tuple(full) and sol.coef.shape == (full.size,) and sol.v.shape == (full.size,)
+        assert sol.lower_bound <= truth.value + 1e-9 and sol.value >= truth.lower_bound - 1e-9
+        assert sol.gap <= 1e-7
+        # the bracket is that of the support itself: its dual and primal, evaluated afresh
+        D = np.sum(sol.theta) + src._h(np.linalg.norm(Xf[:, full].T @ (sol.theta * y)))
+        assert D == pytest.approx(sol.lower_bound, abs=1e-9)
+        margins = y * (Xf[:, full] @ sol.coef)
+        P = np.maximum(0, 1 - margins).sum() + lam * np.sum(sol.coef ** 2)
+        assert P <= sol.value + 1e-9 and np.linalg.norm(sol.coef) <= r * (1 + 1e-12)
 
 
 def test_block_bounds_from_hints_need_no_solve_and_hold():

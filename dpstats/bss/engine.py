@@ -528,6 +528,10 @@ class OuterApproximationEngine:
         (:meth:`_top_far_by_blocks`) for the squared loss, else (or when that search is
         too large) by the MILP with constraint sum_{j in S_1} z_j <= s - 2.  Seed 000, App. B: near-optimal supports are mostly 1-swaps of S_1, so that
         region is usually far above v_R and one or two MILP solves certify the list.
+        For the hinge loss the ball is screened by certified lower bounds instead of solved:
+        the neighbours that can still enter the list (lower bound below the R-th smallest of
+        the known values and the dual ascent's certified upper bounds) are solved in one
+        batch, and any whose bound stays below v_R - tau_mip afterwards is solved too.
         """
         R = int(R)
         best = self.best()

@@ -54,7 +54,11 @@ a handful of rows on the margin times g / 4: the schedule stops as soon as every
 certified gap is below ``gap_tolerance`` (default 1e-7 in absolute terms, at most
 1e-7 Delta_h because Delta_h >= 1).  Everything is vectorised over a batch of supports.
 A support also stops inside a level as soon as its own bracket is certified (the gap
-costs O(n) there: v is part of the gradient).  A solve may be warm-started from
+costs O(n) there: v is part of the gradient).  After each level, a support still open
+gets one more candidate pair: the exact solution of the split of its rows (positive side,
+margin, other side) read off the smoothed iterate (:meth:`HingeObjective._active_set_candidates`);
+when the split is right this closes the bracket to rounding, which saves the levels
+below that would otherwise be needed to find it.  A solve may be warm-started from
 coefficients of a support one column away (the engine's 1-swap neighbours, started from
 their drop-one parent with the new column at 0); the schedule then begins at the gap
 tolerance instead of 1, and a warm row that misses the tolerance is solved again cold.
@@ -418,7 +422,7 @@ class HingeObjective(InterceptFirstColumns):
         the margin, whose loss is linear: count - c'b with c the sum of their a_i (see
         :meth:`_newton_band`); ``A`` then holds the other rows only.
         """
-        lam, r = self.ridge, self.radius
+        lam = self.ridge
         K, k = b.shape
         eye = np.eye(k)
         idx = active_rows
