@@ -9,11 +9,13 @@ solves: the exact block search of dpstats/bss/blocks.py certifies all of them):
 (1000, 250, 7) best 0.02 s, top-100 0.02 s, all S^(i) 1.7 s; (1000, 1000, 5) 0.03 / 0.02 /
 2.7 s; (10000, 10000, 5) matrix-free 16 / 1.5 / 4.1 s, peak 3.2 GB (X is 763 MB, the rest
 is simulate's data frame); ridge 10 at (500, 100, 5) 0.01 / 0.00 / 0.05 s; ridge 1 at
-(200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100 (``--hinge``, median of 5 runs, engine
-set-up included, every query certified with 0 MILP solves): 0.024 s at (500, 100, 5) and
-0.049 s at (1000, 250, 5), against 0.006 s and 0.011 s for the least squares in the same
-run: 4.3-4.4x (issue 6's target is 3x; it was 10-13x before the dual ascent, the banded
-Newton levels and the dual-bound route for the best support).
+(200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100 (``--hinge``, median of 9 runs, engine
+set-up included, every query certified with 0 MILP solves; three runs of the script):
+0.016-0.019 s at (500, 100, 5) and 0.031-0.033 s at (1000, 250, 5), against 0.005-0.006 s
+and 0.011 s for the least squares in the same run: ratios 2.90-3.37 and 2.77-2.88
+(issue 6's target is 3; 10-13x before the dual ascent, the banded Newton levels and the
+dual-bound route for the best support, 4.3-4.4x before the exact line search, the
+active-set candidates, the shared drop-one batch and the upper-bound fill).
 
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]
       python benchmarks/bench_top_r.py --case 500 100 5 --ridge 10   (small-ridge cases)

@@ -59,7 +59,7 @@ What is certified, and how the engine uses it
   (:meth:`~dpstats.bss.hinge.HingeObjective.values`).
 
 Measured on benchmarks/bench_top_r.py --hinge at (1000, 250, 5), top-100 (median of 5
-runs): 0.033 s and 119 certified solves, 2.8-3.3 times the least-squares query in the
+runs): 0.031-0.033 s and 125 certified solves, 2.8-2.9 times the least-squares query in the
 same run; 0.20 s and 226 solves before the dual ascent, the block bounds from cached
 duals, the banded Newton levels, the exact line search and the active-set candidates.
 
