@@ -13,7 +13,7 @@ import pytest
 
 import dpstats
 from dpstats import dp_select
-from dpstats.bss import top_r as T
+from dpstats.bss import hinge_source, top_r as T
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
@@ -199,7 +199,15 @@ def test_hinge_source_warm_starts_and_batched_solves_stay_certified():
         truth = tight.solve(rest).value
         assert sol.gap <= tol and sol.lower_bound <= truth + 1e-9 and truth <= sol.value + 1e-9
     nb = np.array([[0, 1, 2, 4], [0, 1, 5, 9], [0, 3, 7, 8], [0, 4, 6, 8]])
-    assert src._warm_start(nb[0]) is not None and src._warm_start(nb[3]) is None
+    warm = src._warm_start(nb[0])  # the cached [0, 1, 2] solution, column 4 at 0
+    assert warm[-1] == 0.0 and np.allclose(warm[:3], sols[0].coef)
+    # no solved neighbour: the ridge fit of the margins to 1, from the Gram matrix or from X
+    A = Xf[:, nb[3]] * y[:, None]
+    ridge_fit = np.linalg.solve(A.T @ A + lam * np.eye(4), A.T @ np.ones(len(y)))
+    assert np.allclose(src._warm_start(nb[3]), ridge_fit, rtol=1e-10)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hinge_source, "_GRAM_MAX_COLUMNS", 0)
+        assert np.allclose(src._warm_start(nb[3]), ridge_fit, rtol=1e-10)
     vals = src.values(nb, lam, r)
     truth = tight.values(nb)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + tol + 1e-9)
@@ -337,10 +345,62 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     lone = np.array([[0, 7, 8, 9, 10]])
     assert src.tightened_lower_bounds(lone, np.array([-5.0]))[0] == -5.0
     # the primal point it leaves behind is a start (work only): the values stay certified
-    assert src._hint(nb[2]) is not None
+    row = nb[2][::-1]  # in any column order: the start follows it
+    assert np.allclose(src._warm_start(row), src._starts[tuple(sorted(row))][np.argsort(np.argsort(row))])
     vals = src.values(nb, lam, r)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
 
+
+
+def _dual_ascent_reference(A, theta, lam, r, steps, grid_size):
+    """Plain per-support Frank-Wolfe dual ascent (one support's rows A, start theta): an oracle."""
+    def h(nv):
+        return -nv * nv / (4 * lam) if nv <= 2 * lam * r else lam * r * r - r * nv
+
+    def b_of(v):
+        nv = np.linalg.norm(v)
+        return v / (2 * lam) if nv <= 2 * lam * r else v * r / nv
+
+    grid = np.linspace(0.0, 1.0, grid_size + 1)[1:]
+    best = theta.sum() + h(np.linalg.norm(A.T @ theta))
+    least = np.inf
+    for _ in range(steps):
+        b = b_of(A.T @ theta)
+        u = 1.0 - A @ b
+        least = min(least, np.maximum(u, 0.0).sum() + lam * b @ b)
+        delta = (u > 0).astype(float) - theta
+        D = [theta.sum() + t * delta.sum() + h(np.linalg.norm(A.T @ (theta + t * delta))) for t in grid]
+        theta = np.clip(theta + grid[int(np.argmax(D))] * delta, 0.0, 1.0)
+        best = max(best, theta.sum() + h(np.linalg.norm(A.T @ theta)))
+    return best, least, b_of(A.T @ theta)
+
+
+def test_dual_ascent_over_several_bases_matches_a_per_support_oracle():
+    """The masked, batched dual ascent equals plain per-support steps, whatever the bases and column order."""
+    from dpstats.bss import hinge_source as HS
+
+    _, Xf, y = binary_data(11, n=150, p=12, noise=0.6, intercept=True)
+    lam, r = 3.0, 1.2
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-6)
+    parent = np.array([0, 2, 5, 7, 9])
+    rests = [np.delete(parent, P) for P in range(1, parent.size)]
+    src.solve_many(rests)
+    rng = np.random.default_rng(3)
+    supports = []
+    for rest in rests:  # neighbours of the parent from every drop-one base, columns shuffled
+        for k in (1, 4, 11, 12):
+            supports.append(rng.permutation(np.r_[rest, k]))
+    supports = np.array(supports)
+    lower, upper = src.tightened_bounds(supports, np.full(len(supports), -np.inf))
+    A = src.objective.A
+    for sup, lo, up in zip(supports, lower, upper):
+        sol, added = src._cached_subsets(sup[None, :])
+        assert sol[0] is not None and added[0] not in sol[0].support
+        best, least, b = _dual_ascent_reference(A[:, sup], sol[0].theta, lam, r, HS._DUAL_ASCENT_STEPS,
+                                                HS._DUAL_ASCENT_GRID)
+        assert lo == pytest.approx(best, rel=1e-9, abs=1e-9) and up == pytest.approx(least, rel=1e-9, abs=1e-9)
+        # the start it leaves behind is b(theta) at the last dual, in the support's column order
+        assert np.allclose(src._warm_start(sup), b, rtol=1e-8, atol=1e-12)
 
 def test_mixed_size_batches_are_padded_with_zero_columns():
     """Supports of sizes 3, 4 and 5 in one batch (index -1 pads with a zero column) give the
@@ -393,3 +453,38 @@ def test_block_bounds_from_hints_need_no_solve_and_hold():
         solved = src.block_lower_bounds(bases, outside, i, threshold=np.inf, hints=hints)
         assert src.exact_solves == solves + len(bases) and np.all(solved >= bounds - 1e-12)
         solves = src.exact_solves
+        # earlier bounds passed as ``known`` are kept (no hint tried again) and only raised
+        again = src.block_lower_bounds(bases, outside, i, threshold=-np.inf, known=bounds)
+        assert np.array_equal(again, bounds) and src.exact_solves == solves
+
+
+def test_top_reuses_the_block_bounds_of_best():
+    """The top-R query starts from the best-support query's block bounds (same anchor)."""
+    _, Xf, y = binary_data(3, n=120, p=10, intercept=True)
+    lam, r = 4.0, 1.2
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-6)
+    eng = OuterApproximationEngine(src, 3, lam, r, 1e-4)
+    calls = []
+    original = src.block_lower_bounds
+
+    def counting(bases, candidates, i, threshold=None, hints=(), known=None):
+        calls.append((i, known is not None))
+        return original(bases, candidates, i, threshold, hints, known=known)
+
+    src.block_lower_bounds = counting
+    eng.best()
+    first = list(calls)
+    assert first and not any(k for _, k in first)  # fresh bounds at the best support's anchor
+    eng.top(4)
+    assert all(k for _, k in calls[len(first):])  # top-R only raises the stored ones
+    memo = {i: b.copy() for (_, i), b in eng._dual_block_bounds.items()}
+    # against brute force: every stored bound is below every member of its block
+    exact = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-9)
+    anchor = eng.best().support
+    outside = [j for j in range(Xf.shape[1] - 1) if j not in anchor]
+    from itertools import combinations
+    for i, bounds in memo.items():
+        for D, bound in zip(combinations(range(len(anchor)), i), bounds):
+            base = [anchor[q] for q in range(len(anchor)) if q not in D]
+            sups = np.array([np.r_[0, np.add(sorted(base + list(B)), 1)] for B in combinations(outside, i)])
+            assert bound <= exact.values(sups).min() + 1e-9

@@ -198,6 +198,7 @@ class OuterApproximationEngine:
         # The last expansion (support, neighbours, values, lower): initialise() ends with
         # the local optimum's, which best() and top() ask for again.
         self._last_expansion = None
+        self._dual_block_bounds = {}  # (anchor, i) -> certified bounds per base (hinge loss)
         self._base = None
         self._best = None
         self._initialised = False
@@ -844,10 +845,18 @@ class OuterApproximationEngine:
         # duals already at hand from the anchor's expansion: its own and its drop-one supports'
         hints = [full] + [np.delete(full, P) for P in range(self.offset, full.size)]
         bound = math.inf
+        memo = self._dual_block_bounds
         for i in range(2, min(self.s, self.p - self.s) + 1):
             self._check_time()
             bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
-            bound = min(bound, float(np.min(self.source.block_lower_bounds(bases, outside, i, threshold, hints))))
+            # the bounds of an earlier call at this anchor (best, then top-R) are still certified
+            known = memo.get((tuple(anchor), i))
+            if known is not None and np.min(known) >= threshold:
+                block = known
+            else:
+                block = self.source.block_lower_bounds(bases, outside, i, threshold, hints, known=known)
+                memo[(tuple(anchor), i)] = block
+            bound = min(bound, float(np.min(block)))
             if bound < threshold:
                 break
         ok = bound >= threshold

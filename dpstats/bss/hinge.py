@@ -104,6 +104,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
 from .objective import InterceptFirstColumns, ball_multipliers
+from .scratch import work_array
 
 #: Default absolute bound on the certified duality gap; Delta_h >= 1, so this is at most
 #: 1e-7 Delta_h.
@@ -132,6 +133,15 @@ _POLISH_BELOW = 1e-6
 _MARGIN_BAND = 1e-9
 # Memory per batch of supports: K * n * |S| doubles.
 _BATCH_DOUBLES = 2_000_000
+
+
+def _rows_of(A, rows, name):
+    """A[rows] for sorted ``rows`` of a read-only batch array, in the work array ``name``
+    (:mod:`~dpstats.bss.scratch`), or A itself when ``rows`` is all of them: fresh
+    (K, n, |S|) copies cost page faults."""
+    if rows.size == A.shape[0]:
+        return A
+    return np.take(A, rows, axis=0, out=work_array(name, (rows.size,) + A.shape[1:]), mode="clip")
 
 
 def hinge_sensitivity(b_x, radius, s, intercept=False) -> float:
@@ -356,17 +366,18 @@ class HingeObjective(InterceptFirstColumns):
         margins = self.A[:, np.asarray(support, dtype=np.int64)] @ np.asarray(coef, dtype=np.float64)
         return float(np.mean(margins <= 0))
 
-    def support_rows(self, supports) -> np.ndarray:
+    def support_rows(self, supports, out=None) -> np.ndarray:
         """(K, n, k) array of the rows a_iS of every support (rows of ``supports``, full indices).
 
         An index of -1 stands for a column of zeros: it pads a shorter support so that
         supports of different sizes share a batch.  R_h is unchanged by such a column (its
         coefficient is 0 at the optimum and its entry of v = A'theta is 0), so the certified
-        bracket is that of the support without it.
+        bracket is that of the support without it.  ``out``: a (K, n, k) array to fill.
         """
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
-        out = np.empty((K, self.n, k))
+        if out is None:
+            out = np.empty((K, self.n, k))
         columns = self.A.T  # (q, n), C-contiguous: one gathered column is a contiguous copy
         for j in range(k):  # a strided write per column is ~5x faster than a transposing copy
             out[:, :, j] = columns[supports[:, j]]
@@ -426,7 +437,8 @@ class HingeObjective(InterceptFirstColumns):
         K, k = b.shape
         eye = np.eye(k)
         idx = active_rows
-        Ai, bi = A[idx], b[idx]
+        Ai, bi = _rows_of(A, idx, "newton rows 0"), b[idx]
+        spare = "newton rows 1"  # compaction alternates between two work arrays
         if fixed is None:
             ci, cnt = np.zeros((idx.size, k)), np.zeros(idx.size)
         else:
@@ -446,7 +458,8 @@ class HingeObjective(InterceptFirstColumns):
                 certified = primal - dual <= 0.5 * tol
                 if certified.any():
                     keep = ~certified
-                    idx, Ai, bi, u, ci, cnt = idx[keep], Ai[keep], bi[keep], u[keep], ci[keep], cnt[keep]
+                    Ai, spare = self._compact(Ai, keep, spare)
+                    idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
                     if idx.size == 0:
                         break
                     primal, theta, g = primal[keep], theta[keep], g[keep]
@@ -482,7 +495,8 @@ class HingeObjective(InterceptFirstColumns):
             finished = done | stalled
             if finished.any():
                 keep = ~finished
-                idx, Ai, bi, u, ci, cnt = idx[keep], Ai[keep], bi[keep], u[keep], ci[keep], cnt[keep]
+                Ai, spare = self._compact(Ai, keep, spare)
+                idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
         return b
 
     def _ball_model_minimiser(self, M, w):
@@ -592,17 +606,27 @@ class HingeObjective(InterceptFirstColumns):
         certificate and goes on to the next level, whose band is chosen afresh around the
         new point.
         """
-        Ar, br = A[rows], b[rows]
-        u0 = 1.0 - self._margins(Ar, br)
-        near = np.argpartition(np.abs(u0), band - 1, axis=1)[:, :band]
-        in_band = np.zeros(u0.shape, dtype=bool)
-        np.put_along_axis(in_band, near, True, axis=1)
-        held = (u0 > 0) & ~in_band
-        c = np.matmul(held[:, None, :].astype(np.float64), Ar)[:, 0, :]
-        A_band = np.take_along_axis(Ar, near[:, :, None], axis=1)
-        b[rows] = self._newton_level(br, A_band, gamma, np.arange(rows.size), tol=tol,
+        Ar, br = _rows_of(A, rows, "band level rows"), b[rows]
+        K, n, k = Ar.shape
+        u0 = work_array("band margins", (K, n))
+        np.matmul(Ar, br[:, :, None], out=u0[:, :, None])
+        np.subtract(1.0, u0, out=u0)
+        near = np.argpartition(np.abs(u0, out=work_array("band distances", (K, n))), band - 1, axis=1)[:, :band]
+        held = np.greater(u0, 0.0, out=work_array("band held", (K, n), dtype=bool))
+        np.put_along_axis(held, near, False, axis=1)  # positive side and outside the band
+        c = np.matmul(held[:, None, :], Ar, dtype=np.float64)[:, 0, :]
+        flat = (near + (n * np.arange(K))[:, None]).ravel()
+        A_band = np.take(Ar.reshape(K * n, k), flat, axis=0, out=work_array("band rows", (K * band, k)), mode="clip")
+        b[rows] = self._newton_level(br, A_band.reshape(K, band, k), gamma, np.arange(rows.size), tol=tol,
                                      fixed=(c, held.sum(axis=1).astype(np.float64)))
         return b
+
+    @staticmethod
+    def _compact(Ai, keep, spare):
+        """(Ai[keep] in the work array ``spare``, the name of the one Ai was in)."""
+        other = "newton rows 1" if spare == "newton rows 0" else "newton rows 0"
+        m = int(np.count_nonzero(keep))
+        return np.compress(keep, Ai, axis=0, out=work_array(spare, (m,) + Ai.shape[1:])), other
 
     def _active_set_candidates(self, A, b, gamma):
         """Certified brackets from the exact solution of each support's guessed active set.
@@ -715,7 +739,7 @@ class HingeObjective(InterceptFirstColumns):
     def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None):
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
-        A = self.support_rows(supports)
+        A = self.support_rows(supports, out=work_array("hinge support rows", (K, self.n, k)))
         if start is None:
             b = np.zeros((K, k))
         else:  # any point of the ball will do; project in case the start is outside
@@ -739,16 +763,17 @@ class HingeObjective(InterceptFirstColumns):
             bb = b[rows]
             nb = np.linalg.norm(bb, axis=1)
             bb *= np.minimum(1.0, self.radius / np.maximum(nb, np.finfo(float).tiny))[:, None]
-            value, m = self._primal(bb, A[rows])
+            Ar = _rows_of(A, rows, "level rows")
+            value, m = self._primal(bb, Ar)
             theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
-            lower, v, mu = self._lower_bound(theta, A[rows])
+            lower, v, mu = self._lower_bound(theta, Ar)
             # Keep the best bracket found so far, row by row.
             self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta,
                                            "mu": mu, "v": v})
             gap = best["value"][rows] - best["lower"][rows]
             rows = rows[gap > self.gap_tolerance]
             if rows.size:
-                cand = self._active_set_candidates(A[rows], b[rows], gamma)
+                cand = self._active_set_candidates(_rows_of(A, rows, "level rows"), b[rows], gamma)
                 self._keep_better(best, rows, dict(zip(("value", "lower", "coef", "theta", "mu", "v"), cand)))
                 gap = best["value"][rows] - best["lower"][rows]
                 rows = rows[gap > self.gap_tolerance]
