@@ -226,7 +226,7 @@ class HingeObjective(InterceptFirstColumns):
         self.y = y
         # rows a_i = y_i x_i: margins are A b.  Column-major, so that the columns of a
         # support are contiguous rows of A.T (see support_rows)
-        self.A = np.asfortranarray(X * y[:, None])
+        self.A = np.multiply(X, y[:, None], order="F")
         self.ridge = float(ridge)
         self.radius = float(radius)
         self.intercept = bool(intercept)
