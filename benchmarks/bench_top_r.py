@@ -19,7 +19,7 @@ active-set candidates, the shared drop-one batch and the upper-bound fill).
 
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]
       python benchmarks/bench_top_r.py --case 500 100 5 --ridge 10   (small-ridge cases)
-      python benchmarks/bench_top_r.py --hinge
+      python benchmarks/bench_top_r.py --hinge [--seed 1]
 """
 from __future__ import annotations
 
@@ -154,13 +154,14 @@ if __name__ == "__main__":
     ap.add_argument("--hinge", action="store_true", help="only the hinge-loss rows (issue 6)")
     ap.add_argument("--case", nargs=3, type=int, metavar=("N", "P", "S"), help="run only this (n, p, s)")
     ap.add_argument("--ridge", type=float, default=None, help=f"ridge (default {RIDGE:g})")
+    ap.add_argument("--seed", type=int, default=1, help="data seed of the --hinge rows (default 1)")
     args = ap.parse_args()
     if args.case:
         run(*args.case, args.mistakes_limit, ridge=args.ridge)
         raise SystemExit
     if args.hinge:
-        run_hinge(500, 100, 5)
-        run_hinge(1000, 250, 5)
+        run_hinge(500, 100, 5, seed=args.seed)
+        run_hinge(1000, 250, 5, seed=args.seed)
         raise SystemExit
     if not args.only_large:
         run(1000, 250, 7, args.mistakes_limit)

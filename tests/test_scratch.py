@@ -36,3 +36,9 @@ def test_threads_never_share_a_buffer():
     t.start()
     t.join()
     assert not np.shares_memory(mine, theirs[0])
+
+
+def test_release_drops_the_buffers():
+    a = work_array("test release", (32,))
+    scratch.release()
+    assert not np.shares_memory(a, work_array("test release", (32,)))

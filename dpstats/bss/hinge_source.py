@@ -45,7 +45,9 @@ What is certified, and how the engine uses it
   from the cached dual of the support one column smaller
   (:meth:`HingeSource.tightened_lower_bounds`): every iterate is box-feasible, so the
   bound stays certified, and most such neighbours are ruled out at the cost of a few
-  O(n |S|) products instead of a convex solve.
+  O(n |S|) products instead of a convex solve.  For neighbours of one support those
+  products are one (K, n) x (n, |S|) product over the support's columns, masked to each
+  neighbour's base, plus one row-wise product for each added column.
 * **Blocks far from an anchor.**  One dual bounds a whole block T + B (any i columns B
   from the candidates): the i largest v_j^2 bound |v_B|^2 and h decreases in |v|
   (:meth:`HingeSource.block_lower_bounds`).  The duals of the anchor and its drop-one
@@ -56,10 +58,12 @@ What is certified, and how the engine uses it
   column S_P (and the added column at 0); each other neighbour S - S_P + k, here or
   later in :meth:`HingeSource.values`, starts from b(theta) of its dual ascent when it
   had one, else from its drop-one solution with b_k = 0
-  (:meth:`~dpstats.bss.hinge.HingeObjective.values`).
+  (:meth:`~dpstats.bss.hinge.HingeObjective.values`).  A support with no solved
+  neighbour (the first one, a block base) starts from the ridge fit of its margins to 1
+  (:meth:`HingeSource._ridge_start`).
 
-Measured on benchmarks/bench_top_r.py --hinge at (1000, 250, 5), top-100 (median of 5
-runs): 0.031-0.033 s and 125 certified solves, 2.8-2.9 times the least-squares query in the
+Measured on benchmarks/bench_top_r.py --hinge at (1000, 250, 5), top-100 (median of 9
+runs): 0.030-0.032 s and 125 certified solves, 2.6-2.7 times the least-squares query in the
 same run; 0.20 s and 226 solves before the dual ascent, the block bounds from cached
 duals, the banded Newton levels, the exact line search and the active-set candidates.
 

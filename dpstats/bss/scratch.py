@@ -7,12 +7,14 @@ system between batches (mmap for large requests, and trimming of a heap whose fr
 exceeds its threshold), so every batch faults the same pages in again.  Measured on
 benchmarks/bench_top_r.py --hinge at (n, p, s) = (500, 100, 5): about 2200 faults per
 top-100 query at some 2 microseconds each, a fifth of the query's time; none when the
-allocator is told not to trim (MALLOC_TRIM_THRESHOLD_).
+allocator is told not to trim (MALLOC_TRIM_THRESHOLD_), and none with these arrays.
 
 The work arrays here are kept per thread (two engines in two threads never share one) and
 reused by every later request under the same name, so their pages are touched once per
-process.  A buffer above ``MAX_KEPT_BYTES`` is not kept.  Only temporaries that never leave
-the method that asked for them may live here, and a method must not call another that uses
+process (the first query in a process still pays them).  A buffer above
+``MAX_KEPT_BYTES`` is not kept, so a thread holds at most some 15 of them (about 10 MB at
+n = 500, |S| = 6); :func:`release` drops them.  Only temporaries that never leave the
+method that asked for them may live here, and a method must not call another that uses
 the same name while it holds the array.
 """
 from __future__ import annotations
@@ -23,7 +25,7 @@ import threading
 import numpy as np
 
 #: Largest buffer kept between requests (bytes); larger requests get fresh memory.
-MAX_KEPT_BYTES = 32 * 2**20
+MAX_KEPT_BYTES = 8 * 2**20
 
 _local = threading.local()
 
@@ -42,3 +44,8 @@ def work_array(name, shape, dtype=np.float64) -> np.ndarray:
         buf = np.empty(size, dtype=dtype)
         buffers[name] = buf
     return buf[:size].reshape(shape)
+
+
+def release() -> None:
+    """Drop this thread's work arrays (the memory returns to the allocator)."""
+    _local.buffers = {}
