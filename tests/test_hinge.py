@@ -458,6 +458,8 @@ def _band_batch(monkeypatch, band):
     import dpstats.bss.hinge as hinge_module
 
     monkeypatch.setattr(hinge_module, "_BAND_ROWS", band)
+    monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.0)  # exactly ``band`` rows
+    monkeypatch.setattr(hinge_module, "_WARM_ALL_ROWS_UP_TO", 0)
     X, y = _data(400, 7, 21, noise=0.6)
     original = HingeObjective._solve_batch
     calls = []
@@ -504,6 +506,36 @@ def test_band_too_narrow_still_certified(monkeypatch):
     truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9)._solve_batch(supports)["value"]
     assert np.allclose(vals, truth, atol=2e-7)
 
+
+
+def test_first_warm_level_widens_its_band_or_uses_every_row(monkeypatch):
+    # The first level of a warm start keeps max(band, share n) rows, or all of them for a
+    # batch of at most _WARM_ALL_ROWS_UP_TO support rows; later levels keep ``band``.
+    import dpstats.bss.hinge as hinge_module
+
+    monkeypatch.setattr(hinge_module, "_BAND_ROWS", 16)
+    monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.25)
+    monkeypatch.setattr(hinge_module, "_WARM_ALL_ROWS_UP_TO", 400)
+    X, y = _data(400, 7, 21, noise=0.6)
+    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7)
+    bands = []
+    original = HingeObjective._newton_band
+
+    def recorded(self, b, A, gamma, band, tol, rows):
+        bands.append(band)
+        return original(self, b, A, gamma, band, tol, rows)
+
+    monkeypatch.setattr(HingeObjective, "_newton_band", recorded)
+    supports = enumerate_supports(7, 3)[:6]
+    start = np.random.default_rng(4).normal(scale=0.3, size=supports.shape)
+    vals, gaps = obj.values(supports, with_gaps=True, start=start)
+    assert bands[0] == 100 and all(b == 16 for b in bands[1:])
+    bands.clear()
+    one, gap = obj.values(supports[:1], with_gaps=True, start=start[:1])  # 1 x 400 rows: all of them
+    assert bands == [] or bands[0] == 16
+    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9)._solve_batch(supports)["value"]
+    assert gaps.max() <= 1e-7 and gap[0] <= 1e-7 and np.allclose(vals, truth, atol=2e-7)
+    assert one[0] == pytest.approx(truth[0], abs=2e-7)
 
 def test_line_search_without_breakpoints_solves_the_linear_derivative():
     # every row stays on the linear side (u >= gamma) along the whole step, so phi is the
