@@ -11,11 +11,14 @@ solves: the exact block search of dpstats/bss/blocks.py certifies all of them):
 is simulate's data frame); ridge 10 at (500, 100, 5) 0.01 / 0.00 / 0.05 s; ridge 1 at
 (200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100 (``--hinge``, median of 9 runs, engine
 set-up included, every query certified with 0 MILP solves; three runs of the script):
-0.016-0.019 s at (500, 100, 5) and 0.031-0.033 s at (1000, 250, 5), against 0.005-0.006 s
-and 0.011 s for the least squares in the same run: ratios 2.90-3.37 and 2.77-2.88
-(issue 6's target is 3; 10-13x before the dual ascent, the banded Newton levels and the
-dual-bound route for the best support, 4.3-4.4x before the exact line search, the
-active-set candidates, the shared drop-one batch and the upper-bound fill).
+0.013-0.014 s at (500, 100, 5) and 0.029-0.031 s at (1000, 250, 5), against 0.005-0.006 s
+and 0.011-0.012 s for the least squares in the same run: ratios 2.40-2.42 and 2.55-2.66
+(``--seed 2``: 2.28 and 2.61; ``--seed 3``: 2.28 and 2.57; issue 6's target is 3).
+Earlier: 10-13x before the dual ascent, the banded Newton levels and the dual-bound route
+for the best support; 4.3-4.4x before the exact line search, the active-set candidates, the
+shared drop-one batch and the upper-bound fill; 2.8-3.4x before the reused work arrays, the
+ridge start, the masked dual ascent and the wider first band.  A first query in a fresh
+process pays its page faults: 0.024 s and 0.044 s.
 
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]
       python benchmarks/bench_top_r.py --case 500 100 5 --ridge 10   (small-ridge cases)

@@ -63,8 +63,8 @@ What is certified, and how the engine uses it
   (:meth:`HingeSource._ridge_start`).
 
 Measured on benchmarks/bench_top_r.py --hinge at (1000, 250, 5), top-100 (median of 9
-runs): 0.030-0.032 s and 125 certified solves, 2.6-2.7 times the least-squares query in the
-same run; 0.20 s and 226 solves before the dual ascent, the block bounds from cached
+runs): 0.029-0.031 s and 125 certified solves, 2.55-2.66 times the least-squares query in
+the same run; 0.20 s and 226 solves before the dual ascent, the block bounds from cached
 duals, the banded Newton levels, the exact line search and the active-set candidates.
 
 The least-squares statistics c = X'y, X'X_S and the diagonal of X'X are provided too,
