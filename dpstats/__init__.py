@@ -13,6 +13,7 @@ from .api import RIDGE_PER_ROW, dp_select
 from .datasets import dataset_bounds, dataset_info, list_datasets, load_dataset
 from .errors import (
     BudgetExceededError,
+    DataContentError,
     DataError,
     DPStatsError,
     FormulaError,
@@ -31,7 +32,7 @@ from .simulate import SimulatedData, simulate
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "DPStatsError", "DataError", "FormulaError", "InvalidArgumentError",
+    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "FormulaError", "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "StatefulTransformError", "available_methods", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "simulate",

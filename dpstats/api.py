@@ -1,15 +1,21 @@
 """``dp_select``: one call from a formula to a private selection with its ledger.
 
-Order of work, which is what makes "nothing charged, nothing released" true on errors:
+Order of work, which is what makes "a refused call charges nothing, and no data value
+decides for free whether a call fails" true:
 
 1. every argument is validated from its value alone;
 2. the full cost of the call is computed from public parameters and an accountant, if
    given, is asked whether it fits (BudgetExceededError otherwise);
-3. the formula is evaluated against the data and the data validated (clear errors);
-4. the accountant is charged; from here on the data feeds mechanisms: bounds ("auto"),
-   the selection mechanism, then the shared sign step, each adding its ledger entries.
+3. the design is planned from the formula and the data's public schema only (column
+   names, dtypes, declared levels, the input row count; :func:`dpstats.formula.plan_design`),
+   and everything public is validated: sizes, bounds keys, method prerequisites;
+4. the accountant is charged; only then are the data's values read: the design is
+   evaluated (incomplete rows follow ``na_action``; otherwise DataContentError), then
+   bounds ("auto"), the selection mechanism and the shared sign step add their entries.
 
-A failure after step 4 (a solver time limit, say) keeps the charge: the data was touched.
+A failure after step 4 (DataContentError, a solver time limit) keeps the charge: the data
+was touched, and whether the call failed is itself data-dependent (that single fact is
+not covered by the ledger; the messages quote no data value, count or column).
 """
 from __future__ import annotations
 
@@ -22,11 +28,11 @@ import patsy
 
 from .errors import InvalidArgumentError, InvalidTypeError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
-from .formula import build_model_frame, check_na_action
+from .formula import check_na_action, materialise, plan_pandas_design
 from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import SelectionTask, get_method
 from .privacy.accountant import Accountant
-from .privacy.bounds import AUTO_BOUNDS_SHARE, ClippedData, check_bounds, clip_to_bounds
+from .privacy.bounds import AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds
 from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
@@ -37,6 +43,9 @@ from .results import SelectionResult
 #: relative to X'X (which grows like n) the same at every n.  n is public under
 #: replace-one neighbours.
 RIDGE_PER_ROW = 0.1
+
+OMIT_CAVEAT = ("na_action='omit': incomplete rows were omitted; block counts and splits come from the input "
+               "row count and rows go to blocks by i.i.d. labels")
 
 
 def _check_epsilon(epsilon, method):
@@ -101,8 +110,8 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
             return "{" + ", ".join(items) + "}"
         if isinstance(v, float):
             return "inf" if math.isinf(v) else f"{v:g}"
-        if isinstance(v, (np.ndarray, pd.Series, list)) and len(v) > 6:
-            return f"<{type(v).__name__} of length {len(v)}>"
+        if isinstance(v, (np.ndarray, pd.Series, pd.Index)):
+            return f"<{type(v).__name__}: one value per row, not shown>"
         return repr(v)
 
     # The row count is left out: it is private under add/remove neighbours (kendall), and
@@ -121,7 +130,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
 def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=1.0, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
-              **method_options) -> SelectionResult:
+              infer_levels=(), **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
 
     Parameters
@@ -162,9 +171,16 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     signs : bool or float, default True
         Spend 10 % of epsilon (or the given share) on private signs of the selected terms.
     na_action : "raise", "omit" or dict
-        Missing values: raise (default), drop incomplete rows, or impute public constants.
+        Incomplete rows (a missing value, a value outside declared levels, a term that is
+        not finite after its transformation): raise DataContentError after the charge
+        (default), drop them (R's ``na.omit``), or impute public constants per column.
+    infer_levels : list of str, default ()
+        Columns (text or numeric used as categorical) whose levels may be read from the
+        data.  Opting in makes the result not differentially private, and the ledger says
+        so; by default such levels are refused before anything is charged.
     verbose : bool
-        Progress messages from long computations.
+        Progress messages from long computations, each line labelled "[curator only]"
+        (they quote objective values and bounds).
     **method_options
         Options of the chosen method (e.g. ``max_enumerate`` for "exponential").
 
@@ -220,27 +236,32 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     if accountant is not None:
         accountant.check(total_eps, sel_cost_delta, label=label)
 
-    # 3. The design; errors here charge nothing.
+    # 3. The design, planned from the formula and the public schema; errors here charge nothing.
     eval_env = patsy.EvalEnvironment.capture(1)
     if is_dask_dataframe(data):
         from .dask_engine import build_dask_model_frame
 
-        frame = build_dask_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response)
+        plan = build_dask_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
+                                      infer_levels=infer_levels)
+        frame_data = None
     else:
-        frame_options = {"response_type": "binary"} if response_type == "binary" else {}
-        frame = build_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
-                                  eval_env=eval_env, **frame_options)
-    if size > frame.p:
+        plan, frame_data = plan_pandas_design(formula, data, na_action=na_action, require_response=meth.needs_response,
+                                              eval_env=eval_env, response_type=response_type,
+                                              infer_levels=infer_levels)
+    if size > plan.p:
         raise InvalidArgumentError(
-            f"{meth.size_argument}={size} exceeds the number of candidate terms ({frame.p}: {frame.terms})."
+            f"{meth.size_argument}={size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
         )
     if meth.check_size is not None:
-        meth.check_size(frame.p, size, options)
+        meth.check_size(plan.p, size, options)
     if meth.check_design is not None:
-        meth.check_design(frame, size, options)
+        meth.check_design(plan, size, options)
+    if meth.needs_bounds:
+        check_bounds_keys(bounds, plan.terms, plan.response, plan.categorical_terms,
+                          response_required=(response_type != "binary"))
     # The exact cost, now that the public shape of the design is known; a refusal here
     # still charges nothing and no mechanism has run.
-    context.update(n_rows=frame.n_rows_input, n_candidates=frame.p, intercept=frame.intercept)
+    context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
     total_eps, sel_cost_delta = _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context)
     if accountant is not None:
         accountant.check(total_eps, sel_cost_delta, label=label)
@@ -248,12 +269,16 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     if ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.
-        ridge = RIDGE_PER_ROW * frame.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
+        ridge = RIDGE_PER_ROW * plan.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
 
-    # 4. Charge, then run the mechanisms.
+    # 4. Charge, then read the data's values and run the mechanisms.  From here on a
+    # failure keeps the charge (module docstring).
     if accountant is not None:
-        accountant.charge(total_eps, sel_cost_delta, label=label)
-    ledger = Ledger(caveats=frame.caveats)
+        accountant.charge(total_eps, sel_cost_delta, label=label, condition=meth.charge_condition(options))
+    frame = plan if frame_data is None else materialise(plan, frame_data)
+    ledger = Ledger(caveats=plan.caveats)
+    if na_action == "omit":
+        ledger.caveat(OMIT_CAVEAT)
     if rng.seeded:
         ledger.caveat("seeded: reproducible, not for release")
     clip = dask_clip_to_bounds if getattr(frame, "is_dask", False) else clip_to_bounds
@@ -264,7 +289,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
             ledger.add(entry)
     task = SelectionTask(data=clipped if clipped is not None else frame, terms=frame.terms, size=size,
                          epsilon=selection_eps, radius=radius, ridge=ridge, R=R, rng=rng, options=options,
-                         verbose=verbose, cost_context=dict(context))
+                         verbose=verbose, cost_context=dict(context),
+                         n_input=frame.n_rows_input, rows_may_drop=(na_action == "omit"),
+                         kept_rows=getattr(frame, "kept_rows", None))
     outcome = meth.run(task)
     for entry in outcome.entries:
         ledger.add(entry)
@@ -282,14 +309,15 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     elif sign_share > 0 and support:
         signs_series[support] = pd.NA
         sign_data = clipped if clipped is not None else _unclipped_data(frame)
-        drawn, counts = _private_signs(sign_data, support_idx, meth, radius, ridge, sign_eps, outcome, rng)
+        drawn, counts, n_blocks = _private_signs(sign_data, support_idx, meth, radius, ridge, sign_eps, outcome, rng,
+                                       n_input=plan.n_rows_input, rows_may_drop=(na_action == "omit"))
         signs_series[support] = drawn
         signs_private = True
         ledger.add(LedgerEntry(
             mechanism="private signs by block majority vote (exponential mechanism per term)",
             epsilon=sign_eps, neighbours=meth.neighbours,
             released={"signs": {t: int(v) for t, v in zip(support, drawn)}},
-            details={"blocks": int(counts.sum(axis=1)[0]), "sensitivity": 1.0,
+            details={"blocks": n_blocks, "sensitivity": 1.0,
                      "epsilon_per_term": sign_eps / len(support)},
         ))
         curator["sign_votes (-1, 0, +1)"] = {t: counts[i].tolist() for i, t in enumerate(support)}
@@ -309,11 +337,13 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
              ("na_action", na_action if na_action != "raise" else None),
              ("random_state", random_state if isinstance(random_state, int) else None)]
     extra = {k_: v for k_, v in shown if v is not None}
-    extra.update(method_options)
+    extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in method_options.items()})
+    if infer_levels:
+        extra["infer_levels"] = list(infer_levels) if not isinstance(infer_levels, str) else [infer_levels]
     public_call = {"formula": formula, "method": meth.name, "epsilon": "inf" if math.isinf(epsilon) else epsilon,
                    meth.size_argument: size, "radius": radius, "ridge": ridge, "R": R,
                    "signs_share": sign_share, "bounds": _public_bounds(bounds),
-                   "na_action": na_action, "options": dict(options)}
+                   "na_action": na_action, "options": _public_options(options)}
     call = _format_call(formula, data, meth.name, epsilon, meth.size_argument, size, bounds, extra)
     return SelectionResult(call=call, method=meth.name, title=meth.title, formula=formula, response=frame.response,
                            terms=frame.terms, support=support, signs=signs_series, signs_private=signs_private,
@@ -329,13 +359,26 @@ def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, c
     return float(exact(bounds_eps) + exact(sel_eps) + exact(sign_eps)), sel_delta
 
 
+def _public_options(options):
+    """The method's options as released: per-row values (e.g. dpvote's machine labels)
+    are data about every record, so only their kind is shown."""
+    return {k: (_PER_ROW_TEXT if _is_per_row(v) else v) for k, v in options.items()}
+
+
+_PER_ROW_TEXT = "<one value per row, not released>"
+
+
+def _is_per_row(value):
+    return isinstance(value, (np.ndarray, pd.Series, pd.Index, list, tuple)) and not isinstance(value, str)
+
+
 def _public_bounds(bounds):
     if isinstance(bounds, tuple):
         return list(bounds)
     return bounds
 
 
-def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng):
+def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng, *, n_input, rows_may_drop):
     offset = 1 if clipped.intercept else 0
     columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
     report = list(range(offset, len(columns)))
@@ -343,15 +386,22 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
         ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
     if hasattr(clipped, "block_sign_votes"):
         # Data on Dask: the partitions are the blocks (spec 05, section 5.7, "the method's own blocks").
-        return _signs_from_votes(clipped.block_sign_votes(columns, report, ridge, radius), epsilon, rng)
+        # The number of partitions is public (it is part of the Dask DataFrame's schema).
+        return (*_signs_from_votes(clipped.block_sign_votes(columns, report, ridge, radius), epsilon, rng),
+                clipped.frame.npartitions)
     design = clipped.design_with_intercept()
-    blocks = outcome.sign_blocks or default_sign_blocks(design.shape[0])
-    # Under add/remove neighbours rows go to blocks by i.i.d. labels, so adding a record
-    # changes exactly one block (an equal-size split would shift every block boundary).
-    assignment = "iid" if meth.neighbours == ADD_REMOVE else "split"
-    votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment)
+    # The block count comes from the input row count (public), never from the rows left
+    # after na_action="omit" (private).
+    blocks = outcome.sign_blocks or default_sign_blocks(n_input)
+    # Where the row count is private (add/remove neighbours, or rows dropped by
+    # na_action="omit") rows go to blocks by i.i.d. labels, so a record that appears,
+    # disappears or becomes incomplete changes exactly one block (an equal-size split
+    # would shift every block boundary).
+    assignment = "iid" if (meth.neighbours == ADD_REMOVE or rows_may_drop) else "split"
+    votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment,
+                             n_ridge=n_input)
     counts = vote_counts(votes)
-    return sample_signs(counts, epsilon, rng), counts
+    return sample_signs(counts, epsilon, rng), counts, blocks
 
 
 def _unclipped_data(frame):

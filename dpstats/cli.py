@@ -13,6 +13,7 @@ import sys
 from .api import dp_select
 from .datasets import dataset_bounds, list_datasets, load_dataset
 from .errors import DPStatsError
+from .privacy.progress import curator_printer
 
 
 def _parse_bounds(text):
@@ -61,10 +62,11 @@ def demo():
     bounds = dataset_bounds("diabetes")
     fit = dp_select("y ~ .", data, method="exponential", epsilon=1, s=3, bounds=bounds)
     print(fit.summary())
-    print("Curator only: how the chance of returning the best subset grows with epsilon at n = 442")
+    curator = curator_printer()  # exact probabilities are computed from the data: labelled lines
+    curator("How the chance of returning the best subset grows with epsilon at n = 442")
     for eps in (1, 10, 100, 1000):
         other = dp_select("y ~ .", data, method="exponential", epsilon=eps, s=3, bounds=bounds, signs=False)
-        print(f"  epsilon = {eps:>4}: P(best subset) = {other.curator['probability_best']:.3f}")
+        curator(f"  epsilon = {eps:>4}: P(best subset) = {other.curator['probability_best']:.3f}")
     return fit
 
 

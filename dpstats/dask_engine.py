@@ -3,10 +3,9 @@
 A ``dask.dataframe.DataFrame`` passed as ``data`` is never collected on the client.
 What leaves a partition is, by construction, small and of a public shape:
 
-* a validation pass: per partition its row count, whether a used column has missing or
-  infinite values (the same checks, and the same errors, as the pandas path, raised
-  before any budget is charged; row counts are public under the neighbour relations of
-  spec 05, section 5.1);
+* before the charge, per partition its input row count (public under the neighbour
+  relations); the design itself is planned from the dtypes alone
+  (:func:`dpstats.formula.plan_design`), with the same free errors as on pandas;
 * ``dpvote``: one sign vector of length p per partition (each partition is a machine,
   :mod:`dpstats.vote.dask_backend`);
 * best-subset methods: the clipped sufficient statistics G = X'X, c = X'y, y'y and n of
@@ -18,13 +17,11 @@ What leaves a partition is, by construction, small and of a public shape:
 So ``top_r``, ``mistakes`` and ``exponential`` accept a Dask DataFrame whose rows do not fit
 in the client's memory, as long as a p x p matrix does.
 
-The formula is evaluated per partition.  Its columns are fixed before any data is read,
-from dask's ``_meta_nonempty`` (a synthetic frame built from the dtypes alone, so
-data-free): categorical levels must therefore be declared (a pandas Categorical with
-known categories, or ``C(x, levels=[...])``); levels inferred from data are refused.
-patsy's design objects cannot be pickled, so each worker rebuilds them from the
-formula text and the empty meta frame (cached per process).  Names in the formula are
-looked up among the columns, ``np``/``numpy`` and builtins only.
+The formula is evaluated per partition, after the charge, by the same function as on
+pandas (:func:`dpstats.formula.evaluate_rows`).  Its columns are fixed before any data
+is read, from a synthetic frame built from the dtypes alone: categorical levels must
+be declared (a pandas Categorical with known categories, or ``C(x, levels=[...])``).
+Names in the formula are looked up among the columns and ``np``/``numpy`` only.
 
 Install with ``pip install dpstats[dask]``.
 """
@@ -37,7 +34,7 @@ import pandas as pd
 import patsy
 
 from . import formula as _formula
-from .errors import DataError, FormulaError, InvalidArgumentError
+from .errors import DataError, InvalidArgumentError
 
 DASK_INSTALL_HINT = "pip install dpstats[dask]"
 
@@ -66,144 +63,51 @@ def is_dask_dataframe(obj) -> bool:
 
 
 # --------------------------------------------------------------------------- design
-_DESIGN_CACHE: dict = {}
+def partition_design(pdf, plan):
+    """(X, y) of one partition: the planned candidate columns (no intercept) and response.
 
-
-def _design_infos(expanded, meta):
-    """patsy design infos (y, x) built from the data-free meta frame, cached per process."""
-    key = (expanded, tuple(meta.columns), tuple(str(t) for t in meta.dtypes))
-    hit = _DESIGN_CACHE.get(key)
-    if hit is None:
-        fake = _nonempty_meta(meta)
-        env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
-        desc = patsy.ModelDesc.from_formula(expanded)
-        if desc.lhs_termlist:
-            y_df, x_df = patsy.dmatrices(desc, fake, eval_env=env, NA_action="raise", return_type="dataframe")
-            hit = (y_df.design_info, x_df.design_info)
-        else:
-            x_df = patsy.dmatrix(desc, fake, eval_env=env, NA_action="raise", return_type="dataframe")
-            hit = (None, x_df.design_info)
-        if len(_DESIGN_CACHE) > 64:
-            _DESIGN_CACHE.clear()
-        _DESIGN_CACHE[key] = hit
-    return hit
-
-
-def _nonempty_meta(meta):
-    """Synthetic rows from the dtypes alone (dask's meta_nonempty), never from data."""
-    from dask.dataframe.utils import meta_nonempty
-
-    fake = meta_nonempty(meta)
-    # Positive values keep row-wise transforms such as np.log defined on the fake rows.
-    for c in fake.columns:
-        if pd.api.types.is_numeric_dtype(fake[c]) and not pd.api.types.is_bool_dtype(fake[c]):
-            fake[c] = np.arange(1, len(fake) + 1, dtype=np.float64).astype(fake[c].dtype)
-    return fake
-
-
-def partition_design(pdf, spec):
-    """(X, y) of one partition: the formula's candidate columns (no intercept) and response.
-
-    Runs on the workers.  ``spec`` is the picklable :class:`DesignSpec`.
+    Runs on the workers, with the same total rules as the pandas path
+    (:func:`dpstats.formula.evaluate_rows`); ``plan`` is the picklable DesignPlan.
     """
-    pdf = _apply_na(pdf, spec)
-    if spec.plain_columns is not None:
-        # Every term is a numeric column as is: skip patsy (slow for hundreds of terms).
-        x = pdf[list(spec.plain_columns)].to_numpy(dtype=np.float64)
-        y = None if spec.plain_response is None else pdf[spec.plain_response].to_numpy(dtype=np.float64)
-        return np.ascontiguousarray(x), y
-    y_info, x_info = _design_infos(spec.expanded, spec.meta)
-    if len(pdf) == 0:
-        p = len(spec.terms)
-        return np.zeros((0, p)), (np.zeros(0) if y_info is not None else None)
-    infos = [x_info] if y_info is None else [y_info, x_info]
-    mats = patsy.build_design_matrices(infos, pdf, NA_action="raise", return_type="matrix")
-    x = np.asarray(mats[-1], dtype=np.float64)
-    if spec.intercept:
-        x = x[:, 1:]
-    y = None if y_info is None else np.asarray(mats[0], dtype=np.float64)[:, 0]
-    return np.ascontiguousarray(x), y
+    return _formula.evaluate_rows(pdf, plan)
 
 
-def _apply_na(pdf, spec):
-    used = list(spec.used)
-    if isinstance(spec.na_action, dict):
-        pdf = pdf.copy()
-        for c in used:
-            if c in spec.na_action:
-                pdf[c] = pdf[c].fillna(spec.na_action[c])
-        return pdf
-    if spec.na_action == "omit":
-        return pdf.dropna(subset=used)
-    return pdf
-
-
-@dataclass(frozen=True)
-class DesignSpec:
-    """Everything a worker needs to evaluate the formula on a partition (picklable)."""
-
-    expanded: str
-    meta: pd.DataFrame
-    terms: tuple
-    intercept: bool
-    used: tuple
-    na_action: object
-    plain_columns: tuple | None = None  # set when every term is a numeric column used as is
-    plain_response: str | None = None
-
-
-def _validate_partition(pdf, spec):
-    """Public-shape facts of one partition: rows in, rows usable, missing/infinite flags."""
-    used = list(spec.used)
-    rows_in = len(pdf)
-    missing = {c: int(pdf[c].isna().sum()) for c in used}
-    bad_inf = [c for c in used if pd.api.types.is_numeric_dtype(pdf[c]) and not pd.api.types.is_bool_dtype(pdf[c])
-               and np.isinf(pdf[c].to_numpy(dtype=np.float64, na_value=np.nan)).any()]
-    nonfinite_terms = []
-    rows_used = rows_in
-    if not bad_inf and (spec.na_action != "raise" or not any(missing.values())):
-        x, y = partition_design(pdf, spec)
-        rows_used = x.shape[0]
-        bad = ~np.all(np.isfinite(x), axis=0)
-        nonfinite_terms = [spec.terms[j] for j in np.nonzero(bad)[0]]
-        if y is not None and not np.all(np.isfinite(y)):
-            nonfinite_terms.append("<response>")
-    return {"rows_in": rows_in, "rows": rows_used, "missing": {c: k for c, k in missing.items() if k},
-            "infinite": bad_inf, "nonfinite_terms": nonfinite_terms}
+def _partition_lengths(ddf):
+    """Input rows per partition: a count, public under the neighbour relations of spec 05."""
+    dask, _ = require_dask()
+    return np.array(dask.compute(*[dask.delayed(len)(part) for part in ddf.to_delayed()]), dtype=np.int64)
 
 
 @dataclass
 class DaskModelFrame:
-    """The design of a call on a Dask DataFrame: evaluated lazily, partition by partition.
+    """The design of a call on a Dask DataFrame: planned from the schema, evaluated lazily.
 
-    Mirrors :class:`dpstats.formula.ModelFrame` (``terms``, ``response``, ``intercept``,
-    ``p``, ``n``, ``caveats``) without materialising X and y.  ``partition_rows`` are the
-    usable rows per partition (public: n is public per machine).
+    Mirrors :class:`dpstats.formula.DesignPlan` (``terms``, ``response``, ``intercept``,
+    ``p``, ``caveats``) without materialising X and y.  ``partition_rows`` are the input
+    rows per partition (public); under ``na_action="omit"`` fewer may be used.
     """
 
-    formula: str
-    expanded_formula: str
-    terms: list
-    response: str | None
-    intercept: bool
+    plan: object  # dpstats.formula.DesignPlan
     ddf: object
-    spec: DesignSpec
     partition_rows: np.ndarray
-    n_rows_input: int
-    caveats: list = field(default_factory=list)
-    categorical_terms: list = field(default_factory=list)
     is_dask: bool = True
 
     X = None
     y = None
 
+    def __getattr__(self, name):
+        # formula, terms, response, intercept, caveats, categorical_terms, n_rows_input, ...
+        if name == "plan":
+            raise AttributeError(name)
+        return getattr(self.plan, name)
+
+    @property
+    def spec(self):
+        return self.plan
+
     @property
     def n(self) -> int:
         return int(self.partition_rows.sum())
-
-    @property
-    def p(self) -> int:
-        return len(self.terms)
 
     @property
     def npartitions(self) -> int:
@@ -214,106 +118,38 @@ class DaskModelFrame:
         return self.response is not None
 
 
-def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=True) -> DaskModelFrame:
-    """Parse ``formula`` against a Dask DataFrame's dtypes and validate every partition.
+def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=True, response_type="numeric",
+                           infer_levels=()) -> DaskModelFrame:
+    """Plan ``formula`` against a Dask DataFrame's schema (dtypes, declared categories).
 
-    Raises the same errors as :func:`dpstats.formula.build_model_frame`, before any budget
-    is charged.  Constant-column detection is not done on Dask data.
+    Reads no data value: only the partitions' row counts.  Raises the same (free) errors
+    as :func:`dpstats.formula.plan_design`; data-content problems surface when the
+    partitions are evaluated, after the charge, as on pandas.
     """
-    dask, _ = require_dask()
-    na_action = _formula.check_na_action(na_action)
+    require_dask()
     meta = ddf._meta
-    if meta.columns.has_duplicates:
-        raise DataError("data has duplicated column names; rename them so every column is unique.")
+    _formula.check_columns(meta.columns)
     if any(not isinstance(c, str) for c in meta.columns):
         raise DataError("a Dask DataFrame passed to dpstats must have string column names.")
-    if ddf.npartitions < 1 or len(meta.columns) == 0:
-        raise DataError("data is empty (no partitions or no columns).")
-    columns = [str(c) for c in meta.columns]
+    if ddf.npartitions < 1:
+        raise DataError("data has no partitions.")
+    unknown = [c for c in meta.columns if isinstance(meta[c].dtype, pd.CategoricalDtype) and not meta[c].cat.known]
+    if unknown:
+        raise DataError(f"the categories of {unknown} are unknown to Dask (they would be read from the data); "
+                        "declare them, e.g. ddf[c] = ddf[c].cat.set_categories([...]).")
+    if infer_levels:
+        raise InvalidArgumentError("infer_levels is not available on a Dask DataFrame; declare the levels "
+                                   "(a Categorical with known categories, or C(x, levels=[...])).")
+    rows = _partition_lengths(ddf)
+    if rows.sum() < _formula.MIN_ROWS:
+        raise DataError(f"data has fewer than {_formula.MIN_ROWS} rows (the input row count is public).")
     # Only columns, np/numpy and builtins: partitions are evaluated on workers, away from
     # the caller's namespace.
     env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
-    parsed = _formula.parse_formula(formula, columns, require_response=require_response, eval_env=env,
-                                    unknown_hint="; on a Dask DataFrame only columns, np/numpy and builtins can be used")
-    lhs, expanded, desc = parsed.lhs, parsed.expanded, parsed.desc
-    used = set(parsed.used_columns)
-    for factor in _formula._factor_codes(desc.lhs_termlist + desc.rhs_termlist):
-        code = getattr(factor, "code", str(factor))
-        names = _formula._names_in(code)
-        if "levels" not in code:
-            for n in names:
-                if n not in columns:
-                    continue
-                col = meta[n]
-                numeric = pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)
-                declared = isinstance(col.dtype, pd.CategoricalDtype) and col.cat.known
-                if not (numeric or declared):
-                    raise DataError(
-                        f"column {n!r} is categorical with levels that would be inferred from the data; on a Dask "
-                        "DataFrame declare them (a Categorical with known categories, or C(x, levels=[...])).")
-    try:
-        y_info, x_info = _design_infos(expanded, meta)
-    except (patsy.PatsyError, TypeError, ValueError) as exc:
-        raise FormulaError(f"formula {formula!r} could not be evaluated on the columns of data: "
-                           f"{str(exc).splitlines()[0]}") from None
-    if y_info is not None and len(y_info.column_names) != 1:
-        raise DataError(f"the response {lhs!r} is categorical; dp_select needs a numeric response.")
-    for factor, info in x_info.factor_infos.items():
-        if info.type != "categorical" or "levels" in getattr(factor, "code", ""):
-            continue
-        names = [n for n in _formula._names_in(factor.code) if n in columns]
-        if not all(isinstance(meta[n].dtype, pd.CategoricalDtype) and meta[n].cat.known
-                   or pd.api.types.is_bool_dtype(meta[n]) for n in names):
-            raise DataError(
-                f"the categorical term {factor.code!r} has levels that would be inferred from the data; on a Dask "
-                "DataFrame declare them (a Categorical with known categories, or C(x, levels=[...])).")
-    intercept = "Intercept" in x_info.column_names
-    cols = [c for c in x_info.column_names if c != "Intercept"]
-    terms = [_formula._clean_term_name(c) for c in cols]
-    if not terms:
-        raise FormulaError(f"formula {formula!r} has no candidate terms on its right-hand side.")
-    if len(set(terms)) != len(terms):
-        raise FormulaError(f"the formula produces duplicated term names: {terms}.")
-    def is_plain(name):
-        return name in columns and pd.api.types.is_numeric_dtype(meta[name]) and not pd.api.types.is_bool_dtype(meta[name])
-
-    plain = all(is_plain(c) for c in cols) and (y_info is None or is_plain(y_info.column_names[0]))
-    spec = DesignSpec(expanded=expanded, meta=meta, terms=tuple(terms), intercept=intercept,
-                      used=tuple(sorted(used)), na_action=na_action,
-                      plain_columns=tuple(cols) if plain else None,
-                      plain_response=(y_info.column_names[0] if plain and y_info is not None else None))
-
-    # One validation pass: only counts and flags come back.
-    parts = ddf.to_delayed()
-    reports = dask.compute(*[dask.delayed(_validate_partition)(part, spec) for part in parts])
-    missing = {}
-    for r in reports:
-        for c, k in r["missing"].items():
-            missing[c] = missing.get(c, 0) + k
-    caveats = []
-    if missing and na_action == "raise":
-        raise DataError(
-            f"columns {sorted(missing)} have missing values. Choose na_action='omit' (drop incomplete rows) "
-            "or na_action={column: public constant} (impute); dpstats never imputes from the data.")
-    if missing and na_action == "omit":
-        caveats.append("rows with missing values were omitted; the number of complete rows is data-dependent")
-    elif missing:
-        caveats.append(f"missing values in {sorted(missing)} were imputed with public constants")
-    infinite = sorted({c for r in reports for c in r["infinite"]})
-    if infinite:
-        raise DataError(f"columns {infinite} contain infinite values; remove or replace them before the call.")
-    nonfinite = sorted({t for r in reports for t in r["nonfinite_terms"]})
-    if nonfinite:
-        raise DataError(f"terms {nonfinite} have infinite or undefined values after transformation.")
-    rows = np.array([r["rows"] for r in reports], dtype=np.int64)
-    if rows.sum() == 0:
-        raise DataError("data is empty (0 usable rows).")
-    categorical_terms = [t for t, c in zip(terms, cols) if "[" in c]
-    return DaskModelFrame(formula=formula, expanded_formula=expanded, terms=terms,
-                          response=_formula._clean_term_name(lhs) if y_info is not None else None,
-                          intercept=intercept, ddf=ddf, spec=spec, partition_rows=rows,
-                          n_rows_input=int(sum(r["rows_in"] for r in reports)), caveats=caveats,
-                          categorical_terms=categorical_terms)
+    plan = _formula.plan_design(formula, meta.dtypes, int(rows.sum()), na_action=na_action,
+                                require_response=require_response, eval_env=env, response_type=response_type,
+                                unknown_hint="; on a Dask DataFrame only columns, np/numpy and builtins can be used")
+    return DaskModelFrame(plan=plan, ddf=ddf, partition_rows=rows)
 
 
 # --------------------------------------------------------------------- clipping

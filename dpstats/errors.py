@@ -2,8 +2,10 @@
 
 Every error a user can trigger with bad input derives from :class:`DPStatsError`
 and from ``ValueError`` or ``TypeError``, so ``except ValueError`` keeps working
-for code that does not know about dpstats.  Errors are raised before any
-data-dependent work: when one is raised, nothing was charged and nothing released.
+for code that does not know about dpstats.  Errors about arguments, the formula and
+the data's public schema (names, dtypes, declared levels, the input row count) are
+raised before anything is charged.  Two kinds come after the charge, because whether
+they happen depends on the data: :class:`DataContentError` and :class:`SolverError`.
 """
 
 
@@ -28,7 +30,22 @@ class StatefulTransformError(FormulaError):
 
 
 class DataError(InvalidArgumentError):
-    """The data cannot be used as given (missing values, infinities, constant columns...)."""
+    """The data's public schema cannot be used as given (no rows, duplicated or missing
+    column names, a dtype the formula cannot use, undeclared levels...).
+
+    Raised before anything is charged: it depends only on the schema.
+    """
+
+
+class DataContentError(DataError):
+    """The data's *values* cannot be used as given (missing values under
+    ``na_action="raise"``, a non-finite value after a transform, a numeric binary
+    response not coded 0/1).
+
+    Raised only after the call was charged: whether it is raised depends on the data, so
+    it may not be free (a free data-dependent failure would be a probe outside the
+    budget).  Its message never quotes data values, counts or which columns are affected.
+    """
 
 
 class BudgetExceededError(DPStatsError, ValueError):

@@ -1,24 +1,48 @@
-"""Formula interface on patsy, with R's ``.`` and the privacy checks of spec 05, 5.3.
+"""Formula interface on patsy, with R's ``.``: a design planned from the schema alone.
 
 ``y ~ .`` means every column except those on the left-hand side; ``. - x3`` removes a
-term; ``(.)**2`` expands to all main effects and pairwise interactions.  Row-wise
-transforms with public constants (``np.log(x)``, ``I(x**2)``, ``x1:x2``) are fine.
+term; ``(.)**2`` expands to all main effects and pairwise interactions.
 
-What is refused or flagged, and why:
+Two stages, so that no data value can decide for free whether a call fails
+--------------------------------------------------------------------------
+1. :func:`plan_design` reads only the public schema: column names, dtypes, declared
+   categories and the input row count.  It parses the formula, refuses what may not run,
+   and fixes the candidate terms, their order and the intercept by evaluating the
+   formula on a *synthetic* frame built from the dtypes (the values of the data are never
+   read).  Every error here is free: ``dp_select`` calls it before charging anything.
+2. :func:`evaluate_rows` (per pandas frame or Dask partition) and :func:`materialise`
+   evaluate the planned design on the data, after the charge.  Data-content problems are
+   handled by total rules wherever one exists, and otherwise raise
+   :class:`~dpstats.errors.DataContentError` (after the charge, quoting no value, count or
+   column).
 
-* patsy's stateful transforms (``center``, ``standardize``, ``scale``, spline bases
-  ``bs``/``cr``/``cc``/``te``) compute constants (means, standard deviations, knots)
-  from the whole column; those constants would leave the budget, so they are refused.
-* categorical levels inferred from the data reveal which levels occur: a
-  :class:`~dpstats.errors.PrivacyLeakWarning` is issued and a ledger caveat added.
-  Pandas Categoricals (declared categories), booleans and ``C(x, levels=[...])`` are
-  accepted silently.
-* missing values raise by default; ``na_action="omit"`` drops incomplete rows (the
-  ledger notes that the number of complete rows is data-dependent) and a dict of public
-  constants imputes them column by column.
+What is refused, and why
+------------------------
+* Any function of a whole column (``x.mean()``, ``np.max(x)``, ``np.std(x)``, ranks, and
+  patsy's stateful transforms ``center``, ``standardize``, ``scale``, spline bases): it
+  would put every record into every row.  Only row-wise operations with public constants
+  run (an allow-list, :mod:`dpstats.row_functions`).
+* Categorical levels inferred from the data: which levels occur is data, and under
+  add/remove neighbours one record can add or remove a term.  Declare them (a pandas
+  Categorical, a bool, or ``C(x, levels=[...])``), or opt in by name with
+  ``infer_levels=[...]``, in which case the ledger says the result is not differentially
+  private.
+* Datetime columns: as dummies their term names would release raw values; convert them to
+  numbers with a public origin.
+
+Data values: the total rules
+----------------------------
+* A row is *incomplete* when a column the formula uses is missing, when a value lies
+  outside the declared levels of a categorical, or when a term or the response is not
+  finite after evaluation (``np.log`` of a non-positive value, an infinite input).
+  ``na_action="omit"`` drops incomplete rows (R's ``na.omit``; every n-dependent
+  quantity then comes from the input row count, and blocks use i.i.d. labels);
+  ``na_action={column: constant}`` imputes public constants first; ``na_action="raise"``
+  (the default) raises DataContentError after the charge if any row is incomplete.
+* A term without variation is kept: it simply carries no signal.
 
 The intercept, when the formula has one, is never a candidate term: it is forced into
-every support (spec 01, section 1.1).
+every support.
 """
 from __future__ import annotations
 
@@ -37,7 +61,10 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from .errors import DataError, FormulaError, InvalidArgumentError, InvalidTypeError, PrivacyLeakWarning, StatefulTransformError
+from .errors import (DataContentError, DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
+                     PrivacyLeakWarning, StatefulTransformError)
+from .formula_fast import simple_terms
+from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
 _STATEFUL_HELP = (
     "compute its constants from the whole column (means, scales or knots), which would "
@@ -47,24 +74,43 @@ _STATEFUL_HELP = (
 )
 
 NA_ACTIONS = ("raise", "omit")
+#: Names a formula may use that are neither columns nor the caller's: patsy's own.
+_FORMULA_NAMES = frozenset({"Q", "C", "I", "np", "numpy"}) | CONTRASTS
+#: R functions users write out of habit; the message says how to write them here.
+_R_FUNCTIONS = frozenset({"log", "log2", "log10", "log1p", "exp", "expm1", "sqrt"})
 RESPONSE_TYPES = ("numeric", "binary")
+#: A call needs at least this many input rows (the input row count is public).
+MIN_ROWS = 2
+#: patsy's NA handling is switched off: incomplete rows are found by our own total rules,
+#: and patsy's messages would quote data values.
+_NO_NA = patsy.NAAction(NA_types=[])
+
+INCOMPLETE_MESSAGE = (
+    "some rows of the data are incomplete for this formula (a missing value, a value outside declared "
+    "levels, or a term that is not finite after its transformation). Choose na_action='omit' (drop "
+    "incomplete rows) or na_action={column: public constant} (impute), or fix the data. This check "
+    "reads data values, so it runs after the budget is charged and says nothing about which rows or "
+    "columns are affected; the charge stands."
+)
 
 
 @dataclass
 class ModelFrame:
-    """The design of a call: candidate terms, response and intercept.
+    """The evaluated design of a call (after the charge): candidate terms, response, intercept.
 
     Attributes
     ----------
     X : ndarray (n, p)
-        Candidate term columns (no intercept), before clipping.
+        Candidate term columns (no intercept), before clipping, complete rows only.
     y : ndarray (n,) or None
     terms : list of str
-        Names of the candidate terms, in column order.
     response : str or None
     intercept : bool
+    n_rows_input : int
+        The input row count (public under replace-one); ``n`` may be smaller after
+        ``na_action="omit"`` and is then private.
     caveats : list of str
-        Ledger caveats raised while building the design.
+        Ledger caveats raised while planning the design.
     response_levels : tuple or None
         For a binary response, its two levels (coded -1, +1), in that order.
     """
@@ -79,9 +125,10 @@ class ModelFrame:
     n_rows_input: int
     caveats: list = field(default_factory=list)
     categorical_terms: list = field(default_factory=list)
-    #: ``(negative, positive)`` level of a binary response coded -1 / +1
-    #: (``response_type="binary"``); None for a numeric response.
     response_levels: tuple | None = None
+    #: Positions (in the input rows) of the rows kept under ``na_action="omit"``, so that
+    #: block labels can be tied to input rows; None when no row can be dropped.
+    kept_rows: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -179,6 +226,24 @@ def _factor_codes(terms):
             yield factor
 
 
+# ------------------------------------------------------------------------ schema
+COLUMN_KINDS = ("numeric", "bool", "categorical", "text", "datetime")
+
+
+def column_kind(dtype) -> str:
+    """How a column's dtype is used by a formula (decided from the dtype alone)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numeric"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) \
+            or isinstance(dtype, pd.PeriodDtype):
+        return "datetime"
+    return "text"
+
+
 def _validate_data(data):
     if isinstance(data, pd.DataFrame):
         frame = data
@@ -191,15 +256,26 @@ def _validate_data(data):
         raise InvalidTypeError(
             f"data must be a pandas DataFrame (or a dict of columns); got {type(data).__name__}."
         )
-    if frame.shape[0] == 0 or frame.shape[1] == 0:
-        raise DataError(f"data is empty ({frame.shape[0]} rows, {frame.shape[1]} columns).")
-    if frame.columns.has_duplicates:
-        dups = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
-        raise DataError(f"data has duplicated column names {dups}; rename them so every column is unique.")
+    check_columns(frame.columns)
+    if frame.shape[0] < MIN_ROWS:
+        raise DataError(f"data has {frame.shape[0]} rows; dp_select needs at least {MIN_ROWS} "
+                        "(the input row count is public).")
     non_str = [c for c in frame.columns if not isinstance(c, str)]
     if non_str:
         frame = frame.rename(columns={c: str(c) for c in non_str})
     return frame
+
+
+def check_columns(columns):
+    """Schema checks on column names (public)."""
+    if len(columns) == 0:
+        raise DataError("data has no columns.")
+    if columns.has_duplicates:
+        dups = sorted({str(c) for c in columns[columns.duplicated()]})
+        raise DataError(f"data has duplicated column names {dups}; rename them so every column is unique.")
+    if any(str(c) == "Intercept" for c in columns):
+        raise DataError("data has a column named 'Intercept', which clashes with the formula's intercept; "
+                        "rename it.")
 
 
 @contextlib.contextmanager
@@ -224,7 +300,7 @@ class ParsedFormula:
 
 
 def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
-    """Split, expand ``.``, parse, and refuse stateful transforms and unknown names.
+    """Split, expand ``.``, parse, and refuse everything that is not row-wise.
 
     Works from the column names alone, so the pandas and the Dask paths share it and
     nothing here depends on the data's values.
@@ -239,6 +315,8 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError(f"formula {formula!r} has more than one '~'.")
     if require_response and not lhs:
         raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
+    if re.search(r"\.\s*\^", rhs):
+        raise FormulaError("R's '.^2' is written '(.)**2' in a Python formula.")
     lhs_names = _names_in(lhs) if lhs else set()
     expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
     try:
@@ -250,210 +328,473 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError(f"formula {formula!r} does not parse: {exc}") from None
     if eval_env is None:
         eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
+    colset = set(columns)
     used = set()
-    # Refuse stateful transforms before any value of the data is evaluated.
     for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
         code = getattr(factor, "code", str(factor))
+        names = _names_in(code)
         try:
             passes = factor.memorize_passes_needed({}, eval_env)
-        except Exception:  # noqa: BLE001 - unknown names surface below with a clearer message
+        except Exception:  # noqa: BLE001 - anything odd is refused below
             passes = 0
         if passes:
             raise StatefulTransformError(f"the formula term {code!r} uses a stateful transform: such transforms {_STATEFUL_HELP}")
-        names = _names_in(code)
-        unknown = [n for n in names if n not in columns and n not in ("Q", "C", "I")
+        unknown = [n for n in names if n not in colset and n not in _FORMULA_NAMES
                    and _lookup(eval_env, n) is _MISSING]
+        r_style = [n for n in unknown if n in _R_FUNCTIONS]
+        if r_style:
+            raise FormulaError(f"the formula term {code!r} uses R's {r_style[0]}(); in a Python formula write "
+                               f"np.{r_style[0]}(...).")
         if unknown:
             raise FormulaError(
                 f"formula refers to {sorted(unknown)}, which are not columns of data "
                 f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
             )
-        used |= {n for n in names if n in columns}
+        check_row_wise(code, colset, lambda name: _lookup(eval_env, name))
+        used |= {n for n in names if n in colset}
     return ParsedFormula(lhs=lhs, expanded=expanded, desc=desc, used_columns=sorted(used),
                          response_columns=[c for c in columns if c in lhs_names])
 
 
-def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None,
-                      response_type="numeric") -> ModelFrame:
-    """Parse ``formula`` against ``data`` and return the design of the call.
+@dataclass
+class DesignPlan:
+    """Everything about a call's design that follows from the formula and the public schema.
+
+    Built by :func:`plan_design` before anything is charged; evaluated on the data by
+    :func:`evaluate_rows` after.  Picklable (Dask workers receive it).
+    """
+
+    formula: str
+    expanded_formula: str
+    lhs: str
+    terms: list
+    response: str | None
+    intercept: bool
+    used: tuple
+    na_action: object
+    n_rows_input: int
+    response_type: str = "numeric"
+    response_levels: tuple | None = None
+    categorical_terms: list = field(default_factory=list)
+    caveats: list = field(default_factory=list)
+    #: column -> declared levels, for columns cast to a Categorical before evaluation
+    #: (``C(x, levels=[...])``, opted-in inferred levels): a value outside them is then
+    #: missing, never an error that quotes it.
+    level_casts: dict = field(default_factory=dict)
+    #: patsy design infos (response, terms), built on the synthetic frame; patsy's objects
+    #: cannot be pickled, so a copy sent to a Dask worker rebuilds them (:meth:`infos`).
+    y_info: object = None
+    x_info: object = None
+    #: When every term is a numeric column used as is: the columns, read without patsy.
+    plain_columns: tuple | None = None
+    #: dtypes of the used columns: with ``level_casts``, all a worker needs to rebuild the
+    #: design infos from a synthetic frame.
+    used_dtypes: object = None
+
+    def infos(self):
+        """(y_info or None, x_info), rebuilt after unpickling (np-only namespace, as on Dask)."""
+        if self.x_info is None:
+            key = (self.expanded_formula, self.response_type, tuple(map(str, self.used_dtypes)),
+                   tuple(self.used_dtypes.index), repr(sorted(self.level_casts.items(), key=str)))
+            hit = _INFO_CACHE.get(key)
+            if hit is None:
+                env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
+                desc = patsy.ModelDesc.from_formula(self.expanded_formula)
+                if self.response_type == "binary":
+                    desc = patsy.ModelDesc([], desc.rhs_termlist)
+                hit = _design_infos(desc, synthetic_frame(self.used_dtypes, self.level_casts), env)
+                if len(_INFO_CACHE) > 64:
+                    _INFO_CACHE.clear()
+                _INFO_CACHE[key] = hit
+            self.y_info, self.x_info = hit
+        return self.y_info, self.x_info
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["y_info"] = state["x_info"] = None
+        return state
+
+    @property
+    def p(self) -> int:
+        return len(self.terms)
+
+    @property
+    def n(self) -> int:
+        """The input row count: the only row count known (and public) before the charge."""
+        return self.n_rows_input
+
+
+def synthetic_frame(dtypes: pd.Series, levels: dict, rows: int = 4) -> pd.DataFrame:
+    """Rows made from the dtypes and declared levels alone, never from data.
+
+    Numeric columns get positive values (so row-wise transforms such as ``np.log`` are
+    defined); categorical columns cycle through their levels.
+    """
+    out = {}
+    for name, dtype in dtypes.items():
+        if name in levels:
+            lv = list(levels[name])
+            values = [lv[i % len(lv)] for i in range(rows)] if lv else [None] * rows
+            out[name] = pd.Categorical(values, categories=lv) if lv else pd.Series(values, dtype=object)
+            continue
+        kind = column_kind(dtype)
+        if kind == "numeric":
+            out[name] = np.arange(1, rows + 1, dtype=np.float64)
+        elif kind == "bool":
+            out[name] = np.arange(rows) % 2 == 1
+        elif kind == "categorical":
+            cats = list(dtype.categories)
+            out[name] = pd.Categorical([cats[i % len(cats)] for i in range(rows)] if cats else [None] * rows,
+                                       categories=cats)
+        else:
+            out[name] = pd.Series(["a"] * rows, dtype=object)
+    return pd.DataFrame(out)
+
+
+def plan_design(formula, dtypes, n_rows_input, *, na_action="raise", require_response=True, eval_env=None,
+                response_type="numeric", infer_levels=(), levels_of=None, unknown_hint="") -> DesignPlan:
+    """Plan the design from the formula and the public schema; every error here is free.
 
     Parameters
     ----------
     formula : str
-        A patsy formula, with R's ``.`` for "every other column".
-    data : pandas.DataFrame
+    dtypes : pandas.Series
+        Column name -> dtype (the schema; categories of Categorical dtypes are declared).
+    n_rows_input : int
+        The input row count (public under replace-one neighbours).
     na_action : "raise", "omit" or dict
-        See the module docstring.
-    require_response : bool
-        Raise if the formula has no left-hand side.
-    eval_env : patsy.EvalEnvironment, optional
-        Where names like ``np`` or user functions are looked up.
-    response_type : "numeric" or "binary"
-        ``"binary"`` (classification with the hinge loss) codes a two-level response
-        -1 / +1: a bool (False, True), a numeric 0/1 column (0, 1), a pandas Categorical
-        with two declared categories (in declared order), or a column of two distinct
-        strings (sorted order; the levels are then inferred from the data, which issues a
-        PrivacyLeakWarning and a ledger caveat, as for categorical terms).  The response
-        must be a column of ``data``; the levels are recorded as
-        ``ModelFrame.response_levels = (negative, positive)``.
-
-    Raises
-    ------
-    FormulaError, StatefulTransformError, DataError
+    infer_levels : sequence of str
+        Columns whose levels may be read from the data (opt-in; the result is then not
+        differentially private and the caveats say so).
+    levels_of : callable(column) -> list, optional
+        Reads the levels of an opted-in column from the data.
     """
-    if not isinstance(formula, str):
-        raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     na_action = check_na_action(na_action)
     if response_type not in RESPONSE_TYPES:
         raise InvalidArgumentError(f"response_type must be 'numeric' or 'binary'; got {response_type!r}.")
-    frame = _validate_data(data)
-    columns = [str(c) for c in frame.columns]
+    columns = [str(c) for c in dtypes.index]
+    if response_type == "numeric":
+        # The common wide case (y ~ ., y ~ . - id: plain numeric columns) in O(p), with
+        # exactly patsy's terms and order; anything else goes through patsy below.
+        fast = simple_terms(formula, columns, dtypes)
+        if fast is not None and fast.terms and (fast.response is not None or not require_response):
+            _check_infer_levels(infer_levels, columns)
+            _check_na_dict(na_action, fast.used_columns, dtypes)
+            return DesignPlan(formula=formula, expanded_formula=formula, lhs=fast.response or "", terms=fast.terms,
+                              response=fast.response, intercept=fast.intercept, used=tuple(fast.used_columns),
+                              na_action=na_action, n_rows_input=int(n_rows_input), plain_columns=tuple(fast.terms),
+                              used_dtypes=dtypes[fast.used_columns])
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(0)
     eval_env = eval_env.with_outer_namespace({"np": np, "numpy": np})
-    parsed = parse_formula(formula, columns, require_response=require_response, eval_env=eval_env)
-    desc, used, response_cols = parsed.desc, parsed.used_columns, parsed.response_columns
-    expanded = parsed.expanded
-    caveats: list[str] = []
-    frame = _handle_missing(frame, used, na_action, caveats)
-    _check_raw_values(frame, used)
-
-    response_levels = None
-    if response_type == "binary":
-        binary_y, response_levels, inferred_levels = _binary_response(parsed, frame)
-        desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded here, not by patsy
-        if inferred_levels:
-            warnings.warn(
-                f"the levels {list(response_levels)} of the binary response {parsed.lhs!r} were inferred from "
-                "the data, which reveals which values occur. Declare them: use a bool, a 0/1 column or a "
-                "pandas Categorical with two fixed categories.", PrivacyLeakWarning, stacklevel=3)
-            caveats.append(f"the levels of the binary response {parsed.lhs!r} were inferred from the data "
-                           "(not covered by the budget)")
-    elif len(response_cols) == 1:
-        col = frame[response_cols[0]]
-        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
-            raise DataError(
-                f"the response {response_cols[0]!r} is not numeric (dtype {col.dtype}); "
-                "dp_select needs a numeric response for this method."
-            )
-
-    try:
-        if desc.lhs_termlist:
-            y_df, x_df = patsy.dmatrices(desc, frame, eval_env=eval_env, NA_action="raise", return_type="dataframe")
-        else:
-            y_df = None
-            x_df = patsy.dmatrix(desc, frame, eval_env=eval_env, NA_action="raise", return_type="dataframe")
-    except patsy.PatsyError as exc:
-        msg = str(exc).splitlines()[0]
-        if "missing values" in msg:
-            raise DataError(f"a formula term produced missing values (e.g. np.log of a non-positive value): {msg}") from None
-        raise FormulaError(f"formula {formula!r} could not be evaluated on data: {msg}") from None
-
-    y = None
+    parsed = parse_formula(formula, columns, require_response=require_response, eval_env=eval_env,
+                           unknown_hint=unknown_hint)
+    infer_levels = _check_infer_levels(infer_levels, columns)
+    used = parsed.used_columns
+    kinds = {c: column_kind(dtypes[c]) for c in used}
+    _check_na_dict(na_action, used, dtypes)
+    for c in used:
+        if kinds[c] == "datetime":
+            raise DataError(f"column {c!r} has dtype {dtypes[c]}; convert it to a number with a public origin "
+                            f"(for example days since 2000-01-01) before the call.")
+    caveats = []
+    desc = parsed.desc
     response = None
-    if y_df is not None:
-        if y_df.shape[1] != 1:
-            raise DataError(
-                f"the response {parsed.lhs!r} is categorical (it expands to {y_df.shape[1]} columns); "
-                "dp_select needs a numeric response for this method."
-            )
-        response = _clean_term_name(parsed.lhs)
-        y = y_df.to_numpy(dtype=np.float64)[:, 0]
-        if not np.all(np.isfinite(y)):
-            raise DataError(f"the response {response!r} has infinite or undefined values after transformation.")
+    response_levels = None
+    level_casts = {}
+    # Levels declared in the formula (C(x, levels=[...])): such a column is cast to a
+    # Categorical before evaluation, unless it is also used otherwise (then patsy checks
+    # the levels, and a value outside them fails after the charge without being quoted).
+    other_uses = set()
+    for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
+        code = getattr(factor, "code", "")
+        found = declared_levels(code)
+        if found is not None and found[0] in kinds and kinds[found[0]] in ("text", "numeric"):
+            level_casts.setdefault(found[0], found[1])
+        else:
+            other_uses |= _names_in(code)
+    level_casts = {c: lv for c, lv in level_casts.items() if c not in other_uses}
+    # Levels opted in by name, read from the data (not DP).
+    inferred = [c for c in infer_levels if c in kinds and kinds[c] in ("text", "numeric") and c not in level_casts]
+    for c in inferred:
+        level_casts[c] = list(levels_of(c)) if levels_of is not None else []
+    if inferred:
+        text = (f"NOT differentially private: the levels of {inferred} were read from the data outside the "
+                "budget (infer_levels)")
+        warnings.warn(text, PrivacyLeakWarning, stacklevel=4)
+        caveats.append(text)
 
     if response_type == "binary":
-        response = _clean_term_name(parsed.lhs)
-        y = binary_y
+        response, response_levels = _plan_binary_response(parsed, dtypes, kinds, level_casts)
+        desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded by us, not by patsy
+    elif len(parsed.response_columns) == 1 and kinds.get(parsed.response_columns[0]) not in ("numeric", "bool"):
+        c = parsed.response_columns[0]
+        raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
+                        "response for this method.")
 
-    design_info = x_df.design_info
-    intercept = "Intercept" in x_df.columns
-    x_df = x_df.drop(columns=["Intercept"]) if intercept else x_df
-    terms = [_clean_term_name(c) for c in x_df.columns]
-    if len(set(terms)) != len(terms):
-        raise FormulaError(f"the formula produces duplicated term names: {terms}.")
+    used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
+    try:
+        y_info, x_info = _design_infos(desc, synthetic_frame(used_dtypes, level_casts), eval_env)
+    except patsy.PatsyError as exc:
+        raise FormulaError(f"formula {formula!r} cannot be evaluated on the columns of data: "
+                           f"{str(exc).splitlines()[0]}") from None
+    except Exception as exc:  # noqa: BLE001 - a row-wise expression that fails on any values
+        raise FormulaError(f"formula {formula!r} cannot be evaluated on the columns of data "
+                           f"({type(exc).__name__}); check the types of the columns it uses.") from None
+    undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
+    if y_info is not None:
+        undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
+        if len(y_info.column_names) != 1:
+            raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
+                            "columns); dp_select needs a numeric response for this method.")
+        response = _clean_term_name(parsed.lhs)
+    if undeclared:
+        raise DataError(
+            f"the levels of {sorted(set(undeclared))} would be inferred from the data, which reveals which values "
+            "occur (under add/remove neighbours one record can add or remove a term). Declare them: a pandas "
+            "Categorical with fixed categories, a bool, or C(x, levels=[...]); or pass "
+            f"infer_levels={sorted(set(undeclared))} to accept levels read from the data (the result is then "
+            "not differentially private).")
+    intercept = "Intercept" in x_info.column_names
+    names = [c for c in x_info.column_names if c != "Intercept"]
+    terms = [_clean_term_name(c) for c in names]
     if not terms:
         raise FormulaError(f"formula {formula!r} has no candidate terms on its right-hand side.")
-    X = x_df.to_numpy(dtype=np.float64)
-    bad = ~np.all(np.isfinite(X), axis=0)
-    if bad.any():
-        names = [terms[j] for j in np.nonzero(bad)[0]]
-        raise DataError(f"terms {names} have infinite or undefined values after transformation.")
-    categorical_terms = _pure_categorical_columns(design_info, terms, intercept)
-    # A dummy of a declared level that does not occur is constant but harmless (its levels
-    # are public); other constant terms are errors.
-    constant = np.all(X == X[:1], axis=0) & ~np.isin(terms, categorical_terms)
-    if constant.any():
-        names = [terms[j] for j in np.nonzero(constant)[0]]
-        raise DataError(
-            f"terms {names} are constant in data and carry no information; "
-            "remove them from the formula (e.g. '- name')."
-        )
-
-    inferred = _categorical_inferred(design_info, frame)
-    if inferred:
-        warnings.warn(
-            f"the levels of {inferred} were inferred from the data, which reveals which levels occur. "
-            "Declare them: use a pandas Categorical with fixed categories or C(x, levels=[...]).",
-            PrivacyLeakWarning, stacklevel=3,
-        )
-        caveats.append(f"categorical levels of {inferred} were inferred from the data (not covered by the budget)")
-    return ModelFrame(formula=formula, expanded_formula=expanded, X=X, y=y, terms=terms, response=response,
-                      intercept=intercept, n_rows_input=len(data), caveats=caveats,
-                      categorical_terms=categorical_terms, response_levels=response_levels)
+    if len(set(terms)) != len(terms):
+        raise FormulaError(f"the formula produces duplicated term names: {terms}.")
+    plain = all(c in kinds and kinds[c] == "numeric" for c in names) and (
+        y_info is None or (y_info.column_names[0] in kinds and kinds[y_info.column_names[0]] == "numeric"))
+    return DesignPlan(formula=formula, expanded_formula=parsed.expanded, lhs=parsed.lhs, terms=terms,
+                      response=response, intercept=intercept, used=tuple(used), na_action=na_action,
+                      n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
+                      categorical_terms=_pure_categorical_columns(x_info, terms, intercept), caveats=caveats,
+                      level_casts=level_casts, y_info=y_info, x_info=x_info,
+                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes)
 
 
-_MISSING = object()
+_INFO_CACHE: dict = {}
 
 
-def _binary_response(parsed, frame):
-    """Code a two-level response -1 / +1; returns (y, (negative, positive), levels_inferred)."""
+def _design_infos(desc, fake, eval_env):
+    """patsy's (y_info or None, x_info) for ``desc``, built on a synthetic frame."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if desc.lhs_termlist:
+            y_df, x_df = patsy.dmatrices(desc, fake, eval_env=eval_env, NA_action=_NO_NA, return_type="dataframe")
+            return y_df.design_info, x_df.design_info
+        x_df = patsy.dmatrix(desc, fake, eval_env=eval_env, NA_action=_NO_NA, return_type="dataframe")
+        return None, x_df.design_info
+
+
+def _check_infer_levels(infer_levels, columns):
+    if isinstance(infer_levels, str):
+        infer_levels = [infer_levels]
+    try:
+        names = list(infer_levels)
+    except TypeError:
+        raise InvalidTypeError(f"infer_levels must be a list of column names; got {infer_levels!r}.") from None
+    unknown = [n for n in names if n not in columns]
+    if unknown:
+        raise InvalidArgumentError(f"infer_levels names {unknown}, which are not columns of data.")
+    return names
+
+
+def _check_na_dict(na_action, used, dtypes):
+    if not isinstance(na_action, dict):
+        return
+    unknown = [c for c in na_action if c not in dtypes.index]
+    if unknown:
+        raise InvalidArgumentError(f"na_action names {unknown}, which are not columns of data.")
+    for c, value in na_action.items():
+        dtype = dtypes[c]
+        if isinstance(dtype, pd.CategoricalDtype) and value not in list(dtype.categories):
+            raise InvalidArgumentError(f"na_action impute value for {c!r} must be one of its declared categories.")
+
+
+def _plan_binary_response(parsed, dtypes, kinds, level_casts):
     name = _clean_term_name(parsed.lhs)
     if len(parsed.response_columns) != 1 or name != parsed.response_columns[0]:
         raise DataError(
             f"a binary response must be a column of data; got {parsed.lhs!r}. Add the coded column to the data "
             "(for example a bool or 0/1 column) and use its name on the left of '~'."
         )
-    col = frame[name]
-    inferred = False
-    if pd.api.types.is_bool_dtype(col):
-        levels = (False, True)
-        values = col.to_numpy(dtype=bool)
-        y = np.where(values, 1.0, -1.0)
-    elif isinstance(col.dtype, pd.CategoricalDtype):
-        categories = list(col.dtype.categories)
-        if len(categories) != 2:
-            raise DataError(
-                f"the response {name!r} is categorical with {len(categories)} declared categories {categories}; "
-                "classification with the hinge loss needs exactly two."
-            )
-        levels = (categories[0], categories[1])
-        y = np.where(col.to_numpy() == categories[1], 1.0, -1.0)
-    elif pd.api.types.is_numeric_dtype(col):
+    kind = kinds[name]
+    if kind == "bool":
+        return name, (False, True)
+    if kind == "numeric":
+        return name, (0, 1)
+    levels = list(dtypes[name].categories) if kind == "categorical" else level_casts.get(name)
+    if levels is None:
+        raise DataError(
+            f"the levels of the binary response {name!r} would be inferred from the data. Declare them: a bool, a "
+            f"0/1 column or a pandas Categorical with two categories; or pass infer_levels=[{name!r}] (the result "
+            "is then not differentially private).")
+    if len(levels) != 2:
+        raise DataError(f"the response {name!r} has {len(levels)} declared levels; classification with the hinge "
+                        "loss needs exactly two.")
+    return name, (levels[0], levels[1])
+
+
+def _undeclared_categoricals(design_info, kinds, level_casts):
+    out = []
+    for factor, info in design_info.factor_infos.items():
+        if info.type != "categorical":
+            continue
+        code = getattr(factor, "code", "")
+        if declared_levels(code) is not None or tuple(info.categories) == (False, True):
+            continue  # declared in the formula, or a bool (patsy always codes False, True)
+        names = [n for n in _names_in(code) if n in kinds]
+        if not names or not all(kinds[n] in ("categorical", "bool") or n in level_casts for n in names):
+            out.append(_clean_term_name(code))
+    return out
+
+
+# -------------------------------------------------------------------- evaluation
+def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
+    """``(X, y)`` of the planned design on some rows (a pandas frame or a Dask partition).
+
+    Applies the total rules of the module docstring: imputes declared constants, maps
+    values outside declared levels to missing, drops incomplete rows under
+    ``na_action="omit"`` and raises :class:`DataContentError` (call after the charge) for
+    any other incomplete row.  ``y`` is -1 / +1 for a binary response.  With
+    ``with_rows=True`` also returns the positions of the kept rows.
+    """
+    kept = np.arange(len(pdf))
+    used = list(plan.used)
+    pdf = pdf[used] if used else pdf.iloc[:, :0]
+    pdf = _prepare_columns(pdf, plan)
+    incomplete = pdf.isna().any(axis=1).to_numpy() if used else np.zeros(len(pdf), dtype=bool)
+    if incomplete.any():
+        if plan.na_action != "omit":
+            raise DataContentError(INCOMPLETE_MESSAGE)
+        pdf = pdf.loc[~incomplete]
+        kept = kept[~incomplete]
+    X, y = _evaluate(pdf, plan)
+    bad = ~np.all(np.isfinite(X), axis=1)
+    if y is not None:
+        bad |= ~np.isfinite(y)
+    if bad.any():
+        if plan.na_action != "omit":
+            raise DataContentError(INCOMPLETE_MESSAGE)
+        X, y = X[~bad], (None if y is None else y[~bad])
+        kept = kept[~bad]
+    if with_rows:
+        return np.ascontiguousarray(X), y, kept
+    return np.ascontiguousarray(X), y
+
+
+def _prepare_columns(pdf, plan):
+    """Impute public constants, cast declared levels, and give numpy dtypes to nullable columns."""
+    na = plan.na_action if isinstance(plan.na_action, dict) else {}
+    todo = [c for c in pdf.columns if c in plan.level_casts or c in na
+            or (pd.api.types.is_extension_array_dtype(pdf[c].dtype)
+                and not isinstance(pdf[c].dtype, pd.CategoricalDtype))]
+    if not todo:
+        return pdf  # the common case: nothing to do, no copy (wide designs)
+    pdf = pdf.copy()
+    for c in todo:
+        col = pdf[c]
+        if c in plan.level_casts:
+            levels = plan.level_casts[c]
+            col = pd.Series(pd.Categorical(col.where(col.isin(levels)), categories=levels), index=col.index)
+        if c in na:
+            col = col.fillna(na[c])
+        if pd.api.types.is_extension_array_dtype(col.dtype) and not isinstance(col.dtype, pd.CategoricalDtype):
+            kind = column_kind(col.dtype)
+            if kind == "numeric":
+                col = pd.Series(col.to_numpy(dtype=np.float64, na_value=np.nan), index=col.index)
+            elif kind == "bool" and not col.isna().any():
+                col = col.astype(bool)
+        pdf[c] = col
+    return pdf
+
+
+def _evaluate(pdf, plan):
+    if plan.response_type == "binary":
+        y = _code_binary(pdf[plan.response], plan)
+    else:
+        y = None
+    if len(pdf) == 0:
+        return np.zeros((0, plan.p)), (None if plan.response is None else np.zeros(0))
+    if plan.plain_columns is not None:
+        # Every term is a numeric column as is (and so is a numeric response): no patsy.
+        X = pdf[list(plan.plain_columns)].to_numpy(dtype=np.float64)
+        if plan.response_type != "binary" and plan.response is not None:
+            y = pdf[plan.response].to_numpy(dtype=np.float64)
+        return X, y
+    y_info, x_info = plan.infos()
+    infos = [x_info] if y_info is None else [y_info, x_info]
+    try:
+        with np.errstate(all="ignore"):
+            mats = patsy.build_design_matrices(infos, pdf, NA_action=_NO_NA, return_type="matrix")
+    except patsy.PatsyError:
+        # patsy's message would quote a data value.
+        raise DataContentError(INCOMPLETE_MESSAGE) from None
+    X = np.asarray(mats[-1], dtype=np.float64)
+    if plan.intercept:
+        X = X[:, 1:]
+    if y_info is not None:
+        y = np.asarray(mats[0], dtype=np.float64)[:, 0]
+    return X, y
+
+
+def _code_binary(col, plan):
+    negative, positive = plan.response_levels
+    if plan.response_levels == (0, 1):
         values = col.to_numpy(dtype=np.float64)
         if not np.all((values == 0) | (values == 1)):
-            raise DataError(
-                f"the numeric response {name!r} is not binary: the hinge loss needs values in {{0, 1}} "
-                "(or a bool, or a two-level categorical). Recode it, e.g. data['y01'] = (data['y'] > c) "
-                "with a public threshold c."
-            )
-        levels = (0, 1)
-        y = np.where(values == 1, 1.0, -1.0)
-    else:
-        observed = sorted({str(v) for v in col.to_numpy()})
-        if len(observed) > 2:
-            raise DataError(
-                f"the response {name!r} has {len(observed)} levels {observed[:10]}; classification with the "
-                "hinge loss needs exactly two."
-            )
-        inferred = True
-        levels = tuple(observed) if len(observed) == 2 else (observed[0], None)
-        y = np.where(col.astype(str).to_numpy() == levels[-1], 1.0, -1.0)
-    if np.all(y == y[0]) or None in levels:
-        raise DataError(
-            f"the binary response {name!r} takes a single level in data; classification needs both classes."
-        )
-    return y, levels, inferred
+            raise DataContentError(
+                f"the numeric response {plan.response!r} is not coded 0/1 (the hinge loss needs values in "
+                "{0, 1}, a bool, or a two-level categorical). Recode it with a public threshold, e.g. "
+                "data['y01'] = data['y'] > c. This check reads data values, so it runs after the budget is "
+                "charged; the charge stands.")
+        return np.where(values == 1, 1.0, -1.0)
+    values = col.to_numpy()
+    return np.where(values == positive, 1.0, -1.0)
+
+
+def materialise(plan: DesignPlan, frame: pd.DataFrame) -> ModelFrame:
+    """Evaluate a plan on a pandas frame (after the charge)."""
+    X, y, kept = evaluate_rows(frame, plan, with_rows=True)
+    return ModelFrame(formula=plan.formula, expanded_formula=plan.expanded_formula, X=X, y=y, terms=list(plan.terms),
+                      response=plan.response, intercept=plan.intercept, n_rows_input=plan.n_rows_input,
+                      caveats=list(plan.caveats), categorical_terms=list(plan.categorical_terms),
+                      response_levels=plan.response_levels,
+                      kept_rows=kept if plan.na_action == "omit" else None)
+
+
+def plan_pandas_design(formula, data, *, na_action="raise", require_response=True, eval_env=None,
+                       response_type="numeric", infer_levels=()):
+    """(plan, frame) for a pandas DataFrame: the schema is its dtypes and row count."""
+    if not isinstance(formula, str):
+        raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
+    frame = _validate_data(data)
+
+    def levels_of(c):
+        return sorted(frame[c].dropna().unique().tolist(), key=str)
+
+    plan = plan_design(formula, frame.dtypes, frame.shape[0], na_action=na_action, require_response=require_response,
+                       eval_env=eval_env, response_type=response_type, infer_levels=infer_levels,
+                       levels_of=levels_of)
+    return plan, frame
+
+
+def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None,
+                      response_type="numeric", infer_levels=()) -> ModelFrame:
+    """Plan and evaluate ``formula`` on ``data`` in one step (no budget is involved here).
+
+    ``dp_select`` runs the two stages separately, with the charge between them; this
+    convenience is for direct use and tests.  Raises FormulaError, StatefulTransformError,
+    DataError (schema) and DataContentError (values).
+    """
+    if eval_env is None:
+        eval_env = patsy.EvalEnvironment.capture(1)
+    plan, frame = plan_pandas_design(formula, data, na_action=na_action, require_response=require_response,
+                                     eval_env=eval_env, response_type=response_type, infer_levels=infer_levels)
+    return materialise(plan, frame)
+
+
+_MISSING = object()
 
 
 def _lookup(eval_env, name):
@@ -465,48 +806,6 @@ def _lookup(eval_env, name):
         return getattr(builtins, name, _MISSING)
 
 
-def _handle_missing(frame, used, na_action, caveats):
-    missing = {c: int(frame[c].isna().sum()) for c in used}
-    missing = {c: k for c, k in missing.items() if k}
-    if not missing:
-        return frame
-    all_missing = [c for c in missing if missing[c] == len(frame)]
-    if isinstance(na_action, dict):
-        left = [c for c in missing if c not in na_action]
-        if left:
-            raise DataError(f"columns {left} have missing values but no impute constant in na_action.")
-        frame = frame.copy()
-        for c in missing:
-            frame[c] = frame[c].fillna(na_action[c])
-        caveats.append(f"missing values in {sorted(missing)} were imputed with public constants")
-        return frame
-    if all_missing:
-        raise DataError(f"columns {all_missing} are entirely missing; remove them from the formula.")
-    if na_action == "omit":
-        kept = frame.dropna(subset=list(missing))
-        if kept.shape[0] == 0:
-            raise DataError("no complete rows are left after na_action='omit'.")
-        caveats.append(
-            "rows with missing values were omitted: the number of complete rows is data-dependent "
-            "and a neighbouring data set may differ in it"
-        )
-        return kept
-    detail = ", ".join(f"{c} ({k})" for c, k in missing.items())
-    raise DataError(
-        f"data has missing values in {detail}. Choose na_action='omit' (drop incomplete rows) or "
-        "na_action={column: public constant} (impute); dpstats never imputes from the data."
-    )
-
-
-def _check_raw_values(frame, used):
-    for c in used:
-        col = frame[c]
-        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-            values = col.to_numpy(dtype=np.float64, na_value=np.nan)
-            if np.isinf(values).any():
-                raise DataError(f"column {c!r} contains infinite values; remove or replace them before the call.")
-
-
 def _pure_categorical_columns(design_info, terms, intercept):
     """Candidate columns of terms made only of categorical factors: 0/1 dummies."""
     out = []
@@ -515,19 +814,3 @@ def _pure_categorical_columns(design_info, terms, intercept):
         if term.factors and all(design_info.factor_infos[f].type == "categorical" for f in term.factors):
             out += [terms[j - offset] for j in range(cols.start, cols.stop) if j - offset >= 0]
     return out
-
-
-def _categorical_inferred(design_info, frame):
-    inferred = []
-    for factor, info in design_info.factor_infos.items():
-        if info.type != "categorical":
-            continue
-        code = getattr(factor, "code", "")
-        if "levels" in code:
-            continue
-        names = [n for n in _names_in(code) if n in frame.columns]
-        declared = all(isinstance(frame[n].dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(frame[n])
-                       for n in names) and names
-        if not declared:
-            inferred.append(_clean_term_name(code))
-    return inferred

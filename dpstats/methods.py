@@ -48,6 +48,10 @@ def _numeric_response(options):
     return "numeric"
 
 
+def _no_condition(options):
+    return None
+
+
 @dataclass(frozen=True)
 class Method:
     """How ``dp_select`` runs one method.
@@ -87,6 +91,9 @@ class Method:
     #: callable(validated options) -> "numeric" or "binary": how the formula's response is
     #: coded (``"binary"``: -1 / +1, for the hinge loss), decided before data access.
     response_type: Callable = _numeric_response
+    #: callable(validated options) -> str or None: the condition a conditional guarantee
+    #: holds under (shown with the accountant's charge), decided before data access.
+    charge_condition: Callable = _no_condition
 
 
 @dataclass
@@ -106,6 +113,16 @@ class SelectionTask:
     #: The public context the call's cost was computed from (n_rows, n_candidates, ...):
     #: a method that records its spending must use the same numbers.
     cost_context: dict = field(default_factory=dict)
+    #: The input row count: public under replace-one neighbours, and the only row count a
+    #: method may derive block counts, splits or thresholds from (the number of rows left
+    #: after ``na_action="omit"`` is private).  None when unknown (direct engine use).
+    n_input: int | None = None
+    #: True when rows may have been dropped (``na_action="omit"``): blocks must then be
+    #: formed by i.i.d. labels, so that a record that becomes incomplete changes one block.
+    rows_may_drop: bool = False
+    #: Input-row positions of the rows in ``data`` when rows may have been dropped (None
+    #: otherwise): block labels drawn per input row stay tied to the same record.
+    kept_rows: Any = None
     _stats: Any = None
 
     @property

@@ -86,7 +86,9 @@ class SelectionResult:
     ledger : Ledger
         Every mechanism that touched the data and what it spent.
     epsilon_spent, delta_spent : float
-        Ledger totals (basic composition).
+        Ledger totals (basic composition).  When ``ledger.conditions`` is not empty the
+        guarantee is conditional on the data (e.g. ``method="mistakes"`` with
+        ``guard="none"``), and the printed result, the summary and ``release()`` say so.
     method : str
     call : str
         The call, R style.
@@ -118,6 +120,14 @@ class SelectionResult:
     @property
     def delta_spent(self) -> float:
         return self.ledger.total_delta
+
+    def _epsilon_text(self) -> str:
+        """The epsilon spent, saying so when the guarantee is conditional (wherever the total is shown).
+
+        The conditions themselves follow: as "Condition:" lines in ``print(fit)``, and in the
+        ledger table of the summary.
+        """
+        return _fmt(self.epsilon_spent) + (" (CONDITIONAL, see below)" if self.ledger.conditions else "")
 
     def release(self) -> dict:
         """What may be published: public call parameters, private outputs and the ledger.
@@ -163,7 +173,7 @@ class SelectionResult:
             ["formula", self.formula],
             ["candidate terms", str(len(self.terms))],
             ["intercept", "forced into every support" if self.intercept else "none"],
-            ["epsilon spent", _fmt(self.epsilon_spent)],
+            ["epsilon spent", self._epsilon_text()],
             ["delta spent", _fmt(self.delta_spent)],
         ]
         for key, value in self._released_extras.items():
@@ -183,6 +193,8 @@ class SelectionResult:
         lines = []
         simple = [[k.replace("_", " "), _fmt(v) if not isinstance(v, (list, tuple)) else ", ".join(_fmt(x) for x in v)]
                   for k, v in c.items() if not isinstance(v, (dict,)) and k != "top_supports"]
+        if isinstance(c.get("certificate"), dict):  # how the solver certified its answer (data-dependent)
+            simple.append(["certificate", str(c["certificate"].get("path", ""))])
         lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))
         if c.get("top_supports"):
             rows = [[i + 1, ", ".join(r["support"]), _fmt(r["objective"]), _fmt(r["probability"])]
@@ -196,19 +208,22 @@ class SelectionResult:
     def __str__(self):
         lines = ["Call:", self.call, "",
                  f"Differentially private variable selection: {self.title}",
-                 f"epsilon spent: {_fmt(self.epsilon_spent)}   delta: {_fmt(self.delta_spent)}   "
+                 f"epsilon spent: {self._epsilon_text()}   delta: {_fmt(self.delta_spent)}   "
                  f"neighbours: {self.ledger.entries[-1].neighbours if self.ledger.entries else 'n/a'}", ""]
         rows = self._selection_rows(only_selected=True)
         what = "with private signs" if self.signs_private else "signs not computed"
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
-        if self.ledger.caveats:
+        if self.ledger.conditions or self.ledger.caveats:
             lines.append("")
+            lines.extend(f"Condition: {c}" for c in self.ledger.conditions)
             lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"<SelectionResult method={self.method!r} support={self.support} epsilon_spent={_fmt(self.epsilon_spent)}>"
+        cond = " (conditional)" if self.ledger.conditions else ""
+        return (f"<SelectionResult method={self.method!r} support={self.support} "
+                f"epsilon_spent={_fmt(self.epsilon_spent)}{cond}>")
 
     def _repr_html_(self):
         return self.summary().as_html()

@@ -120,14 +120,19 @@ def test_empty_partition_and_machine_count_errors():
     assert acc.remaining()[0] == pytest.approx(5)
 
 
-def test_dask_missing_values_raise_before_charging():
+def test_dask_missing_values_fail_only_after_the_charge():
+    # Whether a value is missing is data: the failure is not free, and quotes nothing.
     data = regression_frame(n=200)
     data.loc[5, "x1"] = np.nan
     acc = dpstats.Accountant(epsilon=5)
-    with pytest.raises(dpstats.DataError, match="missing"):
+    with pytest.raises(dpstats.DataContentError, match="incomplete") as info:
         dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=2), method="dpvote", epsilon=1, k=2,
-                          accountant=acc)
-    assert acc.remaining()[0] == pytest.approx(5)
+                          machines=2, accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(4)
+    assert "x1" not in str(info.value) and "1 " not in str(info.value)
+    fit = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=2), method="top_r", epsilon=1, s=2,
+                            bounds=(1, 1), na_action="omit", random_state=0)
+    assert len(fit.support) == 2
 
 
 def test_missing_dask_extra_gives_install_hint(monkeypatch):
@@ -145,6 +150,30 @@ def test_missing_dask_extra_gives_install_hint(monkeypatch):
 def test_dask_refuses_inferred_categorical_levels():
     data = regression_frame(n=200)
     data["g"] = np.where(np.arange(200) % 2, "a", "b")
-    with pytest.raises(dpstats.DataError, match="declare"):
+    with pytest.raises(dpstats.DataError, match="Declare"):
         dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=2), method="dpvote", epsilon=1, k=2)
 
+
+
+def test_dpvote_omit_on_dask_uses_input_rows_and_empty_machines_vote_zero(monkeypatch):
+    # Spec 05, 5.8: under na_action="omit" the complete rows are private.  N in the local
+    # thresholds is the input row count, and a partition emptied by omission is still a
+    # machine (it votes 0), not a free data-dependent failure.
+    calls = []
+    original = dask_backend.local_sign_vector
+
+    def spy(X, y, *, total_rows, **kwargs):
+        calls.append((np.asarray(X).shape[0], total_rows))
+        return original(X, y, total_rows=total_rows, **kwargs)
+
+    monkeypatch.setattr(dask_backend, "local_sign_vector", spy)
+    data = regression_frame(n=400)
+    ddf = dd.from_pandas(data, npartitions=4)
+    first = int(ddf.map_partitions(len).compute().iloc[0])
+    data.loc[: first - 1, "x1"] = np.nan  # every row of the first partition is incomplete
+    acc = dpstats.Accountant(epsilon=5)
+    fit = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=4), method="dpvote", epsilon=1, k=2,
+                            na_action="omit", random_state=0, accountant=acc)
+    assert fit.ledger.entries[0].details["machines"] == 4
+    assert sorted(calls) == sorted([(0, 400)] + [(r, 400) for r in ddf.map_partitions(len).compute().iloc[1:]])
+    assert fit.curator["vote_counts"] and acc.remaining()[0] == pytest.approx(4)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpstats
@@ -50,18 +51,46 @@ def test_bad_arguments_raise_clear_errors(kwargs, error, match):
 
 
 @pytest.mark.parametrize("mutate, match", [
-    (lambda d: d.assign(c=3.0), "constant"),
-    (lambda d: d.assign(c=np.nan), "entirely missing"),
-    (lambda d: d.assign(x1=np.where(np.arange(len(d)) == 0, np.inf, d.x1)), "infinite"),
+    # The public schema: column names, dtypes, the input row count.
     (lambda d: d.assign(y=["a"] * len(d)), "not numeric"),
-    (lambda d: d.iloc[:0], "empty"),
+    (lambda d: d.iloc[:0], "rows"),
+    (lambda d: d.iloc[:1], "rows"),
     (lambda d: d.rename(columns={"x1": "x0"}), "duplicated"),
+    (lambda d: d.rename(columns={"x1": "Intercept"}), "Intercept"),
+    (lambda d: d.assign(when=pd.Timestamp("2020-01-01")), "public origin"),
+    (lambda d: d.assign(g=["a", "b"] * (len(d) // 2)), "infer_levels"),
 ])
-def test_bad_data_raise_before_any_charge(mutate, match):
+def test_bad_schema_raises_before_any_charge(mutate, match):
     acc = dpstats.Accountant(epsilon=5)
-    with pytest.raises(dpstats.DataError, match=match):
+    with pytest.raises(dpstats.DataError, match=match) as info:
         call(data=mutate(make_regression()), accountant=acc)
+    assert not isinstance(info.value, dpstats.DataContentError)
     assert acc.spent() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d.assign(c=np.nan),
+    lambda d: d.assign(x1=np.where(np.arange(len(d)) == 0, np.nan, d.x1)),
+    lambda d: d.assign(x1=np.where(np.arange(len(d)) == 0, np.inf, d.x1)),
+    lambda d: d.assign(y=np.where(np.arange(len(d)) == 3, -np.inf, d.y)),
+])
+def test_bad_values_fail_only_after_the_charge_and_quote_nothing(mutate):
+    # Whether a value is missing or infinite is data: deciding it for free would be a probe.
+    acc = dpstats.Accountant(epsilon=5)
+    with pytest.raises(dpstats.DataContentError, match="incomplete") as info:
+        call(data=mutate(make_regression()), accountant=acc)
+    assert acc.spent()[0] == pytest.approx(1.0)
+    message = str(info.value)
+    assert not any(name in message for name in ("x1", "'c'", "'y'")) and not any(ch.isdigit() for ch in message)
+    # The total alternative: na_action="omit" drops the incomplete rows.
+    fit = call(data=mutate(make_regression()).drop(columns=["c"], errors="ignore"), na_action="omit",
+               random_state=0)
+    assert len(fit.support) == 2
+
+
+def test_constant_term_is_not_an_error():
+    fit = call(data=make_regression().assign(c=3.0), epsilon=math.inf)
+    assert "c" not in fit.support and len(fit.support) == 2
 
 
 def test_errors_are_value_or_type_errors():

@@ -6,7 +6,7 @@ import pytest
 
 import dpstats
 from dpstats import Accountant
-from dpstats.errors import DataError, InvalidArgumentError, InvalidTypeError
+from dpstats.errors import InvalidArgumentError, InvalidTypeError
 from dpstats.mechanisms.lipschitz_topk import subset_log_probabilities
 from dpstats.privacy.ledger import REPLACE_ONE
 from dpstats.screening import dp_sis
@@ -133,14 +133,16 @@ def test_bad_input_raises_before_charging():
     assert acc.remaining()[0] == pytest.approx(10)
 
 
-def test_constant_column_is_refused_before_charging():
+def test_constant_column_is_handled_totally():
+    # Whether a column varies is data: no free error; a constant term carries no signal.
     sim = frame()
     df = sim.data.copy()
     df["const"] = 1.0
     acc = Accountant(epsilon=5)
-    with pytest.raises(DataError, match="constant"):
-        dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=1.0, k=3, bounds=(3, 6), accountant=acc)
-    assert acc.remaining()[0] == pytest.approx(5)
+    fit = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=math.inf, k=3, bounds=(3, 6))
+    assert "const" not in fit.support
+    dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=1.0, k=3, bounds=(3, 6), accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(4)
 
 
 def test_bounds_auto_spends_its_share():

@@ -10,6 +10,7 @@ from scipy import stats as sps
 
 import dpstats
 from tests.conftest import toeplitz_regression
+from tests.release_checks import assert_release_equivalent
 from dpstats.privacy.ledger import REPLACE_MACHINE
 from dpstats.privacy.randomness import RandomSource
 from dpstats.vote import dpvote as dv
@@ -279,3 +280,114 @@ def test_bad_input_raises_before_charging(kwargs, match):
     with pytest.raises((dpstats.InvalidArgumentError, dpstats.InvalidTypeError), match=match):
         dpstats.dp_select("y ~ .", data, method="dpvote", epsilon=1, accountant=acc, **args)
     assert acc.remaining()[0] == pytest.approx(10)  # nothing charged
+
+
+# ----------------------------------------------------------- na_action="omit" (spec 05, 5.8)
+def omit_neighbours(n_input=121, p=8, seed=2):
+    """Replace-one neighbours under na_action="omit" that differ in one row's completeness.
+
+    Both have an incomplete row (row 0); D' also makes row 60 incomplete: 120 versus 119
+    complete rows, from 121 input rows (public).
+    """
+    D = toeplitz_regression(n_input, p, seed)[0]
+    D.loc[0, "x1"] = np.nan
+    D2 = D.copy()
+    D2.loc[60, "x4"] = np.nan
+    return D, D2
+
+
+def record_local_calls(monkeypatch):
+    """Record (rows, total_rows) of every local_sign_vector call of dp_select."""
+    calls = []
+    original = dv.local_sign_vector
+
+    def spy(X, y, *, total_rows, **kwargs):
+        calls.append((np.asarray(X).copy(), total_rows))
+        return original(X, y, total_rows=total_rows, **kwargs)
+
+    monkeypatch.setattr(dv, "local_sign_vector", spy)
+    return calls
+
+
+@pytest.mark.parametrize("formula", ["y ~ .", "~ . - y"])
+def test_omit_neighbours_machines_thresholds_and_ledger_from_input_rows(monkeypatch, formula):
+    calls = record_local_calls(monkeypatch)
+    D, D2 = omit_neighbours()
+    releases, seen = [], []
+    for d in (D, D2):
+        calls.clear()
+        fit = dpstats.dp_select(formula, d, method="dpvote", epsilon=2, k=3, machines=6, na_action="omit",
+                                random_state=4)
+        releases.append(fit.release())
+        seen.append([c[1] for c in calls])
+        assert fit.ledger.entries[0].details["machines"] == 6
+        assert fit.ledger.entries[0].details["machines from"] == dv.MACHINES_FROM["iid"]
+    assert_release_equivalent(*releases)
+    # Six machines, and the local thresholds' N is the input row count (121), never the
+    # complete rows (120 or 119).
+    assert seen == [[121] * 6, [121] * 6]
+
+
+def test_omit_iid_machines_a_row_that_drops_out_changes_one_machine():
+    keep = np.setdiff1d(np.arange(50), [3])
+    keep2 = np.setdiff1d(keep, [20])
+
+    def machines_of(rows, rows_may_drop):
+        groups, how = dv._machine_groups(rows.size, 5, RandomSource(9), rows_may_drop=rows_may_drop, n_input=50,
+                                         kept_rows=rows)
+        return [set(rows[g].tolist()) for g in groups], how
+
+    (a, how), (b, _) = machines_of(keep, True), machines_of(keep2, True)
+    assert how == "iid"
+    changed = [i for i in range(5) if a[i] != b[i]]
+    assert len(changed) == 1 and a[changed[0]] - b[changed[0]] == {20}
+    (sa, how), (sb, _) = machines_of(keep, False), machines_of(keep2, False)
+    assert how == "split" and sum(x != z for x, z in zip(sa, sb)) > 1  # why the split is not used
+
+
+def test_machine_labels_with_omit_are_public_assignments_of_input_rows(monkeypatch):
+    # Labels name the machine of every *input* row (public); an incomplete row just leaves
+    # its machine.  The call must run with labels of the input length, and neighbours
+    # differing in one row's completeness differ in one machine's rows only.
+    calls = record_local_calls(monkeypatch)
+    D, D2 = omit_neighbours()
+    labels = np.arange(121) % 5
+    releases, machines = [], []
+    for d in (D, D2):
+        calls.clear()
+        fit = dpstats.dp_select("y ~ .", d, method="dpvote", epsilon=2, k=3, machines=labels, na_action="omit",
+                                random_state=4)
+        releases.append(fit.release())
+        machines.append([X for X, _ in calls])
+        assert fit.ledger.entries[0].details["machines"] == 5
+        assert all(total == 121 for _, total in calls)
+    assert_release_equivalent(*releases)
+    # Input rows 0..120 by label i % 5: machine 0 has 25, the others 24; row 0 (machine 0)
+    # is incomplete in both, row 60 (machine 0) in D' only.
+    assert [X.shape[0] for X in machines[0]] == [24, 24, 24, 24, 24]
+    assert [X.shape[0] for X in machines[1]] == [23, 24, 24, 24, 24]
+    assert [g for g in range(5) if not np.array_equal(machines[0][g], machines[1][g])] == [0]
+
+
+def test_omit_machine_counts_are_checked_against_the_input_rows_only():
+    D, _ = omit_neighbours(n_input=40)
+    D.loc[1:30, "x2"] = np.nan  # 9 complete rows left, fewer than the machines
+    acc = dpstats.Accountant(epsilon=5)
+    fit = dpstats.dp_select("y ~ .", D, method="dpvote", epsilon=1, k=2, machines=40, na_action="omit",
+                            random_state=0, accountant=acc)
+    assert fit.ledger.entries[0].details["machines"] == 40  # machines without rows vote 0
+    with pytest.raises(dpstats.InvalidArgumentError, match="exceeds the number of rows"):
+        dpstats.dp_select("y ~ .", D, method="dpvote", epsilon=1, k=2, machines=41, na_action="omit",
+                          accountant=acc)
+    with pytest.raises(dpstats.InvalidArgumentError, match="labels have length"):
+        dpstats.dp_select("y ~ .", D, method="dpvote", epsilon=1, k=2, machines=np.arange(9) % 3,
+                          na_action="omit", accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(4)  # refused calls charged nothing
+
+
+def test_empty_machine_votes_zero():
+    import warnings
+
+    warnings.simplefilter("error")  # no degrees-of-freedom warnings from an empty machine
+    assert local_sign_vector(np.zeros((0, 4)), None, total_rows=10, max_nonzero=2).tolist() == [0, 0, 0, 0]
+    assert local_sign_vector(np.zeros((0, 4)), np.zeros(0), total_rows=10, max_nonzero=2).tolist() == [0, 0, 0, 0]

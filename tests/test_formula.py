@@ -55,11 +55,14 @@ def test_stateful_transforms_are_refused(frame, term):
         build_model_frame(f"y ~ {term}", frame)
 
 
-def test_inferred_categorical_levels_warn_and_add_caveat(frame):
-    frame = frame.assign(g=["a", "b", "c"] * 10)
+def test_inferred_categorical_levels_are_refused_unless_opted_in(frame):
+    frame = frame.assign(g=["a", "b", "c"] * 10, k=[1, 2, 3] * 10)
+    for formula in ("y ~ x1 + g", "y ~ x1 + C(k)", "y ~ x1:g"):
+        with pytest.raises(dpstats.DataError, match="infer_levels"):
+            build_model_frame(formula, frame)
     with pytest.warns(dpstats.PrivacyLeakWarning):
-        mf = build_model_frame("y ~ x1 + g", frame)
-    assert any("inferred" in c for c in mf.caveats)
+        mf = build_model_frame("y ~ x1 + g", frame, infer_levels=["g"])
+    assert any("NOT differentially private" in c for c in mf.caveats)
     assert sorted(mf.terms) == ["g[T.b]", "g[T.c]", "x1"]  # patsy orders categorical terms first
 
 
@@ -75,16 +78,27 @@ def test_declared_categories_are_silent(frame):
 
 def test_missing_values(frame):
     frame.loc[3, "x2"] = np.nan
-    with pytest.raises(dpstats.DataError, match="omit"):
+    with pytest.raises(dpstats.DataContentError, match="omit"):
         build_model_frame("y ~ .", frame)
     mf = build_model_frame("y ~ .", frame, na_action="omit")
-    assert mf.n == 29 and any("omitted" in c for c in mf.caveats)
+    assert mf.n == 29 and mf.n_rows_input == 30
     mf = build_model_frame("y ~ .", frame, na_action={"x2": 0.5})
     assert mf.n == 30 and mf.X[3, 1] == 0.5
     with pytest.raises(dpstats.InvalidArgumentError, match="dict"):
         build_model_frame("y ~ .", frame, na_action="impute")
+    with pytest.raises(dpstats.InvalidArgumentError, match="not columns"):
+        build_model_frame("y ~ .", frame, na_action={"nothere": 0.5})
     # Unused columns may hold NA.
     assert build_model_frame("y ~ x1", frame).n == 30
+
+
+def test_values_outside_declared_levels_are_incomplete_rows(frame):
+    frame = frame.assign(h=["u", "v", "secret_value"] * 10)
+    with pytest.raises(dpstats.DataContentError) as info:
+        build_model_frame("y ~ x1 + C(h, levels=['u', 'v'])", frame)
+    assert "secret_value" not in str(info.value)
+    mf = build_model_frame("y ~ x1 + C(h, levels=['u', 'v'])", frame, na_action="omit")
+    assert mf.n == 20 and mf.terms == ["C(h, levels=['u', 'v'])[T.v]", "x1"]
 
 
 def test_one_sided_formula(frame):
@@ -98,7 +112,7 @@ def test_one_sided_formula(frame):
     ("y ~ x1 +", dpstats.FormulaError, "parse"),
     ("y x1", dpstats.FormulaError, "~"),
     ("y ~ nothere", dpstats.FormulaError, "nothere"),
-    ("y ~ np.log(x2)", dpstats.DataError, "missing"),
+    ("y ~ np.log(x2)", dpstats.DataContentError, "incomplete"),
 ])
 def test_bad_formulas(frame, formula, error, match):
     with pytest.raises(error, match=match):
@@ -106,18 +120,19 @@ def test_bad_formulas(frame, formula, error, match):
 
 
 def test_data_problems(frame):
-    with pytest.raises(dpstats.DataError, match="constant"):
-        build_model_frame("y ~ .", frame.assign(k=1.0))
-    with pytest.raises(dpstats.DataError, match="entirely missing"):
-        build_model_frame("y ~ .", frame.assign(k=np.nan))
-    with pytest.raises(dpstats.DataError, match="infinite"):
-        build_model_frame("y ~ .", frame.assign(x2=np.r_[np.inf, frame.x2[1:]]))
+    # Schema problems (free, before any charge in dp_select): DataError.
     with pytest.raises(dpstats.DataError, match="not numeric"):
         build_model_frame("g ~ x1", frame.assign(g=["a", "b"] * 15))
-    with pytest.raises(dpstats.DataError, match="empty"):
+    with pytest.raises(dpstats.DataError, match="rows"):
         build_model_frame("y ~ .", frame.iloc[:0])
     dup = pd.concat([frame, frame[["x1"]]], axis=1)
     with pytest.raises(dpstats.DataError, match="duplicated"):
         build_model_frame("y ~ .", dup)
     with pytest.raises(dpstats.InvalidTypeError):
         build_model_frame("y ~ .", frame.to_numpy())
+    # Value problems: DataContentError (raised after the charge by dp_select), or none.
+    with pytest.raises(dpstats.DataContentError):
+        build_model_frame("y ~ .", frame.assign(k=np.nan))
+    with pytest.raises(dpstats.DataContentError):
+        build_model_frame("y ~ .", frame.assign(x2=np.r_[np.inf, frame.x2[1:]]))
+    assert build_model_frame("y ~ .", frame.assign(k=1.0)).terms[-1] == "k"  # constant: no signal, no error

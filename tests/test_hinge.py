@@ -16,11 +16,11 @@ import pytest
 from scipy.optimize import linprog, minimize
 from scipy.stats import chisquare
 
-from dpstats import dp_select
+from dpstats import Accountant, dp_select
 from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
 from dpstats.datasets import dataset_bounds, load_dataset
-from dpstats.errors import DataError, InvalidArgumentError, PrivacyLeakWarning
+from dpstats.errors import DataContentError, DataError, InvalidArgumentError, PrivacyLeakWarning
 from dpstats.formula import build_model_frame
 from dpstats.mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from dpstats.privacy.randomness import RandomSource
@@ -280,28 +280,40 @@ def test_binary_response_declared_levels_are_silent(y, levels):
     assert mf.caveats == []
 
 
-def test_binary_string_response_warns_and_sorts():
+def test_binary_string_response_is_refused_unless_opted_in():
+    # Inferred levels are refused before the charge; opting in by name reads them from the
+    # data, warns, and the ledger caveat says the result is not DP.
+    with pytest.raises(DataError, match="infer_levels"):
+        build_model_frame("y ~ .", _frame(["yes", "no", "yes", "no"]), response_type="binary")
     with pytest.warns(PrivacyLeakWarning):
-        mf = build_model_frame("y ~ .", _frame(["yes", "no", "yes", "no"]), response_type="binary")
+        mf = build_model_frame("y ~ .", _frame(["yes", "no", "yes", "no"]), response_type="binary",
+                               infer_levels=["y"])
     assert mf.response_levels == ("no", "yes")
     assert mf.y.tolist() == [1.0, -1.0, 1.0, -1.0]
-    assert any("binary response" in c for c in mf.caveats)
+    assert any("NOT differentially private" in c for c in mf.caveats)
     assert mf.terms == ["x1", "x2"]
 
 
-@pytest.mark.parametrize("y,match", [
-    (["a", "b", "c", "a"], "3 levels"),
-    ([0, 1, 2, 1], "not binary"),
-    ([0.5, 1.0, 0.0, 1.0], "not binary"),
-    ([1, 1, 1, 1], "single level"),
-    (["a", "a", "a", "a"], "single level"),
-    (pd.Categorical(["a", "b", "a", "b"], categories=["a", "b", "c"]), "exactly two"),
+@pytest.mark.parametrize("y,error,match", [
+    # schema: refused before the charge
+    (["a", "b", "c", "a"], DataError, "infer_levels"),
+    (pd.Categorical(["a", "b", "a", "b"], categories=["a", "b", "c"]), DataError, "exactly two"),
+    # values: DataContentError (dp_select raises it only after the charge)
+    ([0, 1, 2, 1], DataContentError, "not coded 0/1"),
+    ([0.5, 1.0, 0.0, 1.0], DataContentError, "not coded 0/1"),
 ])
-def test_binary_response_errors(y, match):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        with pytest.raises(DataError, match=match):
-            build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+def test_binary_response_errors(y, error, match):
+    with pytest.raises(error, match=match) as info:
+        build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+    if error is DataError:
+        assert not isinstance(info.value, DataContentError)
+
+
+@pytest.mark.parametrize("y", [[1, 1, 1, 1], [True, True, True, True]])
+def test_binary_response_with_one_class_is_handled_totally(y):
+    # A single observed class is data: no free error; the design simply has one class.
+    mf = build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+    assert mf.y.tolist() == [1.0] * 4
 
 
 def test_binary_response_must_be_a_column_and_numeric_default_unchanged():
@@ -431,8 +443,11 @@ def test_dp_select_squared_loss_unchanged_and_bad_hinge_response():
                     random_state=0, signs=False)
     assert res.ledger.entries[0].details["loss"] == "least squares"
     bad = df.assign(had_affair=df["rate_marriage"])
-    with pytest.raises(DataError, match="not binary"):
-        dp_select("had_affair ~ .", bad, method="exponential", epsilon=1.0, s=2, bounds=bounds, loss="hinge")
+    acc = Accountant(epsilon=5)
+    with pytest.raises(DataContentError, match="not coded 0/1"):
+        dp_select("had_affair ~ .", bad, method="exponential", epsilon=1.0, s=2, bounds=bounds, loss="hinge",
+                  accountant=acc)
+    assert acc.remaining()[0] == pytest.approx(4)  # values were read: the charge stands
 
 
 # ---------------------------------------------------------------------------- simulate

@@ -141,7 +141,7 @@ def test_guard_none_records_condition_and_inf():
     r = dpstats.dp_select("y ~ .", frame(True), method="mistakes", epsilon=1.0, s=2, bounds=(1.0, 1.0),
                           random_state=3, guard="none")
     entry = [e for e in r.ledger if e.mechanism.startswith("mistakes")][0]
-    assert any("not privately verified" in c for c in entry.caveats)
+    assert "not privately verified" in entry.conditional and entry.conditional == M.GAP_CONDITION
     assert "2 delta" in r.curator and "block_probabilities" in r.curator
     best = dpstats.dp_select("y ~ .", frame(True), method="mistakes", epsilon=math.inf, s=2, bounds=(1.0, 1.0))
     assert best.support == ["x0", "x2"]

@@ -44,7 +44,7 @@ def test_accountant_refuses_before_touching_data():
 def test_failed_validation_charges_nothing():
     acc = dpstats.Accountant(epsilon=1.0)
     with pytest.raises(dpstats.DataError):
-        dpstats.dp_select("y ~ .", make_regression().assign(k=2.0), method="exponential", epsilon=0.5, s=2,
+        dpstats.dp_select("y ~ .", make_regression().assign(k="a"), method="exponential", epsilon=0.5, s=2,
                           bounds=(1, 1), accountant=acc)
     assert acc.spent() == (0.0, 0.0)
 

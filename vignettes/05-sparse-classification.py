@@ -44,7 +44,9 @@ print("share with had_affair = 1:", round(float(data["had_affair"].mean()), 3))
 # `loss="hinge"` makes `dp_select` code the response -1/+1 *before* it looks at the
 # data (0 -> -1, 1 -> +1; the level order is shown in the summary).  A 0/1 or bool
 # response or a two-level pandas Categorical is coded silently; a column of two strings
-# is accepted with a PrivacyLeakWarning (its levels would come from the data).
+# is refused before anything is charged (its levels would come from the data), unless
+# you opt in with `infer_levels=["column"]`, and then the ledger says the result is not
+# differentially private.
 
 # %%
 result = dp_select("had_affair ~ .", data, method="exponential", loss="hinge", s=2, epsilon=1.0,

@@ -60,6 +60,7 @@ import mip
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
+from ..privacy.progress import curator_printer
 from .gram import GramSource, MatrixFreeSource
 from .iht import iht_support
 from .objective import SufficientStats
@@ -137,7 +138,11 @@ class OuterApproximationEngine:
     time_limit : float, optional
         Seconds for everything this engine does; SolverError when exceeded.
     verbose : bool
-        Print one progress line per MILP solve.
+        Print progress lines (one per MILP solve).  They quote objective values, bounds, gaps
+        and counts of solves and nodes, which are functions of the data: every line is
+        labelled curator-only (:mod:`dpstats.privacy.progress`).
+    printer : callable
+        Where progress lines go (default ``print``), after labelling.
     init_neighbour_cuts : int, optional
         Cuts at this many best 1-swap neighbours of the first local optimum (default 2 s).
     round_neighbour_cuts : int
@@ -171,7 +176,8 @@ class OuterApproximationEngine:
         self.tau_eval = float(getattr(source, "evaluation_error", EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)))
         self.tau_mip = self.tau - 2.0 * self.tau_eval
         if self.tau_mip <= 0:
-            raise SolverError(f"tolerance {self.tau:g} is below twice the evaluation error {self.tau_eval:g} "
+            # tau_eval is computed from the data (y'y): the message does not quote it.
+            raise SolverError(f"tolerance {self.tau:g} is below twice the floating-point evaluation error "
                               "for data of this scale; raise the tolerance.")
         self.time_limit = None if time_limit is None else float(time_limit)
         self.verbose = bool(verbose)
@@ -184,7 +190,7 @@ class OuterApproximationEngine:
         # defaults 40 solves (gap left 5.2), cuts=0 138 solves (1.5),
         # cuts=0 + preprocess=0 166 solves (1.2).
         self.cbc_settings = {"cuts": 0, "preprocess": 0, **dict(cbc_settings or {})}
-        self._print = printer
+        self._print = curator_printer(printer)  # progress is curator-only
         self.stats = EngineStats()
         self._start = time.perf_counter()
         self.evaluated: dict = {}  # candidate tuple -> exact R
@@ -464,8 +470,8 @@ class OuterApproximationEngine:
                             f"gap {inc_val - lb:.3g}  cuts {len(self._cut_const)}  "
                             f"elapsed {time.perf_counter() - self._start:.2f}s")
             if lb > inc_val + reserve + self.tau_eval:
-                raise SolverError(f"inconsistent certificate in {label}: the solver's bound {lb:.9g} exceeds the "
-                                  f"exact value {inc_val:.9g} of a feasible support; nothing was released.")
+                raise SolverError(f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
+                                  "value of a feasible support (solver numerics); nothing was released.")
             if lb >= thr - self.tau_mip:
                 return True, inc, inc_val, lb, solves
             progress = False
@@ -492,7 +498,7 @@ class OuterApproximationEngine:
                 return False, inc, inc_val, lb, solves
             if not progress:
                 raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
-                                  f"but its bound {lb:.9g} is below the target {thr:.9g} (solver numerics); "
+                                  "but its bound stays below the target (solver numerics); "
                                   "nothing was released. Try a larger tolerance.")
 
     # ------------------------------------------------------------------ queries
@@ -906,7 +912,12 @@ class OuterApproximationEngine:
             self._add_cut(sup)
 
     def certificate_route(self) -> str:
-        """How the certificates so far were obtained (for the curator summary)."""
+        """How the certificates so far were obtained (for the curator summary).
+
+        Curator-only: which route certified a query and how many MILP solves it took are
+        deterministic functions of the data (spec 05, section 5.8), so this text must never
+        reach a ledger entry or ``release()``.
+        """
         searches = sum(1 for e in self.stats.log if e.get("exact") and "dual_blocks" not in e)
         duals = sum(1 for e in self.stats.log if e.get("exact") and "dual_blocks" in e)
         parts = []

@@ -24,7 +24,10 @@ eps_eff = eps (1 + 2 tolerance) (spec 02, section 2.4).
   delta)-DP; delta defaults to 1e-6 (public, fixed before the data; a fixed constant
   rather than 1/n^2 because the cost must be known before n is read).  The branch is
   released and recorded.
-* ``guard="none"``: the paper's conditional guarantee; the ledger says so.
+* ``guard="none"``: the paper's conditional guarantee.  The mechanism's ledger entry carries
+  :data:`GAP_CONDITION` in ``conditional``, so the ledger total, ``print(fit)``,
+  ``fit.summary()`` and ``fit.release()`` show the total as conditional, and
+  :func:`charge_condition` gives the same text to the accountant's charge.
 
 Hinge loss (``loss="hinge"``): R is the hinge objective with Delta_h = 1 + b_x r sqrt(s')
 (see :mod:`dpstats.bss.top_r`); values are certified upper bounds within tau_eval, and
@@ -61,6 +64,18 @@ from .top_r import (_check_common, _loss_items, exact_scores, inflated_epsilon, 
 DEFAULT_GUARD = "ptr"
 DEFAULT_DELTA = 1e-6
 DEFAULT_PTR_SHARE = 0.2
+#: The condition of Theorem 2 that ``guard="none"`` relies on without testing it privately.
+GAP_CONDITION = ("eps-DP only if the gap R(S_2) - R(S_1) exceeds 2 Delta (Prastakos, Behdin and Mazumder 2025, "
+                 "Theorem 2); not privately verified")
+
+
+def charge_condition(options):
+    """The condition a call's guarantee needs, known from its (validated) options before data access.
+
+    :data:`GAP_CONDITION` for ``guard="none"``, None for the default ``guard="ptr"``
+    (unconditional (eps, delta)-DP).
+    """
+    return GAP_CONDITION if options["guard"] == "none" else None
 
 
 def ptr_distance(gap_certified, sensitivity, tau) -> float:
@@ -154,7 +169,11 @@ def sample_mistakes(anchor, block_values, p, s, epsilon, sensitivity, rng):
 
 
 def certified_blocks(task, tau):
-    """Anchor S^(0), block supports and values, per-block lower bounds, info, engine."""
+    """Anchor S^(0), block supports and values, per-block lower bounds, certificate info.
+
+    The info (route, solves, tau_mip, tau_eval, achieved gaps) is curator-only: it is a
+    deterministic function of the data (spec 05, section 5.8).
+    """
     p, s = len(task.terms), task.size
     log_n = log_n_supports(p, s)
     n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
@@ -192,10 +211,11 @@ def run(task) -> MethodOutcome:
     eps = task.epsilon
     sups, vals, lbs, info = certified_blocks(task, tau)
     anchor = sups[0]
+    # Public parameters only: the number of blocks comes from p and s, not from what the
+    # engine returned; the certificate route and statistics stay in curator["certificate"].
     details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
-               "tau_relative_to_delta": opts["tolerance"], "n_blocks": len(vals),
-               "loss": "hinge" if is_hinge(task) else "least squares",
-               "path": info["path"]}
+               "tau_relative_to_delta": opts["tolerance"], "n_blocks": min(s, p - s) + 1,
+               "loss": "hinge" if is_hinge(task) else "least squares"}
     gap_cert = float(np.min(lbs) - vals[0]) if lbs.size else math.inf
     curator = {
         "best_support": [task.terms[j] for j in anchor],
@@ -241,10 +261,8 @@ def run(task) -> MethodOutcome:
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)
         eps_run = eps_m
-        caveats = ()
     else:
         eps_run = eps
-        caveats = ("eps-DP only if the gap exceeds 2 Delta (000 Theorem 2); not privately verified",)
 
     logw = mistakes_log_weights(vals, p, s, eps_run, delta_s)
     logp = logw - logsumexp(logw)
@@ -253,9 +271,8 @@ def run(task) -> MethodOutcome:
         mechanism="mistakes mechanism (uniform element of the drawn block)",
         epsilon=inflated_epsilon(eps_run, opts["tolerance"]), neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in chosen]},
-        caveats=caveats + (f"certified blocks within solver slack tau = {tau:.4g}; epsilon inflated to "
-                           "eps (1 + 2 tau / Delta)",),
-        details={**details, "nominal_epsilon": eps_run},
+        caveats=(f"certified blocks within solver slack tau = {tau:.4g}; epsilon inflated to eps (1 + 2 tau / Delta)",),
+        details={**details, "nominal_epsilon": eps_run}, conditional=charge_condition(opts),
     ))
     log_m = log_block_sizes(p, s)
     curator["block_probabilities"] = [float(np.exp(x)) for x in logp]
@@ -278,4 +295,5 @@ METHOD = Method(
     check_options=check_options,
     selection_cost=selection_cost,
     response_type=response_type,
+    charge_condition=charge_condition,
 )

@@ -307,7 +307,12 @@ def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
 
 
 def certified_top(task, R, tau):
-    """(supports, values, certificate info, engine or None) of the R best supports."""
+    """(supports, values, certificate info, engine or None) of the R best supports.
+
+    The info (route, number of MILP solves, tau_mip, tau_eval, achieved gaps, solver
+    statistics) is curator-only: it is a deterministic function of the data (spec 05,
+    section 5.8), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
+    """
     p, s = len(task.terms), task.size
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
@@ -333,6 +338,8 @@ def run(task) -> MethodOutcome:
     log_n = log_n_supports(p, s)
     n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
     caveats = []
+    # Public parameters only (fixed by p, s, R, the bounds, radius, ridge and the options);
+    # what the solver computed is in the curator's "certificate" (see certified_top).
     details = {"sensitivity": delta, "s": s, "R": R, "ridge": task.ridge, "radius": task.radius,
                "nominal_epsilon": eps, "tau": tau, "tau_relative_to_delta": opts["tolerance"],
                "log_n_supports": log_n, "loss": "hinge" if is_hinge(task) else "least squares"}
@@ -383,7 +390,7 @@ def run(task) -> MethodOutcome:
     entry = LedgerEntry(mechanism=f"top-R mechanism (R = {R}) over certified best supports",
                         epsilon=charged, neighbours=REPLACE_ONE,
                         released={"support": [task.terms[j] for j in chosen]}, caveats=conditions,
-                        details={**details, "path": info["path"]})
+                        details=details)
     curator = _curator(task, sups, vals, logp_a, delta, info, tau)
     curator["outside_top_r_draws"] = tries
     return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,

@@ -37,14 +37,16 @@ def _block_rows(n, blocks, rng, assignment):
     return np.array_split(rng.permutation(n), blocks)
 
 
-def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split"):
+def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split", n_ridge=None):
     """Per-block sign votes of the coefficients of ``columns`` (full design indices).
 
     ``report`` are positions within ``columns`` whose signs are wanted (the forced
     intercept is fitted but not reported).  Returns an int array (blocks, len(report)).
     ``assignment="split"`` (default) cuts a random permutation into equal blocks (for
     replace-one neighbours); ``"iid"`` gives each row an i.i.d. uniform block label (for
-    add/remove neighbours, where n is private).
+    add/remove neighbours, where n is private).  A block's ridge is ``ridge`` times its
+    share of ``n_ridge`` rows (default: the design's rows); pass the input row count when
+    rows may have been dropped, so that one record leaving changes no other block's ridge.
     """
     n = design.shape[0]
     votes = np.zeros((blocks, len(report)), dtype=np.int64)
@@ -54,7 +56,7 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
             continue  # fewer rows than columns (or an empty block): degenerate, every vote 0
         Xb = design[np.ix_(rows, cols)]
         stats = SufficientStats.from_arrays(Xb, y[rows])
-        block_ridge = ridge * rows.size / n
+        block_ridge = ridge * rows.size / (n if n_ridge is None else n_ridge)
         if block_ridge == 0 and np.linalg.matrix_rank(Xb) < cols.size:
             continue  # degenerate fit: every vote of this block is 0
         sol = RidgeBallObjective(stats, block_ridge, radius).solve(np.arange(cols.size))

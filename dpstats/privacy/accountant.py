@@ -24,9 +24,12 @@ RELATIVE_TOLERANCE = Fraction(1, 10**12)
 
 @dataclass(frozen=True)
 class Charge:
+    """One recorded charge; ``condition`` is set when the call's guarantee is conditional on the data."""
+
     label: str
     epsilon: float
     delta: float
+    condition: str | None = None
 
 
 def _check_budget_value(name, value, allow_inf):
@@ -109,20 +112,36 @@ class Accountant:
                 "(nothing was computed or charged)."
             )
 
-    def charge(self, epsilon, delta=0.0, label="call") -> Charge:
-        """Check, then record a charge of (epsilon, delta)."""
+    def charge(self, epsilon, delta=0.0, label="call", condition=None) -> Charge:
+        """Check, then record a charge of (epsilon, delta).
+
+        ``condition`` (str, optional): the condition on the data the call's guarantee needs
+        and that was not verified privately (e.g. the gap condition of ``method="mistakes"``
+        with ``guard="none"``).  The charge is recorded as conditional and the history says so:
+        the spent total is then not a worst-case guarantee.
+        """
         self.check(epsilon, delta, label)
         self._spent_epsilon = add_exact(self._spent_epsilon, exact(epsilon))
         self._spent_delta = add_exact(self._spent_delta, exact(delta))
-        record = Charge(label, float(epsilon), float(delta))
+        record = Charge(label, float(epsilon), float(delta), condition)
         self.history.append(record)
         return record
 
+    @property
+    def conditions(self) -> list[str]:
+        """Conditions of conditional charges ("charge k: text"); empty when every charge is unconditional."""
+        return [f"charge {i + 1}: {c.condition}" for i, c in enumerate(self.history) if c.condition]
+
     def history_table(self, tablefmt="simple") -> str:
-        rows = [[i + 1, c.label, f"{c.epsilon:.6g}", f"{c.delta:.3g}"] for i, c in enumerate(self.history)]
+        """The charges and what remains; a "condition" column appears once a charge is conditional."""
+        conditional = bool(self.conditions)
+        rows = [[i + 1, c.label, f"{c.epsilon:.6g}", f"{c.delta:.3g}"] + ([c.condition or ""] if conditional else [])
+                for i, c in enumerate(self.history)]
         eps_left, delta_left = self.remaining()
-        rows.append(["", "remaining", f"{eps_left:.6g}", f"{delta_left:.3g}"])
-        return tabulate(rows, headers=["#", "call", "epsilon", "delta"], tablefmt=tablefmt)
+        rows.append(["", "remaining" + (" (spent includes conditional charges)" if conditional else ""),
+                     f"{eps_left:.6g}", f"{delta_left:.3g}"] + ([""] if conditional else []))
+        headers = ["#", "call", "epsilon", "delta"] + (["condition"] if conditional else [])
+        return tabulate(rows, headers=headers, tablefmt=tablefmt)
 
     def __str__(self):
         return f"Accountant(epsilon={self.epsilon:.6g}, delta={self.delta:.3g})\n" + self.history_table()

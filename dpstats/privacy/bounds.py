@@ -139,6 +139,27 @@ def private_quantile_from_counts(counts, n, q, epsilon, rng, grid=QUANTILE_GRID)
     return float(grid[sample_exponential(loss, epsilon, 1.0, rng)])
 
 
+def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_required=True):
+    """A bounds dict names every term (categorical dummies default to 1) and the response.
+
+    Depends only on the formula and the schema, so ``dp_select`` runs it before the charge.
+    A binary response (``response_required=False``) is coded -1 / +1 and needs no bound.
+    """
+    if not isinstance(bounds, dict):
+        return
+    missing = [t for t in terms if t not in bounds and t not in categorical_terms]
+    if response is not None and response_required and response not in bounds:
+        missing.append(response)
+    if missing:
+        raise InvalidArgumentError(
+            f"bounds dict has no bound for {missing}; give a public bound for every term and the response "
+            "(dummy columns of categorical terms default to 1)."
+        )
+    unknown = [k for k in bounds if k not in terms and k != response]
+    if unknown:
+        raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
+
+
 def grid_counts(values, grid=QUANTILE_GRID):
     """#{i : values_i <= c} for every grid point c."""
     return np.searchsorted(np.sort(np.asarray(values, dtype=np.float64)), grid, side="right")
@@ -167,17 +188,7 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
                 details={"quantile": AUTO_QUANTILE, "of": "|y_i|", "grid": "2^k, k=-30..40", "sensitivity": 1.0}))
         return ResolvedBounds(b_x, b_y, entries=entries, public_bounds="auto")
     if isinstance(bounds, dict):
-        missing = [t for t in terms if t not in bounds and t not in categorical_terms]
-        if has_y and response not in bounds:
-            missing.append(response)
-        if missing:
-            raise InvalidArgumentError(
-                f"bounds dict has no bound for {missing}; give a public bound for every term and the response "
-                "(dummy columns of categorical terms default to 1)."
-            )
-        unknown = [k for k in bounds if k not in terms and k != response]
-        if unknown:
-            raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
+        check_bounds_keys(bounds, terms, response, categorical_terms)
         scale = np.array([bounds.get(t, 1.0) for t in terms])
         return ResolvedBounds(1.0, 1.0 if has_y else None, term_scale=scale,
                               response_scale=bounds[response] if has_y else None, public_bounds=dict(bounds))

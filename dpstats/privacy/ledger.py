@@ -2,9 +2,20 @@
 
 A ledger is the ordered list of every mechanism that touched the data, each with the
 epsilon and delta it spent, the neighbouring relation its guarantee is stated for, and
-the conditions or caveats it holds under.  Totals use basic composition.  Budgets are
-added as exact rationals (``fractions.Fraction``) so that spending a budget exactly is
-not refused because of float rounding (eleven calls at 1/11 fit in 1).
+the conditions or caveats it holds under.  Totals use basic composition.
+
+An entry whose guarantee is *conditional* (it holds only if a property of the data that
+nobody verified privately holds, e.g. the gap condition of the mistakes mechanism with
+``guard="none"``) says so in ``conditional``; the total is then conditional too, and
+every place that shows the total says so (:meth:`Ledger.table`, :meth:`Ledger.to_dict`,
+and through them ``print(fit)``, ``fit.summary()`` and ``fit.release()``).
+
+``details`` holds public parameters only: anything a solver computes (route, number of
+solves, cuts, achieved gaps) is a deterministic function of the data and belongs to the
+curator-only diagnostics of the result (spec 05, section 5.8).
+
+Budgets are added as exact rationals (``fractions.Fraction``) so that spending a budget
+exactly is not refused because of float rounding (eleven calls at 1/11 fit in 1).
 """
 from __future__ import annotations
 
@@ -47,11 +58,16 @@ class LedgerEntry:
     neighbours : str
         The neighbouring relation of the guarantee.
     caveats : tuple of str
-        Conditions the guarantee holds under.
+        Conditions the guarantee holds under that the caller controls or that are public
+        (solver slack, approximate sampling...).
     released : dict
         What this mechanism released (it is covered by this entry).
     details : dict
-        Public parameters of the mechanism (sensitivity, scale, nominal epsilon...).
+        Public parameters of the mechanism only (sensitivity, scale, nominal epsilon...):
+        never anything computed from the data, such as solver statistics.
+    conditional : str or None
+        None for an unconditional guarantee; otherwise the condition on the data it needs,
+        which was not verified privately (the epsilon is then not a worst-case bound).
     """
 
     mechanism: str
@@ -61,6 +77,7 @@ class LedgerEntry:
     caveats: tuple = ()
     released: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
+    conditional: str | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -71,6 +88,7 @@ class LedgerEntry:
             "caveats": list(self.caveats),
             "released": _jsonable(self.released),
             "details": _jsonable(self.details),
+            "conditional": self.conditional,
         }
 
 
@@ -113,12 +131,22 @@ class Ledger:
         """Basic-composition total of delta."""
         return float(self.total_delta_exact)
 
+    def _conditional_entries(self):
+        return [(i + 1, e.conditional) for i, e in enumerate(self.entries) if e.conditional]
+
+    @property
+    def conditions(self) -> list[str]:
+        """The conditions of conditional entries ("entry k: text"); empty when the total is a guarantee."""
+        return [f"entry {k}: {text}" for k, text in self._conditional_entries()]
+
     def to_dict(self) -> dict:
         return {
             "entries": [e.to_dict() for e in self.entries],
             "total_epsilon": _json_number(self.total_epsilon),
             "total_delta": _json_number(self.total_delta),
             "composition": "basic",
+            "unconditional": not self.conditions,
+            "conditions": self.conditions,
             "caveats": list(self.caveats),
         }
 
@@ -127,10 +155,13 @@ class Ledger:
 
     def table(self, tablefmt="simple") -> str:
         rows = [
-            [i + 1, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), e.neighbours, "; ".join(e.caveats)]
+            [i + 1, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), e.neighbours,
+             "; ".join(((f"CONDITIONAL: {e.conditional}",) if e.conditional else ()) + tuple(e.caveats))]
             for i, e in enumerate(self.entries)
         ]
-        rows.append(["", "total (basic composition)", _fmt(self.total_epsilon), _fmt(self.total_delta), "", ""])
+        conditional = ", ".join(str(k) for k, _ in self._conditional_entries())
+        total = f"total (basic composition{f'; conditional on entry {conditional}' if conditional else ''})"
+        rows.append(["", total, _fmt(self.total_epsilon), _fmt(self.total_delta), "", ""])
         return tabulate(rows, headers=["#", "mechanism", "epsilon", "delta", "neighbours", "conditions"],
                         tablefmt=tablefmt)
 
@@ -141,7 +172,9 @@ class Ledger:
         return text
 
     def __repr__(self):
-        return f"<Ledger: {len(self.entries)} entries, epsilon={_fmt(self.total_epsilon)}, delta={_fmt(self.total_delta)}>"
+        cond = ", conditional" if self.conditions else ""
+        return (f"<Ledger: {len(self.entries)} entries, epsilon={_fmt(self.total_epsilon)}, "
+                f"delta={_fmt(self.total_delta)}{cond}>")
 
     def __len__(self):
         return len(self.entries)

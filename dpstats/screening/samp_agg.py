@@ -5,11 +5,18 @@ Thakurta (2012).
 
 Privacy statement
 -----------------
-Neighbours: replace one record (n public).
+Neighbours: replace one record (the input row count n is public).
 
-1. Rows are split into m blocks by a uniformly random permutation cut into equal parts
-   (``blocks``, default floor(sqrt(n)), as in Kifer et al. and the seed 000 reference
-   code; n is public under replace-one).  The split does not depend on the data values.
+1. Rows are split into m blocks (``blocks``, default floor(sqrt(n)), as in Kifer et al.
+   and the seed 000 reference code) by a uniformly random permutation cut into equal
+   parts.  n and m come from the *input* row count, which is public under replace-one.
+   With ``na_action="omit"`` the number of complete rows is private (a replaced record
+   may be complete in one data set and incomplete in the other), so it decides nothing:
+   m still comes from the input row count, and every complete row gets an i.i.d. uniform
+   block label instead of a place in an equal-size split, so that a record that becomes
+   incomplete leaves one block and changes nothing else (an equal-size split would move
+   every block boundary).  Blocks may then be empty; an empty block does not vote.
+   The split does not depend on the data values.
 2. On each block a Lasso is fitted on the clipped data and the block votes for the k
    features with the largest |coefficient| among its non-zero coefficients (a 0/1 vector
    with at most k ones; fewer when the Lasso keeps fewer than k features).
@@ -54,6 +61,11 @@ from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 AUTO_ALPHA_FRACTION = 0.1
 VOTE_SENSITIVITY = 1.0
+#: How rows go to blocks, as the ledger shows it (public: decided by na_action alone).
+ASSIGNMENT_TEXT = {
+    "split": "random permutation cut into equal parts",
+    "iid": "i.i.d. uniform block label per row (rows may be omitted; blocks from the input row count)",
+}
 
 
 def _lasso_class():
@@ -79,13 +91,43 @@ def block_alpha(Xb, yb, alpha):
     return AUTO_ALPHA_FRACTION * top
 
 
-def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True):
-    """0/1 vote matrix (blocks, d): each block's Lasso top-k |coefficients| (non-zero only)."""
+def block_rows(n, blocks, rng, assignment="split", n_labels=None, rows=None):
+    """The rows of each block: a list of ``blocks`` index arrays covering ``range(n)``.
+
+    ``assignment="split"`` cuts a uniformly random permutation into equal parts (sizes
+    differ by at most one).  ``"iid"`` gives every input row an i.i.d. uniform label in
+    ``range(blocks)``: ``n_labels`` labels are drawn (the public input row count, so the
+    number of draws does not depend on how many rows are complete) and row t of the data
+    gets the label of input row ``rows[t]`` (the positions of the complete rows among the
+    input rows; the first n labels when ``rows`` is None).  The labels of any set of rows
+    are i.i.d. uniform, so a row that drops out leaves every other row's block unchanged
+    (with ``rows``: for the same draws; without: in distribution).
+    """
+    if assignment == "split":
+        return np.array_split(rng.permutation(n), blocks)
+    if assignment != "iid":
+        raise ValueError(f"assignment must be 'split' or 'iid'; got {assignment!r}")
+    n_labels = n if n_labels is None else int(n_labels)
+    if n_labels < n:
+        raise ValueError("n_labels must be at least the number of rows")
+    labels = rng.integers(blocks, size=n_labels) if n_labels else np.zeros(0, dtype=np.int64)
+    labels = labels[np.asarray(rows, dtype=np.int64)] if rows is not None else labels[:n]
+    if labels.size != n:
+        raise ValueError("rows must give one input position per row of the data")
+    return [np.flatnonzero(labels == b) for b in range(blocks)]
+
+
+def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True, assignment="split", n_labels=None,
+                input_rows=None):
+    """0/1 vote matrix (blocks, d): each block's Lasso top-k |coefficients| (non-zero only).
+
+    ``assignment``, ``n_labels`` and ``input_rows``: how rows go to blocks
+    (:func:`block_rows`).
+    """
     Lasso = _lasso_class()
     n, d = X.shape
-    order = rng.permutation(n)
     votes = np.zeros((blocks, d), dtype=np.int64)
-    for b, rows in enumerate(np.array_split(order, blocks)):
+    for b, rows in enumerate(block_rows(n, blocks, rng, assignment, n_labels, input_rows)):
         if rows.size == 0:
             continue
         Xb, yb = X[rows], y[rows]
@@ -105,10 +147,16 @@ def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True):
     return votes
 
 
-def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=True):
-    """Samp-Agg on arrays already clipped: returns (ordered selection, vote counts)."""
-    blocks = blocks or default_blocks(X.shape[0])
-    counts = block_votes(X, y, k, blocks, rng, alpha, intercept=intercept).sum(axis=0)
+def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=True, assignment="split",
+                    n_labels=None, input_rows=None):
+    """Samp-Agg on arrays already clipped: returns (ordered selection, vote counts).
+
+    ``blocks`` defaults to floor(sqrt(n_labels)) (``n_labels`` defaults to the rows of X):
+    pass the public input row count as ``n_labels`` when rows may have been dropped.
+    """
+    blocks = blocks or default_blocks(X.shape[0] if n_labels is None else n_labels)
+    counts = block_votes(X, y, k, blocks, rng, alpha, intercept=intercept, assignment=assignment,
+                         n_labels=n_labels, input_rows=input_rows).sum(axis=0)
     return peel(counts.astype(float), counts.size, k, epsilon, VOTE_SENSITIVITY, rng), counts
 
 
@@ -132,9 +180,12 @@ def check_options(options, context):
 
 
 def check_design(frame, size, options):
-    blocks = options["blocks"] if options["blocks"] is not None else default_blocks(frame.n)
-    if blocks > frame.n:
-        raise InvalidArgumentError(f"blocks={blocks} exceeds the number of rows ({frame.n}).")
+    # Runs before the charge: only the input row count (public) may decide, never the
+    # number of complete rows left by na_action="omit" (frame.n).
+    n_input = frame.n_rows_input
+    blocks = options["blocks"] if options["blocks"] is not None else default_blocks(n_input)
+    if blocks > n_input:
+        raise InvalidArgumentError(f"blocks={blocks} exceeds the number of rows of data ({n_input}).")
 
 
 def curator_summary(terms, counts, chosen, k, epsilon, blocks):
@@ -154,20 +205,35 @@ def curator_summary(terms, counts, chosen, k, epsilon, blocks):
     return out
 
 
+def kept_rows(task):
+    """Positions of the data's rows among the input rows, when the design records them.
+
+    Read from ``task.kept_rows`` (None, or absent, when unknown): with it a row's block
+    label is tied to its input position, so the same draws put every other row in the
+    same block whether or not one record is complete.
+    """
+    return getattr(task, "kept_rows", None)
+
+
 def run(task) -> MethodOutcome:
     data = task.data
     k = task.size
-    n = data.X.shape[0]
-    blocks = task.options["blocks"] or default_blocks(n)
+    # Block count and assignment from public facts only: the input row count and whether
+    # rows may have been dropped (na_action="omit"), never the number of complete rows.
+    n_input = task.n_input if task.n_input is not None else data.X.shape[0]
+    blocks = task.options["blocks"] or default_blocks(n_input)
+    assignment = "iid" if task.rows_may_drop else "split"
     chosen, counts = samp_agg_select(data.X, data.y, k, task.epsilon, task.rng, blocks, task.options["alpha"],
-                                     intercept=data.intercept)
+                                     intercept=data.intercept, assignment=assignment,
+                                     n_labels=n_input if task.rows_may_drop else None,
+                                     input_rows=kept_rows(task) if task.rows_may_drop else None)
     entry = LedgerEntry(
         mechanism="Samp-Agg: Lasso votes on disjoint blocks, k rounds of report-noisy-max (Gumbel)",
         epsilon=task.epsilon,
         neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in sorted(chosen)]},
         details={"k": k, "blocks": blocks, "sensitivity": VOTE_SENSITIVITY, "epsilon_per_round": task.epsilon / k,
-                 "alpha": task.options["alpha"]},
+                 "alpha": task.options["alpha"], "block assignment": ASSIGNMENT_TEXT[assignment]},
     )
     curator = curator_summary(task.terms, counts, chosen, k, task.epsilon, blocks)
     return MethodOutcome(support=np.sort(np.asarray(chosen, dtype=np.int64)), entries=[entry], curator=curator)

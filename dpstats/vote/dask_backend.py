@@ -1,24 +1,27 @@
 """DPVote on Dask: each partition is a machine (spec 04, section 4.4).
 
-``map_partitions`` runs the local sign estimator of :mod:`dpstats.vote.local` inside each
-partition and returns a one-row frame: the partition's sign vector (int8, length p).
-Those vectors are gathered by :func:`stack_sign_vectors`, which refuses anything that is
-not a single p-vector in {-1, 0, +1}; nothing else about a partition reaches the client.
-The same graph runs on the default scheduler and on any ``dask.distributed`` cluster.
+One delayed task per partition (``ddf.to_delayed()``, as in :mod:`dpstats.dask_engine`)
+runs the local sign estimator of :mod:`dpstats.vote.local` on that partition and returns
+a (1, p) array: the partition's sign vector (int8).  Those vectors are gathered by
+:func:`stack_sign_vectors`, which refuses anything that is not a single p-vector in
+{-1, 0, +1}; nothing else about a partition reaches the client.  The same graph runs on
+the default scheduler and on any ``dask.distributed`` cluster.
+
+N in the local default thresholds is the input row count (public), never the number of
+complete rows left by ``na_action="omit"``; a partition left without rows votes 0.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..dask_engine import partition_design, require_dask
 from .local import local_sign_vector
 
 
-def _partition_signs(pdf, spec, total_rows, lam, max_nonzero, columns):
+def _partition_signs(pdf, spec, total_rows, lam, max_nonzero):
     x, y = partition_design(pdf, spec)
     v = local_sign_vector(x, y, total_rows=total_rows, lam=lam, max_nonzero=max_nonzero, intercept=spec.intercept)
-    return pd.DataFrame(v.reshape(1, -1), columns=columns)
+    return v.reshape(1, -1).astype(np.int8)
 
 
 def stack_sign_vectors(*vectors):
@@ -36,11 +39,17 @@ def stack_sign_vectors(*vectors):
     return np.vstack(rows)
 
 
-def dask_sign_matrix(frame, *, lam, max_nonzero):
-    """Local sign vectors of every partition of a :class:`~dpstats.dask_engine.DaskModelFrame`, shape (m, p)."""
+def dask_sign_matrix(frame, *, lam, max_nonzero, total_rows=None):
+    """Local sign vectors of every partition of a :class:`~dpstats.dask_engine.DaskModelFrame`, shape (m, p).
+
+    ``total_rows`` is N of the local default thresholds: the input row count (public), which
+    is the default; never the number of complete rows left by ``na_action="omit"``.  A
+    partition left without rows votes 0 on every coordinate.
+    """
     dask, _ = require_dask()
-    columns = [f"v{j}" for j in range(frame.p)]
-    meta = pd.DataFrame({c: pd.Series(dtype=np.int8) for c in columns})
-    signs = frame.ddf.map_partitions(_partition_signs, frame.spec, frame.n, lam, max_nonzero, columns, meta=meta,
-                                     enforce_metadata=False, align_dataframes=False)
-    return dask.delayed(stack_sign_vectors)(*signs.to_delayed()).compute().astype(np.int64)
+    total_rows = frame.n_rows_input if total_rows is None else int(total_rows)
+    # One task per partition (not map_partitions, which would have to tokenize the design
+    # plan); pure=False: nothing is cached between calls.
+    vectors = [dask.delayed(_partition_signs, pure=False)(part, frame.spec, total_rows, lam, max_nonzero)
+               for part in frame.ddf.to_delayed()]
+    return dask.delayed(stack_sign_vectors, pure=False)(*vectors).compute().astype(np.int64)

@@ -6,6 +6,17 @@ labels ``machines=<array>``; a Dask DataFrame has one machine per partition).  E
 sends only a local sign vector (:mod:`dpstats.vote.local`); the server runs the mechanism
 below on the counts.
 
+Row counts (spec 05, section 5.8): the number of machines, the split and the total N in
+the local default thresholds come from the *input* row count (public) or the user's
+``machines``, never from the number of complete rows left by ``na_action="omit"`` (which
+is private: a replaced record may be complete in one data set and incomplete in the
+other).  Under ``na_action="omit"`` ``machines=m`` gives every complete row an i.i.d.
+uniform machine label (so a record that becomes incomplete leaves one machine and changes
+nothing else; an equal-size split would move every boundary), machine labels given by the
+caller are public assignments of the input rows (one label per input row; an incomplete
+row just leaves its machine), and a Dask partition is a machine whatever rows it loses.
+A machine left without rows votes 0 on every coordinate.
+
 Entry points
 ------------
 Regression: ``dp_select("y ~ .", data, method="dpvote", epsilon=1, k=10, machines=20)``.
@@ -360,12 +371,11 @@ def check_design(frame, size, options):
         if m < 2:
             raise InvalidArgumentError(f"DPVote needs at least 2 machines; the Dask DataFrame has {m} partition(s). "
                                        "Repartition it (ddf.repartition(npartitions=...)).")
-        empty = np.nonzero(frame.partition_rows == 0)[0]
-        if empty.size:
-            raise DataError(f"partitions {empty.tolist()} of the Dask DataFrame are empty; every machine needs rows. "
-                            "Repartition the data (ddf.repartition(npartitions=...)) or drop empty partitions.")
+        _dask_empty_partition_check(frame)
         return
-    n = frame.n
+    # Runs before the charge: only the input row count (public) may decide, never the
+    # number of complete rows left by na_action="omit" (frame.n).
+    n = frame.n_rows_input
     if machines is None:
         raise InvalidArgumentError("method='dpvote' needs machines= (the number of machines m >= 2, or one label "
                                    "per row) for in-memory data; a Dask DataFrame uses its partitions.")
@@ -374,14 +384,57 @@ def check_design(frame, size, options):
             raise InvalidArgumentError(f"machines={machines} exceeds the number of rows n={n}; every machine needs "
                                        "at least one row.")
     elif machines.size != n:
-        raise InvalidArgumentError(f"machines labels have length {machines.size} but the design has {n} rows.")
+        raise InvalidArgumentError(f"machines labels have length {machines.size} but data has {n} rows "
+                                   "(one label per row of data).")
 
 
-def _machine_groups(n, machines, rng):
+def _dask_empty_partition_check(frame):
+    """Refuse partitions that are empty in the input (``partition_rows``: input rows, public).
+
+    A partition emptied only by ``na_action="omit"`` is not refused (that would be a
+    free, data-dependent failure): it is a machine that votes 0 on every coordinate.
+    """
+    empty = np.nonzero(np.asarray(frame.partition_rows) == 0)[0]
+    if empty.size:
+        raise DataError(f"partitions {empty.tolist()} of the Dask DataFrame are empty; every machine needs rows. "
+                        "Repartition the data (ddf.repartition(npartitions=...)) or drop empty partitions.")
+
+
+#: How rows reach machines, as the ledger shows it (public: decided by the options and na_action).
+MACHINES_FROM = {
+    "split": "random assignment of rows to machines",
+    "iid": "i.i.d. uniform machine label per row (rows may be omitted; machines from the input rows)",
+    "labels": "machine labels given by the caller",
+    "labels_omit": "machine labels given by the caller (an omitted row leaves its machine)",
+}
+
+
+def _machine_groups(n, machines, rng, *, rows_may_drop=False, n_input=None, kept_rows=None):
+    """Row indices (into the design's n rows) of each machine, and how they were formed.
+
+    ``machines`` is an int m or the 0-based label codes of the *input* rows.  With
+    ``rows_may_drop`` (na_action="omit") an int m gives i.i.d. uniform labels: ``n_input``
+    are drawn (the number of draws is public) and the design's row t takes the label of
+    input row ``kept_rows[t]`` (the first n labels when ``kept_rows`` is None: the labels
+    are still i.i.d.).  Caller's labels are restricted to the kept input rows.
+    """
+    n_input = n if n_input is None else int(n_input)
     if isinstance(machines, int):
-        # Uniformly random assignment, equal sizes up to one (spec 04, section 4.4).
-        return np.array_split(rng.permutation(n), machines)
-    return [np.nonzero(machines == g)[0] for g in range(int(machines.max()) + 1)]
+        if not rows_may_drop:
+            # Uniformly random assignment, equal sizes up to one (spec 04, section 4.4).
+            return np.array_split(rng.permutation(n), machines), "split"
+        labels = rng.integers(machines, size=n_input)
+        labels = labels[np.asarray(kept_rows, dtype=np.int64)] if kept_rows is not None else labels[:n]
+        return [np.flatnonzero(labels == g) for g in range(machines)], "iid"
+    m = int(machines.max()) + 1  # machines named by the caller (public), even if one loses every row
+    codes = machines
+    if kept_rows is not None:
+        codes = machines[np.asarray(kept_rows, dtype=np.int64)]
+    elif machines.size != n:
+        raise DataError("machine labels cannot be matched to the complete rows: this design does not record "
+                        "which rows na_action='omit' kept. Drop the incomplete rows (and their labels) before "
+                        "the call.")
+    return [np.flatnonzero(codes == g) for g in range(m)], ("labels_omit" if rows_may_drop else "labels")
 
 
 def local_sign_matrix(X, y, groups, *, total_rows, lam, max_nonzero, intercept):
@@ -396,17 +449,20 @@ def run(task) -> MethodOutcome:
     opts = task.options
     max_nonzero = opts["local_size"] or k
     model = "mean" if frame.response is None else "regression"
+    # N of the local default thresholds: the input row count (public), never the number of
+    # complete rows left by na_action="omit".
+    n_input = task.n_input if task.n_input is not None else frame.n_rows_input
     if getattr(frame, "is_dask", False):
         from .dask_backend import dask_sign_matrix
 
-        V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero)
+        V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero, total_rows=n_input)
         source = f"Dask DataFrame, one machine per partition ({frame.npartitions})"
     else:
-        groups = _machine_groups(frame.n, opts["machines"], task.rng)
-        V = local_sign_matrix(frame.X, frame.y, groups, total_rows=frame.n, lam=opts["lam"],
+        groups, how = _machine_groups(frame.n, opts["machines"], task.rng, rows_may_drop=task.rows_may_drop,
+                                      n_input=n_input, kept_rows=getattr(task, "kept_rows", None))
+        V = local_sign_matrix(frame.X, frame.y, groups, total_rows=n_input, lam=opts["lam"],
                               max_nonzero=max_nonzero, intercept=frame.intercept)
-        source = ("random assignment of rows to machines" if isinstance(opts["machines"], int)
-                  else "machine labels given by the caller")
+        source = MACHINES_FROM[how]
     counts = vote_counts(V)
     m = V.shape[0]
     local_rule = ("thresholded local means" if model == "mean" else f"local Lasso, smallest lambda >= lambda_0 "

@@ -121,13 +121,18 @@ def local_sign_vector(X, y, *, total_rows: int, lam=None, max_nonzero: int, inte
         The machine's candidate columns.
     y : ndarray (n_k,) or None
     total_rows : int
-        N, the total number of rows over all machines (public).
+        N, the total number of rows over all machines (public): the input row count,
+        never the number of complete rows left by ``na_action="omit"`` (which is private).
     lam : float or None
         The threshold (mean model) or lambda_0 (regression); None for the defaults above.
     max_nonzero : int
         K of seed 001 eq. (15) (regression only).
     """
     X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        # A machine left without rows (e.g. every row omitted by na_action="omit") has no
+        # signal: it votes 0 everywhere.
+        return np.zeros(X.shape[1], dtype=np.int8)
     if y is None:
         threshold = default_mean_threshold(X, total_rows) if lam is None else float(lam)
         return mean_signs(X, threshold)
