@@ -20,7 +20,7 @@ import pandas as pd
 
 
 def make_partition(index, rows, p, s):
-    """Sparse Toeplitz regression rows for one partition, seeded by its index (seed 001, section 5.2)."""
+    """Sparse Toeplitz regression rows for one partition, seeded by its index (Liu et al. 2022, section 5.2)."""
     gen = np.random.default_rng(1000 + index)
     # AR(1) columns have Toeplitz covariance 0.5^|i-j|, generated without a p x p Cholesky.
     X = np.empty((rows, p))

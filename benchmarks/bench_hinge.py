@@ -2,8 +2,8 @@
 
 Part 1 times HingeObjective.values on every s-subset of p = 12 columns at n = 500
 (the squared-loss RidgeBallObjective on the same supports is timed as the baseline in the
-same run).  Part 2 draws data from seed 000 Appendix D.2's process
-(simulate(..., family="binomial"): y = 1{x'beta* + noise > 0}, Toeplitz design) and
+same run).  Part 2 draws data from the process of Prastakos, Behdin and Mazumder (2025),
+Appendix D.2 (simulate(..., family="binomial"): y = 1{x'beta* + noise > 0}, Toeplitz design) and
 reports, for each n, the exact probability that the exponential mechanism with
 loss="hinge" returns the true support (the mean over replicates of the curator's
 P(true support)) and how often the non-private best support is the true one.

@@ -1,7 +1,8 @@
 """Seconds per 1000 iterations of the MCMC baseline (method="mcmc") at (n, p, s) = (1000, 250, 7).
 
-Design: dpstats.simulate (seed 000's design: Toeplitz rho = 0.1, snr = 5), bounds (1, 1),
-radius 1.1, ridge 100 (the seeds' Lambda), epsilon 1.  Rows printed:
+Design: dpstats.simulate (the Toeplitz design of Prastakos, Behdin and Mazumder 2025:
+rho = 0.1, snr = 5), bounds (1, 1), radius 1.1, ridge 100 (the papers' Lambda), epsilon 1.
+Rows printed:
 
 * ``mcmc chain (incremental)`` -- :func:`dpstats.bss.mcmc.run_chains`, one chain, the code
   path of ``dp_select(method="mcmc")``: each swap updates one row/column of the chain's

@@ -2,23 +2,9 @@
 
 Settings: rho = 0.1, SNR = 5, sigma as in dpstats.simulate, b_x = b_y = 1, r = 1.1,
 ridge = 100 (unscaled objective), R = 100, forced intercept (as ``dp_select("y ~ .")``).
-Prints wall time, MILP solves and cuts per query, and peak memory (ru_maxrss).
-
-Measured on the 2-core machine (2026-11-21, squared loss, every query certified, 0 MILP
-solves: the exact block search of dpstats/bss/blocks.py certifies all of them):
-(1000, 250, 7) best 0.02 s, top-100 0.02 s, all S^(i) 1.7 s; (1000, 1000, 5) 0.03 / 0.02 /
-2.7 s; (10000, 10000, 5) matrix-free 16 / 1.5 / 4.1 s, peak 3.2 GB (X is 763 MB, the rest
-is simulate's data frame); ridge 10 at (500, 100, 5) 0.01 / 0.00 / 0.05 s; ridge 1 at
-(200, 50, 5) 0.01 / 0.01 / 0.15 s.  Hinge top-100 (``--hinge``, median of 9 runs, engine
-set-up included, every query certified with 0 MILP solves; three runs of the script):
-0.013-0.014 s at (500, 100, 5) and 0.029-0.031 s at (1000, 250, 5), against 0.005-0.006 s
-and 0.011-0.012 s for the least squares in the same run: ratios 2.40-2.42 and 2.55-2.66
-(``--seed 2``: 2.28 and 2.61; ``--seed 3``: 2.28 and 2.57; issue 6's target is 3).
-Earlier: 10-13x before the dual ascent, the banded Newton levels and the dual-bound route
-for the best support; 4.3-4.4x before the exact line search, the active-set candidates, the
-shared drop-one batch and the upper-bound fill; 2.8-3.4x before the reused work arrays, the
-ridge start, the masked dual ascent and the wider first band.  A first query in a fresh
-process pays its page faults: 0.024 s and 0.044 s.
+Prints wall time, MILP solves and cuts per query, and peak memory (ru_maxrss).  With
+``--hinge``: the hinge-loss top-100 (median of 9 runs) next to the least-squares query in
+the same run, and their ratio.  Recorded numbers: benchmarks/README.md.
 
 Run:  python benchmarks/bench_top_r.py [--large] [--mistakes-limit SECONDS]
       python benchmarks/bench_top_r.py --case 500 100 5 --ridge 10   (small-ridge cases)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ from .errors import InvalidArgumentError, InvalidTypeError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
 from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
-from .methods import SelectionTask, get_method
+from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
 from .privacy.bounds import AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds
 from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
@@ -38,8 +39,9 @@ from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
 #: Default ridge per row: ``ridge="auto"`` uses lam = RIDGE_PER_ROW * n, which is 100 at
-#: n = 1000 -- the setting of the seed papers' experiments (the 000 reference code's
-#: Lambda = 100 with its 1/(2n) scaling; seed 002 section 3) -- and keeps the shrinkage
+#: n = 1000 -- the setting of the private best-subset papers' experiments (the Lambda = 100
+#: of the reference code of Prastakos, Behdin and Mazumder 2025, with its 1/(2n) scaling;
+#: Behdin, Prastakos and Mazumder 2024, section 3) -- and keeps the shrinkage
 #: relative to X'X (which grows like n) the same at every n.  n is public under
 #: replace-one neighbours.
 RIDGE_PER_ROW = 0.1
@@ -144,8 +146,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         (exponential, top_r, mistakes) and dpvote (one machine per partition) run on it
         (:mod:`dpstats.dask_engine`; `pip install dpstats[dask]`).
     method : str
-        ``"exponential"`` (exact exponential mechanism over all supports, small p);
-        other methods as they are registered (see :func:`dpstats.available_methods`).
+        ``"exponential"`` (exact exponential mechanism over all supports, small p),
+        ``"top_r"``, ``"mistakes"``, ``"mcmc"``, ``"dp_sis"``, ``"kendall"``,
+        ``"samp_agg"`` or ``"dpvote"`` (see :func:`dpstats.available_methods`).  Every
+        method, argument and option with its default is listed in docs/methods.md.
     epsilon : float
         Total privacy budget of the call (``math.inf`` gives the non-private answer).
         Shares: 5 % for ``bounds="auto"``, 10 % for the sign step (``signs``), the rest
@@ -160,7 +164,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     radius : float, default 1.0
         r, the radius of the l2 ball on the coefficients.
     ridge : float or "auto", default "auto"
-        lam >= 0; "auto" is ``RIDGE_PER_ROW * n`` = 0.1 n (100 at n = 1000, the seeds' setting).
+        lam >= 0; "auto" is ``RIDGE_PER_ROW * n`` = 0.1 n (100 at n = 1000, the papers' setting).
     R : int, default 100
         Number of best supports enumerated by ``top_r``.
     random_state : None, int or numpy.random.Generator
@@ -182,7 +186,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         Progress messages from long computations, each line labelled "[curator only]"
         (they quote objective values and bounds).
     **method_options
-        Options of the chosen method (e.g. ``max_enumerate`` for "exponential").
+        Options of the chosen method (e.g. ``max_enumerate`` for "exponential"); the
+        options of every method, with their defaults, are listed in docs/methods.md.
 
     Returns
     -------
@@ -190,165 +195,282 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
 
     References
     ----------
-    Seeds 000 and 002 (private best subset selection), 003 and 004 (private screening),
-    001 (distributed majority vote); see ``shared/spec`` for the precise mechanisms.
+    Private best subset selection: Behdin, Prastakos and Mazumder (2024); Prastakos,
+    Behdin and Mazumder (2025).  Private screening: Swope, Khanna, Doldo, Roy and Raff
+    (2024); Dick, Gillenwater and Joseph (2023).  Distributed majority vote: Liu, Tu, Mao
+    and Chen (2022).  Each method's module docstring states its mechanism and privacy
+    guarantee precisely; docs/privacy.md states the rules every call follows and
+    docs/references.md gives the full references.
     """
-    # 1. Arguments, from their values alone.
+    call = _validate_arguments(
+        method=method, epsilon=epsilon, s=s, k=k, bounds=bounds, radius=radius, ridge=ridge, R=R,
+        random_state=random_state, accountant=accountant, signs=signs, na_action=na_action, verbose=verbose,
+        infer_levels=infer_levels, method_options=method_options, data=data)
+    _check_budget(call)
+    plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
+    _check_budget(call)  # the exact cost, now that the design's public shape is known
+    _charge(call)
+    # From here on the data's values are read; a failure keeps the charge.
+    frame = plan if frame_data is None else materialise(plan, frame_data)
+    ledger = _start_ledger(call, plan)
+    clipped = _clip(call, frame, ledger)
+    outcome, support_idx = _select(call, plan, frame, clipped, ledger)
+    signs_series, signs_private, curator = _signs(call, plan, frame, clipped, outcome, support_idx, ledger)
+    if not math.isinf(call.epsilon) and ledger.total_epsilon > call.total_epsilon * (1 + 1e-12):
+        raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
+    return _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator)
+
+
+@dataclass
+class _Call:
+    """The validated arguments of one call and the cost planned from them (public only)."""
+
+    meth: object
+    epsilon: float
+    size: int
+    bounds: object
+    radius: float
+    ridge: object
+    user_ridge: object
+    R: int
+    sign_share: float
+    na_action: object
+    rng: RandomSource
+    accountant: object
+    verbose: bool
+    infer_levels: tuple
+    options: dict
+    method_options: dict
+    given: dict
+    context: dict
+    response_type: str
+    bounds_eps: float = 0.0
+    sign_eps: float = 0.0
+    selection_eps: float = 0.0
+    total_epsilon: float = 0.0
+    total_delta: float = 0.0
+
+    @property
+    def label(self):
+        return f"dp_select(method={self.meth.name!r})"
+
+
+def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, random_state, accountant, signs,
+                        na_action, verbose, infer_levels, method_options, data) -> _Call:
+    """Stage 1: every argument, from its value alone."""
     meth = get_method(method)
     epsilon = _check_epsilon(epsilon, meth)
     size = _check_size(meth, s, k)
     radius = _check_real("radius", radius, 0.0, allow_zero=False)
+    user_ridge = ridge
     if not (isinstance(ridge, str) and ridge == "auto"):
         ridge = _check_real("ridge", ridge, 0.0, allow_zero=True)
     R = _check_positive_int("R", R)
-    sign_share = 0.0 if meth.native_signs else _check_signs(signs)
+    sign_share = _check_signs(signs)
+    if meth.native_signs:
+        if signs is not True:
+            raise InvalidArgumentError(f"method {meth.name!r} computes its signs as part of its mechanism; "
+                                       "signs= does not apply to it (leave the default).")
+        sign_share = 0.0
     na_action = check_na_action(na_action)
+    if not meth.needs_bounds and bounds is not None:
+        raise InvalidArgumentError(f"method {meth.name!r} uses no bounds (it needs no clipping); leave bounds=None.")
     bounds = check_bounds(bounds, required=meth.needs_bounds)
     rng = RandomSource(random_state)
     if accountant is not None and not isinstance(accountant, Accountant):
         raise InvalidTypeError(f"accountant must be a dpstats.Accountant; got {type(accountant).__name__}.")
     if not isinstance(verbose, bool):
         raise InvalidTypeError(f"verbose must be True or False; got {verbose!r}.")
-    unknown = sorted(set(method_options) - set(meth.option_names))
-    if unknown:
+    infer_levels = _check_infer_levels(infer_levels)
+    if is_dask_dataframe(data) and not meth.supports_dask:
         raise InvalidArgumentError(
-            f"unknown option(s) {unknown} for method {meth.name!r}; it accepts {list(meth.option_names) or 'none'}."
-        )
+            f"method {meth.name!r} needs the rows of the data in memory and does not run on a Dask DataFrame; "
+            f"methods that do: {[m for m in available_methods() if get_method(m).supports_dask]}. Or pass a pandas "
+            "DataFrame.")
     # n_rows, n_candidates and intercept are public under replace-one neighbours but known
     # only once the formula is expanded; a method whose cost needs them returns a lower
-    # bound until then (see step 3).
-    context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds,
+    # bound until then (the budget is checked again after stage 3).
+    context = {"epsilon": epsilon, "size": size, "radius": radius, "R": R, "bounds": bounds, "ridge": ridge,
                "n_rows": None, "n_candidates": None, "intercept": None}
-    options = meth.check_options(method_options, context)
+    options = meth.validate_options(method_options, context)
     response_type = meth.response_type(options)
     if response_type == "binary" and is_dask_dataframe(data):
         raise InvalidArgumentError(
             "loss='hinge' needs the rows of the data (the hinge objective has no sufficient statistics); "
             "it is not available on a Dask DataFrame. Collect a sample you may analyse, or use the squared loss."
         )
+    given = {"radius": radius, "ridge": user_ridge, "signs": signs, "na_action": na_action,
+             "random_state": random_state}
+    call = _Call(meth=meth, epsilon=epsilon, size=size, bounds=bounds, radius=radius, ridge=ridge,
+                 user_ridge=user_ridge, R=R, sign_share=sign_share, na_action=na_action, rng=rng,
+                 accountant=accountant, verbose=verbose, infer_levels=infer_levels, options=options,
+                 method_options=dict(method_options), given=given, context=context, response_type=response_type)
+    # Stage 2: the cost, from public parameters only.
+    call.bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
+    call.sign_eps = sign_share * epsilon
+    call.selection_eps = epsilon if math.isinf(epsilon) else epsilon - call.bounds_eps - call.sign_eps
+    return call
 
-    # 2. The full cost, from public parameters only.
-    bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
-    sign_eps = sign_share * epsilon
-    selection_eps = epsilon if math.isinf(epsilon) else epsilon - bounds_eps - sign_eps
-    label = f"dp_select(method={meth.name!r})"
-    total_eps, sel_cost_delta = _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context)
-    if accountant is not None:
-        accountant.check(total_eps, sel_cost_delta, label=label)
 
-    # 3. The design, planned from the formula and the public schema; errors here charge nothing.
-    eval_env = patsy.EvalEnvironment.capture(1)
+def _check_infer_levels(infer_levels):
+    if isinstance(infer_levels, str):
+        return (infer_levels,)
+    try:
+        names = tuple(infer_levels)
+    except TypeError:
+        raise InvalidTypeError(f"infer_levels must be a list of column names; got {infer_levels!r}.") from None
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidTypeError(f"infer_levels must be a list of column names; got {infer_levels!r}.")
+    return names
+
+
+def _check_budget(call):
+    """Stage 2 (and again after stage 3): the exact cost; an accountant may refuse it."""
+    call.total_epsilon, call.total_delta = _planned_cost(call.meth, call.epsilon, call.bounds_eps,
+                                                         call.selection_eps, call.sign_eps, call.options, call.context)
+    if call.accountant is not None:
+        call.accountant.check(call.total_epsilon, call.total_delta, label=call.label,
+                              neighbours=call.meth.neighbours)
+
+
+def _plan_design(call, formula, data, eval_env):
+    """Stage 3: the design from the formula and the public schema, and every public check."""
+    meth = call.meth
     if is_dask_dataframe(data):
         from .dask_engine import build_dask_model_frame
 
-        plan = build_dask_model_frame(formula, data, na_action=na_action, require_response=meth.needs_response,
-                                      infer_levels=infer_levels)
+        plan = build_dask_model_frame(formula, data, na_action=call.na_action, require_response=meth.needs_response,
+                                      infer_levels=call.infer_levels)
         frame_data = None
     else:
-        plan, frame_data = plan_pandas_design(formula, data, na_action=na_action, require_response=meth.needs_response,
-                                              eval_env=eval_env, response_type=response_type,
-                                              infer_levels=infer_levels)
-    if size > plan.p:
+        plan, frame_data = plan_pandas_design(formula, data, na_action=call.na_action,
+                                              require_response=meth.needs_response, eval_env=eval_env,
+                                              response_type=call.response_type, infer_levels=call.infer_levels)
+    missing = missing_requirements(meth.requirements(call.options, plan.response is not None))
+    if missing:
         raise InvalidArgumentError(
-            f"{meth.size_argument}={size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
+            f"method {meth.name!r} needs {', '.join(missing)} for this call, which is not installed: "
+            f"pip install {' '.join(missing)}")
+    if call.size > plan.p:
+        raise InvalidArgumentError(
+            f"{meth.size_argument}={call.size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
         )
-    if meth.check_size is not None:
-        meth.check_size(plan.p, size, options)
-    if meth.check_design is not None:
-        meth.check_design(plan, size, options)
+    call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
+    meth.check_size(plan.p, call.size, call.options, call.context)
+    meth.check_design(plan, call.size, call.options, call.context)
     if meth.needs_bounds:
-        check_bounds_keys(bounds, plan.terms, plan.response, plan.categorical_terms,
-                          response_required=(response_type != "binary"))
-    # The exact cost, now that the public shape of the design is known; a refusal here
-    # still charges nothing and no mechanism has run.
-    context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
-    total_eps, sel_cost_delta = _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context)
-    if accountant is not None:
-        accountant.check(total_eps, sel_cost_delta, label=label)
-    user_ridge = ridge
-    if ridge == "auto":
+        check_bounds_keys(call.bounds, plan.terms, plan.response, plan.categorical_terms,
+                          response_required=(call.response_type != "binary"))
+    if call.ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.
-        ridge = RIDGE_PER_ROW * plan.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
+        call.ridge = RIDGE_PER_ROW * plan.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
+    return plan, frame_data
 
-    # 4. Charge, then read the data's values and run the mechanisms.  From here on a
-    # failure keeps the charge (module docstring).
-    if accountant is not None:
-        accountant.charge(total_eps, sel_cost_delta, label=label, condition=meth.charge_condition(options))
-    frame = plan if frame_data is None else materialise(plan, frame_data)
+
+def _charge(call):
+    """Stage 4: the charge; everything before it was free."""
+    if call.accountant is not None:
+        call.accountant.charge(call.total_epsilon, call.total_delta, label=call.label,
+                               condition=call.meth.charge_condition(call.options),
+                               neighbours=call.meth.neighbours)
+
+
+def _start_ledger(call, plan):
     ledger = Ledger(caveats=plan.caveats)
-    if na_action == "omit":
+    if call.na_action == "omit":
         ledger.caveat(OMIT_CAVEAT)
-    if rng.seeded:
+    if call.rng.seeded:
         ledger.caveat("seeded: reproducible, not for release")
+    return ledger
+
+
+def _clip(call, frame, ledger):
+    """Stage 5: public or privately estimated bounds, and the clipped data (None without bounds)."""
+    if not call.meth.needs_bounds:
+        return None
     clip = dask_clip_to_bounds if getattr(frame, "is_dask", False) else clip_to_bounds
-    clipped = clip(frame, bounds if meth.needs_bounds else (1.0, 1.0), bounds_eps, rng,
-                   categorical_terms=frame.categorical_terms) if meth.needs_bounds else None
-    if clipped is not None:
-        for entry in clipped.entries:
-            ledger.add(entry)
-    task = SelectionTask(data=clipped if clipped is not None else frame, terms=frame.terms, size=size,
-                         epsilon=selection_eps, radius=radius, ridge=ridge, R=R, rng=rng, options=options,
-                         verbose=verbose, cost_context=dict(context),
-                         n_input=frame.n_rows_input, rows_may_drop=(na_action == "omit"),
-                         kept_rows=getattr(frame, "kept_rows", None))
-    outcome = meth.run(task)
+    clipped = clip(frame, call.bounds, call.bounds_eps, call.rng, categorical_terms=frame.categorical_terms)
+    for entry in clipped.entries:
+        ledger.add(entry)
+    return clipped
+
+
+def _select(call, plan, frame, clipped, ledger):
+    """Stage 6: the method's selection mechanism."""
+    task = SelectionTask(data=clipped if clipped is not None else frame, terms=plan.terms, size=call.size,
+                         epsilon=call.selection_eps, radius=call.radius, ridge=call.ridge, R=call.R, rng=call.rng,
+                         options=call.options, verbose=call.verbose, cost_context=dict(call.context),
+                         n_input=plan.n_rows_input, rows_may_drop=(call.na_action == "omit"),
+                         kept_rows=getattr(frame, "kept_rows", None), response=plan.response)
+    outcome = call.meth.run(task)
     for entry in outcome.entries:
         ledger.add(entry)
     for text in outcome.caveats:
         ledger.caveat(text)
-    support_idx = np.asarray(outcome.support, dtype=np.int64)
-    support = [frame.terms[j] for j in support_idx]
+    return outcome, np.asarray(outcome.support, dtype=np.int64)
 
-    signs_series = pd.Series(0, index=frame.terms, dtype="Int64")
+
+def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
+    """Stage 7: the method's native signs, or the shared private sign step."""
+    terms = plan.terms
+    support = [terms[j] for j in support_idx]
+    signs_series = pd.Series(0, index=terms, dtype="Int64")
     curator = dict(outcome.curator)
-    signs_private = False
     if outcome.signs is not None:
         signs_series[:] = np.asarray(outcome.signs, dtype=np.int64)
-        signs_private = True
-    elif sign_share > 0 and support:
-        signs_series[support] = pd.NA
-        sign_data = clipped if clipped is not None else _unclipped_data(frame)
-        drawn, counts, n_blocks = _private_signs(sign_data, support_idx, meth, radius, ridge, sign_eps, outcome, rng,
-                                       n_input=plan.n_rows_input, rows_may_drop=(na_action == "omit"))
-        signs_series[support] = drawn
-        signs_private = True
-        ledger.add(LedgerEntry(
-            mechanism="private signs by block majority vote (exponential mechanism per term)",
-            epsilon=sign_eps, neighbours=meth.neighbours,
-            released={"signs": {t: int(v) for t, v in zip(support, drawn)}},
-            details={"blocks": n_blocks, "sensitivity": 1.0,
-                     "epsilon_per_term": sign_eps / len(support)},
-        ))
-        curator["sign_votes (-1, 0, +1)"] = {t: counts[i].tolist() for i, t in enumerate(support)}
-        curator["probability_sign_is_block_majority"] = {
-            t: float(np.exp(sign_log_probabilities(counts, sign_eps)[i][np.argmax(counts[i])]))
-            for i, t in enumerate(support)}
-    else:
-        signs_series[support] = pd.NA
+        return signs_series, True, curator
+    signs_series[support] = pd.NA
+    if not (call.sign_share > 0 and support):
+        return signs_series, False, curator
+    sign_data = clipped if clipped is not None else _unclipped_data(frame)
+    drawn, counts, n_blocks = _private_signs(sign_data, support_idx, call.meth, call.radius, call.ridge,
+                                             call.sign_eps, outcome, call.rng, n_input=plan.n_rows_input,
+                                             rows_may_drop=(call.na_action == "omit"))
+    signs_series[support] = drawn
+    ledger.add(LedgerEntry(
+        mechanism="private signs by block majority vote (exponential mechanism per term)",
+        epsilon=call.sign_eps, neighbours=call.meth.neighbours,
+        released={"signs": {t: int(v) for t, v in zip(support, drawn)}},
+        details={"blocks": n_blocks, "sensitivity": 1.0, "epsilon_per_term": call.sign_eps / len(support)},
+    ))
+    curator["sign_votes (-1, 0, +1)"] = {t: counts[i].tolist() for i, t in enumerate(support)}
+    curator["probability_sign_is_block_majority"] = {
+        t: float(np.exp(sign_log_probabilities(counts, call.sign_eps)[i][np.argmax(counts[i])]))
+        for i, t in enumerate(support)}
+    return signs_series, True, curator
 
-    # What the mechanisms recorded may never exceed what was planned and charged.
-    if not math.isinf(epsilon) and ledger.total_epsilon > total_eps * (1 + 1e-12):
-        raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {total_eps}")
 
-    shown = [("radius", radius if radius != 1.0 else None),
-             ("ridge", ridge if user_ridge != "auto" else None),
-             ("signs", signs if signs is not True else None),
-             ("na_action", na_action if na_action != "raise" else None),
-             ("random_state", random_state if isinstance(random_state, int) else None)]
+def _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator):
+    """Stage 8: the result, with the public call (only parameters the method uses)."""
+    meth = call.meth
+    uses = set(meth.uses)
+    given = call.given
+    shown = [("radius", call.radius if ("radius" in uses and call.radius != 1.0) else None),
+             ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
+             ("signs", given["signs"] if (given["signs"] is not True and not meth.native_signs) else None),
+             ("na_action", call.na_action if call.na_action != "raise" else None),
+             ("random_state", given["random_state"] if isinstance(given["random_state"], int) else None)]
     extra = {k_: v for k_, v in shown if v is not None}
-    extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in method_options.items()})
-    if infer_levels:
-        extra["infer_levels"] = list(infer_levels) if not isinstance(infer_levels, str) else [infer_levels]
-    public_call = {"formula": formula, "method": meth.name, "epsilon": "inf" if math.isinf(epsilon) else epsilon,
-                   meth.size_argument: size, "radius": radius, "ridge": ridge, "R": R,
-                   "signs_share": sign_share, "bounds": _public_bounds(bounds),
-                   "na_action": na_action, "options": _public_options(options)}
-    call = _format_call(formula, data, meth.name, epsilon, meth.size_argument, size, bounds, extra)
-    return SelectionResult(call=call, method=meth.name, title=meth.title, formula=formula, response=frame.response,
-                           terms=frame.terms, support=support, signs=signs_series, signs_private=signs_private,
-                           ledger=ledger, public_call=public_call, released_extras=outcome.released,
-                           curator=curator, intercept=frame.intercept)
+    extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in call.method_options.items()})
+    if call.infer_levels:
+        extra["infer_levels"] = list(call.infer_levels)
+    public_call = {"formula": formula, "method": meth.name,
+                   "epsilon": "inf" if math.isinf(call.epsilon) else call.epsilon, meth.size_argument: call.size}
+    public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
+                        "bounds": _public_bounds(call.bounds)})
+    public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in uses}
+    if not meth.native_signs:
+        public_call["signs_share"] = call.sign_share
+    public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
+    if call.infer_levels:
+        public_call["infer_levels"] = list(call.infer_levels)
+    text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument, call.size,
+                        call.bounds if meth.needs_bounds else None, extra)
+    return SelectionResult(call=text, method=meth.name, title=meth.title, formula=formula, response=plan.response,
+                           terms=plan.terms, support=[plan.terms[j] for j in support_idx], signs=signs_series,
+                           signs_private=signs_private, ledger=ledger, public_call=public_call,
+                           released_extras=outcome.released, curator=curator, intercept=plan.intercept)
 
 
 def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context):
@@ -385,7 +507,7 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     if meth.size_argument == "k":
         ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
     if hasattr(clipped, "block_sign_votes"):
-        # Data on Dask: the partitions are the blocks (spec 05, section 5.7, "the method's own blocks").
+        # Data on Dask: the partitions are the blocks (docs/privacy.md, "Private signs": "the method's own blocks").
         # The number of partitions is public (it is part of the Dask DataFrame's schema).
         return (*_signs_from_votes(clipped.block_sign_votes(columns, report, ridge, radius), epsilon, rng),
                 clipped.frame.npartitions)

@@ -1,4 +1,4 @@
-"""Dask as the engine for data that outgrows one machine (spec 04, section 4.4).
+"""Dask as the engine for data that outgrows one machine.
 
 A ``dask.dataframe.DataFrame`` passed as ``data`` is never collected on the client.
 What leaves a partition is, by construction, small and of a public shape:
@@ -73,7 +73,7 @@ def partition_design(pdf, plan):
 
 
 def _partition_lengths(ddf):
-    """Input rows per partition: a count, public under the neighbour relations of spec 05."""
+    """Input rows per partition: a count, public under the neighbour relations (docs/privacy.md)."""
     dask, _ = require_dask()
     return np.array(dask.compute(*[dask.delayed(len)(part) for part in ddf.to_delayed()]), dtype=np.int64)
 
@@ -154,16 +154,11 @@ def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=
 
 # --------------------------------------------------------------------- clipping
 def _clip_partition(x, y, clip):
-    kind = clip[0]
-    if kind == "scale":
-        _, scale, y_scale = clip
-        xc = np.clip(x / scale, -1.0, 1.0)
-        yc = None if y is None else np.clip(y / y_scale, -1.0, 1.0)
-    else:
-        _, b_x, b_y = clip
-        xc = np.clip(x, -b_x, b_x)
-        yc = None if y is None else np.clip(y, -b_y, b_y)
-    return xc, yc
+    from .privacy.bounds import clip_arrays
+
+    if clip[0] == "scale":
+        return clip_arrays(x, y, term_scale=clip[1], response_scale=clip[2])
+    return clip_arrays(x, y, b_x=clip[1], b_y=clip[2])
 
 
 def _with_intercept(xc, intercept, value):
@@ -260,18 +255,12 @@ class DaskClippedData:
 
 
 def _partition_sign_vote(pdf, spec, clip, intercept_value, columns, report, ridge, radius, n):
-    from .bss.objective import RidgeBallObjective, SufficientStats
+    from .mechanisms.signs import block_vote
 
     x, y = partition_design(pdf, spec)
     xc, yc = _clip_partition(x, y, clip)
     design = _with_intercept(xc, spec.intercept, intercept_value)[:, list(columns)]
-    out = np.zeros(len(report), dtype=np.int64)
-    block_ridge = ridge * design.shape[0] / n
-    if design.shape[0] == 0 or (block_ridge == 0 and np.linalg.matrix_rank(design) < len(columns)):
-        return out
-    sol = RidgeBallObjective(SufficientStats.from_arrays(design, yc), block_ridge, radius).solve(
-        np.arange(len(columns)))
-    return np.sign(sol.coef[list(report)]).astype(np.int64)
+    return block_vote(design, yc, report, ridge * design.shape[0] / n, radius)
 
 
 def dask_sufficient_statistics(frame: DaskModelFrame, clip, intercept_value):

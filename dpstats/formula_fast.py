@@ -1,7 +1,8 @@
 """A linear-time path for the simplest formulas.
 
 patsy parses ``y ~ x0 + x1 + ...`` recursively and builds the design term by term; both
-cost O(p^2) for p columns (about 50 s at p = 10^4).  Most wide calls are ``y ~ .`` or
+cost O(p^2) for p columns (benchmarks/bench_formula.py; numbers in benchmarks/README.md).
+Most wide calls are ``y ~ .`` or
 ``y ~ . - id``: sums and differences of plain numeric columns.  For those this module
 computes the terms exactly as patsy would, in O(p), and builds the design with a single
 float64 allocation.  Anything else returns ``None`` so that the caller falls back to the

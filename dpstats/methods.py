@@ -1,8 +1,11 @@
-"""The registry of selection methods behind ``dp_select(method=...)``.
+"""The registry of selection methods behind ``dp_select(method=...)``, and their contract.
 
 Each method lives in its own module next to its privacy statement and defines a
-module-level ``METHOD = Method(...)``.  The registry maps public names to modules and
-imports them on first use, so adding a method is one line here and one module.
+subclass of :class:`SelectionMethod` with an instance ``METHOD``: declared options (one
+validator, :mod:`dpstats.method_options`), declared optional dependencies, whether it
+runs on Dask, which common parameters it uses, and the hooks ``dp_select`` calls before
+the charge (all from public information).  The built-in methods are imported on first
+use; :func:`register_method` adds a new one.
 
 A method's ``run(task)`` receives a :class:`SelectionTask` (clipped data, public
 parameters, the call's random source, the epsilon share for selection) and returns a
@@ -15,15 +18,17 @@ accountant can refuse the call before the data is touched.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .errors import InvalidArgumentError, InvalidTypeError
+from .method_options import validate_options
 from .privacy.ledger import REPLACE_ONE
 
-# Public name -> module defining METHOD.
+# Public name -> module defining METHOD (imported on first use).
 _MODULES = {
     "exponential": "dpstats.bss.exhaustive",
     "top_r": "dpstats.bss.top_r",
@@ -34,66 +39,130 @@ _MODULES = {
     "samp_agg": "dpstats.screening.samp_agg",
     "dpvote": "dpstats.vote.dpvote",
 }
+#: Methods registered at run time with :func:`register_method`.
+_REGISTERED: dict = {}
+
+#: The common ``dp_select`` parameters a method may use (and that its call then records).
+COMMON_PARAMETERS = ("bounds", "radius", "ridge", "R")
 
 
-def _no_options(options, context):
-    return dict(options)
+class SelectionMethod:
+    """The contract every method behind ``dp_select(method=...)`` fulfils.
 
-
-def _plain_cost(epsilon, options, context):
-    return float(epsilon), 0.0
-
-
-def _numeric_response(options):
-    return "numeric"
-
-
-def _no_condition(options):
-    return None
-
-
-@dataclass(frozen=True)
-class Method:
-    """How ``dp_select`` runs one method.
+    A method is a subclass that sets the class attributes below and implements
+    :meth:`run`; the other hooks have defaults.  Every hook except :meth:`run` sees only
+    public information (the call's arguments, the formula's terms, the public schema),
+    because ``dp_select`` calls them before anything is charged.
 
     Attributes
     ----------
     name, title : str
-    run : callable(SelectionTask) -> MethodOutcome
     size_argument : "s" (subset size) or "k" (number of features)
-    option_names : names accepted in ``**method_options``
-    check_options : callable(options, context) -> dict, validates options before data access
-    check_size : callable(p, size, options) -> None, validates the problem size once p is known
-    selection_cost : callable(epsilon_share, options, context) -> (epsilon, delta) charged
-    check_design : callable(frame, size, options) -> None, optional; validates what depends on
-        the design's public shape (n, partitions) after the formula is evaluated and before
-        anything is charged
-    response_type : callable(options) -> "numeric" or "binary"; "binary" codes the response
-        -1 / +1 (hinge loss) and leaves it unclipped
+    options : tuple of :class:`dpstats.method_options.Option`
+        The method's ``**method_options``, validated by one validator.
+    uses : tuple of str
+        Which of ``bounds``, ``radius``, ``ridge``, ``R`` the method uses; the others are
+        neither validated against it nor recorded in its call.
+    requires : tuple of (module, pip requirement)
+        Optional dependencies for every call; :meth:`requirements` may add more for
+        particular options.  A missing one is refused before the charge with the pip
+        command, and :func:`available_methods` leaves the method out.
+    supports_dask : bool
+        Runs on a Dask DataFrame (otherwise refused before the charge).
+    neighbours : str
+        The neighbouring relation of its guarantee.
     """
 
-    name: str
-    title: str
-    run: Callable
+    name: str = ""
+    title: str = ""
     size_argument: str = "s"
     needs_response: bool = True
-    needs_bounds: bool = True
     native_signs: bool = False
     neighbours: str = REPLACE_ONE
-    option_names: tuple = ()
-    check_options: Callable = _no_options
-    check_size: Callable | None = None
-    selection_cost: Callable = _plain_cost
+    options: tuple = ()
+    uses: tuple = COMMON_PARAMETERS
+    requires: tuple = ()
+    supports_dask: bool = False
     allows_infinite_epsilon: bool = True
-    check_design: Callable | None = None
     #: Shown when epsilon=inf is refused: say what to use instead.
     infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
-    #: callable(validated options) -> "numeric" or "binary": how the formula's response is
-    #: coded (``"binary"``: -1 / +1, for the hinge loss), decided before data access.
-    response_type: Callable = _numeric_response
-    #: callable(validated options) -> str or None: the condition a conditional guarantee
-    #: holds under (shown with the accountant's charge), decided before data access.
-    charge_condition: Callable = _no_condition
+
+    @property
+    def needs_bounds(self) -> bool:
+        return "bounds" in self.uses
+
+    @property
+    def option_names(self) -> tuple:
+        return tuple(o.name for o in self.options)
+
+    def validate_options(self, given, context) -> dict:
+        """Declared options checked from their values, then the method's cross-option rules."""
+        return self.check_options(validate_options(self.options, given, self.name), context)
+
+    # ---- hooks with defaults (all before the charge, public information only)
+    def check_options(self, options, context) -> dict:
+        """Rules that involve several options or the call's public context."""
+        return options
+
+    def requirements(self, options, needs_response) -> tuple:
+        """Optional dependencies this call needs: (module, pip requirement) pairs."""
+        return self.requires
+
+    def check_size(self, p, size, options, context) -> None:
+        """Refuse problem sizes the method cannot handle (p and the size are public)."""
+
+    def check_design(self, plan, size, options, context) -> None:
+        """Checks on the planned design's public shape (terms, input rows, partitions)."""
+
+    def selection_cost(self, epsilon, options, context):
+        """(epsilon, delta) charged for the selection share ``epsilon`` (public parameters)."""
+        return float(epsilon), 0.0
+
+    def response_type(self, options) -> str:
+        """"numeric", or "binary" (coded -1 / +1 for the hinge loss)."""
+        return "numeric"
+
+    def charge_condition(self, options):
+        """The condition a conditional guarantee holds under, or None."""
+        return None
+
+    def run(self, task) -> "MethodOutcome":  # pragma: no cover - every method overrides it
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<dpstats method {self.name!r}: {self.title}>"
+
+
+def missing_requirements(requirements) -> list:
+    """The pip requirements of ``requirements`` whose module cannot be imported."""
+    missing = []
+    for module, pip_name in requirements:
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            missing.append(pip_name)
+    return missing
+
+
+def register_method(method: SelectionMethod, *, replace=False) -> SelectionMethod:
+    """Make ``method`` (a :class:`SelectionMethod` instance) available to ``dp_select``.
+
+    A new method is one module: subclass :class:`SelectionMethod`, declare its options,
+    implement ``run(task)`` (returning a :class:`MethodOutcome` whose ledger entries cover
+    everything it releases), and register an instance.  The conformance suite in the
+    tests runs against every registered method.
+    """
+    if not isinstance(method, SelectionMethod):
+        raise InvalidTypeError(f"register_method needs a SelectionMethod instance; got {type(method).__name__}.")
+    if not isinstance(method.name, str) or not method.name.isidentifier():
+        raise InvalidArgumentError(f"a method's name must be an identifier; got {method.name!r}.")
+    if method.size_argument not in ("s", "k"):
+        raise InvalidArgumentError(f"size_argument must be 's' or 'k'; got {method.size_argument!r}.")
+    unknown = set(method.uses) - set(COMMON_PARAMETERS)
+    if unknown:
+        raise InvalidArgumentError(f"uses names {sorted(unknown)}; choose from {COMMON_PARAMETERS}.")
+    if not replace and (method.name in _MODULES or method.name in _REGISTERED):
+        raise InvalidArgumentError(f"a method named {method.name!r} is already registered; pass replace=True.")
+    _REGISTERED[method.name] = method
+    return method
 
 
 @dataclass
@@ -123,6 +192,8 @@ class SelectionTask:
     #: Input-row positions of the rows in ``data`` when rows may have been dropped (None
     #: otherwise): block labels drawn per input row stay tied to the same record.
     kept_rows: Any = None
+    #: The response's name (public: it is in the formula), or None.
+    response: str | None = None
     _stats: Any = None
 
     @property
@@ -153,26 +224,32 @@ class MethodOutcome:
 
 
 def available_methods() -> list[str]:
-    """Names of the methods this installation can run."""
+    """Names of the methods this installation can run (their dependencies import)."""
     out = []
-    for name, module in _MODULES.items():
+    for name in list(_MODULES) + list(_REGISTERED):
         try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+            method = get_method(name)
+        except InvalidArgumentError:
             continue
-        out.append(name)
+        if not missing_requirements(method.requires):
+            out.append(name)
     return out
 
 
-def get_method(name) -> Method:
-    """The :class:`Method` registered under ``name``; a clear error otherwise."""
+def registered_methods() -> list[str]:
+    """Names of every registered method, whether or not its dependencies are installed."""
+    return list(_MODULES) + [n for n in _REGISTERED if n not in _MODULES]
+
+
+def get_method(name) -> SelectionMethod:
+    """The method registered under ``name``; a clear error otherwise."""
     if not isinstance(name, str):
         raise InvalidTypeError(f"method must be a string; got {type(name).__name__}.")
+    if name in _REGISTERED:
+        return _REGISTERED[name]
     module = _MODULES.get(name)
     if module is None:
-        raise InvalidArgumentError(f"unknown method {name!r}; choose one of {sorted(_MODULES)}.")
+        raise InvalidArgumentError(f"unknown method {name!r}; choose one of {registered_methods()}.")
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:

@@ -1,15 +1,16 @@
-"""Simulated data with the design of the seed papers (seeds 000 and 002, section 3 / 5).
+"""Simulated data with the design of the private best-subset papers' simulations.
 
-Rows x_i ~ N(0, Sigma) with the Toeplitz covariance Sigma_jk = rho^|j - k|, true
-coefficients beta*_j = 1/sqrt(s) at the 0-based indices 1, 3, ..., 2s - 1 (as in the
-000 reference code), and Gaussian noise scaled so that the realised signal-to-noise
-ratio ||X beta*||^2 / ||noise||^2 equals ``snr`` exactly.
+The design of Behdin, Prastakos and Mazumder (2024), section 3, and Prastakos, Behdin and
+Mazumder (2025), section 5: rows x_i ~ N(0, Sigma) with the Toeplitz covariance
+Sigma_jk = rho^|j - k|, true coefficients beta*_j = 1/sqrt(s) at the 0-based indices
+1, 3, ..., 2s - 1 (as in the authors' reference code), and Gaussian noise scaled so that
+the realised signal-to-noise ratio ||X beta*||^2 / ||noise||^2 equals ``snr`` exactly.
 
-``family="binomial"`` (seed 000, Appendix D.2, sparse classification with the hinge
-loss): the same design, coefficients and noise give the latent score
+``family="binomial"`` (Prastakos, Behdin and Mazumder 2025, Appendix D.2, sparse
+classification with the hinge loss): the same design, coefficients and noise give the latent score
 z = X beta* + noise, and the response is the class y = 1 if z > 0 else 0 (coded 0/1,
 which ``dp_select(..., loss="hinge")`` reads as the levels (0, 1) -> (-1, +1)).  The
-000 reference code (hinge_neurips.py) instead draws y = +1 with probability
+authors' reference code (hinge_neurips.py) instead draws y = +1 with probability
 1 / (1 + exp(-z)); ``link="logistic"`` reproduces that variant.
 """
 from __future__ import annotations
@@ -57,7 +58,7 @@ LINKS = ("sign", "logistic")
 
 
 def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian", link="sign") -> SimulatedData:
-    """Draw a sparse linear-regression data set with the seed papers' design.
+    """Draw a sparse linear-regression data set with the private best-subset papers' design.
 
     Parameters
     ----------
@@ -72,7 +73,7 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian",
         ``"binomial"``: y = 1 if x'beta* + noise > 0 else 0 (module docstring).
     link : "sign" or "logistic"
         Binomial only: the class is the sign of the noisy score (default), or drawn with
-        probability 1 / (1 + exp(-score)) as in the 000 reference code.
+        probability 1 / (1 + exp(-score)) as in the authors' reference code.
 
     Returns
     -------
@@ -80,7 +81,10 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian",
 
     References
     ----------
-    Seed 000 (section 5 and its reference code), seed 002 (section 3).
+    Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional
+    variable selection via integer programming, section 5 and its reference code;
+    Behdin, Prastakos and Mazumder (2024), Differentially private best subset selection
+    via integer programming, section 3.
     """
     for name, value in (("n", n), ("p", p), ("s", s)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:

@@ -338,7 +338,7 @@ def test_default_n_iter_is_documented():
 # ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(n_iter=0), dpstats.InvalidArgumentError, "n_iter must be >= 1"),
+    (dict(n_iter=0), dpstats.InvalidArgumentError, "n_iter must be an integer >= 1"),
     (dict(n_iter=-5), dpstats.InvalidArgumentError, "n_iter"),
     (dict(n_iter=10.0), dpstats.InvalidTypeError, "n_iter must be an integer"),
     (dict(n_iter="100"), dpstats.InvalidTypeError, "n_iter"),

@@ -3,10 +3,13 @@
 #
 # dpstats selects variables under differential privacy (DP) with one call: a formula,
 # a data frame, a method and a privacy budget epsilon.  This vignette runs the exact
-# exponential mechanism (seeds 000 and 002) on the diabetes data of Efron et al. (2004),
-# which ships with the package, and shows how to read what comes back.
+# exponential mechanism (McSherry and Talwar 2007) over the best subsets of the
+# least-squares objective of Behdin, Prastakos and Mazumder (2024) on the diabetes data
+# of Efron et al. (2004), which ships with the package, and shows how to read what comes
+# back.
 #
-# Run it as a script: `python vignettes/01-getting-started.py`.
+# Needs only `pip install dpstats` (no extras).  Run it as a script:
+# `python vignettes/01-getting-started.py`.
 
 # %%
 import math
@@ -20,7 +23,8 @@ print(diabetes.head())
 # ## Public bounds
 # DP needs a bound on how much one person can move the answer.  dpstats clips every
 # term to a public bound chosen *before* looking at the data.  The codebook
-# (`data/CODEBOOK.md`) suggests bounds from the documented meaning of each measurement;
+# (`data/CODEBOOK.md`; `dpstats.dataset_info("diabetes")["bounds_rationale"]`) suggests
+# bounds from the documented meaning of each measurement;
 # with a dict, each term and the response are divided by their bound and clipped to [-1, 1].
 
 # %%
@@ -100,8 +104,9 @@ except dpstats.StatefulTransformError as err:
 # %% [markdown]
 # ## Missing values and categorical terms
 # The Hitters data has 59 missing salaries.  dpstats refuses missing values unless told
-# what to do; `na_action="omit"` drops them and says in the ledger that the number of
-# complete rows is data-dependent.  Its categorical columns are loaded with declared
+# what to do; `na_action="omit"` drops the incomplete rows and says so in a caveat.  The
+# number of complete rows is private, so block counts and splits then come from the input
+# row count (the caveat says that too).  Its categorical columns are loaded with declared
 # levels, so no level is inferred from the data.
 
 # %%

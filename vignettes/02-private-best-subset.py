@@ -3,19 +3,25 @@
 #
 # This vignette selects s = 4 of the ten baseline measurements of the diabetes data
 # (Efron et al. 2004, bundled with dpstats) with the two certified-MIP mechanisms of
-# seeds 000 and 002, and compares them with the exact exponential mechanism (feasible
-# here: C(10, 4) = 210 supports) and with the non-private best subset (epsilon = inf).
+# Behdin, Prastakos and Mazumder (2024) and Prastakos, Behdin and Mazumder (2025), and
+# compares them with the exact exponential mechanism (feasible here: C(10, 4) = 210
+# supports) and with the non-private best subset (epsilon = inf).
 #
-# * `top_r` (seed 002, Algorithm 1): the exponential mechanism on the R best supports,
-#   every other support scored like the R-th; pure eps-DP.
-# * `mistakes` (seed 000, section 2.1.2): blocks of supports with i "mistakes" from the
-#   best one, a block drawn by its best score, then a uniform member.  Its guarantee needs
-#   a large gap between the best and second-best support, so by default a
-#   propose-test-release guard checks the gap privately (and otherwise runs `top_r`).
+# * `top_r` (Behdin, Prastakos and Mazumder 2024, Algorithm 1): the exponential
+#   mechanism on the R best supports, every other support scored like the R-th; pure
+#   eps-DP.
+# * `mistakes` (Prastakos, Behdin and Mazumder 2025, section 2.1.2): blocks of supports
+#   with i "mistakes" from the best one, a block drawn by its best score, then a uniform
+#   member.  Its guarantee needs a large gap between the best and second-best support,
+#   so by default a propose-test-release guard checks the gap privately (and otherwise
+#   runs `top_r`).
 #
 # Both use the outer-approximation engine on CBC (python-mip), which certifies its
 # answers within a public tolerance tau = 5e-4 Delta; the ledger charges the resulting
 # eps (1 + 2 tau / Delta).
+#
+# Needs only `pip install dpstats`; with matplotlib installed it also saves a figure next
+# to the script.
 
 # %%
 import math
@@ -24,10 +30,9 @@ import os
 import numpy as np
 
 import dpstats
-from dpstats.datasets import dataset_bounds, load_dataset
 
-data = load_dataset("diabetes")
-bounds = dataset_bounds("diabetes")  # public bounds from domain knowledge (see dataset_info)
+data = dpstats.load_dataset("diabetes")
+bounds = dpstats.dataset_bounds("diabetes")  # public bounds from domain knowledge (see dataset_info)
 print(bounds)
 
 # %% [markdown]
@@ -39,9 +44,10 @@ best = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=math.inf, s=4, b
 print("best subset:", best.support)
 
 # %% [markdown]
-# ## top_r through the MIP engine
-# `max_enumerate=1` forces the certified MIP path even though 210 supports could be
-# enumerated, so that the engine's certificate appears in the curator section.
+# ## top_r through the certified engine
+# `max_enumerate=1` makes `top_r` use the certified engine instead of scoring all 210
+# supports, so that the engine's certificate appears in the curator section (here its
+# exact block search certifies the top 20 without a single MILP solve).
 
 # %%
 res = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1.0, s=4, bounds=bounds, R=20,
@@ -90,10 +96,11 @@ for eps, a, b, c in rows:
 # no epsilon of everyday size tells them apart, and all three mechanisms are close to
 # uniform over the 210 supports.  Only at epsilons in the hundreds does the best subset
 # stand out.  top_r gives it less probability than the exact exponential mechanism,
-# because every support outside the top R is scored like the R-th (002, Theorem 1:
-# P(a = 1) is still a lower bound on P(best returned)).  mistakes needs the largest
-# epsilon: block 1 holds 24 supports that are all scored like its best member, which is
-# only 0.05 worse than S_1, so the block outweighs S_1 until eps is in the thousands.
+# because every support outside the top R is scored like the R-th (Behdin, Prastakos and
+# Mazumder 2024, Theorem 1: P(a = 1) is still a lower bound on P(best returned)).
+# mistakes needs the largest epsilon: block 1 holds 24 supports that are all scored like
+# its best member, which is only 0.05 worse than S_1, so the block outweighs S_1 until eps
+# is in the thousands.
 
 # %%
 try:

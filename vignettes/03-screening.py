@@ -6,15 +6,20 @@
 # privately pick the k best:
 #
 # * `dp_sis` -- |x_j'y| on clipped data, selected by the canonical Lipschitz top-k
-#   mechanism (seed 003);
+#   mechanism (Swope, Khanna, Doldo, Roy and Raff 2024);
 # * `kendall` -- Kendall's tau relevance minus redundancy, chosen in k rounds of
-#   report-noisy-max (seed 004); it needs no bounds and protects against adding or
-#   removing a record;
+#   report-noisy-max (Dick, Gillenwater and Joseph 2023); it needs no bounds and protects
+#   against adding or removing a record;
 # * `samp_agg` -- Lasso votes on disjoint blocks of rows, then private peeling of the vote
-#   counts (the "two-stage" / "SubLasso" baseline of both seeds).
+#   counts (Kifer, Smith and Thakurta 2012; the "two-stage" / "SubLasso" baseline of both
+#   papers above).
 #
 # With `epsilon=math.inf` each method gives its non-private counterpart, so we can see
 # how far each private answer is from the answer it approximates.
+#
+# Needs: `pip install "dpstats[lasso]"` (scikit-learn, for `samp_agg`); with matplotlib
+# installed it also saves a figure next to the script.  Uses only the public API
+# (`dpstats.dp_select` and the result object).
 #
 # Run with `python vignettes/03-screening.py` (about a minute).
 
@@ -25,9 +30,6 @@ import time
 import numpy as np
 
 import dpstats
-from dpstats.mechanisms.lipschitz_topk import topk_diagnostics
-from dpstats.privacy.randomness import RandomSource
-from dpstats.screening import dp_sis, kendall, samp_agg
 
 START = time.perf_counter()
 
@@ -40,26 +42,22 @@ START = time.perf_counter()
 
 # %%
 khan = dpstats.load_dataset("khan")
-khan["type2"] = (khan["tumour"] == 2).astype(float)
-genes = khan.drop(columns=["tumour", "type2"])
-data = khan.drop(columns="tumour")
+data = khan.drop(columns="tumour").copy()  # one block of columns: adding one is cheap
+data["type2"] = (khan["tumour"] == 2).astype(float)
 bounds = {g: b for g, b in dpstats.dataset_bounds("khan").items() if g != "tumour"}
 bounds["type2"] = 1.0
 k = 5
-print(f"n = {len(data)}, p = {genes.shape[1]}, k = {k}")
+print(f"n = {len(data)}, p = {data.shape[1] - 1}, k = {k}")
 
 # %% [markdown]
 # ### The non-private answers (epsilon = inf) and one private call per method
-#
-# A formula over 2308 terms takes a few seconds to build, so we make one call per
-# method here and repeat the mechanisms on the same design below.
 
 # %%
 # Kendall's sign step needs a public number of blocks (n is private under add/remove);
 # with 63 rows, 5 blocks leave about 12 rows for each 6-column least-squares fit.
+KHAN_OPTIONS = {"dp_sis": {"bounds": bounds}, "kendall": {"sign_blocks": 5}, "samp_agg": {"bounds": bounds}}
 answers, results = {}, {}
-for method in ("dp_sis", "kendall", "samp_agg"):
-    extra = {"sign_blocks": 5} if method == "kendall" else {"bounds": bounds}
+for method, extra in KHAN_OPTIONS.items():
     exact = dpstats.dp_select("type2 ~ .", data, method=method, epsilon=math.inf, k=k, random_state=1, **extra)
     answers[method] = exact.support
     private = dpstats.dp_select("type2 ~ .", data, method=method, epsilon=5.0, k=k, random_state=2, **extra)
@@ -93,15 +91,13 @@ print("released:", sis.release()["selected"])
 # %% [markdown]
 # ### How the answers change with epsilon
 #
-# For DP-SIS the expected overlap with the non-private top-k is *exact* (it follows from
-# the class probabilities of the mechanism).  For Kendall and Samp-Agg we repeat the
-# mechanisms on the same design.  The data are clipped exactly as `dp_select` does with a
-# dict of bounds (each gene divided by 16, the indicator by 1).
+# We repeat each private call with different random draws and count how many of the k
+# selected genes are also in that method's own non-private top-k.  For DP-SIS the
+# expected count is *exact*: it follows from the class probabilities of the mechanism and
+# is in the curator section (`expected_overlap_with_true_topk`), so one call per epsilon
+# suffices.  `signs=False` leaves the whole epsilon to the selection.
 
 # %%
-X_clip = np.clip(genes.to_numpy() / 16.0, -1, 1)
-X_raw = genes.to_numpy()
-y = data["type2"].to_numpy()
 EPSILONS = [1, 5, 20, 100, 500]
 REPEATS = 5
 
@@ -110,29 +106,22 @@ def overlap(a, b):
     return len(set(a) & set(b))
 
 
-def sweep(X_clip, X_raw, y, truth, epsilons, repeats, seed):
-    """Mean overlap of each method's private answer with ``truth`` (index sets)."""
-    rng = RandomSource(seed)
-    f = dp_sis.sis_scores(X_clip, y)
-    z = f / dp_sis.sis_sensitivity(1.0, 1.0)
-    out = {"dp_sis": [], "kendall": [], "samp_agg": []}
+def sweep(formula, data, options, truth, epsilons, repeats, exact_sis=False):
+    """Mean overlap of each method's private answer with its truth (lists of term names)."""
+    out = {method: [] for method in options}
     for eps in epsilons:
-        eps_sel = 0.9 * eps  # dp_select keeps 10 % for the signs
-        if truth["dp_sis"] is None:  # exact expectation only when truth is SIS's own top-k
-            out["dp_sis"].append(np.mean([overlap(dp_sis.sample_lipschitz_topk(z, k, eps_sel, rng), truth["all"])
-                                          for _ in range(repeats)]))
-        else:
-            out["dp_sis"].append(topk_diagnostics(z, k, eps_sel)["expected_overlap_with_true_topk"])
-        out["kendall"].append(np.mean([overlap(kendall.private_kendall_select(X_raw, y, k, eps_sel, rng)[0],
-                                               truth["kendall"] or truth["all"]) for _ in range(repeats)]))
-        out["samp_agg"].append(np.mean([overlap(samp_agg.samp_agg_select(X_clip, y, k, eps_sel, rng)[0],
-                                                truth["samp_agg"] or truth["all"]) for _ in range(repeats)]))
+        for method, extra in options.items():
+            fits = [dpstats.dp_select(formula, data, method=method, epsilon=eps, k=k, signs=False,
+                                      random_state=100 + r, **extra)
+                    for r in range(1 if (exact_sis and method == "dp_sis") else repeats)]
+            if exact_sis and method == "dp_sis":
+                out[method].append(fits[0].curator["expected_overlap_with_true_topk"])
+            else:
+                out[method].append(np.mean([overlap(f.support, truth[method]) for f in fits]))
     return out
 
 
-index = {g: j for j, g in enumerate(genes.columns)}
-truth = {m: [index[g] for g in answers[m]] for m in answers}
-khan_curves = sweep(X_clip, X_raw, y, {**truth, "all": None}, EPSILONS, REPEATS, seed=4)
+khan_curves = sweep("type2 ~ .", data, KHAN_OPTIONS, answers, EPSILONS, REPEATS, exact_sis=True)
 print("Khan: mean overlap with each method's own non-private top-5")
 print("epsilon   " + "  ".join(f"{e:>5g}" for e in EPSILONS))
 for method, values in khan_curves.items():
@@ -141,32 +130,28 @@ for method, values in khan_curves.items():
 # %% [markdown]
 # Kendall does not settle even at epsilon = 500 on Khan: the response is 0/1, so 60 of
 # its 63 values are tied, and the mechanism breaks those ties by a random permutation
-# (the seed's infinitesimal jitter).  That tie-break moves |tau| of the best genes by
-# several units, so even the "non-private" Kendall answer changes from run to run.
-# Rank statistics suit a continuous response better, as in the simulated case below.
+# (in place of the infinitesimal jitter of Dick, Gillenwater and Joseph 2023).  That
+# tie-break moves |tau| of the best genes by several units, so even the "non-private"
+# Kendall answer changes from run to run.  Rank statistics suit a continuous response
+# better, as in the simulated case below.
 
 # %% [markdown]
 # ## A simulated p > n case with a known support
 #
-# `simulate` draws the seed papers' design: 5 true features among p = 1000, n = 200.
-# Bounds: the columns are standard normal, so |x| <= 4 holds except for about 6 values
-# in 100,000; the response bound 5 is chosen the same way from its design variance.
-# Here every method is scored against the truth.
+# `simulate` draws the Toeplitz design of the best-subset papers' simulations: 5 true
+# features among p = 1000, n = 200.  Bounds: the columns are standard normal, so |x| <= 4
+# holds except for about 6 values in 100,000; the response bound 5 is chosen the same way
+# from its design variance.  Here every method is scored against the truth.
 
 # %%
 sim = dpstats.simulate(200, 1000, 5, rho=0.1, snr=5.0, random_state=7)
-Xs = sim.data.drop(columns="y").to_numpy()
-ys = sim.data["y"].to_numpy()
-Xs_clip, ys_clip = np.clip(Xs / 4.0, -1, 1), np.clip(ys / 5.0, -1, 1)
-true_idx = [int(t[1:]) for t in sim.support]
-sim_curves = sweep(Xs_clip, Xs, ys_clip, {"dp_sis": None, "kendall": None, "samp_agg": None, "all": true_idx},
-                   EPSILONS, REPEATS, seed=8)
+SIM_OPTIONS = {"dp_sis": {"bounds": (4.0, 5.0)}, "kendall": {}, "samp_agg": {"bounds": (4.0, 5.0)}}
+sim_curves = sweep("y ~ .", sim.data, SIM_OPTIONS, {m: sim.support for m in SIM_OPTIONS}, EPSILONS, REPEATS)
 print("Simulated (n=200, p=1000, s=5): mean number of true features found")
 print("epsilon   " + "  ".join(f"{e:>5g}" for e in EPSILONS))
 for method, values in sim_curves.items():
     print(f"{method:9s} " + "  ".join(f"{v:5.2f}" for v in values))
-for method in ("dp_sis", "kendall", "samp_agg"):
-    extra = {} if method == "kendall" else {"bounds": (4.0, 5.0)}
+for method, extra in SIM_OPTIONS.items():
     r = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=math.inf, k=5, random_state=1, **extra)
     print(f"{method:9s} non-private finds {overlap(r.support, sim.support)} of 5 true features")
 

@@ -1,9 +1,9 @@
 # %% [markdown]
 # # 05 - Sparse classification with the hinge loss
 #
-# Seed 000 (Appendix C) shows that the private best-subset framework is not tied to
-# least squares: any convex loss works, and its Appendix D.2 selects variables for a
-# binary outcome with the hinge loss
+# Prastakos, Behdin and Mazumder (2025, Appendix C) show that the private best-subset
+# framework is not tied to least squares: any convex loss works, and their Appendix D.2
+# selects variables for a binary outcome with the hinge loss
 #
 #     R_h(S) = min_{||b|| <= r} sum_i max(0, 1 - y_i x_iS'b) + lam ||b||^2,   y_i in {-1, +1}.
 #
@@ -14,19 +14,21 @@
 # R_h has no closed form: dpstats solves it with a certified duality gap, and the gap
 # (a public tolerance fixed in advance, 1e-6 Delta_h by default) enters epsilon:
 # eps_eff = eps (1 + 2 tolerance).  The ledger shows it.
+#
+# Needs only `pip install dpstats` (the data ships with the package); with matplotlib
+# installed it also saves a figure next to the script.
 
 # %%
 import math
 
 
-from dpstats import dp_select
-from dpstats.datasets import dataset_bounds, dataset_info, load_dataset
+from dpstats import dataset_bounds, dataset_info, dp_select, load_dataset
 
 # %% [markdown]
 # ## The data: Fair's (1978) affairs survey
 #
-# 6366 married women answering the 1974 Redbook survey (shipped from statsmodels; see
-# data/CODEBOOK.md).  `had_affair` is 1 if the respondent reports any time in
+# 6366 married women answering the 1974 Redbook survey (bundled with dpstats; it comes
+# from statsmodels' datasets, see data/CODEBOOK.md).  `had_affair` is 1 if the respondent reports any time in
 # extramarital affairs.  The public bounds come from the questionnaire codes
 # (rate_marriage 1-5, religious 1-4, ...), not from the data; each term is divided by its
 # bound, so b_x = 1 on the rescaled columns.
@@ -113,8 +115,8 @@ if plt is not None:
 # ## Larger problems: `method="top_r"` with the hinge loss
 #
 # The exponential mechanism scores every support, C(p, s) certified convex solves.  The
-# top-R mechanism (seed 002, Algorithm 1) needs only the R best supports, which the
-# certified MIP engine finds by outer approximation: every hinge cut
+# top-R mechanism (Behdin, Prastakos and Mazumder 2024, Algorithm 1) needs only the R
+# best supports, which the certified MIP engine finds by outer approximation: every hinge cut
 # eta >= 1'theta + h(v) + slopes . (z - 1_S), v = sum_i theta_i y_i x_i, is a valid
 # under-estimator whatever the accuracy of the dual theta, and the engine solves exactly
 # only the supports that certified dual lower bounds cannot rule out.  The values in the
@@ -150,6 +152,6 @@ print("P(a = 1) =", round(c["probability_best (P(a = 1), a lower bound on P(outp
 print(res_top.ledger)
 
 # %% [markdown]
-# With 4060 supports and epsilon = 1 a good part of the mass sits on the uniform draw
-# outside the top R (log(N - R) outweighs the score gaps of a few units of Delta_h), so a
+# With 4060 supports and epsilon = 1 most of the mass sits on the uniform draw outside
+# the top R (log(N - R) outweighs the score gaps of a few units of Delta_h), so a
 # single release may well contain noise columns; the curator lines above show how much.

@@ -1,6 +1,6 @@
 """Exact search of a mistakes block by Schur-complement branch and bound.
 
-Block i of the mistakes mechanism (spec 01, section 1.6) holds the supports
+Block i of the mistakes mechanism (:mod:`dpstats.bss.mistakes`) holds the supports
 S = (S0 \\ D) + B with D an i-subset of the anchor S0 and B an i-subset of the columns
 outside S0.  For a fixed D, put T = S0 \\ D (forced columns included) and, for any
 mu >= 0, lam' = lam + mu.  Two exact facts give a lower bound on every R(T + B):
@@ -40,7 +40,7 @@ by two screens valid for every B containing the column:
 When C is still larger than ``max_columns`` (at p = 10^4, removing two true columns can
 leave two neighbours that carry most of the gain, and then every third column stays a
 candidate), the search runs with gamma_0 and forms a column of M only when a branch picks
-that column (one X'x_j product), so no |C| x |C| matrix is formed (spec 02, section 2.5).
+that column (one X'x_j product), so no |C| x |C| matrix is formed.
 
 Branches below h_D are pruned.  Every leaf B left has Delta(B) > h_D and is evaluated
 exactly with the true objective.  Two queries use the search:
@@ -48,7 +48,7 @@ exactly with the true objective.  Two queries use the search:
 * :func:`minimise_block`: the block minimum, threshold = incumbent - slack (the mistakes
   mechanism's S^(i));
 * :func:`block_supports_below`: every support of the block with R < threshold (the top-R
-  certificate: threshold = v_R - slack, spec 02 section 2.3).
+  certificate: threshold = v_R - slack, see :mod:`dpstats.bss.engine`).
 
 Neither needs a MILP or a solver tolerance.  When the search would exceed ``max_nodes``
 nodes, or a candidate set above ``max_columns`` columns has no positive gamma_0, it gives
@@ -56,7 +56,8 @@ up (returns None) and the caller falls back to the outer-approximation MILP.
 
 References
 ----------
-Seed 000, section 2.1.2 (the blocks); Horn and Johnson, Matrix Analysis, Theorems 4.3.28
+Prastakos, Behdin and Mazumder (2025), section 2.1.2 (the blocks); Horn and Johnson,
+Matrix Analysis, Theorems 4.3.28
 (interlacing) and 6.1.1 (Gershgorin); Boyd and Vandenberghe, Convex Optimization, 5.2
 (weak duality); Higham, Accuracy and Stability of Numerical Algorithms, 3.1 (the rounding
 bound of a dot product used as the margin of :func:`column_coherence`).
@@ -284,7 +285,7 @@ class _BlockSearch:
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
         column of M computed only when the search picks that column (one X'x_j product),
-        so no |C| x |C| matrix is formed (spec 02, section 2.5)."""
+        so no |C| x |C| matrix is formed."""
         i, lam, src = self.i, self.lam, self.source
         GC = GOT[C] if T.size else None
         d, f, e = schur_scaling(src, self.ridge, lam, C, GC, K)
@@ -472,7 +473,7 @@ def block_supports_below(source, anchor_full, offset, i, ridge, radius, threshol
                          max_nodes=200000, max_columns=3000):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
-    The top-R certificate (spec 02, section 2.3) with threshold = v_R - slack: supports of
+    The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
     the block that are not returned have R >= threshold.  Arguments as in
     :func:`minimise_block`; returns a :class:`BlockEnumeration` (which may list supports
     at or above the threshold too), or None when the search is too large.

@@ -1,6 +1,6 @@
-"""Certified best-subset queries by outer approximation on CBC (spec 02).
+"""Certified best-subset queries by outer approximation on CBC.
 
-The convex function of the indicators (spec 02, section 2.1)
+The convex function of the indicators
 
     g(z) = min_{||b|| <= r} ||y - X b||^2 + lam sum_j b_j^2 / z_j,    g(1_S) = R(S),
 
@@ -13,14 +13,16 @@ with b* the minimiser on S and a = y - X_S b* its residual (closed-form gradient
 Danskin's theorem; the ball multiplier drops out at binary z).  Every cut is a global
 under-estimator, so one pool serves every query on the same data.
 
-Design choices, measured on this project's benchmarks (benchmarks/bench_top_r.py):
+Design choices, measured with benchmarks/bench_top_r.py (the numbers are in
+benchmarks/README.md):
 
 * **Re-solve, not lazy constraints.**  After each MILP solve the engine evaluates the
   solver's solutions exactly, adds cuts there, and solves again with the cuts as ordinary
   constraints.  python-mip's lazy-constraint path on CBC has open reports of ignored
   constraints and wrong "optimal" answers (python-mip issues 175, 274, 331), and a
   certificate is only as good as the bound behind it.
-* **Strong initial pool.**  IHT start (seed 000, App. B.2), then 1-swap local search; cuts
+* **Strong initial pool.**  IHT start (Prastakos, Behdin and Mazumder 2025, Appendix B.2),
+  then 1-swap local search; cuts
   at every support visited and at the best 1-swap neighbours of the local optimum.
 * **Many cuts per round.**  Cuts at every distinct solution in CBC's solution pool, plus
   at the best few 1-swap neighbours of each new solution.
@@ -28,25 +30,42 @@ Design choices, measured on this project's benchmarks (benchmarks/bench_top_r.py
   of a fixed anchor, and :mod:`dpstats.bss.blocks` bounds a whole block by Schur
   complements without a solver.  So the best support (anchor: the local optimum), the
   top-R list (anchor S_1, threshold v_R - tau_mip / 2) and every S^(i) are certified by that
-  search when it stays small, and by the MILP otherwise.  Measured (bench_top_r.py): ridge
-  10 at (500, 100, 5), top-100 certified in 0.01 s against 136 s and 133 MILP solves; ridge
-  1 at (200, 50, 5), best + top-100 + all S^(i) in 0.17 s, where the MILP did not finish.
-  The MILP's LP bound is what small ridges make weak; the block bound does not depend on
-  it.
+  search when it stays small, and by the MILP otherwise.  With small ridges it certifies
+  in a fraction of a second what the MILP alone takes minutes for or does not finish
+  (benchmarks/README.md): the MILP's LP bound is what small ridges make weak; the block
+  bound does not depend on it.
 * **Shifted objective.**  eta is stored minus a constant (the first incumbent's value), so
   CBC's absolute gap tolerance acts on numbers of the size of the gap, not of y'y.
 
-Certificates (spec 02, section 2.3): a query is certified when the MILP's proven lower
+Certificates: a query is certified when the MILP's proven lower
 bound LB over the query's feasible set satisfies LB >= target - tau_mip.  Solver bounds
 are never trusted blindly: every incumbent is re-evaluated exactly by
 :class:`~dpstats.bss.objective.RidgeBallObjective`, a quarter of tau_mip is reserved for
 the solver's numerical error, and a bound above an exactly evaluated feasible value raises
 :class:`~dpstats.errors.SolverError`.
 
+Solver slack and epsilon
+------------------------
+The top-R and mistakes mechanisms assume exact optimisation; the engine certifies within
+a public tolerance instead, and the ledger pays for the difference.  Suppose a list L of
+R supports has values within tau_eval of the true ones, and the certificate shows that
+every support outside L has R(S) >= v_R - tau_mip (v_R the largest value in L).  Put
+tau = tau_mip + 2 tau_eval.  The top-R score built from L then differs from the one built
+from the exact top R by at most tau at every support: for S in L but not in the exact top
+set T*, some U in T* is missing from L, so R(S_R) >= R(U) >= v_R - tau_mip; for S in T*
+but not in L, the certificate gives R(S) >= v_R - tau_mip and R(S) <= v_R + tau_eval; the
+remaining cases are alike.  So the score's sensitivity is at most Delta + 2 tau, and
+sampling with exp(-eps score / (2 Delta)) is eps (1 + 2 tau / Delta)-DP; the same holds
+for the block scores of the mistakes mechanism.  tau = tolerance * Delta must be a public
+constant fixed before the data is seen (the argument needs one bound valid on a data set
+and on every neighbour): the engine certifies within it or raises SolverError, and the
+gap it actually achieved is curator-only.
+
 References
 ----------
-Seed 000 (section 4 and Appendix B); Bertsimas and Van Parys (2020), Sparse
-high-dimensional regression: exact scalable algorithms and phase transitions;
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, section 4 and Appendix B; Bertsimas and Van Parys
+(2020), Sparse high-dimensional regression: exact scalable algorithms and phase transitions;
 Duran and Grossmann (1986), An outer-approximation algorithm for a class of MINLPs.
 """
 from __future__ import annotations
@@ -134,7 +153,7 @@ class OuterApproximationEngine:
         r of the ball constraint.
     tolerance : float
         tau, the absolute slack of every certificate (public, fixed before the data).
-        tau = tau_mip + 2 tau_eval (spec 02, section 2.4).
+        tau = tau_mip + 2 tau_eval (module docstring, "Solver slack and epsilon").
     time_limit : float, optional
         Seconds for everything this engine does; SolverError when exceeded.
     verbose : bool
@@ -220,7 +239,7 @@ class OuterApproximationEngine:
         """Engine on the clipped design (intercept column first when ``intercept``).
 
         ``matrix_free=None`` chooses the matrix-free path above 3000 columns, where a
-        p x p Gram matrix would dominate memory (spec 02, section 2.5).
+        p x p Gram matrix would dominate memory (:mod:`dpstats.bss.gram`).
         """
         X = np.asarray(X, dtype=np.float64)
         if matrix_free is None:
@@ -334,7 +353,7 @@ class OuterApproximationEngine:
         return self._cut_terms(support, full, self.source.cross(full))
 
     def _cut_terms(self, support, full, cross):
-        # The loss-specific cut (spec 02, section 2.1) comes from the source; its value is
+        # The loss-specific cut (module docstring) comes from the source; its value is
         # a certified upper bound on R(S), its cut a valid under-estimator of g.
         value, const, grad_c = self.source.cut_at(full, self.ridge, self.radius, cross=cross)
         self.evaluated.setdefault(support, float(value))
@@ -527,13 +546,15 @@ class OuterApproximationEngine:
         return self._best
 
     def top(self, R) -> TopCertificate:
-        """The certified R best supports (guess and certify, spec 02 section 2.3).
+        """The certified R best supports (guess and certify).
 
         The whole 1-swap neighbourhood of S_1 is evaluated exactly (s (p - s) supports,
         vectorised), so only the supports with at least two mistakes from S_1 that are not
         in the list remain to be bounded: by the exact block search
         (:meth:`_top_far_by_blocks`) for the squared loss, else (or when that search is
-        too large) by the MILP with constraint sum_{j in S_1} z_j <= s - 2.  Seed 000, App. B: near-optimal supports are mostly 1-swaps of S_1, so that
+        too large) by the MILP with constraint sum_{j in S_1} z_j <= s - 2.  Near-optimal
+        supports are mostly 1-swaps of S_1 (Prastakos, Behdin and Mazumder 2025, Appendix
+        B), so that
         region is usually far above v_R and one or two MILP solves certify the list.
         For the hinge loss the ball is screened by certified lower bounds instead of solved:
         the neighbours that can still enter the list (lower bound below the R-th smallest of
@@ -588,7 +609,7 @@ class OuterApproximationEngine:
             members = {k for k, _ in L}
             v_R = L[-1][1]
             # Ball neighbours screened out by certified lower bounds (hinge loss) must stay out
-            # of reach of the list, lower >= v_R - tau_mip (spec 02, section 2.4); evaluate the
+            # of reach of the list, lower >= v_R - tau_mip ("Solver slack and epsilon"); evaluate the
             # others and rank again (v_R only decreases, so screened ones stay screened).
             pending = np.nonzero(~np.isfinite(vals) & (lower < v_R - self.tau_mip))[0]
             if pending.size:
@@ -915,7 +936,7 @@ class OuterApproximationEngine:
         """How the certificates so far were obtained (for the curator summary).
 
         Curator-only: which route certified a query and how many MILP solves it took are
-        deterministic functions of the data (spec 05, section 5.8), so this text must never
+        deterministic functions of the data (docs/privacy.md), so this text must never
         reach a ledger entry or ``release()``.
         """
         searches = sum(1 for e in self.stats.log if e.get("exact") and "dual_blocks" not in e)

@@ -1,7 +1,7 @@
 """``method="exponential"``: the exact exponential mechanism over all supports.
 
-Privacy statement (spec 01, section 1.4)
-----------------------------------------
+Privacy statement
+-----------------
 Output space: all C(p, s) supports of s candidate terms (a forced intercept is in every
 support).  Loss R(S; D), the ridge-and-ball least-squares objective of
 :mod:`dpstats.bss.objective`, has sensitivity Delta = (b_y + b_x r sqrt(s'))^2 under
@@ -9,26 +9,29 @@ replace-one neighbours (s' = s + 1 with an intercept).  P(S) proportional to
 exp(-epsilon R(S) / (2 Delta)) is epsilon-DP (pure).  Exactness: every R(S) is evaluated
 in closed form (an s x s eigendecomposition and a monotone Newton solve), no solver slack.
 
-Hinge loss (``loss="hinge"``, seed 000 Appendix C): the response is coded -1 / +1 (not
-clipped) and R is replaced by R_h(S) = min_{||b||<=r} sum_i max(0, 1 - y_i x_iS'b) +
-lam ||b||^2 of :mod:`dpstats.bss.hinge`, with Delta_h = 1 + b_x r sqrt(s').  R_h is
+Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the
+response is coded -1 / +1 (not clipped) and R is replaced by
+R_h(S) = min_{||b||<=r} sum_i max(0, 1 - y_i x_iS'b) + lam ||b||^2 of
+:mod:`dpstats.bss.hinge`, with Delta_h = 1 + b_x r sqrt(s').  R_h is
 computed by a convex solve that returns a value u(S) with a certified gap
 u(S) - R_h(S) <= tau, where tau = ``tolerance`` * Delta_h is public (``tolerance`` is a
 fixed option, default 1e-6, never data-dependent).  The scores u then have sensitivity at
 most Delta_h + tau, so sampling with exp(-eps u / (2 Delta_h)) is
 eps (1 + tau / Delta_h)-DP; the ledger records the conservative
-eps_eff = eps (1 + 2 tau / Delta_h) of spec 02, section 2.4 (the same formula as the MIP
-engine's slack, of which this is the special case tau_mip = 0).  A solve whose certified
-gap exceeds tau raises SolverError and releases nothing.
+eps_eff = eps (1 + 2 tau / Delta_h) of the MIP engine's solver slack
+(:mod:`dpstats.bss.engine`, "Solver slack and epsilon"; this is its special case
+tau_mip = 0).  A solve whose certified gap exceeds tau raises SolverError and releases
+nothing.
 
-Only when C(p, s) <= ``max_enumerate`` (default 10^6, about ten seconds of scoring on two
-cores); above that, use ``method="top_r"``.  This is the oracle the other best-subset
-methods are tested against.
+Only when C(p, s) <= ``max_enumerate`` (default 10^6; the scoring rate is in
+benchmarks/README.md); above that, use ``method="top_r"``.  This is the oracle the other
+best-subset methods are tested against.
 
 References
 ----------
 McSherry and Talwar (2007), Mechanism design via differential privacy.
-Lorenzo, Qian and Raskutti (seed 002), section 2; seed 000, section 2.1.
+Behdin, Prastakos and Mazumder (2024), Differentially private best subset selection via
+integer programming, section 2; Prastakos, Behdin and Mazumder (2025), section 2.1.
 """
 from __future__ import annotations
 
@@ -38,9 +41,10 @@ from itertools import combinations
 import numpy as np
 from scipy.special import comb, gammaln
 
-from ..errors import InvalidArgumentError, InvalidTypeError, SolverError
+from ..errors import InvalidArgumentError, SolverError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
-from ..methods import Method, MethodOutcome
+from ..method_options import Choice, Integer, Real
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .hinge import HingeObjective, hinge_sensitivity
 from .objective import RidgeBallObjective, least_squares_sensitivity
@@ -72,41 +76,44 @@ def score_all_supports(objective: RidgeBallObjective, s: int):
     return supports, values
 
 
+#: The loss option shared by the best-subset methods.
+LOSS_OPTION = Choice("loss", default="squared", choices=LOSSES,
+                     doc="squared (least squares, numeric response) or hinge (sparse classification, two-level response)")
+#: Bytes per enumerated support kept in memory (indices and value), for the memory check.
+BYTES_PER_SUPPORT = 8
+
+
 def check_max_enumerate(value) -> int:
     """Validate the ``max_enumerate`` option (shared by the best-subset methods)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InvalidTypeError(f"max_enumerate must be an integer; got {value!r}.")
-    if value < 1:
-        raise InvalidArgumentError(f"max_enumerate must be >= 1; got {value}.")
-    return int(value)
+    return Integer("max_enumerate", minimum=1).check(value)
 
 
 def check_loss(value) -> str:
     """Validate the ``loss`` option (shared by the best-subset methods)."""
-    if value not in LOSSES:
-        raise InvalidArgumentError(f"loss must be 'squared' or 'hinge'; got {value!r}.")
-    return value
+    return LOSS_OPTION.check(value)
 
 
-def check_options(options, context):
-    out = {"max_enumerate": DEFAULT_MAX_ENUMERATE}
-    for key, value in options.items():
-        if key == "max_enumerate":
-            out[key] = check_max_enumerate(value)
-        elif key == "loss":
-            out[key] = check_loss(value)
-        elif key == "tolerance":
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise InvalidTypeError(f"tolerance must be a number; got {value!r}.")
-            if not (0 < float(value) < 1):
-                raise InvalidArgumentError(f"tolerance (solver slack as a fraction of Delta_h) must lie in (0, 1); "
-                                           f"got {value!r}.")
-            out[key] = float(value)
-    if "tolerance" in out and out.get("loss", "squared") != "hinge":
-        raise InvalidArgumentError("tolerance applies to loss='hinge' only (the squared loss is evaluated exactly).")
-    if out.get("loss") == "hinge":
-        out.setdefault("tolerance", DEFAULT_HINGE_TOLERANCE)
-    return out
+def check_enumeration_memory(n_supports, s, what):
+    """Refuse, before the charge, an enumeration whose arrays would not fit in memory.
+
+    C(p, s) supports of s indices each are held at once; the estimate is public (p, s).
+    """
+    need = n_supports * (s + 1) * BYTES_PER_SUPPORT
+    available = _available_memory()
+    if available is not None and need > 0.5 * available:
+        raise InvalidArgumentError(
+            f"{what} would hold C(p, s) = {n_supports:,} supports in memory (about {need / 2**30:.1f} GiB, more than "
+            f"half of the {available / 2**30:.1f} GiB available). Use method='top_r' (certified) or lower max_enumerate."
+        )
+
+
+def _available_memory():
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX systems
+        return None
 
 
 def selection_cost(epsilon, options, context):
@@ -128,10 +135,11 @@ def check_size(p, s, options):
             f"max_enumerate={options['max_enumerate']:,}. Use method='top_r' (certified MIP) for this size, "
             "or raise max_enumerate."
         )
+    check_enumeration_memory(n_supports, s, "method='exponential'")
 
 
 def curator_summary(terms, supports, values, logp, delta, n, s, top=10):
-    """Curator-only diagnostics shared by the best-subset methods (spec 01, section 1.8)."""
+    """Curator-only diagnostics shared by the best-subset methods (never part of ``release()``)."""
     order = np.lexsort((np.arange(values.size), values))
     best = order[0]
     gap = float(values[order[1]] - values[best]) if values.size > 1 else math.inf
@@ -240,14 +248,39 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator)
 
 
-METHOD = Method(
-    name="exponential",
-    title="exact exponential mechanism over all supports",
-    run=run,
-    size_argument="s",
-    option_names=("max_enumerate", "loss", "tolerance"),
-    check_options=check_options,
-    check_size=check_size,
-    selection_cost=selection_cost,
-    response_type=response_type,
-)
+class ExponentialMethod(SelectionMethod):
+    """The exact exponential mechanism over all C(p, s) supports (small p; the test oracle)."""
+
+    name = "exponential"
+    title = "exact exponential mechanism over all supports"
+    size_argument = "s"
+    supports_dask = True
+    options = (
+        Integer("max_enumerate", default=DEFAULT_MAX_ENUMERATE, minimum=1,
+                doc="largest C(p, s) enumerated; above it use top_r"),
+        LOSS_OPTION,
+        Real("tolerance", default=None, low=0, high=1, allow_none=True,
+             doc=f"hinge loss only: certified solver slack as a fraction of Delta_h (default {DEFAULT_HINGE_TOLERANCE:g})"),
+    )
+
+    def check_options(self, options, context):
+        if options["tolerance"] is not None and options["loss"] != "hinge":
+            raise InvalidArgumentError("tolerance applies to loss='hinge' only (the squared loss is evaluated exactly).")
+        if options["loss"] == "hinge" and options["tolerance"] is None:
+            options["tolerance"] = DEFAULT_HINGE_TOLERANCE
+        return options
+
+    def check_size(self, p, size, options, context):
+        check_size(p, size, options)
+
+    selection_cost = staticmethod(selection_cost)
+    response_type = staticmethod(response_type)
+    run = staticmethod(run)
+
+
+METHOD = ExponentialMethod()
+
+
+def check_options(options, context):
+    """The validated options of ``method="exponential"`` (see :class:`ExponentialMethod`)."""
+    return METHOD.validate_options(dict(options), context)

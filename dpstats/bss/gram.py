@@ -1,7 +1,7 @@
 """Access to the clipped data for the MIP engine: a Gram matrix, or the design itself.
 
 The outer-approximation engine (:mod:`dpstats.bss.engine`) needs three things from the
-data (spec 02, sections 2.1 and 2.5):
+data for its values and cuts:
 
 * exact values R(S) on batches of supports (s x s blocks of G = X'X and of c = X'y);
 * the column block G[:, S] = X'X_S, which gives X'a = c - G[:, S] b for a cut at S and
@@ -11,7 +11,7 @@ data (spec 02, sections 2.1 and 2.5):
 :class:`GramSource` reads them from precomputed :class:`SufficientStats` (which add up
 over row blocks, so a Dask reduction can feed them); :class:`MatrixFreeSource` computes
 them from the clipped design X (n x p) and y with matrix-vector and n x s products, so
-memory stays O(n p) and no p x p matrix is ever formed (spec 02, section 2.5).
+memory stays O(n p) and no p x p matrix is ever formed.
 
 Column indices here are *full* indices: column 0 is the forced intercept when present.
 
@@ -47,7 +47,7 @@ class _SquaredLossMethods:
         """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
-        ``const`` (their indicators are fixed to 1).  Spec 02, section 2.1: the slope is
+        ``const`` (their indicators are fixed to 1).  As in :mod:`dpstats.bss.engine`, the slope is
         -lam b*_j^2 inside S and -(X_j'a)^2 / lam outside, a = y - X_S b*.
         """
         full = np.asarray(full, dtype=np.int64)

@@ -1,11 +1,12 @@
-"""The hinge-loss best-subset objective with a certified duality gap (spec 01, section 1.3).
+"""The hinge-loss best-subset objective with a certified duality gap.
 
 For a support S (column indices of the clipped design, forced intercept included), a
 response y_i in {-1, +1} (not clipped) and rows x_i with |x_ij| <= b_x,
 
     R_h(S; D) = min_{b in R^|S|, ||b||_2 <= r}  sum_i max(0, 1 - y_i x_iS' b) + lam ||b||^2.
 
-Seed 000, Appendix C (Problem C.1) uses this objective, scaled there by 1/n; lam >= 0
+Prastakos, Behdin and Mazumder (2025), Appendix C (Problem C.1), use this objective,
+scaled there by 1/n; lam >= 0
 and r > 0 are public.  Unlike the squared loss it does not reduce to sufficient
 statistics, so the objective keeps the clipped rows.
 
@@ -69,16 +70,16 @@ after the whole banded schedule is solved again with every level on all rows.
 The start and the band change the work only: the bracket is certified from scratch
 either way.
 
-Sensitivity (seed 000, Lemma C.1)
----------------------------------
+Sensitivity (Prastakos, Behdin and Mazumder 2025, Lemma C.1)
+-------------------------------------------------------------
 Each summand lies in [0, 1 + |x_iS' b|] and |x_iS' b| <= ||x_iS|| ||b|| <= b_x r sqrt(|S|),
 so replacing one record moves R_h(S) by at most Delta_h = 1 + b_x r sqrt(s') (the same
 argument as for the squared loss: evaluate each data set's objective at the other's
 minimiser; the ridge term cancels), with s' = s + 1 under a forced intercept, whose
 column min(1, b_x) <= b_x obeys the same bound.
 
-What the outer-approximation cuts need (spec 02, section 2.1)
--------------------------------------------------------------
+What the outer-approximation cuts need (see :mod:`dpstats.bss.engine`)
+----------------------------------------------------------------------
 For g(z) = min_{||b||<=r} sum_i max(0, 1 - y_i x_i'b) + lam sum_j b_j^2 / z_j, every
 box-feasible theta and every mu >= 0 give the under-estimator (weak duality again)
 
@@ -91,7 +92,9 @@ and -w_j^2 / lam for j not in S.  :meth:`HingeObjective.cut` returns them.
 
 References
 ----------
-Seed 000 (Appendix C, Lemma C.1 and Problem C.1; Appendix D.2).  Nesterov (2005),
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, Appendix C (Lemma C.1 and Problem C.1) and Appendix
+D.2.  Nesterov (2005),
 Smooth minimization of non-smooth functions (smoothing by a strongly concave dual
 term).  Sion (1958), On general minimax theorems.
 """
@@ -153,7 +156,7 @@ def _rows_of(A, rows, name):
 
 
 def hinge_sensitivity(b_x, radius, s, intercept=False) -> float:
-    """Delta_h = 1 + b_x r sqrt(s') with s' = s + 1 under a forced intercept (seed 000, Lemma C.1)."""
+    """Delta_h = 1 + b_x r sqrt(s') with s' = s + 1 under a forced intercept (Prastakos et al. 2025, Lemma C.1)."""
     size = s + (1 if intercept else 0)
     return 1.0 + float(b_x) * float(radius) * math.sqrt(size)
 
@@ -348,7 +351,7 @@ class HingeObjective(InterceptFirstColumns):
             res[key][rows[lo]] = other[key][lo]
 
     def dual_vector(self, theta) -> np.ndarray:
-        """v = sum_i theta_i y_i x_i over every full column (what a cut needs, spec 02, 2.1)."""
+        """v = sum_i theta_i y_i x_i over every full column (what a cut needs; module docstring)."""
         return self.A.T @ np.asarray(theta, dtype=np.float64)
 
     def cut(self, solution: HingeSolution):

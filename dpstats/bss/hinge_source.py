@@ -1,4 +1,4 @@
-"""The hinge loss as a data source of the certified MIP engine (spec 02, sections 2.1 and 2.4).
+"""The hinge loss as a data source of the certified MIP engine.
 
 :class:`~dpstats.bss.engine.OuterApproximationEngine` asks its source for three things:
 certified values of supports (:meth:`HingeSource.values`), the value and the
@@ -15,17 +15,18 @@ What is certified, and how the engine uses it
 * **Values are upper bounds.**  Every value is P(b) at a feasible b, with a certified
   duality gap P(b) - D(theta) <= ``gap_tolerance``; so R_h(S) lies in
   [value - gap_tolerance, value].  ``evaluation_error = gap_tolerance`` is the engine's
-  tau_eval (spec 02, section 2.4: a list whose values are within tau_eval of the true
-  ones, certified within tau_mip, gives a top-R score within tau = tau_mip + 2 tau_eval).
+  tau_eval (:mod:`dpstats.bss.engine`, "Solver slack and epsilon": a list whose values are
+  within tau_eval of the true ones, certified within tau_mip, gives a top-R score within
+  tau = tau_mip + 2 tau_eval).
   A solve that misses the gap raises SolverError (nothing is released).
 * **Cuts are valid whatever the dual accuracy.**  For every box-feasible theta and
   mu >= 0, g(z) >= 1'theta - mu r^2 - sum_j z_j w_j^2 / (lam + mu z_j) with
   w = X'(theta * y) / 2 (weak duality); the right side is convex in z, so its tangent at
-  1_S is a global under-estimator of g on binary z (spec 02, section 2.1: v_j / 2 in place
-  of X_j'a).  The MILP's bound is therefore a valid lower bound however the duals were
-  computed.
-* **Screening by certified lower bounds.**  A certified hinge value costs a convex solve
-  (about a millisecond at n = 500), some 500 times a least-squares value, so the s (p - s)
+  1_S is a global under-estimator of g on binary z (the cut of :mod:`dpstats.bss.engine`
+  with v_j / 2 in place of X_j'a).  The MILP's bound is therefore a valid lower bound
+  however the duals were computed.
+* **Screening by certified lower bounds.**  A certified hinge value costs a convex solve,
+  hundreds of times a least-squares value (benchmarks/README.md), so the s (p - s)
   neighbours of a support are not all solved.  For a neighbour S' and any box-feasible
   theta, D_{S'}(theta) = 1'theta + h(v_{S'}), v = sum_i theta_i y_i x_i, is a lower bound
   on R_h(S') (weak duality; h as in :mod:`dpstats.bss.hinge`), and it costs O(1) per
@@ -62,10 +63,9 @@ What is certified, and how the engine uses it
   neighbour (the first one, a block base) starts from the ridge fit of its margins to 1
   (:meth:`HingeSource._ridge_start`).
 
-Measured on benchmarks/bench_top_r.py --hinge at (1000, 250, 5), top-100 (median of 9
-runs): 0.029-0.031 s and 125 certified solves, 2.55-2.66 times the least-squares query in
-the same run; 0.20 s and 226 solves before the dual ascent, the block bounds from cached
-duals, the banded Newton levels, the exact line search and the active-set candidates.
+``benchmarks/bench_top_r.py --hinge`` times a certified hinge top-R query against the
+least-squares query in the same run; the numbers, and what each of the techniques above
+saved, are in benchmarks/README.md.
 
 The least-squares statistics c = X'y, X'X_S and the diagonal of X'X are provided too,
 only as heuristics (the iterative-hard-thresholding start and the engine's gradient
@@ -73,7 +73,9 @@ ranking of block cuts); they enter no certificate.
 
 References
 ----------
-Seed 000 (Appendix C, Problem C.1; section 4 and Appendix B for the engine).
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, Appendix C (Problem C.1); section 4 and Appendix B for
+the engine.
 """
 from __future__ import annotations
 

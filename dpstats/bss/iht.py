@@ -1,6 +1,7 @@
 """A first support by iterative hard thresholding on the ridge objective.
 
-Seed 000, Appendix B.2: a few iterations of projected gradient descent on
+Prastakos, Behdin and Mazumder (2025), Appendix B.2: a few iterations of projected
+gradient descent on
 ||y - X b||^2 + lam ||b||^2, keeping the s largest candidate coefficients (forced
 columns always kept) and projecting onto the ball ||b|| <= r, give a good first support
 for the outer-approximation engine.  Its quality only affects speed: the engine
@@ -9,7 +10,8 @@ certifies whatever it returns.
 References
 ----------
 Blumensath and Davies (2009), Iterative hard thresholding for compressed sensing.
-Seed 000, Appendix B.2.
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, Appendix B.2.
 """
 from __future__ import annotations
 

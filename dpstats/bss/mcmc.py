@@ -1,10 +1,11 @@
 """``method="mcmc"``: Metropolis-Hastings best subset selection (Roy and Tewari 2023).
 
-The baseline that seed 000 compares top-R and mistakes against (its "closest
-competitor").  It exists for comparison: its guarantee is approximate.
+The baseline that Prastakos, Behdin and Mazumder (2025) compare top-R and mistakes
+against (their "closest competitor").  It exists for comparison: its guarantee is
+approximate.
 
-The chain (spec 01, section 1.7)
---------------------------------
+The chain
+---------
 State: a support S of s candidate terms (a forced intercept is in every support and is
 never swapped).  One step proposes swapping a uniform member of S with a uniform
 non-member; the proposal is symmetric (q(S -> S') = 1 / (s (p - s)) both ways), so the
@@ -17,7 +18,8 @@ Delta = (b_y + b_x r sqrt(s'))^2.  The swap graph on s-subsets (a Johnson graph)
 connected and has triangles once p >= 3, so the chain is irreducible and aperiodic and
 its stationary distribution is the exponential mechanism of ``method="exponential"``
 (P(S) proportional to exp(-epsilon R(S) / (2 Delta))).  The start is a uniformly random
-support: the 000 reference code's Lasso and marginal-correlation starts are computed
+support: the Lasso and marginal-correlation starts of Prastakos, Behdin and Mazumder's
+reference code are computed
 from the data without budget and are not offered.
 
 Privacy statement
@@ -43,28 +45,30 @@ while the ball is inactive, and otherwise from the eigendecomposition and the ba
 multiplier's Newton solve of :class:`~dpstats.bss.objective.RidgeBallObjective`; many
 independent chains run in lockstep on batched eigendecompositions (the sampling tests),
 and the curator's total-variation diagnostic runs the same chain on a table of every
-support's value when C(p, s) is small.  At (n, p, s) = (1000, 250, 7) a step costs about
-10 microseconds, 3.5-6 times less (machine load varies) than re-solving each proposal with
-``RidgeBallObjective.values`` (``benchmarks/bench_mcmc.py``).
+support's value when C(p, s) is small.  ``benchmarks/bench_mcmc.py`` times a step against
+re-solving each proposal with ``RidgeBallObjective.values`` (numbers in
+benchmarks/README.md).
 
 Default ``n_iter``
 ------------------
-5000: the default ``mcmc_iter`` of the seed-000 authors' experiment code, whose
-experiments tune the iteration count so that MCMC's runtime matches top-R's (000,
-section 5 and Appendix D: "the number of MCMC iterations ... chosen such that the average
-runtimes ... were comparable").  Here 5000 steps at (1000, 250, 7) take about 0.05 s, so
-a runtime-matched comparison with top-R can afford a larger ``n_iter``.
+5000: the default ``mcmc_iter`` of the experiment code of Prastakos, Behdin and Mazumder
+(2025), whose experiments tune the iteration count so that MCMC's runtime matches top-R's
+(their section 5 and Appendix D: "the number of MCMC iterations ... chosen such that the
+average runtimes ... were comparable").  Steps here are cheap (benchmarks/README.md), so a
+runtime-matched comparison with top-R can afford a larger ``n_iter``.
 
 Deviation from the reference code: its chain scores supports by an l1-constrained least
 squares with its own scaling; here the target is the package's objective and Delta
-(spec 01, section 1.7), so the chain targets exactly ``method="exponential"``.
+(:mod:`dpstats.bss.objective`), so the chain targets exactly ``method="exponential"``.
 
 References
 ----------
 Roy and Tewari (2023), On the computational complexity of private high-dimensional
 model selection via the exponential mechanism, arXiv:2310.07852.
-Seed 000, sections 1 and 5 (MCMC as the competitor; "50 independent Markov chains from
-random initialization").  Metropolis et al. (1953); Hastings (1970).
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, sections 1 and 5 (MCMC as the competitor; "50
+independent Markov chains from random initialization").  Metropolis et al. (1953);
+Hastings (1970).
 """
 from __future__ import annotations
 
@@ -78,13 +82,14 @@ from scipy.special import comb
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.exponential import exponential_log_probabilities
-from ..methods import Method, MethodOutcome
+from ..method_options import Integer
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .exhaustive import enumerate_supports
 from .objective import (RidgeBallObjective, ball_multipliers, least_squares_sensitivity, spectral_parts,
                         values_from_spectral)
 
-#: Default chain length: the 000 reference code's ``mcmc_iter`` (see the module docstring).
+#: Default chain length: the authors' reference code's ``mcmc_iter`` (see the module docstring).
 DEFAULT_N_ITER = 5000
 #: Independent chains for the curator's total-variation diagnostic (0 turns it off).
 DEFAULT_TV_CHAINS = 200
@@ -516,22 +521,9 @@ def final_state_tv(objective, s, epsilon, sensitivity, n_iter, n_chains, rng):
 # The method
 # --------------------------------------------------------------------------------------
 
-def _check_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidTypeError(f"{name} must be an integer; got {value!r}.")
-    if value < minimum:
-        raise InvalidArgumentError(f"{name} must be >= {minimum}; got {value}.")
-    return int(value)
-
-
 def check_options(options, context):
-    out = {"n_iter": DEFAULT_N_ITER, "tv_chains": DEFAULT_TV_CHAINS}
-    for key, value in options.items():
-        if key == "n_iter":
-            out[key] = _check_count("n_iter", value, 1)
-        elif key == "tv_chains":
-            out[key] = _check_count("tv_chains", value, 0)
-    return out
+    """The validated options of ``method="mcmc"`` (see :class:`MCMCMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def _curator(task, objective, chain: ChainRun, delta, s, n_iter, tv_chains):
@@ -593,16 +585,25 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator, caveats=[CALL_CAVEAT])
 
 
-METHOD = Method(
-    name="mcmc",
-    title="Metropolis-Hastings best subset selection (approximate, Roy and Tewari 2023)",
-    run=run,
-    size_argument="s",
-    option_names=("n_iter", "tv_chains"),
-    check_options=check_options,
-    allows_infinite_epsilon=False,
-    infinite_epsilon_message=(
+class MCMCMethod(SelectionMethod):
+    """Metropolis-Hastings best subset selection (approximate DP, not certified)."""
+
+    name = "mcmc"
+    title = "Metropolis-Hastings best subset selection (approximate, Roy and Tewari 2023)"
+    size_argument = "s"
+    supports_dask = True
+    allows_infinite_epsilon = False
+    infinite_epsilon_message = (
         "epsilon=inf is not available for method='mcmc': a chain that only accepts improvements is a greedy "
         "local search, not the best subset. Use method='top_r' with epsilon=inf for the exact (non-private) "
-        "best subset."),
-)
+        "best subset.")
+    options = (
+        Integer("n_iter", default=DEFAULT_N_ITER, minimum=1, doc="steps of the chain"),
+        Integer("tv_chains", default=DEFAULT_TV_CHAINS, minimum=0,
+                doc="chains for the curator's total-variation diagnostic (small p only; 0: none)"),
+    )
+
+    run = staticmethod(run)
+
+
+METHOD = MCMCMethod()

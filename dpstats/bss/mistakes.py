@@ -1,4 +1,4 @@
-"""``method="mistakes"``: the mistakes mechanism with a propose-test-release guard (spec 01, 1.6).
+"""``method="mistakes"``: the mistakes mechanism with a propose-test-release guard.
 
 Privacy statement
 -----------------
@@ -7,11 +7,12 @@ i = 1..min(s, p - s).  Block P_i (supports with exactly i mistakes) has
 m_i = C(s, i) C(p - s, i) members, every one scored R(S^(i)).  Draw block i with
 log-weight log m_i - eps R(S^(i)) / (2 Delta) and return a *uniform element* of P_i.
 
-Seed 000, Theorem 2 (reconstructed from its proof): when the gap g = R(S_2) - R(S_1)
+Prastakos, Behdin and Mazumder (2025), Theorem 2 (reconstructed from its proof in their
+Appendix A.4): when the gap g = R(S_2) - R(S_1)
 exceeds 2 Delta every neighbour has the same S^(0), the blocks coincide and each block
 score moves by at most Delta, so the mechanism is eps-DP for that pair.  The guarantee is
 *conditional* on the gap.  Solver slack tau = tolerance * Delta inflates eps to
-eps_eff = eps (1 + 2 tolerance) (spec 02, section 2.4).
+eps_eff = eps (1 + 2 tolerance) (:mod:`dpstats.bss.engine`, "Solver slack and epsilon").
 
 * ``guard="ptr"`` (default): propose-test-release (:mod:`dpstats.mechanisms.ptr`).  The
   certified gap g_c (lower bound of the best support with at least one mistake minus the
@@ -34,31 +35,32 @@ Hinge loss (``loss="hinge"``): R is the hinge objective with Delta_h = 1 + b_x r
 every block lower bound used by the guard is lowered by tau_eval (tau / 2 on the exact
 path), so g_c stays in [g - tau, g] and the guard's Lipschitz argument is unchanged.
 
-Deviation from the 000 reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
+Deviation from the authors' reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
 itself when block i is drawn.  That output depends on the data through S^(i) and is not
 the exponential mechanism Theorem 2 analyses; we return a uniform element of P_i (every
 S in P_i is scored R(S^(i))), as the paper defines it.
 
 References
 ----------
-Seed 000, section 2.1.2, Theorem 2 and Appendix A.4; Dwork and Lei (2009).
+Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
+selection via integer programming, section 2.1.2, Theorem 2 and Appendix A.4; Dwork and
+Lei (2009), Differential privacy and robust statistics (propose-test-release).
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 
 import numpy as np
 from scipy.special import comb, gammaln, logsumexp
 
-from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_threshold
-from ..methods import Method, MethodOutcome
+from ..method_options import Choice, Real
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from . import top_r as _top_r
 from .exhaustive import log_n_supports
-from .top_r import (_check_common, _loss_items, exact_scores, inflated_epsilon, is_hinge, make_engine,
+from .top_r import (_loss_items, exact_scores, inflated_epsilon, is_hinge, make_engine,
                     response_type, sensitivity_of)
 
 DEFAULT_GUARD = "ptr"
@@ -90,22 +92,8 @@ def ptr_distance(gap_certified, sensitivity, tau) -> float:
 
 
 def check_options(options, context):
-    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate", "loss"))
-    out.update(guard=DEFAULT_GUARD, delta=DEFAULT_DELTA, ptr_share=DEFAULT_PTR_SHARE)
-    if "guard" in options:
-        g = options["guard"]
-        if not isinstance(g, str) or g not in ("ptr", "none"):
-            raise InvalidArgumentError(f"guard must be 'ptr' (propose-test-release) or 'none'; got {g!r}.")
-        out["guard"] = g
-    for key in ("delta", "ptr_share"):
-        if key in options:
-            v = options[key]
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise InvalidTypeError(f"{key} must be a number in (0, 1); got {v!r}.")
-            if not 0 < float(v) < (0.5 if key == "delta" else 1):
-                raise InvalidArgumentError(f"{key} must be in (0, {0.5 if key == 'delta' else 1}); got {v!r}.")
-            out[key] = float(v)
-    return out
+    """The validated options of ``method="mistakes"`` (see :class:`MistakesMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def split_budget(epsilon, options):
@@ -172,7 +160,7 @@ def certified_blocks(task, tau):
     """Anchor S^(0), block supports and values, per-block lower bounds, certificate info.
 
     The info (route, solves, tau_mip, tau_eval, achieved gaps) is curator-only: it is a
-    deterministic function of the data (spec 05, section 5.8).
+    deterministic function of the data (docs/privacy.md).
     """
     p, s = len(task.terms), task.size
     log_n = log_n_supports(p, s)
@@ -286,14 +274,30 @@ def run(task) -> MethodOutcome:
                          released=released)
 
 
-METHOD = Method(
-    name="mistakes",
-    title="mistakes mechanism over certified block minimisers (MIP on CBC)",
-    run=run,
-    size_argument="s",
-    option_names=("tolerance", "time_limit", "max_enumerate", "guard", "delta", "ptr_share", "loss"),
-    check_options=check_options,
-    selection_cost=selection_cost,
-    response_type=response_type,
-    charge_condition=charge_condition,
-)
+class MistakesMethod(SelectionMethod):
+    """The mistakes mechanism over certified block minimisers, guarded by propose-test-release."""
+
+    name = "mistakes"
+    title = "mistakes mechanism over certified block minimisers (MIP on CBC)"
+    size_argument = "s"
+    supports_dask = True
+    options = _top_r.CERTIFIED_OPTIONS + (
+        Choice("guard", default=DEFAULT_GUARD, choices=("ptr", "none"),
+               doc="ptr: propose-test-release on the certified gap (unconditional); none: conditional on the gap"),
+        Real("delta", default=DEFAULT_DELTA, low=0, high=0.5, doc="delta of the propose-test-release guard"),
+        Real("ptr_share", default=DEFAULT_PTR_SHARE, low=0, high=1, doc="share of epsilon spent on the gap test"),
+    )
+
+    def check_options(self, options, context):
+        return _top_r.check_certified_options(options, context.get("ridge"))
+
+    def check_size(self, p, size, options, context):
+        _top_r.check_certified_size(p, size, options, context, self.name)
+
+    selection_cost = staticmethod(selection_cost)
+    response_type = staticmethod(response_type)
+    charge_condition = staticmethod(charge_condition)
+    run = staticmethod(run)
+
+
+METHOD = MistakesMethod()

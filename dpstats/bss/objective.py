@@ -1,28 +1,31 @@
-"""The best-subset objective and its sensitivity (spec 01, sections 1.1-1.3).
+"""The best-subset objective and its sensitivity.
 
 For a support S (column indices of the clipped design, forced columns included)
 
     R(S; D) = min_{b in R^|S|, ||b||_2 <= r}  ||y - X_S b||^2 + lam ||b||^2
 
 depends on the data only through the sufficient statistics G = X'X, c = X'y and
-yy = y'y of the clipped rows, which add up over row blocks (spec 02, section 2.5).
+yy = y'y of the clipped rows, which add up over row blocks (so a Dask DataFrame can be
+reduced partition by partition).
 
-Exact evaluation (spec 01, section 1.2): with G_S + lam I = Q diag(e) Q' and w = Q'c_S,
+Exact evaluation: with G_S + lam I = Q diag(e) Q' and w = Q'c_S,
 the minimiser is b(mu) = Q diag(1 / (e + mu)) w with mu = 0 when ||b(0)|| <= r, and
 otherwise the mu > 0 solving ||b(mu)|| = r.  That equation is solved by Newton's method
 on phi(mu) = 1/||b(mu)|| - 1/r, which is concave and increasing in mu, so Newton from
 mu = 0 climbs monotonically to the root without overshooting (More and Sorensen 1983).
 The value is yy - sum_j w_j^2 (e_j + 2 mu) / (e_j + mu)^2.  The multiplier mu is kept
-because the outer-approximation cuts of spec 02 need it.
+because the outer-approximation cuts of :mod:`dpstats.bss.engine` need it.
 
-Sensitivity under replace-one neighbours (spec 01, section 1.3): with |x_ij| <= b_x,
+Sensitivity under replace-one neighbours: with |x_ij| <= b_x,
 |y_i| <= b_y and ||b|| <= r, one record changes R(S) by at most
 (b_y + b_x r sqrt(|S|))^2; a forced intercept counts in |S|.
 
 References
 ----------
-Lorenzo, Qian and Raskutti (seed 002), Lemma 2; seed 000, section 2 and its reference
-code (which uses the same bound divided by 2n for its 1/(2n)-scaled objective).
+Behdin, Prastakos and Mazumder (2024), Differentially private best subset selection via
+integer programming, Lemma 2 (a looser bound, 2 b_y^2 + 2 b_x^2 r^2 s); Prastakos,
+Behdin and Mazumder (2025), section 2, and their reference code (which uses the same
+bound divided by 2n for its 1/(2n)-scaled objective).
 """
 from __future__ import annotations
 

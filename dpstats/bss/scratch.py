@@ -4,10 +4,10 @@ A batch of hinge solves or dual-ascent steps allocates a few (K, n) and (K, n, |
 temporaries of hundreds of kilobytes to megabytes each.  Fresh memory of that size costs a
 page fault per 4 KiB on first touch, and glibc's allocator hands such memory back to the
 system between batches (mmap for large requests, and trimming of a heap whose free top
-exceeds its threshold), so every batch faults the same pages in again.  Measured on
-benchmarks/bench_top_r.py --hinge at (n, p, s) = (500, 100, 5): about 2200 faults per
-top-100 query at some 2 microseconds each, a fifth of the query's time; none when the
-allocator is told not to trim (MALLOC_TRIM_THRESHOLD_), and none with these arrays.
+exceeds its threshold), so every batch faults the same pages in again: a sizeable share
+of a hinge top-R query's time, none when the allocator is told not to trim
+(MALLOC_TRIM_THRESHOLD_), and none with these arrays (measured with
+``benchmarks/bench_top_r.py --hinge``; numbers in benchmarks/README.md).
 
 The work arrays here are kept per thread (two engines in two threads never share one) and
 reused by every later request under the same name, so their pages are touched once per

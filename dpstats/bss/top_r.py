@@ -1,4 +1,4 @@
-"""``method="top_r"``: the top-R mechanism on certified best supports (spec 01, section 1.5).
+"""``method="top_r"``: the top-R mechanism on certified best supports.
 
 Privacy statement
 -----------------
@@ -7,13 +7,15 @@ Draw a with log-weights w_k = -eps R(S_k) / (2 Delta) (k <= R) and
 w_{R+1} = log(N - R) - eps R(S_R) / (2 Delta); return S_a, or for a = R + 1 a uniform
 support outside the top R (uniform draws from all supports, rejected while inside).
 With unlimited retries (the default) this *is* the exponential mechanism on
-Rhat(S) = R(S) for the top R and R(S_R) otherwise, whose sensitivity is Delta (seed 002,
-Lemmas A.1-A.2): eps-DP.  The list comes from the certified MIP engine
-(:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta, which makes
-Rhat's sensitivity Delta + 2 tau (spec 02, section 2.4): the ledger charges
+Rhat(S) = R(S) for the top R and R(S_R) otherwise, whose sensitivity is Delta (Behdin,
+Prastakos and Mazumder 2024, Lemmas A.1-A.2): eps-DP.  The list comes from the certified
+MIP engine (:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta,
+which makes Rhat's sensitivity Delta + 2 tau (:mod:`dpstats.bss.engine`, "Solver slack
+and epsilon"): the ledger charges
 eps_eff = eps (1 + 2 tolerance) and records tau.  With ``max_tries=T`` the mechanism is
 (eps', 0)-DP, eps' = log(e^eps_eff + gamma) - log(1 - q^T), q = R / N,
-gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1) (seed 002, Theorem 1).
+gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1) (Behdin, Prastakos and Mazumder
+2024, Theorem 1).
 
 When C(p, s) <= ``max_enumerate`` every support is scored exactly (tau = 0, the charge
 stays eps_eff because the cost is fixed before p is known); when R >= C(p, s) the exact
@@ -22,9 +24,10 @@ exponential mechanism of :mod:`dpstats.bss.exhaustive` runs instead, with a note
 Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``time_limit``
 (seconds, default None = no limit; reaching it raises SolverError and nothing is
 released), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5;
-2000 with the hinge loss), ``loss`` ("squared" or "hinge").
+2000 with the hinge loss), ``loss`` ("squared" or "hinge"); every option with its default
+is listed in docs/methods.md.
 
-Hinge loss (``loss="hinge"``, seed 000 Appendix C; spec 01, section 1.3): the response is
+Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the response is
 coded -1 / +1 before data access, R is the hinge objective R_h of :mod:`dpstats.bss.hinge`
 and Delta_h = 1 + b_x r sqrt(s') (s' = s + 1 with a forced intercept).  R_h has no closed
 form: each value is a certified upper bound within tau_eval (a duality gap), which the
@@ -37,23 +40,25 @@ Theorem 1 becomes n (b = 0 is feasible and each hinge term is then 1).
 
 References
 ----------
-Lorenzo, Qian and Raskutti (seed 002), Algorithm 1, Theorem 1, Lemmas A.1-A.2;
-seed 000, section 2.1.1.
+Behdin, Prastakos and Mazumder (2024), Differentially private best subset selection via
+integer programming, Algorithm 1, Theorem 1, Lemmas A.1-A.2; Prastakos, Behdin and
+Mazumder (2025), Differentially private high-dimensional variable selection via integer
+programming, section 2.1.1.
 """
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy.special import comb, logsumexp
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
-from ..methods import Method, MethodOutcome
+from ..method_options import Integer, Real
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .engine import OuterApproximationEngine
-from .exhaustive import (check_loss, check_max_enumerate, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
+from .exhaustive import (LOSS_OPTION, check_enumeration_memory, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
                          score_all_supports, score_all_supports_hinge)
 from .gram import GramSource, MatrixFreeSource
 from .hinge import HingeObjective, hinge_sensitivity
@@ -67,37 +72,39 @@ DEFAULT_MAX_ENUMERATE = 10**5
 DEFAULT_MAX_ENUMERATE_HINGE = 2000
 #: Share of tau given to the hinge evaluations (tau_eval); tau_mip = tau - 2 tau_eval.
 HINGE_EVAL_SHARE = 0.125
-#: Above this many columns the engine works matrix-free (spec 02, section 2.5).
+#: Above this many columns the engine works matrix-free (:mod:`dpstats.bss.gram`).
 MATRIX_FREE_ABOVE = 3000
 
 
 # ---------------------------------------------------------------- options and cost
-def _check_common(options, allowed):
-    out = {"tolerance": DEFAULT_TOLERANCE, "time_limit": None, "max_enumerate": DEFAULT_MAX_ENUMERATE}
-    for key, value in options.items():
-        if key not in allowed:
-            continue
-        if key == "tolerance":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise InvalidTypeError(f"tolerance must be a number (tau as a fraction of Delta); got {value!r}.")
-            if not (0 < float(value) <= 0.1):
-                raise InvalidArgumentError(f"tolerance must be in (0, 0.1]; got {value!r}.")
-            out[key] = float(value)
-        elif key == "time_limit":
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                    raise InvalidTypeError(f"time_limit must be a number of seconds or None; got {value!r}.")
-                if not float(value) > 0:
-                    raise InvalidArgumentError(f"time_limit must be > 0 seconds; got {value!r}.")
-                value = float(value)
-            out[key] = value
-        elif key == "max_enumerate":
-            out[key] = check_max_enumerate(value)
-        elif key == "loss":
-            out[key] = check_loss(value)
-    if out.get("loss") == "hinge" and "max_enumerate" not in options:
-        out["max_enumerate"] = DEFAULT_MAX_ENUMERATE_HINGE
-    return out
+#: Options shared by the certified best-subset methods (top_r and mistakes).
+CERTIFIED_OPTIONS = (
+    Real("tolerance", default=DEFAULT_TOLERANCE, low=0, high=0.1, high_open=False,
+         doc="certified solver slack tau as a fraction of Delta; epsilon is charged as eps (1 + 2 tolerance)"),
+    Real("time_limit", default=None, low=0, allow_none=True, doc="seconds for the certificate; None: no limit"),
+    Integer("max_enumerate", default=None, minimum=1, allow_none=True,
+            doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
+                f"{DEFAULT_MAX_ENUMERATE_HINGE:,} with the hinge loss)"),
+    LOSS_OPTION,
+)
+
+
+def check_certified_options(options, ridge):
+    """Cross-option rules shared by top_r and mistakes (public values only)."""
+    if options["max_enumerate"] is None:
+        options["max_enumerate"] = DEFAULT_MAX_ENUMERATE_HINGE if options["loss"] == "hinge" else DEFAULT_MAX_ENUMERATE
+    return options
+
+
+def check_certified_size(p, s, options, context, name):
+    """The certified engine needs ridge > 0 or the exact path; refused before the charge."""
+    n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
+    if context.get("ridge") == 0 and options["loss"] != "hinge" and (n_sup is None or n_sup > options["max_enumerate"]):
+        raise InvalidArgumentError(
+            f"method={name!r} with ridge=0 needs exact enumeration (C(p, s) <= max_enumerate): the certified engine's "
+            "bounds need ridge > 0. Use a positive ridge (the default 'auto' is 0.1 n) or raise max_enumerate.")
+    if n_sup is not None and n_sup <= options["max_enumerate"]:
+        check_enumeration_memory(n_sup, s, f"method={name!r}")
 
 
 def response_type(options):
@@ -106,28 +113,17 @@ def response_type(options):
 
 
 def check_options(options, context):
-    out = _check_common(options, ("tolerance", "time_limit", "max_enumerate", "loss"))
-    out["max_tries"] = None
-    if "max_tries" in options and options["max_tries"] is not None:
-        value = options["max_tries"]
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise InvalidTypeError(f"max_tries must be a positive integer or None (unlimited); got {value!r}.")
-        if value < 1:
-            raise InvalidArgumentError(f"max_tries must be >= 1; got {value}.")
-        bounds = context.get("bounds")
-        if not isinstance(bounds, tuple):
-            raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
-        out["max_tries"] = int(value)
-    return out
+    """The validated options of ``method="top_r"`` (see :class:`TopRMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def inflated_epsilon(epsilon, tolerance):
-    """eps_eff = eps (1 + 2 tau / Delta) with tau = tolerance * Delta (spec 02, section 2.4)."""
+    """eps_eff = eps (1 + 2 tau / Delta) with tau = tolerance * Delta (:mod:`dpstats.bss.engine`)."""
     return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
 
 
 def retry_cap_epsilon(epsilon, R, log_n, T, n, b_y, sensitivity):
-    """eps' of the retry-capped top-R mechanism (seed 002, Theorem 1), in logs.
+    """eps' of the retry-capped top-R mechanism (Behdin et al. 2024, Theorem 1), in logs.
 
     eps' = log(e^eps + gamma) - log(1 - q^T), q = R / N,
     gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1).
@@ -164,7 +160,7 @@ def is_hinge(task):
 
 
 def sensitivity_of(task):
-    """Delta (squared loss) or Delta_h (hinge loss) of the task (spec 01, section 1.3)."""
+    """Delta (squared loss) or Delta_h (hinge loss) of the task (:mod:`dpstats.bss.objective`, :mod:`dpstats.bss.hinge`)."""
     if is_hinge(task):
         return hinge_sensitivity(task.data.b_x, task.radius, task.size, task.data.intercept)
     return least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, task.size, task.data.intercept)
@@ -194,7 +190,7 @@ class ExactScores:
         self.p = int(stats.candidates.size)
         objective = RidgeBallObjective(stats, ridge, radius)
         self.supports, self.values = score_all_supports(objective, s)
-        # lexicographic enumeration order breaks ties (spec 01, section 1.5)
+        # lexicographic enumeration order breaks ties (a fixed public rule; module docstring)
         self.order = np.lexsort((np.arange(self.values.size), self.values))
 
     @classmethod
@@ -237,7 +233,7 @@ def exact_scores(task, tau):
 
 
 def top_r_log_weights(values, log_n, epsilon, sensitivity):
-    """Log-weights of a in 1..R+1 (spec 01, section 1.5), in log space."""
+    """Log-weights of a in 1..R+1 (module docstring), in log space."""
     values = np.asarray(values, dtype=np.float64)
     R = values.size
     scale = epsilon / (2.0 * sensitivity)
@@ -281,7 +277,7 @@ def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
     """Uniform s-subsets of range(p) drawn until one is not in ``excluded`` (sorted tuple).
 
     Returns (support, tries, succeeded); after ``max_tries`` failures the last draw is
-    returned (seed 002, Algorithm 1, procedure M_0).
+    returned (Behdin et al. 2024, Algorithm 1, procedure M_0).
     """
     tries = 0
     while True:
@@ -294,7 +290,7 @@ def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
 
 
 def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
-    """One draw of the top-R mechanism (seed 002, Algorithm 1) from a certified list.
+    """One draw of the top-R mechanism (Behdin et al. 2024, Algorithm 1) from a certified list.
 
     Returns (support, uniform draws used outside the list).
     """
@@ -310,8 +306,8 @@ def certified_top(task, R, tau):
     """(supports, values, certificate info, engine or None) of the R best supports.
 
     The info (route, number of MILP solves, tau_mip, tau_eval, achieved gaps, solver
-    statistics) is curator-only: it is a deterministic function of the data (spec 05,
-    section 5.8), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
+    statistics) is curator-only: it is a deterministic function of the data
+    (docs/privacy.md), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
     """
     p, s = len(task.terms), task.size
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
@@ -419,20 +415,37 @@ def _curator(task, sups, vals, logp_a, delta, info, tau):
 
 def _loss_items(task, best_support, best_value):
     """sigma2_hat for the squared loss; loss, Delta_h and the training misclassification rate
-    of the best support for the hinge loss (curator-only, spec 01 section 1.8)."""
+    of the best support for the hinge loss (curator-only)."""
     if not is_hinge(task):
         return {"sigma2_hat": float(best_value) / max(task.stats.n - task.size, 1)}
     objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
     return {"Delta_h": sensitivity_of(task), **hinge_curator_items(objective, list(best_support), task.data)}
 
 
-METHOD = Method(
-    name="top_r",
-    title="top-R mechanism over certified best supports (MIP on CBC)",
-    run=run,
-    size_argument="s",
-    option_names=("tolerance", "time_limit", "max_tries", "max_enumerate", "loss"),
-    check_options=check_options,
-    selection_cost=selection_cost,
-    response_type=response_type,
-)
+class TopRMethod(SelectionMethod):
+    """The top-R mechanism over certified best supports."""
+
+    name = "top_r"
+    title = "top-R mechanism over certified best supports (MIP on CBC)"
+    size_argument = "s"
+    supports_dask = True
+    options = CERTIFIED_OPTIONS + (
+        Integer("max_tries", default=None, minimum=1, allow_none=True,
+                doc="cap on uniform draws outside the top R (needs bounds=(b_x, b_y)); None: unlimited"),
+    )
+
+    def check_options(self, options, context):
+        options = check_certified_options(options, context.get("ridge"))
+        if options["max_tries"] is not None and not isinstance(context.get("bounds"), tuple):
+            raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
+        return options
+
+    def check_size(self, p, size, options, context):
+        check_certified_size(p, size, options, context, self.name)
+
+    selection_cost = staticmethod(selection_cost)
+    response_type = staticmethod(response_type)
+    run = staticmethod(run)
+
+
+METHOD = TopRMethod()

@@ -28,7 +28,8 @@ References
 ----------
 McSherry and Talwar (2007), Mechanism design via differential privacy.
 Durfee and Rogers (2019), Practical differentially private top-k selection with
-pay-what-you-get composition.  Seed 004, Algorithm 1 (peeling with Gumbel noise).
+pay-what-you-get composition.  Dick, Gillenwater and Joseph (2023), Algorithm 1 (peeling
+with Gumbel noise).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The canonical Lipschitz top-k mechanism (spec 03, section 3.1), sampled exactly.
+"""The canonical Lipschitz top-k mechanism, sampled exactly.
 
 Privacy statement
 -----------------
@@ -12,7 +12,7 @@ which is 1-Lipschitz in z (a distance to a fixed set), hence has sensitivity 1. 
 S with P(S) proportional to exp(-(epsilon/2) loss(S)) is the exponential mechanism: the
 scores are not monotone, so the factor 2 stays; epsilon-DP.
 
-Classes (Shekelyan and Loukides 2022; seed 003 Appendix A, q = 1/2): sort z descending,
+Classes (Shekelyan and Loukides 2022; Swope et al. 2024, Appendix A, q = 1/2): sort z descending,
 ties broken by a uniformly random permutation, giving i_1..i_d.  Every k-subset other
 than the true top-k {i_1..i_k} is in exactly one class (h, t), 0 <= h <= k-1,
 k+1 <= t <= d: it contains i_1..i_h but not i_{h+1} (the best excluded), its worst
@@ -30,7 +30,8 @@ true top-k (ties broken at random).
 References
 ----------
 Shekelyan and Loukides (2022), Differentially private top-k selection via canonical
-Lipschitz mechanism.  Seed 003 (Swope et al. 2024), Algorithm 2 and Appendix A.
+Lipschitz mechanism.  Swope, Khanna, Doldo, Roy and Raff (2024), Feature selection from
+differentially private correlations, Algorithm 2 and Appendix A.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Private signs for a selected support: the shared sign step (spec 05, section 5.7).
+"""Private signs for a selected support: the shared sign step (docs/privacy.md, "Private signs").
 
 Rows are split into m blocks by a uniformly random assignment (m = floor(sqrt(n)) by
 default; a public ``blocks`` value when n is private).  Each block fits least squares
@@ -52,16 +52,24 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
     votes = np.zeros((blocks, len(report)), dtype=np.int64)
     cols = np.asarray(columns, dtype=np.int64)
     for b, rows in enumerate(_block_rows(n, blocks, rng, assignment)):
-        if rows.size < cols.size and ridge == 0:
-            continue  # fewer rows than columns (or an empty block): degenerate, every vote 0
-        Xb = design[np.ix_(rows, cols)]
-        stats = SufficientStats.from_arrays(Xb, y[rows])
         block_ridge = ridge * rows.size / (n if n_ridge is None else n_ridge)
-        if block_ridge == 0 and np.linalg.matrix_rank(Xb) < cols.size:
-            continue  # degenerate fit: every vote of this block is 0
-        sol = RidgeBallObjective(stats, block_ridge, radius).solve(np.arange(cols.size))
-        votes[b] = np.sign(sol.coef[report]).astype(np.int64)
+        votes[b] = block_vote(design[np.ix_(rows, cols)], y[rows], report, block_ridge, radius)
     return votes
+
+
+def block_vote(design, y, report, ridge, radius):
+    """One block's votes: the signs of its fit's coefficients at ``report`` (0 if degenerate).
+
+    The one place a block votes, whether the block is a pandas row block or a Dask
+    partition.  A block with fewer rows than columns and no ridge, or a rank-deficient
+    one, is degenerate: every vote is 0.
+    """
+    out = np.zeros(len(report), dtype=np.int64)
+    k = design.shape[1]
+    if design.shape[0] == 0 or (ridge == 0 and (design.shape[0] < k or np.linalg.matrix_rank(design) < k)):
+        return out
+    sol = RidgeBallObjective(SufficientStats.from_arrays(design, y), ridge, radius).solve(np.arange(k))
+    return np.sign(sol.coef[list(report)]).astype(np.int64)
 
 
 def vote_counts(votes):

@@ -1,1 +1,1 @@
-"""Privacy plumbing: randomness, ledger, accountant, bounds (spec 05)."""
+"""Privacy plumbing: randomness, ledger, accountant, bounds (the rules: docs/privacy.md)."""

@@ -1,9 +1,9 @@
-"""Public clipping bounds, and their private estimation (spec 05, section 5.2).
+"""Public clipping bounds, and their private estimation.
 
 ``bounds=`` takes
 
 * a scalar pair ``(b_x, b_y)``: every term is clipped to [-b_x, b_x] and the response
-  to [-b_y, b_y] (spec 01, section 1.1);
+  to [-b_y, b_y];
 * a dict of public per-term bounds ``{term: b}``: each term (and the response, which
   must be in the dict) is divided by its bound and clipped to [-1, 1], so b_x = b_y = 1
   on the rescaled data.  Dummy columns of categorical terms take values in {0, 1} by
@@ -15,7 +15,8 @@
 Bounds are never computed from the data without budget.
 
 A binary response (``response_type="binary"``, coded -1 / +1 for the hinge loss) is not
-clipped and needs no bound (spec 01, section 1.3): b_y of a pair is ignored, a dict
+clipped and needs no bound (its loss is bounded by construction, :mod:`dpstats.bss.hinge`):
+b_y of a pair is ignored, a dict
 may omit the response (a bound given for it is ignored), and ``"auto"`` spends its whole
 share on b_x.
 
@@ -196,6 +197,18 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
     return ResolvedBounds(b_x, b_y if has_y else None, public_bounds=(b_x, b_y))
 
 
+def clip_arrays(X, y, *, term_scale=None, response_scale=None, b_x=None, b_y=None):
+    """Clip a design (and response) to its bounds: per-term scales mapped to [-1, 1], or
+    (b_x, b_y).  The one clipping rule, for pandas frames and Dask partitions alike."""
+    if term_scale is not None:
+        Xc = np.clip(X / term_scale, -1.0, 1.0)
+        yc = None if (y is None or response_scale is None) else np.clip(y / response_scale, -1.0, 1.0)
+    else:
+        Xc = np.clip(X, -b_x, b_x)
+        yc = None if (y is None or b_y is None) else np.clip(y, -b_y, b_y)
+    return Xc, yc
+
+
 def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()) -> ClippedData:
     """Apply public bounds, or estimate them privately with ``epsilon_share`` first."""
     X, y = model_frame.X, model_frame.y
@@ -207,8 +220,7 @@ def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()
         resolved = resolve_bounds(bounds, terms=model_frame.terms, response=None, n=X.shape[0],
                                   epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
                                   counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1)))
-        Xc = (np.clip(X / resolved.term_scale, -1.0, 1.0) if resolved.term_scale is not None
-              else np.clip(X, -resolved.b_x, resolved.b_x))
+        Xc, _ = clip_arrays(X, None, term_scale=resolved.term_scale, b_x=resolved.b_x)
         return ClippedData(Xc, y, resolved.b_x, None, model_frame.intercept, term_scale=resolved.term_scale,
                            response_scale=None, entries=resolved.entries, public_bounds=resolved.public_bounds,
                            response_levels=tuple(levels))
@@ -216,12 +228,8 @@ def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()
         bounds, terms=model_frame.terms, response=model_frame.response if y is not None else None,
         n=X.shape[0], epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
         counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1) if which == "x" else np.abs(y)))
-    if resolved.term_scale is not None:
-        Xc = np.clip(X / resolved.term_scale, -1.0, 1.0)
-        yc = None if y is None else np.clip(y / resolved.response_scale, -1.0, 1.0)
-    else:
-        Xc = np.clip(X, -resolved.b_x, resolved.b_x)
-        yc = None if y is None else np.clip(y, -resolved.b_y, resolved.b_y)
+    Xc, yc = clip_arrays(X, y, term_scale=resolved.term_scale, response_scale=resolved.response_scale,
+                         b_x=resolved.b_x, b_y=resolved.b_y)
     return ClippedData(Xc, yc, resolved.b_x, resolved.b_y, model_frame.intercept, term_scale=resolved.term_scale,
                        response_scale=resolved.response_scale, entries=resolved.entries,
                        public_bounds=resolved.public_bounds)

@@ -1,4 +1,4 @@
-"""The privacy ledger of a call (spec 05, section 5.5).
+"""The privacy ledger of a call.
 
 A ledger is the ordered list of every mechanism that touched the data, each with the
 epsilon and delta it spent, the neighbouring relation its guarantee is stated for, and
@@ -12,7 +12,7 @@ and through them ``print(fit)``, ``fit.summary()`` and ``fit.release()``).
 
 ``details`` holds public parameters only: anything a solver computes (route, number of
 solves, cuts, achieved gaps) is a deterministic function of the data and belongs to the
-curator-only diagnostics of the result (spec 05, section 5.8).
+curator-only diagnostics of the result (docs/privacy.md).
 
 Budgets are added as exact rationals (``fractions.Fraction``) so that spending a budget
 exactly is not refused because of float rounding (eleven calls at 1/11 fit in 1).

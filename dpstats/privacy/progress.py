@@ -1,4 +1,4 @@
-"""Progress output of long computations (spec 05, sections 5.5 and 5.8).
+"""Progress output of long computations (curator-only).
 
 Progress lines report objective values, bounds, gaps and counts of solves, nodes or cuts:
 deterministic functions of the data, exactly like the solver statistics kept in

@@ -1,4 +1,4 @@
-"""The single source of randomness of a ``dp_select`` call (spec 05, section 5.4).
+"""The single source of randomness of a ``dp_select`` call.
 
 Every mechanism draws only from the :class:`RandomSource` it is handed.  The default
 source builds 53-bit uniforms from the operating system's CSPRNG (``os.urandom``), as
@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..errors import InvalidTypeError
+from ..errors import InvalidArgumentError, InvalidTypeError
 
 _TWO_POW_53 = float(2**53)
 
@@ -38,17 +38,23 @@ class RandomSource:
             self._gen = None
         elif isinstance(random_state, np.random.Generator):
             self._gen = random_state
-        elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
             if random_state < 0:
-                raise InvalidTypeError(
-                    "random_state must be None, a non-negative integer or a "
-                    f"numpy.random.Generator; got {random_state!r}."
+                # The right type with a wrong value: a value error, not a type error.
+                raise InvalidArgumentError(
+                    f"random_state must be a non-negative integer seed; got {random_state!r}. Use a seed >= 0, "
+                    "a numpy.random.Generator, or None for the operating system's randomness (for release)."
                 )
             self._gen = np.random.default_rng(int(random_state))
         else:
+            hint = ""
+            if isinstance(random_state, np.random.RandomState):
+                hint = " (a legacy RandomState is not accepted: pass numpy.random.default_rng(seed))"
+            elif isinstance(random_state, (bool, np.bool_)):
+                hint = " (True and False are not seeds)"
             raise InvalidTypeError(
                 "random_state must be None (OS randomness), a non-negative integer or a "
-                f"numpy.random.Generator; got {type(random_state).__name__}."
+                f"numpy.random.Generator; got {random_state!r} ({type(random_state).__name__}){hint}."
             )
 
     @property

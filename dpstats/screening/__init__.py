@@ -1,1 +1,1 @@
-"""Screening and rank-based selection for p >> n (spec 03): DP-SIS, DP-Kendall, Samp-Agg."""
+"""Screening and rank-based selection for p >> n: DP-SIS, DP-Kendall, Samp-Agg."""

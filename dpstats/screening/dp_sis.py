@@ -1,4 +1,4 @@
-"""``method="dp_sis"``: private sure independence screening (spec 03, section 3.1).
+"""``method="dp_sis"``: private sure independence screening.
 
 Privacy statement
 -----------------
@@ -24,7 +24,8 @@ Centring (``center=``):
   public bounds around the centre and pass ``center=None`` if you want that.)  With a
   dict of per-term bounds, the centres are divided by the same public bounds.
 
-Deviation from seed 003: its Algorithm 1 centres and max-abs-scales every column with the
+Deviation from Swope, Khanna, Doldo, Roy and Raff (2024): their Algorithm 1 centres and
+max-abs-scales every column with the
 data's own statistics and then claims sensitivity 1.  After data-dependent scaling,
 neighbours differ in every row, so that claim does not hold; we use public bounds (or the
 private bound estimate) and the sensitivities above.
@@ -34,7 +35,8 @@ private bound estimate) and the sensitivities above.
 References
 ----------
 Fan and Lv (2008), Sure independence screening for ultrahigh dimensional feature space.
-Swope, Khanna, Doldo, Roy and Raff (seed 003), Algorithms 1-2 and Appendix A.
+Swope, Khanna, Doldo, Roy and Raff (2024), Feature selection from differentially private
+correlations, Algorithms 1-2 and Appendix A.
 Shekelyan and Loukides (2022), the canonical Lipschitz mechanism.
 """
 from __future__ import annotations
@@ -47,7 +49,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
-from ..methods import Method, MethodOutcome
+from ..method_options import Custom
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
@@ -81,7 +84,8 @@ def check_center(center):
 
 
 def check_options(options, context):
-    return {"center": check_center(options.get("center"))}
+    """The validated options of ``method="dp_sis"`` (see :class:`DPSISMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def check_design(frame, size, options):
@@ -132,7 +136,7 @@ def _public_centres(task):
         cy = center[1]
     else:
         cx = np.array([center.get(t, 0.0) for t in task.terms])
-        cy = center.get(task.options.get("_response"), 0.0) if task.options.get("_response") else 0.0
+        cy = center.get(task.response, 0.0) if task.response else 0.0
     if data.term_scale is not None:
         cx = cx / data.term_scale
     if data.response_scale is not None:
@@ -175,20 +179,23 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=np.sort(support), entries=[entry], curator=curator)
 
 
-def _check_design(frame, size, options):
-    check_design(frame, size, options)
-    if isinstance(options["center"], dict):
-        # The response's name is public (it is in the formula); dict centres need it.
-        options["_response"] = frame.response
+class DPSISMethod(SelectionMethod):
+    """DP-SIS: private sure independence screening with the canonical Lipschitz top-k."""
+
+    name = "dp_sis"
+    title = "DP-SIS (sure independence screening, canonical Lipschitz top-k)"
+    size_argument = "k"
+    uses = ("bounds",)
+    options = (
+        Custom("center", default=None, check_value=check_center,
+               accepted='None, "data", a pair (c_x, c_y) or a dict {term: centre}',
+               doc="centring of the score: none, the data's means (sensitivity accounted), or public centres"),
+    )
+
+    def check_design(self, plan, size, options, context):
+        check_design(plan, size, options)
+
+    run = staticmethod(run)
 
 
-METHOD = Method(
-    name="dp_sis",
-    title="DP-SIS (sure independence screening, canonical Lipschitz top-k)",
-    run=run,
-    size_argument="k",
-    option_names=("center",),
-    check_options=check_options,
-    check_design=_check_design,
-    neighbours=REPLACE_ONE,
-)
+METHOD = DPSISMethod()

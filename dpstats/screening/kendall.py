@@ -1,4 +1,4 @@
-"""``method="kendall"``: DP-Kendall feature selection (spec 03, section 3.2; seed 004 Algorithm 1).
+"""``method="kendall"``: DP-Kendall feature selection (Dick, Gillenwater and Joseph 2023, Algorithm 1).
 
 Privacy statement
 -----------------
@@ -6,10 +6,10 @@ Neighbours: add or remove one record, so n is private; nothing here is derived f
 outside the budget (no bounds, no clipping: the statistic only uses ranks).
 
 * Ties are broken by a uniformly random permutation drawn by the mechanism, once per
-  variable (the seed's infinitesimal jitter without a data-dependent jitter scale).
+  variable (the paper's infinitesimal jitter without a data-dependent jitter scale).
 * tau(u, v) = n/2 - 2 D / (n - 1) with D the discordant pairs, in [-n/2, n/2]: (n/2) times
   Kendall's tau-a of the tie-broken data.  Adding or removing a point moves it by at most
-  3/2 (seed 004 Lemma 3.2).
+  3/2 (Dick, Gillenwater and Joseph 2023, Lemma 3.2).
 * Round 1: u_j = |tau(X_j, y)|, sensitivity 3/2.  Round t >= 2, with A the features chosen
   so far: u_j = |tau(X_j, y)| - (1/|A|) sum_{l in A} |tau(X_j, X_l)|, sensitivity 3.
   Chosen features are excluded.
@@ -17,7 +17,7 @@ outside the budget (no bounds, no clipping: the statistic only uses ranks).
   (:mod:`dpstats.mechanisms.gumbel`, scores not monotone), i.e. epsilon/k per round;
   k rounds compose to epsilon-DP.
 
-Private signs (spec 05, section 5.7): the shared sign step of ``dp_select`` runs after the
+Private signs (docs/privacy.md, "Private signs"): the shared sign step of ``dp_select`` runs after the
 selection with a *public* number of blocks, ``sign_blocks`` (default
 :data:`DEFAULT_SIGN_BLOCKS` = 10), because floor(sqrt(n)) would use the private n.  Rows are
 assigned to blocks by i.i.d. uniform labels, so adding or removing a record changes exactly
@@ -37,23 +37,23 @@ tau-b is not the statistic whose sensitivity the paper proves.
 
 References
 ----------
-Gillenwater, Joseph, Munoz Medina and Ribero (seed 004), Algorithm 1 and Lemma 3.2.
+Dick, Gillenwater and Joseph (2023), Better private linear regression through better
+private feature selection, Algorithm 1 and Lemma 3.2.
 Knight (1966), A computer method for calculating Kendall's tau with ungrouped data.
 """
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.gumbel import gumbel_scale, noisy_max_log_probabilities, report_noisy_max
-from ..methods import Method, MethodOutcome
+from ..method_options import Integer
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from .kendall_statistic import KendallPanel
 
-TAU_SENSITIVITY = 1.5  # seed 004 Lemma 3.2
+TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
 REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
 DEFAULT_SIGN_BLOCKS = 10
 
@@ -110,12 +110,8 @@ def private_kendall_select(X, y, k, epsilon, rng):
 
 
 def check_options(options, context):
-    blocks = options.get("sign_blocks", DEFAULT_SIGN_BLOCKS)
-    if isinstance(blocks, bool) or not isinstance(blocks, numbers.Integral):
-        raise InvalidTypeError(f"sign_blocks must be a positive integer (a public constant); got {blocks!r}.")
-    if blocks < 1:
-        raise InvalidArgumentError(f"sign_blocks must be >= 1; got {blocks}.")
-    return {"sign_blocks": int(blocks)}
+    """The validated options of ``method="kendall"`` (see :class:`KendallMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
@@ -163,13 +159,20 @@ def run(task) -> MethodOutcome:
                          sign_blocks=task.options["sign_blocks"])
 
 
-METHOD = Method(
-    name="kendall",
-    title="DP-Kendall (Kendall-tau relevance minus redundancy, Gumbel peeling)",
-    run=run,
-    size_argument="k",
-    needs_bounds=False,
-    neighbours=ADD_REMOVE,
-    option_names=("sign_blocks",),
-    check_options=check_options,
-)
+class KendallMethod(SelectionMethod):
+    """DP-Kendall screening: rank-based, so it needs no bounds (add/remove neighbours)."""
+
+    name = "kendall"
+    title = "DP-Kendall (Kendall-tau relevance minus redundancy, Gumbel peeling)"
+    size_argument = "k"
+    neighbours = ADD_REMOVE
+    uses = ()
+    options = (
+        Integer("sign_blocks", default=DEFAULT_SIGN_BLOCKS, minimum=1,
+                doc="public number of blocks of the sign step (n is private under add/remove neighbours)"),
+    )
+
+    run = staticmethod(run)
+
+
+METHOD = KendallMethod()

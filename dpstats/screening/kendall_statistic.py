@@ -1,7 +1,7 @@
-"""Kendall's statistic in the scaling of seed 004, for many features at once.
+"""Kendall's statistic in the scaling of Dick, Gillenwater and Joseph (2023), for many features at once.
 
 With ties broken by a uniformly random permutation (the mechanism's own randomness,
-equivalent to the seed's infinitesimal jitter and free of any data-dependent jitter
+equivalent to the paper's infinitesimal jitter and free of any data-dependent jitter
 scale), every variable becomes a permutation of ranks and, with D discordant pairs
 among n points,
 
@@ -150,7 +150,7 @@ def _inversions_chunk(rows):
 
 
 def scaled_tau_from_discordant(discordant, n):
-    """tau = n/2 - 2 D / (n - 1) (seed 004's scaling); n/2 when n < 2."""
+    """tau = n/2 - 2 D / (n - 1) (the scaling of Dick et al. 2023); n/2 when n < 2."""
     discordant = np.asarray(discordant, dtype=np.float64)
     if n < 2:
         return np.full(discordant.shape, n / 2.0)

@@ -1,15 +1,16 @@
-"""``method="samp_agg"``: subsample-and-aggregate Lasso votes (spec 03, section 3.3).
+"""``method="samp_agg"``: subsample-and-aggregate Lasso votes.
 
-The "two-stage" baseline of seed 003 and "SubLasso" of seed 004, after Kifer, Smith and
-Thakurta (2012).
+The "two-stage" baseline of Swope, Khanna, Doldo, Roy and Raff (2024) and "SubLasso" of
+Dick, Gillenwater and Joseph (2023), after Kifer, Smith and Thakurta (2012).
 
 Privacy statement
 -----------------
 Neighbours: replace one record (the input row count n is public).
 
 1. Rows are split into m blocks (``blocks``, default floor(sqrt(n)), as in Kifer et al.
-   and the seed 000 reference code) by a uniformly random permutation cut into equal
-   parts.  n and m come from the *input* row count, which is public under replace-one.
+   and the reference code of Prastakos, Behdin and Mazumder 2025) by a uniformly random
+   permutation cut into equal parts.  n and m come from the *input* row count, which is
+   public under replace-one.
    With ``na_action="omit"`` the number of complete rows is private (a replaced record
    may be complete in one data set and incomplete in the other), so it decides nothing:
    m still comes from the input row count, and every complete row gets an i.i.d. uniform
@@ -25,7 +26,7 @@ Neighbours: replace one record (the input row count n is public).
 4. Private top-k by peeling: k rounds of report-noisy-max with Gumbel noise of scale
    2k/epsilon (:mod:`dpstats.mechanisms.gumbel`; the counts are not monotone under
    replace-one: one count may rise while another falls).  epsilon-DP by basic
-   composition.  (The seed 000 reference adds Laplace noise of scale 2k/(m epsilon) to the
+   composition.  (That reference code adds Laplace noise of scale 2k/(m epsilon) to the
    vote averages instead; peeling gives the exact output distribution as a product of
    softmaxes, which the audits use.)
 
@@ -44,7 +45,8 @@ scikit-learn is an optional dependency (``pip install dpstats[lasso]``).
 References
 ----------
 Kifer, Smith and Thakurta (2012), Private convex empirical risk minimization and
-high-dimensional regression.  Seed 003 section 2 (two-stage), seed 004 (SubLasso).
+high-dimensional regression.  Swope, Khanna, Doldo, Roy and Raff (2024), section 2
+(two-stage); Dick, Gillenwater and Joseph (2023) (SubLasso).
 """
 from __future__ import annotations
 
@@ -54,9 +56,10 @@ import warnings
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
-from ..methods import Method, MethodOutcome
+from ..method_options import Custom, Integer
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 AUTO_ALPHA_FRACTION = 0.1
@@ -161,22 +164,16 @@ def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=
 
 
 def check_options(options, context):
-    out = {"blocks": None, "alpha": "auto"}
-    blocks = options.get("blocks")
-    if blocks is not None:
-        if isinstance(blocks, bool) or not isinstance(blocks, numbers.Integral):
-            raise InvalidTypeError(f"blocks must be a positive integer; got {blocks!r}.")
-        if blocks < 1:
-            raise InvalidArgumentError(f"blocks must be >= 1; got {blocks}.")
-        out["blocks"] = int(blocks)
-    alpha = options.get("alpha", "auto")
-    if not (isinstance(alpha, str) and alpha == "auto"):
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (math.isfinite(alpha) and alpha > 0):
-            raise InvalidArgumentError(f'alpha must be "auto" or a positive number (the Lasso penalty); got {alpha!r}.')
-        alpha = float(alpha)
-    out["alpha"] = alpha
-    _lasso_class()  # fail early, before any data access, if scikit-learn is missing
-    return out
+    """The validated options of ``method="samp_agg"`` (see :class:`SampAggMethod`)."""
+    return METHOD.validate_options(dict(options), context)
+
+
+def _check_alpha(alpha):
+    if isinstance(alpha, str) and alpha == "auto":
+        return alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (math.isfinite(alpha) and alpha > 0):
+        raise InvalidArgumentError(f'alpha must be "auto" or a positive number (the Lasso penalty); got {alpha!r}.')
+    return float(alpha)
 
 
 def check_design(frame, size, options):
@@ -239,13 +236,25 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=np.sort(np.asarray(chosen, dtype=np.int64)), entries=[entry], curator=curator)
 
 
-METHOD = Method(
-    name="samp_agg",
-    title="Samp-Agg (Lasso votes on disjoint blocks, private peeling)",
-    run=run,
-    size_argument="k",
-    option_names=("blocks", "alpha"),
-    check_options=check_options,
-    check_design=check_design,
-    neighbours=REPLACE_ONE,
-)
+class SampAggMethod(SelectionMethod):
+    """Subsample-and-aggregate Lasso votes with private peeling (the screening baseline)."""
+
+    name = "samp_agg"
+    title = "Samp-Agg (Lasso votes on disjoint blocks, private peeling)"
+    size_argument = "k"
+    uses = ("bounds",)
+    requires = (("sklearn", "scikit-learn"),)
+    options = (
+        Integer("blocks", default=None, minimum=1, allow_none=True,
+                doc="number of blocks; None: floor(sqrt(input rows))"),
+        Custom("alpha", default="auto", check_value=_check_alpha, accepted='"auto" or a positive number',
+               doc="the Lasso penalty per block; auto: a tenth of the block's smallest all-zero penalty"),
+    )
+
+    def check_design(self, plan, size, options, context):
+        check_design(plan, size, options)
+
+    run = staticmethod(run)
+
+
+METHOD = SampAggMethod()

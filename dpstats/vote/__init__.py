@@ -1,1 +1,1 @@
-"""DPVote: distributed majority-vote sign selection (spec 04)."""
+"""DPVote: distributed majority-vote sign selection (Liu, Tu, Mao and Chen 2022)."""

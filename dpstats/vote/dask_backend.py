@@ -1,4 +1,4 @@
-"""DPVote on Dask: each partition is a machine (spec 04, section 4.4).
+"""DPVote on Dask: each partition is a machine.
 
 One delayed task per partition (``ddf.to_delayed()``, as in :mod:`dpstats.dask_engine`)
 runs the local sign estimator of :mod:`dpstats.vote.local` on that partition and returns

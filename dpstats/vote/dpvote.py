@@ -1,4 +1,4 @@
-"""``method="dpvote"``: distributed majority-vote sign selection (spec 04; seed 001).
+"""``method="dpvote"``: distributed majority-vote sign selection (Liu, Tu, Mao and Chen 2022).
 
 Rows live on m machines (a pandas DataFrame with ``machines=m`` is split into m groups by a
 uniformly random assignment drawn from the call's random source, or by public machine
@@ -6,7 +6,8 @@ labels ``machines=<array>``; a Dask DataFrame has one machine per partition).  E
 sends only a local sign vector (:mod:`dpstats.vote.local`); the server runs the mechanism
 below on the counts.
 
-Row counts (spec 05, section 5.8): the number of machines, the split and the total N in
+Row counts (docs/privacy.md, "Missing values and row counts"): the number of machines,
+the split and the total N in
 the local default thresholds come from the *input* row count (public) or the user's
 ``machines``, never from the number of complete rows left by ``na_action="omit"`` (which
 is private: a replaced record may be complete in one data set and incomplete in the
@@ -25,10 +26,10 @@ a formula without a left-hand side selects the signs of the column means (an int
 the formula is ignored).  ``result.signs`` are the native private signs and
 ``result.support`` is {j : sign_j != 0}, of size at most k.
 
-Privacy statement (spec 04, section 4.2)
-----------------------------------------
-Neighbours: the entire data of one machine is replaced (distributed group DP, seed 001
-Definition 1); this implies replace-one record DP at the same epsilon.  The guarantee holds
+Privacy statement
+-----------------
+Neighbours: the entire data of one machine is replaced (distributed group DP, Liu et al.
+2022, Definition 1); this implies replace-one record DP at the same epsilon.  The guarantee holds
 for any sign matrix, whatever the local estimators do.
 
 Counts N+_j, N-_j, N0_j of the votes; stability st_j = max(N+_j, N-_j) - floor(m/2) - 1
@@ -41,22 +42,23 @@ by at most 1, so st_j and every N^t_j have sensitivity 1.
    at once as the top k of st_j eps_r / 2 + Gumbel noise (the Gumbel-top-k trick: sampling
    without replacement; Vieira 2014, Kool, van Hoof and Welling 2019).
 2. Signs (eps_2): for each chosen j, t in {-1, 0, +1} with probability proportional to
-   exp(eps_s N^t_j / 2), eps_s = eps_2 / k (seed 001 eq. (5)).
+   exp(eps_s N^t_j / 2), eps_s = eps_2 / k (Liu et al. 2022, eq. (5)).
 3. Release the sign vector (0 off the chosen set).  Total eps_1 + eps_2, pure DGDP;
    default split eps_1 = eps_2 = eps / 2 (``split=`` is the peeling share).
 
 ``composition="advanced"`` with ``delta=``: each part spends delta/2 and its per-round
 epsilon eps_r solves sqrt(2 k log(2 / delta)) eps_r + k eps_r (e^eps_r - 1) = eps_part
 (Dwork, Rothblum and Vadhan 2010), used only when that beats eps_part / k (the ledger
-records delta = 0 for a part that falls back to basic composition).  Seed 001 peels with
+records delta = 0 for a part that falls back to basic composition).  Liu et al. peel with
 Laplace noise; we keep the exponential mechanism (Gumbel noise) in both modes.
 
 ``epsilon=inf`` is the plain majority vote over all coordinates (+1 if N+_j > m/2, -1 if
-N-_j > m/2, else 0): the non-private "Vote" baseline of seed 001, which ignores k.
+N-_j > m/2, else 0): the non-private "Vote" baseline of Liu et al., which ignores k.
 
 References
 ----------
-Seed 001 (distributed group differentially private majority vote), Algorithms 1-4,
+Liu, Tu, Mao and Chen (2022), Majority vote for distributed differentially private sign
+selection, arXiv:2209.04419, Algorithms 1-4,
 Theorems 1-2.  McSherry and Talwar (2007); Dwork and Roth (2014), section 3.5.
 """
 from __future__ import annotations
@@ -69,7 +71,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..errors import DataError, InvalidArgumentError, InvalidTypeError
-from ..methods import Method, MethodOutcome
+from ..method_options import Choice, Custom, Integer, Real
+from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
 from .local import local_sign_vector
 
@@ -266,7 +269,7 @@ def probability_peeling_covers(st, k, peel_round, target=None) -> float:
 
 
 def curator_diagnostics(terms, counts, k, budgets, signs):
-    """Curator-only diagnostics of spec 04, section 4.5."""
+    """Curator-only diagnostics: counts, stabilities, peeling and sign probabilities (never released)."""
     from tabulate import tabulate
 
     st = stability(counts)
@@ -300,56 +303,35 @@ def _is_labels(value):
     return isinstance(value, (list, tuple, np.ndarray)) or (hasattr(value, "to_numpy") and hasattr(value, "dtype"))
 
 
+def _check_machines(value):
+    """An integer m >= 2, or one label per input row (a public assignment of rows to machines)."""
+    if _is_labels(value):
+        labels = value.to_numpy() if hasattr(value, "to_numpy") else value
+        labels = np.asarray(labels, dtype=object if not isinstance(labels, np.ndarray) else None)
+        if labels.ndim != 1:
+            raise InvalidArgumentError("machines given as labels must be a 1-D array (one label per row).")
+        if pd_isna(labels).any():
+            raise InvalidArgumentError("machines labels contain missing values (NaN/None); give every row a machine.")
+        _, codes = np.unique(labels.astype(str) if labels.dtype == object else labels, return_inverse=True)
+        if codes.max(initial=-1) + 1 < 2:
+            raise InvalidArgumentError("machines must name at least 2 machines (DPVote needs a vote).")
+        return codes.astype(np.int64)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidTypeError(f"machines must be an integer >= 2 or an array of machine labels; got {value!r}.")
+    if value < 2:
+        raise InvalidArgumentError(f"machines must be >= 2 (DPVote needs at least two votes); got {value}.")
+    return int(value)
+
+
+def pd_isna(values):
+    import pandas as pd
+
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
 def check_options(options, context):
-    out = {"machines": None, "lam": None, "local_size": None, "split": DEFAULT_SPLIT, "composition": "basic",
-           "delta": None}
-    for key, value in options.items():
-        if key == "machines":
-            if value is None:
-                continue
-            if _is_labels(value):
-                labels = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
-                if labels.ndim != 1:
-                    raise InvalidArgumentError("machines given as labels must be a 1-D array (one label per row).")
-                _, codes = np.unique(labels, return_inverse=True)
-                if codes.max(initial=-1) + 1 < 2:
-                    raise InvalidArgumentError("machines must name at least 2 machines (DPVote needs a vote).")
-                out[key] = codes.astype(np.int64)
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise InvalidTypeError(f"machines must be an integer >= 2 or an array of machine labels; got {value!r}.")
-            if value < 2:
-                raise InvalidArgumentError(f"machines must be >= 2 (DPVote needs at least two votes); got {value}.")
-            out[key] = int(value)
-        elif key == "lam":
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-                raise InvalidArgumentError(f"lam must be a finite number >= 0 or None (the default rule); got {value!r}.")
-            out[key] = float(value)
-        elif key == "local_size":
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise InvalidArgumentError(f"local_size (K) must be a positive integer; got {value!r}.")
-            out[key] = int(value)
-        elif key == "split":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
-                raise InvalidArgumentError(f"split (the peeling share of epsilon) must be in (0, 1); got {value!r}.")
-            out[key] = float(value)
-        elif key == "composition":
-            if value not in ("basic", "advanced"):
-                raise InvalidArgumentError(f'composition must be "basic" or "advanced"; got {value!r}.')
-            out[key] = value
-        elif key == "delta":
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
-                raise InvalidArgumentError(f"delta must be in (0, 1); got {value!r}.")
-            out[key] = float(value)
-    if out["composition"] == "advanced" and out["delta"] is None:
-        raise InvalidArgumentError('composition="advanced" needs delta= (e.g. delta=1e-6).')
-    if out["composition"] == "basic" and out["delta"] is not None:
-        raise InvalidArgumentError('delta= is only used with composition="advanced" (basic composition is pure DP).')
-    return out
+    """The validated options of ``method="dpvote"`` (see :class:`DPVoteMethod`)."""
+    return METHOD.validate_options(dict(options), context)
 
 
 def selection_cost(epsilon, options, context):
@@ -421,7 +403,7 @@ def _machine_groups(n, machines, rng, *, rows_may_drop=False, n_input=None, kept
     n_input = n if n_input is None else int(n_input)
     if isinstance(machines, int):
         if not rows_may_drop:
-            # Uniformly random assignment, equal sizes up to one (spec 04, section 4.4).
+            # Uniformly random assignment, equal sizes up to one.
             return np.array_split(rng.permutation(n), machines), "split"
         labels = rng.integers(machines, size=n_input)
         labels = labels[np.asarray(kept_rows, dtype=np.int64)] if kept_rows is not None else labels[:n]
@@ -513,17 +495,48 @@ def _named(terms, signs):
     return {terms[j]: int(signs[j]) for j in np.nonzero(signs)[0]}
 
 
-METHOD = Method(
-    name="dpvote",
-    title="distributed majority vote of local signs (DGDP)",
-    run=run,
-    size_argument="k",
-    needs_response=False,
-    needs_bounds=False,
-    native_signs=True,
-    neighbours=REPLACE_MACHINE,
-    option_names=("machines", "lam", "local_size", "split", "composition", "delta"),
-    check_options=check_options,
-    selection_cost=selection_cost,
-    check_design=check_design,
-)
+class DPVoteMethod(SelectionMethod):
+    """DPVote: distributed majority vote of local signs, group DP per machine."""
+
+    name = "dpvote"
+    title = "distributed majority vote of local signs (DGDP)"
+    size_argument = "k"
+    needs_response = False
+    native_signs = True
+    neighbours = REPLACE_MACHINE
+    uses = ()
+    supports_dask = True
+    options = (
+        Custom("machines", default=None, check_value=_check_machines, allow_none=True,
+               accepted="an integer >= 2 or one label per row",
+               doc="number of machines (rows assigned at random) or one machine label per row; "
+                   "on Dask each partition is a machine"),
+        Real("lam", default=None, low=0, low_open=False, allow_none=True,
+             doc="Lasso penalty of the local estimator; None: the paper's rule"),
+        Integer("local_size", default=None, minimum=1, allow_none=True,
+                doc="K, the number of non-zero local coefficients; None: the paper's rule"),
+        Real("split", default=DEFAULT_SPLIT, low=0, high=1, doc="share of epsilon for the peeling round"),
+        Choice("composition", default="basic", choices=("basic", "advanced"),
+               doc="basic (pure DP) or advanced composition (needs delta)"),
+        Real("delta", default=None, low=0, high=1, allow_none=True, doc="delta of advanced composition"),
+    )
+
+    def check_options(self, options, context):
+        if options["composition"] == "advanced" and options["delta"] is None:
+            raise InvalidArgumentError('composition="advanced" needs delta= (e.g. delta=1e-6).')
+        if options["composition"] == "basic" and options["delta"] is not None:
+            raise InvalidArgumentError('delta= is only used with composition="advanced" (basic composition is pure DP).')
+        return options
+
+    def requirements(self, options, needs_response):
+        # Regression fits a local Lasso path (scikit-learn); the mean model needs nothing.
+        return (("sklearn", "scikit-learn"),) if needs_response else ()
+
+    def check_design(self, plan, size, options, context):
+        check_design(plan, size, options)
+
+    selection_cost = staticmethod(selection_cost)
+    run = staticmethod(run)
+
+
+METHOD = DPVoteMethod()

@@ -1,17 +1,18 @@
-"""Local sign estimators of DPVote (spec 04, section 4.3).
+"""Local sign estimators of DPVote.
 
 Each machine turns its own rows into a sign vector in {-1, 0, +1}^p and sends nothing
-else.  DPVote's guarantee holds for *any* sign matrix (seed 001, remark after Theorem 1),
-so the local rules may tune themselves on local data (local scales, a local Lasso path):
+else.  DPVote's guarantee holds for *any* sign matrix (Liu, Tu, Mao and Chen 2022, remark
+after Theorem 1), so the local rules may tune themselves on local data (local scales, a
+local Lasso path):
 no budget is involved here.
 
-Mean model (seed 001 eq. (7), Algorithm 3)
+Mean model (Liu et al. 2022, eq. (7), Algorithm 3)
     v_j = sign(xbar_j) if |xbar_j| > lambda_j else 0, with the default
     lambda_j = sigma_hat_j sqrt(2 log p / N), sigma_hat_j the machine's standard deviation of
-    column j and N the *total* number of rows.  Seed 001's point: under majority voting the
+    column j and N the *total* number of rows.  The paper's point: under majority voting the
     threshold can be of order sqrt(log p / N), far below the single-machine sqrt(log p / n_k).
 
-Regression (seed 001 eqs. (14)-(15), Algorithm 4)
+Regression (Liu et al. 2022, eqs. (14)-(15), Algorithm 4)
     v = sign(beta_hat(lambda_k)), where beta_hat(lambda) is the local Lasso
     argmin (1 / (2 n_k)) ||y - X b||^2 + lambda ||b||_1 (scikit-learn's scaling; columns and
     response centred locally when the formula has an intercept) and lambda_k is the smallest
@@ -20,11 +21,12 @@ Regression (seed 001 eqs. (14)-(15), Algorithm 4)
     a knot of the LARS path (Efron et al. 2004), which is how it is computed.  Default
     lambda_0 = sigma_hat sqrt(2 log p / N), sigma_hat the local residual standard deviation
     of least squares (the standard deviation of y when n_k <= 2 (p + 1)); default K = k.
-    The default assumes columns on comparable scales (as in seed 001's simulations).
+    The default assumes columns on comparable scales (as in the paper's simulations).
 
 References
 ----------
-Seed 001 (Chen et al., distributed group DP majority vote), sections 3.1 and 4.1.
+Liu, Tu, Mao and Chen (2022), Majority vote for distributed differentially private sign
+selection, arXiv:2209.04419, sections 3.1 and 4.1.
 Efron, Hastie, Johnstone and Tibshirani (2004), Least angle regression.
 """
 from __future__ import annotations
@@ -126,7 +128,7 @@ def local_sign_vector(X, y, *, total_rows: int, lam=None, max_nonzero: int, inte
     lam : float or None
         The threshold (mean model) or lambda_0 (regression); None for the defaults above.
     max_nonzero : int
-        K of seed 001 eq. (15) (regression only).
+        K of Liu et al. (2022), eq. (15) (regression only).
     """
     X = np.asarray(X, dtype=np.float64)
     if X.shape[0] == 0:

@@ -1,0 +1,201 @@
+"""The command line (issue 15): every flag of dp_select, clean errors with exit status 2.
+
+Every bad input runs through ``dpstats.cli.main`` in this process (an exception escaping
+``main`` is a traceback on the command line); a subset and the successful runs go through
+``python -m dpstats`` as a subprocess.
+"""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstats.privacy.ledger import REPLACE_MACHINE
+from tests.conftest import make_regression
+
+SELECT = [sys.executable, "-m", "dpstats", "select"]
+
+
+def _files(root):
+    """Small input files; returns {name: path}."""
+    f = {}
+    data = make_regression()
+    f["good"] = root / "good.csv"
+    data.to_csv(f["good"], index=False)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 4))
+    binary = pd.DataFrame(x, columns=["a", "b", "c", "d"]).assign(z=(x[:, 0] + 0.5 * x[:, 1] > 0).astype(int))
+    f["binary"] = root / "binary.csv"
+    binary.to_csv(f["binary"], index=False)
+    texts = {
+        "unterminated": 'y,x0\n1,2\n"3,4\n',
+        "too_many": "y,x0\n1,2\n3,4,5\n",
+        "extra_first": "y,x0\n1,2,3\n4,5,6\n",  # pandas would silently take column 1 as the index
+        "too_few": "y,x0,x1\n1,2,3\n4,5\n",  # pandas would silently fill NaN
+        "empty": "",
+        "row_names": ",y,x0\n0,1,2\n1,3,4\n",  # df.to_csv() without index=False
+        "duplicated": "y,x0,x0\n1,2,3\n4,5,6\n",
+    }
+    for name, text in texts.items():
+        f[name] = root / f"{name}.csv"
+        f[name].write_text(text, encoding="utf-8")
+    f["latin1"] = root / "latin1.csv"
+    f["latin1"].write_bytes("y,caf\xe9\n1,2\n".encode("latin-1"))
+    f["dir"] = root / "a_directory.csv"
+    f["dir"].mkdir()
+    f["bad_json"] = root / "bad.json"
+    f["bad_json"].write_text("{'x0': 1", encoding="utf-8")
+    f["list_json"] = root / "list.json"
+    f["list_json"].write_text("[1, 2, 3]", encoding="utf-8")
+    f["bounds_json"] = root / "bounds.json"
+    f["bounds_json"].write_text(json.dumps({c: 3.0 for c in data.columns}), encoding="utf-8")
+    return f
+
+
+def _select(f, data="good", *extra, base=True):
+    args = SELECT + ["y ~ .", "--data", str(f[data])]
+    if base:
+        args += ["--method", "exponential", "--epsilon", "1", "--s", "2"]
+    return args + [str(a) for a in extra]
+
+
+#: name -> (arguments given the files, text expected in stderr)
+BAD = {
+    "bounds_three_values": (lambda f: _select(f, "good", "--bounds", "1,2,3"), "--bounds takes"),
+    "bounds_not_numbers": (lambda f: _select(f, "good", "--bounds", "1,x"), "--bounds takes"),
+    "bounds_word": (lambda f: _select(f, "good", "--bounds", "big"), "--bounds takes"),
+    "bounds_missing_file": (lambda f: _select(f, "good", "--bounds", f["good"].parent / "nothere.json"),
+                            "no such file"),
+    "bounds_bad_json": (lambda f: _select(f, "good", "--bounds", f["bad_json"]), "not valid JSON"),
+    "bounds_json_list": (lambda f: _select(f, "good", "--bounds", f["list_json"]), "not a dict"),
+    "bounds_zero": (lambda f: _select(f, "good", "--bounds", "0,1"), "positive"),
+    "bounds_unknown_dataset": (lambda f: _select(f, "good", "--bounds", "dataset:nope"), "nope"),
+    "csv_unterminated_quote": (lambda f: _select(f, "unterminated", "--bounds", "1,1"), "not a well-formed CSV"),
+    "csv_too_many_fields": (lambda f: _select(f, "too_many", "--bounds", "1,1"), "line 3 has 3 fields"),
+    "csv_extra_first_row": (lambda f: _select(f, "extra_first", "--bounds", "1,1"), "line 2 has 3 fields"),
+    "csv_too_few_fields": (lambda f: _select(f, "too_few", "--bounds", "1,1"), "line 3 has 2 fields"),
+    "csv_empty": (lambda f: _select(f, "empty", "--bounds", "1,1"), "empty"),
+    "csv_row_names": (lambda f: _select(f, "row_names", "--bounds", "1,1"), "has no name"),
+    "csv_duplicated_column": (lambda f: _select(f, "duplicated", "--bounds", "1,1"), "twice"),
+    "csv_not_utf8": (lambda f: _select(f, "latin1", "--bounds", "1,1"), "UTF-8"),
+    "csv_directory": (lambda f: _select(f, "dir", "--bounds", "1,1"), "directory"),
+    "csv_missing": (lambda f: SELECT + ["y ~ .", "--data", f["good"].parent / "nothere.csv", "--method", "exponential",
+                                        "--epsilon", "1", "--s", "2", "--bounds", "1,1"], "no such file"),
+    "unknown_dataset": (lambda f: SELECT + ["y ~ .", "--dataset", "nope", "--method", "exponential",
+                                            "--epsilon", "1", "--s", "2"], "nope"),
+    "negative_seed": (lambda f: _select(f, "good", "--bounds", "1,1", "--random-state", "-1"), "random_state"),
+    "seed_not_int": (lambda f: _select(f, "good", "--bounds", "1,1", "--random-state", "1.5"), "--random-state"),
+    "epsilon_word": (lambda f: _select(f, "good", "--bounds", "1,1", base=False) + [
+        "--method", "exponential", "--s", "2", "--epsilon", "lots"], "--epsilon"),
+    "epsilon_zero": (lambda f: _select(f, "good", "--bounds", "1,1", base=False) + [
+        "--method", "exponential", "--s", "2", "--epsilon", "0"], "epsilon"),
+    "s_zero": (lambda f: _select(f, "good", "--bounds", "1,1", base=False) + [
+        "--method", "exponential", "--epsilon", "1", "--s", "0"], "s must be"),
+    "unknown_method": (lambda f: _select(f, "good", "--bounds", "1,1", base=False) + [
+        "--method", "nope", "--epsilon", "1", "--s", "2"], "unknown method"),
+    "formula_missing_column": (lambda f: SELECT + ["y ~ nope", "--data", str(f["good"]), "--method", "exponential",
+                                                   "--epsilon", "1", "--s", "1", "--bounds", "1,1"], "nope"),
+    "machines_for_exponential": (lambda f: _select(f, "good", "--bounds", "1,1", "--machines", "4"), "machines"),
+    "option_without_value": (lambda f: _select(f, "good", "--bounds", "1,1", "--option", "max_enumerate"),
+                             "NAME=VALUE"),
+    "option_is_an_argument": (lambda f: _select(f, "good", "--bounds", "1,1", "--option", "epsilon=2"),
+                              "use --epsilon"),
+    "option_is_accountant": (lambda f: _select(f, "good", "--bounds", "1,1", "--option", "accountant=1"),
+                             "not available from the command line"),
+    "option_twice": (lambda f: _select(f, "good", "--bounds", "1,1", "--loss", "squared", "--option", "loss=hinge"),
+                     "given twice"),
+    "option_bad_json": (lambda f: _select(f, "good", "--bounds", "1,1", "--option", "max_enumerate=[1,"),
+                        "does not parse"),
+    "option_unknown": (lambda f: _select(f, "good", "--bounds", "1,1", "--option", "colour=red"), "colour"),
+    "loss_choice": (lambda f: _select(f, "good", "--bounds", "1,1", "--loss", "absolute"), "--loss"),
+    "guard_for_exponential": (lambda f: _select(f, "good", "--bounds", "1,1", "--guard", "none"), "guard"),
+    "na_action_impute": (lambda f: _select(f, "good", "--bounds", "1,1", "--na-action", "impute"), "--na-action"),
+    "signs_word": (lambda f: _select(f, "good", "--bounds", "1,1", "--signs", "maybe"), "--signs"),
+    "signs_share_too_big": (lambda f: _select(f, "good", "--bounds", "1,1", "--signs", "1.5"), "signs"),
+    "signs_contradiction": (lambda f: _select(f, "good", "--bounds", "1,1", "--signs", "0.2", "--no-signs"),
+                            "--no-signs"),
+    "ridge_word": (lambda f: _select(f, "good", "--bounds", "1,1", "--ridge", "lots"), "--ridge"),
+    "ridge_negative": (lambda f: _select(f, "good", "--bounds", "1,1", "--ridge=-1"), "ridge"),
+    "infer_levels_empty_name": (lambda f: _select(f, "good", "--bounds", "1,1", "--infer-levels", "a,,b"),
+                                "--infer-levels"),
+    "hinge_numeric_response": (lambda f: _select(f, "good", "--bounds", "1,1", "--loss", "hinge"), "0/1"),
+}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return _files(tmp_path_factory.mktemp("cli"))
+
+
+def run_main(args, capsys):
+    """``dpstats.cli.main`` in this process: (exit status, stdout, stderr); an escaping exception fails."""
+    from dpstats.cli import main
+
+    assert args[:4] == SELECT
+    try:
+        code = main([str(a) for a in args[3:]])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_exits_2_with_a_message(files, name, capsys):
+    code, out, err = run_main(BAD[name][0](files), capsys)
+    assert code == 2, (out, err)
+    assert "error:" in err and BAD[name][1] in err
+    assert out == ""  # nothing released
+
+
+#: The same, end to end in a fresh interpreter (``python -m dpstats``), started together.
+SUBPROCESS_CASES = ["bounds_three_values", "csv_unterminated_quote", "csv_extra_first_row", "negative_seed",
+                    "option_is_an_argument", "epsilon_word", "hinge_numeric_response"]
+
+
+def test_bad_input_as_a_subprocess_prints_no_traceback(files):
+    procs = {name: subprocess.Popen([str(a) for a in BAD[name][0](files)], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, cwd=files["good"].parent)
+             for name in SUBPROCESS_CASES}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 2, (name, err)
+        assert "Traceback" not in err and BAD[name][1] in err and out == "", (name, err)
+
+
+def run_ok(args):
+    out = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    return out
+
+
+def test_dpvote_with_machines(files):
+    out = run_ok(_select(files, "good", base=False) + ["--method", "dpvote", "--epsilon", "2", "--k", "2",
+                                                       "--machines", "10", "--random-state", "3", "--json"])
+    released = json.loads(out.stdout)
+    assert released["call"]["method"] == "dpvote" and released["call"]["options"]["machines"] == 10
+    assert {e["neighbours"] for e in released["ledger"]["entries"]} == {REPLACE_MACHINE}
+    assert released["ledger"]["total_epsilon"] == pytest.approx(2.0)
+
+
+def test_hinge_loss(files):
+    out = run_ok(SELECT + ["z ~ .", "--data", files["binary"], "--method", "exponential", "--epsilon", "1",
+                           "--s", "2", "--bounds", "3,1", "--loss", "hinge", "--option", "tolerance=0.001",
+                           "--random-state", "0", "--json"])
+    released = json.loads(out.stdout)
+    assert len(released["selected"]) == 2
+    assert released["call"]["options"]["loss"] == "hinge" and released["call"]["options"]["tolerance"] == 0.001
+
+
+def test_flags_reach_dp_select(files):
+    out = run_ok(_select(files, "good", "--bounds", files["bounds_json"], "--radius", "2", "--ridge", "5",
+                         "--signs", "0.2", "--option", "max_enumerate=1000", "--na-action", "omit",
+                         "--random-state", "1", "--json"))
+    call = json.loads(out.stdout)["call"]
+    assert call["radius"] == 2.0 and call["ridge"] == 5.0 and call["signs_share"] == 0.2
+    assert call["na_action"] == "omit" and call["options"]["max_enumerate"] == 1000
+    assert call["bounds"] == {c: 3.0 for c in make_regression().columns}
+    plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"))
+    assert "Traceback" not in plain.stdout and plain.stdout.strip()

@@ -1,0 +1,263 @@
+"""The method contract, checked against every registered method.
+
+For each method and each of more than forty bad inputs in the arguments, the formula
+and the public schema, the error must be a dpstats error (a ValueError or TypeError
+that names what is wrong), raised before anything is charged.  Bad data *values* follow
+the privacy rule instead: they fail after the charge (DataContentError) or are handled
+totally.  Then the contract checks: release() holds only ledger-covered items and the
+public call, the ledger total equals the charge, epsilon=inf, seeded runs are marked,
+and pandas and Dask agree where a method runs on both.
+"""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.methods import get_method, registered_methods
+from tests.conftest import make_regression
+
+METHODS = registered_methods()
+
+#: The smallest valid call of each built-in method; a method registered later inherits
+#: a call built from its declared size argument and bounds use.
+BASE = {
+    "exponential": {"s": 2},
+    "top_r": {"s": 2, "R": 5},
+    "mistakes": {"s": 2},
+    "mcmc": {"s": 2, "n_iter": 200, "tv_chains": 0},
+    "dp_sis": {"k": 2},
+    "kendall": {"k": 2},
+    "samp_agg": {"k": 2},
+    "dpvote": {"k": 2, "machines": 4},
+}
+
+
+def base_call(name):
+    meth = get_method(name)
+    call = dict(BASE.get(name, {meth.size_argument: 2}))
+    if meth.needs_bounds:
+        call["bounds"] = (3, 3)
+    return call
+
+
+def data(n=80, p=5, seed=0):
+    return make_regression(n=n, p=p, seed=seed)
+
+
+def _size(name):
+    return get_method(name).size_argument
+
+
+# Each bad input: (id, function(name, call, frame) -> (formula, frame, call)).
+def _set(**kw):
+    def f(name, call, frame):
+        return "y ~ .", frame, {**call, **kw}
+    return f
+
+
+def _set_size(value):
+    def f(name, call, frame):
+        return "y ~ .", frame, {**call, _size(name): value}
+    return f
+
+
+def _drop_size(name, call, frame):
+    out = dict(call)
+    out.pop(_size(name))
+    return "y ~ .", frame, out
+
+
+def _both_sizes(name, call, frame):
+    return "y ~ .", frame, {**call, "s": 2, "k": 3}
+
+
+def _formula(text):
+    def f(name, call, frame):
+        return text, frame, call
+    return f
+
+
+def _frame(mutate):
+    def f(name, call, frame):
+        return "y ~ .", mutate(frame), call
+    return f
+
+
+def _bounds(value):
+    def f(name, call, frame):
+        return "y ~ .", frame, {**call, "bounds": value}
+    return f
+
+
+BAD_INPUTS = [
+    ("epsilon zero", _set(epsilon=0)),
+    ("epsilon negative", _set(epsilon=-1)),
+    ("epsilon nan", _set(epsilon=float("nan"))),
+    ("epsilon string", _set(epsilon="1")),
+    ("epsilon bool", _set(epsilon=True)),
+    ("size zero", _set_size(0)),
+    ("size float", _set_size(2.5)),
+    ("size missing", _drop_size),
+    ("size above p", _set_size(100)),
+    ("s and k disagree", _both_sizes),
+    ("radius zero", _set(radius=0)),
+    ("radius nan", _set(radius=float("nan"))),
+    ("ridge negative", _set(ridge=-1)),
+    ("ridge word", _set(ridge="big")),
+    ("R zero", _set(R=0)),
+    ("R float", _set(R=1.5)),
+    ("signs two", _set(signs=2)),
+    ("signs word", _set(signs="yes")),
+    ("random_state negative", _set(random_state=-1)),
+    ("random_state word", _set(random_state="x")),
+    ("accountant not one", _set(accountant=3)),
+    ("na_action word", _set(na_action="drop")),
+    ("na_action unknown column", _set(na_action={"nothere": 0.0})),
+    ("verbose word", _set(verbose="yes")),
+    ("unknown option", _set(bogus_option=1)),
+    ("infer_levels number", _set(infer_levels=5)),
+    ("infer_levels unknown column", _set(infer_levels=["nothere"])),
+    ("bounds word", _bounds("guess")),
+    ("bounds negative", _bounds((1, -2))),
+    ("bounds missing term", _bounds({"x0": 1.0, "y": 1.0})),
+    ("formula not a string", _formula(3)),
+    ("formula without tilde", _formula("y x0")),
+    ("formula two tildes", _formula("y ~ x0 ~ x1")),
+    ("formula does not parse", _formula("y ~ x0 + + ")),
+    ("formula unknown column", _formula("y ~ nothere")),
+    ("formula whole-column max", _formula("y ~ I(x0 / np.max(x0)) + x1")),
+    ("formula whole-column mean", _formula("y ~ I(x0 - x0.mean()) + x1")),
+    ("formula std", _formula("y ~ np.std(x0) + x1")),
+    ("formula xor", _formula("y ~ I(x0^2) + x1")),
+    ("formula R log", _formula("y ~ log(x0) + x1")),
+    ("formula stateful", _formula("y ~ center(x0) + x1")),
+    ("formula random effect", _formula("y ~ (1|x0) + x1")),
+    ("formula R dot power", _formula("y ~ .^2")),
+    ("formula user function", _formula("y ~ helper(x0) + x1")),
+    ("data array", _frame(lambda d: d.to_numpy())),
+    ("data no rows", _frame(lambda d: d.iloc[:0])),
+    ("data one row", _frame(lambda d: d.iloc[:1])),
+    ("data duplicated names", _frame(lambda d: d.rename(columns={"x1": "x0"}))),
+    ("data Intercept column", _frame(lambda d: d.rename(columns={"x1": "Intercept"}))),
+    ("data text column", _frame(lambda d: d.assign(g=np.where(np.arange(len(d)) % 2, "a", "b")))),
+    ("data datetime column", _frame(lambda d: d.assign(when=pd.Timestamp("2020-01-01")))),
+    ("data text response", _frame(lambda d: d.assign(y=np.where(np.arange(len(d)) % 2, "a", "b")))),
+]
+
+
+def helper(x):  # a user function: not allowed in a formula
+    return x
+
+
+@pytest.mark.parametrize("bad_id, make", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+@pytest.mark.parametrize("name", METHODS)
+def test_bad_input_is_a_clear_error_before_the_charge(name, bad_id, make):
+    formula, frame, call = make(name, base_call(name), data())
+    accountant = call.pop("accountant", None)
+    acc = dpstats.Accountant(epsilon=100)
+    if bad_id == "accountant not one":
+        call["accountant"] = accountant
+    else:
+        call["accountant"] = acc
+    call.setdefault("epsilon", 1.0)
+    with pytest.raises(dpstats.DPStatsError) as info:
+        dpstats.dp_select(formula, frame, method=name, **call)
+    assert isinstance(info.value, (ValueError, TypeError))
+    assert not isinstance(info.value, dpstats.DataContentError)
+    assert str(info.value).strip()
+    assert acc.spent() == (0.0, 0.0)
+    assert acc.history == []
+
+
+def test_there_are_at_least_forty_bad_inputs():
+    assert len(BAD_INPUTS) >= 40 and len(METHODS) >= 8
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_bad_values_fail_after_the_charge_or_are_handled_totally(name):
+    call = base_call(name)
+    frame = data()
+    frame.loc[3, "x1"] = np.nan
+    acc = dpstats.Accountant(epsilon=100, delta=1e-3)
+    with pytest.raises(dpstats.DataContentError):
+        dpstats.dp_select("y ~ .", frame, method=name, epsilon=1.0, accountant=acc, **call)
+    assert acc.spent()[0] > 0  # data values were read: the charge stands
+    fit = dpstats.dp_select("y ~ .", frame, method=name, epsilon=1.0, na_action="omit", random_state=0, **call)
+    assert len(fit.support) <= 2
+    fit = dpstats.dp_select("y ~ .", data().assign(c=2.0), method=name, epsilon=1.0, random_state=0, **call)
+    assert "c" in fit.terms  # a constant term is no error
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_release_holds_only_ledger_items_and_the_public_call(name):
+    acc = dpstats.Accountant(epsilon=100, delta=1e-3)
+    fit = dpstats.dp_select("y ~ .", data(), method=name, epsilon=1.0, accountant=acc, random_state=1,
+                            **base_call(name))
+    rel = fit.release()
+    covered = {}
+    for entry in rel["ledger"]["entries"]:
+        covered.update(entry["released"])
+    assert set(rel) - {"call", "selected", "signs", "ledger"} <= set(covered)
+    for key in set(rel) - {"call", "ledger"}:
+        if rel[key] is not None and key in covered:
+            assert rel[key] == covered[key]
+    # The selection is released by a ledger entry: as a support, or (dpvote) as the
+    # non-zero private signs.
+    if "support" in covered:
+        assert rel["selected"] == covered["support"]
+    else:
+        assert sorted(rel["selected"]) == sorted(t for t, v in covered["signs"].items() if v != 0)
+    # The call holds only the method's public parameters.
+    meth = get_method(name)
+    unused = {"bounds", "radius", "ridge", "R"} - set(meth.uses)
+    assert not unused & set(rel["call"])
+    assert not any(str(k).startswith("_") for k in rel["call"]["options"])
+    # The ledger total is what the accountant was charged.
+    assert fit.ledger.total_epsilon == pytest.approx(acc.spent()[0], rel=1e-12)
+    assert fit.ledger.total_delta == pytest.approx(acc.spent()[1], rel=1e-12, abs=0)
+    assert any("seeded" in c for c in fit.ledger.caveats)
+    unseeded = dpstats.dp_select("y ~ .", data(), method=name, epsilon=1.0, **base_call(name))
+    assert not any("seeded" in c for c in unseeded.ledger.caveats)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_epsilon_inf_is_the_non_private_answer_or_refused(name):
+    meth = get_method(name)
+    call = base_call(name)
+    if not meth.allows_infinite_epsilon:
+        acc = dpstats.Accountant(epsilon=math.inf)
+        with pytest.raises(dpstats.InvalidArgumentError):
+            dpstats.dp_select("y ~ .", data(), method=name, epsilon=math.inf, accountant=acc, **call)
+        assert acc.spent() == (0.0, 0.0)
+        return
+    first = dpstats.dp_select("y ~ .", data(n=200), method=name, epsilon=math.inf, random_state=1, **call)
+    second = dpstats.dp_select("y ~ .", data(n=200), method=name, epsilon=math.inf, random_state=2, **call)
+    assert first.support == second.support
+    assert set(first.support) <= {"x0", "x1"} or name == "kendall"  # the signal is in x0, x1
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_pandas_and_dask_agree_or_dask_is_refused_before_the_charge(name):
+    dd = pytest.importorskip("dask.dataframe")
+    meth = get_method(name)
+    call = base_call(name)
+    frame = data(n=120)
+    ddf = dd.from_pandas(frame, npartitions=4)
+    if name == "dpvote":
+        call.pop("machines")
+    acc = dpstats.Accountant(epsilon=100)
+    if not meth.supports_dask:
+        with pytest.raises(dpstats.InvalidArgumentError, match="Dask"):
+            dpstats.dp_select("y ~ .", ddf, method=name, epsilon=1.0, accountant=acc, **call)
+        assert acc.spent() == (0.0, 0.0)
+        return
+    on_dask = dpstats.dp_select("y ~ .", ddf, method=name, epsilon=math.inf if meth.allows_infinite_epsilon else 1.0,
+                                random_state=3, **call)
+    if name == "dpvote":
+        # On pandas the same machines: one per partition, given as labels.
+        call["machines"] = np.repeat(np.arange(4), [len(p) for p in np.array_split(np.arange(120), 4)])
+    on_pandas = dpstats.dp_select("y ~ .", frame, method=name,
+                                  epsilon=math.inf if meth.allows_infinite_epsilon else 1.0, random_state=3, **call)
+    assert on_dask.support == on_pandas.support
