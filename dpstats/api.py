@@ -33,7 +33,8 @@ from .formula import check_na_action, materialise, plan_pandas_design
 from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
-from .privacy.bounds import AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds
+from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds,
+                             normalise_bounds_keys)
 from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
@@ -359,6 +360,7 @@ def _plan_design(call, formula, data, eval_env):
     meth.check_size(plan.p, call.size, call.options, call.context)
     meth.check_design(plan, call.size, call.options, call.context)
     if meth.needs_bounds:
+        call.bounds = normalise_bounds_keys(call.bounds, plan.terms, plan.response)
         check_bounds_keys(call.bounds, plan.terms, plan.response, plan.categorical_terms,
                           response_required=(call.response_type != "binary"))
     if call.ridge == "auto":

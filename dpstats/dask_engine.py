@@ -133,7 +133,8 @@ def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=
         raise DataError("a Dask DataFrame passed to dpstats must have string column names.")
     if ddf.npartitions < 1:
         raise DataError("data has no partitions.")
-    unknown = [c for c in meta.columns if isinstance(meta[c].dtype, pd.CategoricalDtype) and not meta[c].cat.known]
+    # Known categories are a property of the Dask column (its meta holds none of the values).
+    unknown = [c for c in meta.columns if isinstance(meta[c].dtype, pd.CategoricalDtype) and not ddf[c].cat.known]
     if unknown:
         raise DataError(f"the categories of {unknown} are unknown to Dask (they would be read from the data); "
                         "declare them, e.g. ddf[c] = ddf[c].cat.set_categories([...]).")

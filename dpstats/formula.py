@@ -669,7 +669,7 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
             raise DataContentError(INCOMPLETE_MESSAGE)
         pdf = pdf.loc[~incomplete]
         kept = kept[~incomplete]
-    X, y = _evaluate(pdf, plan)
+    X, y = _evaluate(_numpy_dtypes(pdf), plan)
     bad = ~np.all(np.isfinite(X), axis=1)
     if y is not None:
         bad |= ~np.isfinite(y)
@@ -684,11 +684,9 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
 
 
 def _prepare_columns(pdf, plan):
-    """Impute public constants, cast declared levels, and give numpy dtypes to nullable columns."""
+    """Impute public constants and cast declared levels (values outside them become missing)."""
     na = plan.na_action if isinstance(plan.na_action, dict) else {}
-    todo = [c for c in pdf.columns if c in plan.level_casts or c in na
-            or (pd.api.types.is_extension_array_dtype(pdf[c].dtype)
-                and not isinstance(pdf[c].dtype, pd.CategoricalDtype))]
+    todo = [c for c in pdf.columns if c in plan.level_casts or c in na]
     if not todo:
         return pdf  # the common case: nothing to do, no copy (wide designs)
     pdf = pdf.copy()
@@ -699,13 +697,20 @@ def _prepare_columns(pdf, plan):
             col = pd.Series(pd.Categorical(col.where(col.isin(levels)), categories=levels), index=col.index)
         if c in na:
             col = col.fillna(na[c])
-        if pd.api.types.is_extension_array_dtype(col.dtype) and not isinstance(col.dtype, pd.CategoricalDtype):
-            kind = column_kind(col.dtype)
-            if kind == "numeric":
-                col = pd.Series(col.to_numpy(dtype=np.float64, na_value=np.nan), index=col.index)
-            elif kind == "bool" and not col.isna().any():
-                col = col.astype(bool)
         pdf[c] = col
+    return pdf
+
+
+def _numpy_dtypes(pdf):
+    """Complete rows of pandas' nullable columns as numpy dtypes (patsy reads only those)."""
+    todo = [c for c in pdf.columns if pd.api.types.is_extension_array_dtype(pdf[c].dtype)
+            and column_kind(pdf[c].dtype) in ("numeric", "bool")]
+    if not todo:
+        return pdf
+    pdf = pdf.copy()
+    for c in todo:
+        dtype = bool if column_kind(pdf[c].dtype) == "bool" else np.float64
+        pdf[c] = pdf[c].to_numpy(dtype=dtype)
     return pdf
 
 

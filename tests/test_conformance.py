@@ -261,3 +261,46 @@ def test_pandas_and_dask_agree_or_dask_is_refused_before_the_charge(name):
     on_pandas = dpstats.dp_select("y ~ .", frame, method=name,
                                   epsilon=math.inf if meth.allows_infinite_epsilon else 1.0, random_state=3, **call)
     assert on_dask.support == on_pandas.support
+
+
+# ---------------------------------------------------------------- the hardening list
+def test_declared_categoricals_run_on_dask():
+    dd = pytest.importorskip("dask.dataframe")
+    frame = data(n=120, p=3)
+    frame["g"] = pd.Categorical(np.where(np.arange(120) % 3 == 0, "a", "b"), categories=["a", "b", "c"])
+    fit = dpstats.dp_select("y ~ .", dd.from_pandas(frame, npartitions=3), method="top_r", epsilon=math.inf, s=2,
+                            bounds=(3, 3))
+    same = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=math.inf, s=2, bounds=(3, 3))
+    assert fit.terms == same.terms and "g[T.c]" in fit.terms and fit.support == same.support
+
+
+def test_nullable_columns_with_missing_values_under_omit():
+    frame = data(n=60, p=3)
+    frame["b"] = pd.array([True, False, None] * 20, dtype="boolean")
+    frame["i"] = pd.array([1, None, 3] * 20, dtype="Int64")
+    fit = dpstats.dp_select("y ~ .", frame, method="exponential", epsilon=math.inf, s=2, bounds=(3, 3),
+                            na_action="omit")
+    complete = frame.dropna().astype({"b": bool, "i": float})
+    same = dpstats.dp_select("y ~ .", complete, method="exponential", epsilon=math.inf, s=2, bounds=(3, 3))
+    assert fit.terms == same.terms and fit.support == same.support
+
+
+def test_bounds_keys_are_matched_after_patsy_spelling():
+    fit = dpstats.dp_select("y ~ x0 + I(x1**2) + x0:x1", data(), method="exponential", epsilon=1, s=1,
+                            bounds={"x0": 3, "I(x1**2)": 9, "x0 : x1": 9, "y": 3}, random_state=0)
+    assert set(fit.release()["call"]["bounds"]) == {"x0", "I(x1 ** 2)", "x0:x1", "y"}
+
+
+def test_patsy_contrasts_are_accepted():
+    frame = data()
+    frame["g"] = pd.Categorical(np.where(np.arange(len(frame)) % 2, "a", "b"), categories=["a", "b"])
+    fit = dpstats.dp_select("y ~ x0 + C(g, Treatment('b'))", frame, method="exponential", epsilon=1, s=1,
+                            bounds=(3, 3), random_state=0)
+    assert "C(g, Treatment('b'))[T.a]" in fit.terms
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_a_constant_response_is_handled_totally(name):
+    fit = dpstats.dp_select("y ~ .", data().assign(y=1.0), method=name, epsilon=1.0, random_state=0,
+                            **base_call(name))
+    assert len(fit.support) <= 2

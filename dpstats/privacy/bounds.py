@@ -140,6 +140,31 @@ def private_quantile_from_counts(counts, n, q, epsilon, rng, grid=QUANTILE_GRID)
     return float(grid[sample_exponential(loss, epsilon, 1.0, rng)])
 
 
+def normalise_bounds_keys(bounds, terms, response):
+    """A bounds dict with its keys spelled as the formula's terms are.
+
+    patsy normalises the spacing of a term's code (``I(bmi**2)`` becomes ``I(bmi ** 2)``);
+    a key that matches a term only after the same normalisation is renamed to it.
+    """
+    if not isinstance(bounds, dict):
+        return bounds
+    known = set(terms) | ({response} if response is not None else set())
+    out = {}
+    for key, value in bounds.items():
+        name = key if key in known else _patsy_spelling(key)
+        out[name if name in known else key] = value
+    return out
+
+
+def _patsy_spelling(key):
+    import patsy
+
+    try:
+        return ":".join(patsy.EvalFactor(part.strip()).code for part in str(key).split(":"))
+    except Exception:  # noqa: BLE001 - not a valid expression: left as given, reported as unknown
+        return key
+
+
 def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_required=True):
     """A bounds dict names every term (categorical dummies default to 1) and the response.
 
