@@ -144,8 +144,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         support and is never a candidate.
     data : pandas.DataFrame or dask.dataframe.DataFrame
         A Dask DataFrame is never collected: methods that need only sufficient statistics
-        (exponential, top_r, mistakes) and dpvote (one machine per partition) run on it
-        (:mod:`dpstats.dask_engine`; `pip install dpstats[dask]`).
+        (exponential, top_r, mistakes, mcmc; squared loss) and dpvote (one machine per
+        partition) run on it (:mod:`dpstats.dask_engine`; `pip install dpstats[dask]`);
+        the others are refused before anything is charged.
     method : str
         ``"exponential"`` (exact exponential mechanism over all supports, small p),
         ``"top_r"``, ``"mistakes"``, ``"mcmc"``, ``"dp_sis"``, ``"kendall"``,
