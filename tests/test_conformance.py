@@ -304,3 +304,72 @@ def test_a_constant_response_is_handled_totally(name):
     fit = dpstats.dp_select("y ~ .", data().assign(y=1.0), method=name, epsilon=1.0, random_state=0,
                             **base_call(name))
     assert len(fit.support) <= 2
+
+
+def test_a_missing_optional_dependency_is_refused_before_the_charge(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
+    assert "samp_agg" not in dpstats.available_methods() and "dpvote" in dpstats.available_methods()
+    acc = dpstats.Accountant(epsilon=10)
+    with pytest.raises(dpstats.InvalidArgumentError, match="pip install scikit-learn"):
+        dpstats.dp_select("y ~ .", data(), method="dpvote", epsilon=1, k=2, machines=4, accountant=acc)
+    with pytest.raises(dpstats.InvalidArgumentError, match="pip install scikit-learn"):
+        dpstats.dp_select("y ~ .", data(), method="samp_agg", epsilon=1, k=2, bounds=(3, 3), accountant=acc)
+    assert acc.spent() == (0.0, 0.0)
+    # The mean model needs no scikit-learn.
+    dpstats.dp_select("~ .", data().drop(columns="y"), method="dpvote", epsilon=1, k=2, machines=4, accountant=acc)
+
+
+@pytest.mark.parametrize("call, match", [
+    (dict(method="top_r", s=2, ridge=0, max_enumerate=5), "ridge=0"),
+    (dict(method="mistakes", s=2, ridge=0, max_enumerate=5), "ridge=0"),
+    (dict(method="exponential", s=10, max_enumerate=10**15), "memory"),
+    (dict(method="dpvote", k=2, machines=np.where(np.arange(80) % 2, 1.0, np.nan)), "missing"),
+    (dict(method="top_r", s=2, bounds={"x0": 1, "x1": 1, "x2": 1, "x3": 1, "x4": 1, "y": 1, "x9": 1}), "x9"),
+    (dict(method="kendall", k=2, bounds=(1, 1)), "no bounds"),
+    (dict(method="dpvote", k=2, machines=4, signs=False), "signs"),
+])
+def test_method_prerequisites_are_refused_before_the_charge(call, match):
+    call = dict(call)
+    if get_method(call["method"]).needs_bounds:
+        call.setdefault("bounds", (3, 3))
+    frame = data(n=80, p=60) if call.get("s") == 10 else data(n=80)
+    acc = dpstats.Accountant(epsilon=10, delta=1e-3)
+    with pytest.raises(dpstats.InvalidArgumentError, match=match):
+        dpstats.dp_select("y ~ .", frame, epsilon=1, accountant=acc, **call)
+    assert acc.spent() == (0.0, 0.0)
+
+
+def test_register_method_adds_a_method_that_the_contract_covers():
+    from dpstats.method_options import Integer
+    from dpstats.methods import MethodOutcome, SelectionMethod, register_method
+    from dpstats.privacy.ledger import LedgerEntry
+
+    class FirstK(SelectionMethod):
+        name = "first_k_for_test"
+        title = "the first k terms (a test method, data-independent)"
+        size_argument = "k"
+        uses = ()
+        options = (Integer("offset", default=0, minimum=0, doc="skip this many terms"),)
+
+        def run(self, task):
+            chosen = list(range(task.options["offset"], task.options["offset"] + task.size))
+            entry = LedgerEntry("constant choice (reads no data)", 0.0,
+                                released={"support": [task.terms[j] for j in chosen]})
+            return MethodOutcome(support=np.array(chosen), entries=[entry])
+
+    register_method(FirstK(), replace=True)
+    try:
+        fit = dpstats.dp_select("y ~ .", data(), method="first_k_for_test", epsilon=1, k=2, offset=1, signs=False)
+        assert fit.support == ["x1", "x2"]
+        with pytest.raises(dpstats.InvalidArgumentError, match="offset"):
+            dpstats.dp_select("y ~ .", data(), method="first_k_for_test", epsilon=1, k=2, offset=-1)
+        with pytest.raises(dpstats.InvalidArgumentError, match="no bounds"):
+            dpstats.dp_select("y ~ .", data(), method="first_k_for_test", epsilon=1, k=2, bounds=(1, 1))
+        with pytest.raises(dpstats.InvalidArgumentError, match="already registered"):
+            register_method(FirstK())
+    finally:
+        from dpstats import methods
+        methods._REGISTERED.pop("first_k_for_test", None)
