@@ -265,6 +265,8 @@ def _build_parser():
     sel.add_argument("--verbose", action="store_true",
                      help="progress messages of long computations (labelled [curator only])")
     sel.add_argument("--json", action="store_true", help="print release() as JSON instead of the summary")
+    sel.add_argument("--curator", action="store_true",
+                     help="also print the curator-only report (never publish it: not differentially private)")
     sub.add_parser("demo", help="private best subset selection on the bundled diabetes data")
     sub.add_parser("datasets", help="list the bundled datasets")
     return parser
@@ -336,4 +338,6 @@ def main(argv=None):
             print(f"{prog}: error: {exc}", file=sys.stderr)
             return 2
     print(fit.release_json(indent=2) if args.json else fit.summary())
+    if args.curator:
+        print(fit.curator_report())
     return 0

@@ -25,6 +25,14 @@ def _sign_symbol(value):
     return {1: "+", -1: "-", 0: "0"}[int(value)]
 
 
+def _public_text(value):
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_public_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_fmt(v) for v in value) + ")"
+    return _fmt(value)
+
+
 def _fmt(x):
     if isinstance(x, (float, np.floating)):
         if math.isinf(x):
@@ -36,8 +44,9 @@ def _fmt(x):
 class Summary:
     """Printable summary tables (plain text, and HTML in notebooks)."""
 
-    def __init__(self, sections):
+    def __init__(self, sections, curator=False):
         self.sections = sections  # list of (title, rows, headers) or (title, text)
+        self.curator = curator  # curator-only content: marked in text and HTML
 
     def as_text(self) -> str:
         parts = []
@@ -53,7 +62,7 @@ class Summary:
         return "\n".join(parts).rstrip() + "\n"
 
     def as_html(self) -> str:
-        parts = []
+        parts = ['<div style="border: 3px solid #c00; padding: 0.5em">'] if self.curator else []
         for section in self.sections:
             title, body = section[0], section[1:]
             parts.append(f"<h4>{html.escape(title)}</h4>")
@@ -61,6 +70,8 @@ class Summary:
                 parts.append(f"<pre>{html.escape(body[0])}</pre>")
             else:
                 parts.append(tabulate(body[0], headers=body[1], tablefmt="html", disable_numparse=True))
+        if self.curator:
+            parts.append("</div>")
         return "\n".join(parts)
 
     def __str__(self):
@@ -168,14 +179,21 @@ class SelectionResult:
         return rows
 
     def summary(self) -> Summary:
+        """The publishable summary: call, public parameters, selection, signs, ledger.
+
+        Nothing curator-only is in it (the non-private optimum, objective values, exact
+        probabilities, solver statistics): those are in :meth:`curator_report`.
+        """
         header = [
             ["method", f"{self.method} ({self.title})"],
             ["formula", self.formula],
             ["candidate terms", str(len(self.terms))],
             ["intercept", "forced into every support" if self.intercept else "none"],
-            ["epsilon spent", self._epsilon_text()],
-            ["delta spent", _fmt(self.delta_spent)],
         ]
+        for key in ("bounds", "radius", "ridge", "R"):
+            if key in self._public_call:
+                header.append([f"{key} (public)", _public_text(self._public_call[key])])
+        header += [["epsilon spent", self._epsilon_text()], ["delta spent", _fmt(self.delta_spent)]]
         for key, value in self._released_extras.items():
             header.append([key, str(value)])
         sections = [
@@ -184,9 +202,17 @@ class SelectionResult:
             ("Terms", self._selection_rows(), ["term", "selected", "sign"]),
             ("Privacy ledger", str(self.ledger)),
         ]
-        if self.curator:
-            sections.append((CURATOR_BANNER, self._curator_text()))
         return Summary(sections)
+
+    def curator_report(self) -> Summary:
+        """Curator-only diagnostics, visibly marked: never publish them.
+
+        The non-private best support, objective values, exact probabilities of the
+        mechanism's outputs, how the solver certified its answer and the sign votes: all
+        computed from the data outside the privacy budget.
+        """
+        return Summary([(CURATOR_BANNER, self._curator_text() if self.curator else "(no diagnostics)")],
+                       curator=True)
 
     def _curator_text(self) -> str:
         c = self.curator

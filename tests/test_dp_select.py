@@ -108,8 +108,12 @@ def test_result_object_surface():
     frame = fit.to_frame()
     assert list(frame.columns) == ["selected", "sign"] and frame["selected"].sum() == 2
     text = str(fit.summary())
-    for needle in ("Call", "Terms", "Privacy ledger", "CURATOR ONLY", "probability best", "sensitivity"):
+    for needle in ("Call", "Terms", "Privacy ledger", "bounds (public)"):
         assert needle in text
+    assert "CURATOR ONLY" not in text  # publishable by default
+    report = str(fit.curator_report())
+    for needle in ("CURATOR ONLY", "probability best", "sensitivity"):
+        assert needle in report
     assert "<table>" in fit._repr_html_()
     assert "Selected terms (2 of 6)" in str(fit)
     assert fit.epsilon_spent == pytest.approx(1.0) and fit.delta_spent == 0.0

@@ -100,7 +100,7 @@ def test_dp_select_ledger_signs_and_curator():
     rel = r.release()
     assert set(rel["selected"]) == set(r.support)
     assert "probability_true_topk" not in str(rel)
-    text = str(r.summary())
+    text = str(r.curator_report())
     assert "probability true topk" in text and "non private ranking" in text
     assert 0 < r.curator["probability_true_topk"] < 1
 

@@ -223,7 +223,7 @@ def test_regression_entry_point_recovers_signs_and_ledger():
     assert fit.support == [t for t, s in zip(fit.terms, truth) if s != 0]
     assert fit.epsilon_spent == pytest.approx(20)
     assert all(e.neighbours == REPLACE_MACHINE for e in fit.ledger.entries)
-    text = str(fit.summary())
+    text = str(fit.curator_report())
     assert "stability" in text and "probability peeling picks all majority nonzero" in text
     rel = fit.release()
     assert rel["signs"] == {"x0": 1, "x1": -1, "x2": 1}

@@ -411,7 +411,7 @@ def test_dp_select_hinge_distribution_equals_softmax_of_independent_values():
         k = [i for i, S in enumerate(supports) if [terms[j] for j in S] == row["support"]][0]
         assert row["probability"] == pytest.approx(np.exp(logp[k]), rel=1e-4, abs=1e-9)
     assert 0 <= res.curator["training_misclassification_rate_of_best"] <= 1
-    text = str(res.summary())
+    text = str(res.curator_report())
     assert "hinge" in text and "misclassification" in text
 
 

@@ -308,7 +308,7 @@ def test_dp_select_top_r_hinge_on_fair():
     exact = dp_select("had_affair ~ .", df, method="top_r", loss="hinge", s=2, R=5, epsilon=1.0, bounds=bounds,
                       random_state=1, signs=False)
     assert [r["support"] for r in res.curator["top_supports"]] == [r["support"] for r in exact.curator["top_supports"]]
-    text = str(res.summary())
+    text = str(res.curator_report())
     assert "hinge" in text and "misclassification" in text
     mis = dp_select("had_affair ~ .", df, method="mistakes", loss="hinge", s=2, epsilon=1.0, bounds=bounds,
                     random_state=2, signs=False, guard="none", max_enumerate=1)

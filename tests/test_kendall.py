@@ -153,7 +153,7 @@ def test_dp_select_needs_no_bounds_and_records_add_remove():
     assert not {"ridge", "radius", "R", "bounds"} & set(release["call"])
     assert str(len(sim.data)) not in str(release["call"])
     assert "probability" not in str(release)
-    assert "non private ranking" in str(r.summary())
+    assert "non private ranking" in str(r.curator_report())
 
 
 def test_sign_step_with_degenerate_blocks_votes_zero():

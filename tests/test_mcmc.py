@@ -294,7 +294,7 @@ def test_dp_select_curator_summary():
     objective = clipped_objective(X, y, ridge=0.1 * 60)
     _, values = score_all_supports(objective, 2)
     assert np.min(np.abs(values - c["objective_min_visited"])) < 1e-9 * values.max()
-    text = str(fit.summary())
+    text = str(fit.curator_report())
     assert "CURATOR ONLY" in text and "acceptance rate" in text and "tv final state vs exponential" in text
 
 

@@ -81,7 +81,7 @@ def test_ledger_is_identical_on_neighbouring_data(method, options):
         (cert,) = certificates(fit.curator)
         assert cert["path"].startswith("certified by")
         assert cert["path"] not in fit.release_json()
-        assert cert["path"] in fit.summary().as_text().split(CURATOR_BANNER)[1]  # shown, labelled
+        assert cert["path"] in fit.curator_report().as_text().split(CURATOR_BANNER)[1]  # shown, labelled
 
 
 @pytest.mark.parametrize("options", [{}, {"loss": "hinge"}], ids=["squared", "hinge"])

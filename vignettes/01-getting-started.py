@@ -42,11 +42,13 @@ fit = dpstats.dp_select("y ~ .", diabetes, method="exponential", epsilon=1.0, s=
 print(fit)
 
 # %% [markdown]
-# `summary()` adds the privacy ledger and a section that only the data curator may see:
-# the non-private best subset and the exact probability that the mechanism returns it.
+# `summary()` is publishable: the call, the public parameters, the selection and the
+# privacy ledger.  `curator_report()` holds what only the data curator may see: the
+# non-private best subset and the exact probability that the mechanism returns it.
 
 # %%
 print(fit.summary())
+print(fit.curator_report())
 
 # %% [markdown]
 # ## What epsilon buys

@@ -53,6 +53,7 @@ print("best subset:", best.support)
 res = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1.0, s=4, bounds=bounds, R=20,
                         random_state=2024, max_enumerate=1)
 print(res.summary())
+print(res.curator_report())
 
 # %% [markdown]
 # ## mistakes, with and without the guard

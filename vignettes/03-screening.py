@@ -70,7 +70,7 @@ print()
 print(results["kendall"].ledger)
 
 # %% [markdown]
-# `summary()` shows the ledger and, under a banner, curator-only diagnostics: for DP-SIS
+# `summary()` shows the ledger; `curator_report()` (and `fit.curator`) the curator-only diagnostics: for DP-SIS
 # the non-private ranking, the exact probability that the mechanism returns the true
 # top-k, and the gap between the k-th and (k+1)-th scores in units of the sensitivity.
 # None of it is in `release()`.

@@ -84,13 +84,14 @@ print(f"({time.perf_counter() - start:.0f} s)")
 # and their private signs are often non-zero; with more machines the negative stability
 # of the null coordinates keeps them out.
 #
-# The `summary()` of a private fit (here the last one, regression with m = 60) shows
-# the curator-only diagnostics: vote counts, stabilities, the probability that peeling
+# The `curator_report()` of a private fit (here the last one, regression with m = 60)
+# shows the curator-only diagnostics: vote counts, stabilities, the probability that peeling
 # picks every coordinate with a non-zero majority and the probability of the majority
 # sign.
 
 # %%
 print(private_fit.summary())
+print(private_fit.curator_report())
 
 # %%
 try:

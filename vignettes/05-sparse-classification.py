@@ -55,9 +55,10 @@ result = dp_select("had_affair ~ .", data, method="exponential", loss="hinge", s
                    bounds=bounds, random_state=2024)
 print(result)
 print(result.summary())
+print(result.curator_report())
 
 # %% [markdown]
-# The curator section (never to be published) shows the loss, Delta_h ("sensitivity"),
+# The curator report (never to be published) shows the loss, Delta_h ("sensitivity"),
 # the response levels, the largest certified gap (below tau), the training
 # misclassification rate of the non-private best support and the exact probability
 # with which the mechanism returns each support.
