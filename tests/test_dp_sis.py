@@ -83,7 +83,8 @@ def test_infinite_epsilon_is_plain_sis():
     r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=math.inf, k=3, bounds=(3, 6), random_state=0)
     X = np.clip(df.drop(columns="y").to_numpy(), -3, 3)
     y = np.clip(df["y"].to_numpy(), -6, 6)
-    top = np.argsort(-np.abs(X.T @ y))[:3]
+    # the default score is centred by the data's means
+    top = np.argsort(-np.abs((X - X.mean(axis=0)).T @ (y - y.mean())))[:3]
     assert sorted(r.support) == sorted(df.columns[1:][top])
     assert r.curator["probability_true_topk"] == 1.0
 
@@ -94,7 +95,8 @@ def test_dp_select_ledger_signs_and_curator():
     assert len(r.support) == 3
     assert r.epsilon_spent == pytest.approx(2.0)
     entries = r.ledger.entries
-    assert entries[0].details["sensitivity"] == pytest.approx(2 * 3 * 6)
+    assert entries[0].details["sensitivity"] == pytest.approx(6 * 3 * 6)  # centred by default
+    assert entries[0].details["center"] == "data"
     assert entries[0].neighbours == REPLACE_ONE and entries[-1].neighbours == REPLACE_ONE
     assert "signs" in entries[-1].released
     rel = r.release()
@@ -150,3 +152,19 @@ def test_bounds_auto_spends_its_share():
     r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=2, bounds="auto", random_state=3)
     assert r.epsilon_spent == pytest.approx(2.0)
     assert r.ledger.entries[0].mechanism.startswith("private quantile")
+
+
+def test_default_centring_ranks_by_association_not_by_means():
+    # Uncentred, |x_j' y| ranks columns by their means as much as by their association
+    # with y: on diabetes it picked age, sex, bp.  Centred (the default) it picks the
+    # columns with the largest |covariance| on the bounded scale.
+    d = dpstats.load_dataset("diabetes")
+    bounds = dpstats.dataset_bounds("diabetes")
+    fit = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds)
+    plain = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds, center="none")
+    assert sorted(plain.support) == ["age", "bp", "sex"]
+    X = np.column_stack([np.clip(d[t].to_numpy() / bounds[t], -1, 1) for t in fit.terms])
+    y = np.clip(d["y"].to_numpy() / bounds["y"], -1, 1)
+    cov = np.abs((X - X.mean(axis=0)).T @ (y - y.mean()))
+    assert sorted(fit.support) == sorted(fit.terms[j] for j in np.argsort(-cov)[:3])
+    assert {"bmi", "bp"} <= set(fit.support)
