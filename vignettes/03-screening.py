@@ -5,7 +5,7 @@
 # thousands of candidate features.  Screening methods score every feature once and
 # privately pick the k best:
 #
-# * `dp_sis` -- |x_j'y| on clipped data, selected by the canonical Lipschitz top-k
+# * `dp_sis` -- |x_j'y| on clipped data centred by its means (the default), selected by the canonical Lipschitz top-k
 #   mechanism (Swope, Khanna, Doldo, Roy and Raff 2024);
 # * `kendall` -- Kendall's tau relevance minus redundancy, chosen in k rounds of
 #   report-noisy-max (Dick, Gillenwater and Joseph 2023); it needs no bounds and protects
