@@ -52,6 +52,7 @@ import io
 import keyword
 import re
 import sys
+import threading
 import tokenize
 import warnings
 from collections.abc import Mapping
@@ -288,6 +289,78 @@ def _recursion_limit(limit):
         sys.setrecursionlimit(old)
 
 
+#: Most binary operators (+ - * / :) a formula may have on patsy's path, after '.' is expanded.
+MAX_PATSY_OPERATORS = 5000
+_OPERATOR = re.compile(r"[-+*/:]")
+#: Stack of the thread that runs patsy's parser (virtual memory, touched only as used).
+_PARSE_STACK_BYTES = 16 << 20
+_PARSE_LOCK = threading.Lock()  # sys.setrecursionlimit is process-wide: one parse at a time
+_STACK_LOCK = threading.Lock()  # so is threading.stack_size
+
+
+def _model_desc(expanded, formula):
+    """``patsy.ModelDesc.from_formula(expanded)``, bounded, on a thread with a known stack.
+
+    patsy parses and evaluates ``a + b + ...`` recursively, one level per operator, in time
+    and memory that grow with the square of their number.  Measured (issue 15, item 6) with
+    ``y ~ np.abs(x0) + ... `` on Python 3.11.7, 3.12.1 and 3.13.0:
+
+    * the recursion limit is not what crashes: Python frames live on the heap since 3.11, and
+      a 20000-operator parse under a limit of 81000 ran on all three in the main thread (a
+      3000-operator parse even ran in a 64 KiB thread on 3.11 and 3.12);
+    * on 3.13.0 freeing patsy's parse tree recurses in C (subtype_dealloc through the
+      instance dicts and lists, about one frame chain per operator, up to the C recursion
+      count): in a thread with a 256 KiB stack 2000 operators crashed with SIGSEGV (1000
+      ran), with 512 KiB (macOS' default for threads) 3000 crashed, with 1 MiB 5000 ran.
+      So the parse runs, and its tree is freed, on a thread with a 16 MiB stack, whatever
+      stack the caller's thread has;
+    * cost: build_model_frame took 20 / 32 / 23 s at 5000 terms (3.11 / 3.12 / 3.13), and
+      12 min (3.11) and 8 min (3.13) at 20000; on 3.12.0 to 3.12.3 tokenize copies the
+      formula's line into every token (CPython gh-119118, fixed in 3.12.4) and patsy keeps
+      them: the parse alone took 12.7 GB at 20000 on 3.12.1, and build_model_frame was
+      killed at 24 GB.  Hence the cap, checked on the formula text before any charge.
+    """
+    depth = len(_OPERATOR.findall(expanded))
+    if depth > MAX_PATSY_OPERATORS:
+        raise FormulaError(
+            f"formula too long for patsy's parser: after '.' is expanded it has {depth} operators (+, -, *, /, :), "
+            f"and formulas that go through patsy may have at most {MAX_PATSY_OPERATORS}. Use plain column names "
+            "(y ~ . or y ~ . - id over numeric columns skip patsy: convert bool columns to float) or fewer terms.")
+    out = {}
+
+    def parse():
+        with _PARSE_LOCK, _recursion_limit(4 * depth + 1000):
+            try:
+                out["desc"] = patsy.ModelDesc.from_formula(expanded)
+            except patsy.PatsyError as exc:
+                out["error"] = f"formula {formula!r} does not parse: {exc}"
+            except RecursionError:
+                out["error"] = f"formula {formula!r} is nested too deeply for patsy's parser."
+            except Exception as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                out["exception"] = exc.with_traceback(None)
+
+    worker = None
+    try:
+        with _STACK_LOCK:
+            old = threading.stack_size(_PARSE_STACK_BYTES)
+            try:
+                worker = threading.Thread(target=parse, name="dpstats-formula-parse", daemon=True)
+                worker.start()
+            finally:
+                threading.stack_size(old)
+    except (ValueError, RuntimeError):  # thread stacks cannot be set or started here
+        worker = None
+    if worker is None:
+        parse()
+    else:
+        worker.join()
+    if "error" in out:
+        raise FormulaError(out["error"])
+    if "exception" in out:
+        raise out["exception"]
+    return out["desc"]
+
+
 @dataclass
 class ParsedFormula:
     """A formula checked against column names only (no data values are read)."""
@@ -319,13 +392,9 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError("R's '.^2' is written '(.)**2' in a Python formula.")
     lhs_names = _names_in(lhs) if lhs else set()
     expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
-    try:
-        # patsy parses "a + b + ..." recursively, one frame per term: allow wide formulas
-        # (p >> n screening, e.g. 2308 genes) by raising the limit for the parse only.
-        with _recursion_limit(4 * expanded.count("+") + 1000):
-            desc = patsy.ModelDesc.from_formula(expanded)
-    except patsy.PatsyError as exc:
-        raise FormulaError(f"formula {formula!r} does not parse: {exc}") from None
+    # patsy parses "a + b + ..." recursively: bounded, with the recursion limit raised for
+    # the parse only (wide formulas, e.g. 2308 genes), on a thread with a known stack.
+    desc = _model_desc(expanded, formula)
     if eval_env is None:
         eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
     colset = set(columns)
@@ -399,7 +468,7 @@ class DesignPlan:
             hit = _INFO_CACHE.get(key)
             if hit is None:
                 env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
-                desc = patsy.ModelDesc.from_formula(self.expanded_formula)
+                desc = _model_desc(self.expanded_formula, self.formula)
                 if self.response_type == "binary":
                     desc = patsy.ModelDesc([], desc.rhs_termlist)
                 hit = _design_infos(desc, synthetic_frame(self.used_dtypes, self.level_casts), env)
