@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._linalg import gram
+
 # Eigenvalues of G_S + lam I below this fraction of the largest are treated as zero:
 # with lam = 0 and collinear columns the minimiser is the minimum-norm one.
 _SINGULAR_RTOL = 1e-12
@@ -76,7 +78,9 @@ class SufficientStats(InterceptFirstColumns):
     def from_arrays(cls, X, y, intercept=False):
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        return cls(G=X.T @ X, c=X.T @ y, yy=float(y @ y), n=X.shape[0], intercept=intercept)
+        # gram(): X'X in column blocks, so a wide design never reaches OpenBLAS's threaded
+        # SYRK, which crashed the interpreter at p of about 15500 and more (dpstats._linalg).
+        return cls(G=gram(X), c=X.T @ y, yy=float(y @ y), n=X.shape[0], intercept=intercept)
 
     def __add__(self, other):
         if self.intercept != other.intercept or self.G.shape != other.G.shape:
