@@ -174,22 +174,23 @@ def _quote(name: str) -> str:
 
 def _expand_dot(rhs: str, columns) -> str:
     """Replace every free-standing ``.`` token of the right-hand side by all columns."""
+    # Tokens are streamed, not listed: on Python 3.12.0-3.12.3 every token carries its own
+    # copy of the line (CPython gh-119118), so a list costs tokens x line length.
+    spans = []
+    prev = None  # (type, string) of the previous significant token
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(rhs).readline))
+        for tok in tokenize.generate_tokens(io.StringIO(rhs).readline):
+            if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if tok.type == tokenize.OP and tok.string == ".":
+                # A '.' not preceded by something it could belong to stands alone.
+                attached = prev is not None and (prev[0] in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+                                                 or prev[1] in (")", "]"))
+                if not attached:
+                    spans.append(tok.start[1])
+            prev = (tok.type, tok.string)
     except (tokenize.TokenError, SyntaxError) as exc:
         raise FormulaError(f"formula right-hand side {rhs!r} does not parse: {exc}") from None
-    # Offsets of free-standing dots: a '.' not preceded by something it could belong to.
-    spans = []
-    prev = None
-    for tok in tokens:
-        if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-            continue
-        if tok.type == tokenize.OP and tok.string == ".":
-            attached = prev is not None and (prev.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
-                                             or prev.string in (")", "]"))
-            if not attached:
-                spans.append(tok.start[1])
-        prev = tok
     if not spans:
         return rhs
     if not columns:

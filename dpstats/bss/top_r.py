@@ -417,7 +417,9 @@ def _loss_items(task, best_support, best_value):
     """sigma2_hat for the squared loss; loss, Delta_h and the training misclassification rate
     of the best support for the hinge loss (curator-only)."""
     if not is_hinge(task):
-        return {"sigma2_hat": float(best_value) / max(task.stats.n - task.size, 1)}
+        # The row count without forming the p x p statistics when the engine ran matrix-free.
+        n = task._stats.n if task._stats is not None else task.data.X.shape[0]
+        return {"sigma2_hat": float(best_value) / max(n - task.size, 1)}
     objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
     return {"Delta_h": sensitivity_of(task), **hinge_curator_items(objective, list(best_support), task.data)}
 
