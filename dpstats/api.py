@@ -429,7 +429,8 @@ def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
     sign_data = clipped if clipped is not None else _unclipped_data(frame)
     drawn, counts, n_blocks = _private_signs(sign_data, support_idx, call.meth, call.radius, call.ridge,
                                              call.sign_eps, outcome, call.rng, n_input=plan.n_rows_input,
-                                             rows_may_drop=(call.na_action == "omit"))
+                                             rows_may_drop=(call.na_action == "omit"),
+                                             kept_rows=getattr(frame, "kept_rows", None))
     signs_series[support] = drawn
     ledger.add(LedgerEntry(
         mechanism="private signs by block majority vote (exponential mechanism per term)",
@@ -503,7 +504,8 @@ def _public_bounds(bounds):
     return bounds
 
 
-def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng, *, n_input, rows_may_drop):
+def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, rng, *, n_input, rows_may_drop,
+                   kept_rows=None):
     offset = 1 if clipped.intercept else 0
     columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
     report = list(range(offset, len(columns)))
@@ -524,7 +526,7 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     # would shift every block boundary).
     assignment = "iid" if (meth.neighbours == ADD_REMOVE or rows_may_drop) else "split"
     votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment,
-                             n_ridge=n_input)
+                             n_ridge=n_input, kept_rows=kept_rows if rows_may_drop else None)
     counts = vote_counts(votes)
     return sample_signs(counts, epsilon, rng), counts, blocks
 

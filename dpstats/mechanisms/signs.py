@@ -29,15 +29,21 @@ def default_sign_blocks(n: int) -> int:
     return max(1, int(math.isqrt(int(n))))
 
 
-def _block_rows(n, blocks, rng, assignment):
+def _block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
     if assignment == "iid":
-        # i.i.d. uniform labels: adding or removing a record changes exactly one block.
-        labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
+        # i.i.d. uniform labels: adding or removing a record changes exactly one block.  With
+        # ``kept_rows`` a label is drawn per input row and the kept rows keep theirs, so a
+        # record that becomes incomplete leaves its block and moves no other row.
+        if kept_rows is not None:
+            labels = rng.integers(blocks, size=int(n_input))[np.asarray(kept_rows, dtype=np.int64)]
+        else:
+            labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
         return [np.flatnonzero(labels == b) for b in range(blocks)]
     return np.array_split(rng.permutation(n), blocks)
 
 
-def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split", n_ridge=None):
+def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split", n_ridge=None,
+                     kept_rows=None):
     """Per-block sign votes of the coefficients of ``columns`` (full design indices).
 
     ``report`` are positions within ``columns`` whose signs are wanted (the forced
@@ -47,11 +53,13 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
     add/remove neighbours, where n is private).  A block's ridge is ``ridge`` times its
     share of ``n_ridge`` rows (default: the design's rows); pass the input row count when
     rows may have been dropped, so that one record leaving changes no other block's ridge.
+    ``kept_rows`` (with ``"iid"``): the input-row positions of the design's rows; labels
+    are then drawn for all ``n_ridge`` input rows.
     """
     n = design.shape[0]
     votes = np.zeros((blocks, len(report)), dtype=np.int64)
     cols = np.asarray(columns, dtype=np.int64)
-    for b, rows in enumerate(_block_rows(n, blocks, rng, assignment)):
+    for b, rows in enumerate(_block_rows(n, blocks, rng, assignment, kept_rows, n_ridge)):
         block_ridge = ridge * rows.size / (n if n_ridge is None else n_ridge)
         votes[b] = block_vote(design[np.ix_(rows, cols)], y[rows], report, block_ridge, radius)
     return votes
