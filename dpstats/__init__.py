@@ -26,13 +26,14 @@ from .errors import (
 from .methods import available_methods
 from .privacy.accountant import Accountant
 from .privacy.ledger import Ledger, LedgerEntry
+from .estimation import EstimateResult
 from .results import SelectionResult
 from .simulate import SimulatedData, simulate
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "FormulaError", "InvalidArgumentError",
+    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "StatefulTransformError", "available_methods", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "simulate",

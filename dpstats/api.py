@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -39,11 +40,18 @@ from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
-#: Default ridge per row: ``ridge="auto"`` uses lam = RIDGE_PER_ROW * n, which is 100 at
-#: n = 1000 -- the setting of the private best-subset papers' experiments (the Lambda = 100
-#: of the reference code of Prastakos, Behdin and Mazumder 2025, with its 1/(2n) scaling;
-#: Behdin, Prastakos and Mazumder 2024, section 3) -- and keeps the shrinkage
-#: relative to X'X (which grows like n) the same at every n.  n is public under
+#: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
+#: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
+#: support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` / ``mistakes`` when
+#: C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary least-squares best
+#: subset.  The engine needs lam > 0 (its outer-approximation cuts have slopes
+#: -(X_j'a)^2 / lam) and certifies several times faster at lam = 0.1 n than at 0.01 n on
+#: the papers' design (benchmarks/README.md, bench_recovery.py --speed).  So the engine
+#: keeps the papers' setting, lam = 0.1 n (100 at
+#: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
+#: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
+#: about a third of its public range: the curator report flags it
+#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  n is public under
 #: replace-one neighbours.
 RIDGE_PER_ROW = 0.1
 
@@ -133,7 +141,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
 def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=1.0, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
-              infer_levels=(), **method_options) -> SelectionResult:
+              infer_levels=(), estimate=None, **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
 
     Parameters
@@ -155,8 +163,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     epsilon : float
         Total privacy budget of the call (``math.inf`` gives the non-private answer).
         Shares: 5 % for ``bounds="auto"``, 10 % for the sign step (``signs``), the rest
-        for selection.  A method with certified solver slack charges slightly more than
-        its share; the ledger shows exactly what was spent.
+        for selection.  The call spends exactly ``epsilon``: a method with certified
+        solver slack (or a retry cap) takes it out of its share and samples with a smaller
+        nominal epsilon; the ledger shows the split.
     s, k : int
         Subset size (best-subset methods) or number of features (screening methods);
         either name is accepted where unambiguous.
@@ -166,7 +175,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     radius : float, default 1.0
         r, the radius of the l2 ball on the coefficients.
     ridge : float or "auto", default "auto"
-        lam >= 0; "auto" is ``RIDGE_PER_ROW * n`` = 0.1 n (100 at n = 1000, the papers' setting).
+        lam >= 0; "auto" is 0 where every support is scored exactly and ``RIDGE_PER_ROW * n``
+        = 0.1 n where the certified MIP engine runs (it needs lam > 0); see ``RIDGE_PER_ROW``.
     R : int, default 100
         Number of best supports enumerated by ``top_r``.
     random_state : None, int or numpy.random.Generator
@@ -184,6 +194,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         Columns (text or numeric used as categorical) whose levels may be read from the
         data.  Opting in makes the result not differentially private, and the ledger says
         so; by default such levels are refused before anything is charged.
+    estimate : float in (0, 1), optional
+        Spend this share of epsilon on private coefficients of the selected terms after the
+        selection (pure-DP AdaSSP, ``fit.estimates``) and the rest on the selection as
+        before; see :meth:`SelectionResult.estimate` and docs/methods.md.
     verbose : bool
         Progress messages from long computations, each line labelled "[curator only]"
         (they quote objective values and bounds).
@@ -204,6 +218,11 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     guarantee precisely; docs/privacy.md states the rules every call follows and
     docs/references.md gives the full references.
     """
+    if estimate is not None:  # a share of epsilon for coefficients after the selection (dpstats.estimation.combined)
+        from .estimation.combined import EstimateShare
+
+        estimate = EstimateShare.check(estimate, epsilon=epsilon, method=method, method_options=method_options)
+        epsilon, accountant = estimate.selection_epsilon, estimate.bundled(accountant)
     call = _validate_arguments(
         method=method, epsilon=epsilon, s=s, k=k, bounds=bounds, radius=radius, ridge=ridge, R=R,
         random_state=random_state, accountant=accountant, signs=signs, na_action=na_action, verbose=verbose,
@@ -211,7 +230,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     _check_budget(call)
     plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
     _check_budget(call)  # the exact cost, now that the design's public shape is known
-    _charge(call)
+    _charge(call, formula)
     # From here on the data's values are read; a failure keeps the charge.
     frame = plan if frame_data is None else materialise(plan, frame_data)
     ledger = _start_ledger(call, plan)
@@ -220,7 +239,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     signs_series, signs_private, curator = _signs(call, plan, frame, clipped, outcome, support_idx, ledger)
     if not math.isinf(call.epsilon) and ledger.total_epsilon > call.total_epsilon * (1 + 1e-12):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
-    return _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator)
+    fit = _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
+                    clipped)
+    return fit if estimate is None else estimate.attach(fit, call.rng)
 
 
 @dataclass
@@ -327,9 +348,17 @@ def _check_infer_levels(infer_levels):
 
 
 def _check_budget(call):
-    """Stage 2 (and again after stage 3): the exact cost; an accountant may refuse it."""
+    """Stage 2 (and again after stage 3): the exact cost; an accountant may refuse it.
+
+    The cost is the requested ``epsilon`` (to a relative 1e-12, the rounding of its
+    shares): every method spends exactly its share (:meth:`SelectionMethod.selection_cost`).
+    """
     call.total_epsilon, call.total_delta = _planned_cost(call.meth, call.epsilon, call.bounds_eps,
                                                          call.selection_eps, call.sign_eps, call.options, call.context)
+    if not math.isinf(call.epsilon) and abs(exact(call.total_epsilon) - exact(call.epsilon)) > \
+            _EXACT_COST_TOLERANCE * exact(call.epsilon):
+        raise AssertionError(f"method {call.meth.name!r} plans to spend epsilon={call.total_epsilon!r}, not the "
+                             f"requested {call.epsilon!r}: selection_cost must return its share unchanged")
     if call.accountant is not None:
         call.accountant.check(call.total_epsilon, call.total_delta, label=call.label,
                               neighbours=call.meth.neighbours)
@@ -367,16 +396,26 @@ def _plan_design(call, formula, data, eval_env):
     if call.ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.
-        call.ridge = RIDGE_PER_ROW * plan.n_rows_input if meth.neighbours != ADD_REMOVE else 0.0
+        call.ridge = (meth.default_ridge(plan.n_rows_input, plan.p, call.size, call.options)
+                      if meth.neighbours != ADD_REMOVE else 0.0)
     return plan, frame_data
 
 
-def _charge(call):
-    """Stage 4: the charge; everything before it was free."""
+#: Relative difference allowed between the planned cost and the requested epsilon (the
+#: shares for bounds, selection and signs are floats and their exact sum may differ from
+#: epsilon in the last bit).
+_EXACT_COST_TOLERANCE = Fraction(1, 10**12)
+
+
+def _charge(call, formula=None):
+    """Stage 4: the charge; everything before it was free.  The accountant's history
+    records the method, formula and size with the time."""
     if call.accountant is not None:
         call.accountant.charge(call.total_epsilon, call.total_delta, label=call.label,
                                condition=call.meth.charge_condition(call.options),
-                               neighbours=call.meth.neighbours)
+                               neighbours=call.meth.neighbours, method=call.meth.name,
+                               formula=formula if isinstance(formula, str) else None,
+                               size=(call.meth.size_argument, call.size))
 
 
 def _start_ledger(call, plan):
@@ -392,8 +431,13 @@ def _clip(call, frame, ledger):
     """Stage 5: public or privately estimated bounds, and the clipped data (None without bounds)."""
     if not call.meth.needs_bounds:
         return None
-    clip = dask_clip_to_bounds if getattr(frame, "is_dask", False) else clip_to_bounds
-    clipped = clip(frame, call.bounds, call.bounds_eps, call.rng, categorical_terms=frame.categorical_terms)
+    if getattr(frame, "is_dask", False):
+        clipped = dask_clip_to_bounds(frame, call.bounds, call.bounds_eps, call.rng,
+                                      categorical_terms=frame.categorical_terms)
+    else:
+        # The materialised design is this call's own array: mapped in place (no second n x p copy).
+        clipped = clip_to_bounds(frame, call.bounds, call.bounds_eps, call.rng,
+                                 categorical_terms=frame.categorical_terms, in_place=True)
     for entry in clipped.entries:
         ledger.add(entry)
     return clipped
@@ -407,11 +451,61 @@ def _select(call, plan, frame, clipped, ledger):
                          n_input=plan.n_rows_input, rows_may_drop=(call.na_action == "omit"),
                          kept_rows=getattr(frame, "kept_rows", None), response=plan.response)
     outcome = call.meth.run(task)
+    _add_fit_diagnostics(call, task, outcome)
+    _add_conditions(call, task, outcome)
+    outcome.curator.update(getattr(clipped, "curator", None) or {})
     for entry in outcome.entries:
         ledger.add(entry)
     for text in outcome.caveats:
         ledger.caveat(text)
     return outcome, np.asarray(outcome.support, dtype=np.int64)
+
+
+def _add_conditions(call, task, outcome):
+    """Curator-only: the Conditions table (:mod:`dpstats.conditions`), and a PrivacyLeakWarning to
+    the curator when a privacy condition the call relies on fails (``mistakes``, ``guard="none"``).
+
+    Nothing here reaches the ledger, ``print(fit)``, ``summary()`` or ``release()``: whether a
+    condition holds is a fact about the data.
+    """
+    from .conditions import condition_rows, warn_privacy_failures
+
+    rows = condition_rows(call.meth.name, outcome.curator, p=len(task.terms), size=call.size,
+                          epsilon=call.selection_eps, options=call.options)
+    outcome.curator["conditions"] = rows
+    warn_privacy_failures(call.meth.name, rows)
+
+
+#: The curator report compares the selection with least-squares best subset up to this many supports.
+FIT_CHECK_MAX_SUPPORTS = 10**5
+
+
+def _add_fit_diagnostics(call, task, outcome):
+    """Curator-only: does the radius or the ridge change the fit at the non-private best support?"""
+    best = outcome.curator.get("best_support")
+    if (best is None or "radius" not in call.meth.uses or call.response_type == "binary"
+            or math.isinf(call.radius) or not all(t in task.terms for t in best)):
+        return
+    from .bss.objective import fit_diagnostics
+
+    support = [task.terms.index(t) for t in best]
+    outcome.curator.update(fit_diagnostics(task.stats, support, call.ridge, call.radius))
+    # Small problems: do the ridge and the radius change which support is best?  (The ball
+    # may cut the least-squares best support, which then loses, while not binding at the
+    # selected one; a ridge may shrink a term that spreads over little of its range.)
+    p, s = len(task.terms), len(support)
+    if s and math.comb(p, s) <= FIT_CHECK_MAX_SUPPORTS:
+        from .bss.exhaustive import score_all_supports
+        from .bss.objective import RidgeBallObjective
+
+        supports, values = score_all_supports(RidgeBallObjective(task.stats, 0.0, math.inf), s)
+        ls_best = [task.terms[j] for j in supports[int(np.argmin(values))]]
+        outcome.curator["least_squares_best_support"] = ls_best
+        if sorted(ls_best) != sorted(best):
+            outcome.curator.setdefault("fit_warnings", []).append(
+                f"least squares (no ridge, no radius) would select {ls_best}: the ridge ({call.ridge:g}) or the "
+                f"radius ({call.radius:g}) changes the non-private answer; tighter public ranges, a smaller ridge or "
+                "a larger radius (at a higher sensitivity) remove this")
 
 
 def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
@@ -438,14 +532,15 @@ def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
         released={"signs": {t: int(v) for t, v in zip(support, drawn)}},
         details={"blocks": n_blocks, "sensitivity": 1.0, "epsilon_per_term": call.sign_eps / len(support)},
     ))
-    curator["sign_votes (-1, 0, +1)"] = {t: counts[i].tolist() for i, t in enumerate(support)}
+    curator["sign_votes"] = {t: counts[i].tolist() for i, t in enumerate(support)}
     curator["probability_sign_is_block_majority"] = {
         t: float(np.exp(sign_log_probabilities(counts, call.sign_eps)[i][np.argmax(counts[i])]))
         for i, t in enumerate(support)}
     return signs_series, True, curator
 
 
-def _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator):
+def _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
+              clipped=None):
     """Stage 8: the result, with the public call (only parameters the method uses)."""
     meth = call.meth
     uses = set(meth.uses)
@@ -471,10 +566,18 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
         public_call["infer_levels"] = list(call.infer_levels)
     text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument, call.size,
                         call.bounds if meth.needs_bounds else None, extra)
+    released = dict(outcome.released)
+    bounds_used = getattr(clipped, "bounds_used", None)
+    if bounds_used is not None:
+        # Public ranges, or ranges drawn by bounds="auto" (covered by their ledger entries).
+        released["bounds_used"] = bounds_used
     return SelectionResult(call=text, method=meth.name, title=meth.title, formula=formula, response=plan.response,
                            terms=plan.terms, support=[plan.terms[j] for j in support_idx], signs=signs_series,
                            signs_private=signs_private, ledger=ledger, public_call=public_call,
-                           released_extras=outcome.released, curator=curator, intercept=plan.intercept)
+                           released_extras=released, curator=curator, intercept=plan.intercept,
+                           _refit={"data": data, "formula": formula, "plan": plan, "bounds_used": bounds_used,
+                                   "na_action": call.na_action, "response_type": call.response_type,
+                                   "neighbours": meth.neighbours})
 
 
 def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context):
@@ -501,6 +604,8 @@ def _is_per_row(value):
 def _public_bounds(bounds):
     if isinstance(bounds, tuple):
         return list(bounds)
+    if isinstance(bounds, dict):
+        return {k: list(v) for k, v in bounds.items()}
     return bounds
 
 
@@ -516,7 +621,11 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
         # The number of partitions is public (it is part of the Dask DataFrame's schema).
         return (*_signs_from_votes(clipped.block_sign_votes(columns, report, ridge, radius), epsilon, rng),
                 clipped.frame.npartitions)
-    design = clipped.design_with_intercept()
+    # Only the intercept and the selected columns (not a copy of the whole design).
+    design = clipped.X[:, np.asarray(support_idx, dtype=np.int64)]
+    if clipped.intercept:
+        design = np.hstack([np.full((design.shape[0], 1), clipped.intercept_value), design])
+    columns = list(range(design.shape[1]))
     # The block count comes from the input row count (public), never from the rows left
     # after na_action="omit" (private).
     blocks = outcome.sign_blocks or default_sign_blocks(n_input)
@@ -526,7 +635,8 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     # would shift every block boundary).
     assignment = "iid" if (meth.neighbours == ADD_REMOVE or rows_may_drop) else "split"
     votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment,
-                             n_ridge=n_input, kept_rows=kept_rows if rows_may_drop else None)
+                             n_ridge=n_input, kept_rows=kept_rows if rows_may_drop else None,
+                             intercept=bool(clipped.intercept))
     counts = vote_counts(votes)
     return sample_signs(counts, epsilon, rng), counts, blocks
 

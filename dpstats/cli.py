@@ -94,7 +94,7 @@ def _load_json(path, flag):
 def _parse_bounds(text):
     """``auto``, ``BX,BY``, ``dataset:NAME`` or a JSON file holding a dict of per-term bounds."""
     usage = ("--bounds takes 'auto', 'BX,BY' (two positive numbers), a JSON file holding a dict "
-             "{term: bound} (the response included), or dataset:NAME")
+             "{term: [lower, upper]} (the response included; a number b means [-b, b]), or dataset:NAME")
     if text is None or text == "auto":
         return text
     if text.startswith("dataset:"):
@@ -152,7 +152,7 @@ def _option_value(text):
 
 #: How the command line sets dp_select's own arguments (None: it does not).
 _ARGUMENT_FLAGS = {"formula": "the FORMULA argument", "data": "--data or --dataset", "signs": "--signs or --no-signs",
-                   "accountant": None}
+                   "accountant": None, "estimate": None}
 
 
 def _dp_select_parameters():
@@ -245,7 +245,7 @@ def _build_parser():
     sel.add_argument("--epsilon", required=True, type=_epsilon, help="total epsilon of the call ('inf': non-private)")
     sel.add_argument("--s", type=int, help="subset size (best-subset methods)")
     sel.add_argument("--k", type=int, help="number of features to select (screening methods, dpvote)")
-    sel.add_argument("--bounds", help="'auto', 'BX,BY', a JSON file with a dict {term: bound}, or dataset:NAME")
+    sel.add_argument("--bounds", help="'auto', 'BX,BY', a JSON file with a dict {term: [lower, upper]} (or {term: b}), or dataset:NAME")
     sel.add_argument("--radius", type=float, help="radius r of the l2 ball on the coefficients (default 1)")
     sel.add_argument("--ridge", type=_ridge, help="ridge penalty >= 0 or 'auto' (default)")
     sel.add_argument("--R", type=int, help="number of best supports enumerated by top_r (default 100)")

@@ -154,12 +154,9 @@ def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=
 
 
 # --------------------------------------------------------------------- clipping
-def _clip_partition(x, y, clip):
-    from .privacy.bounds import clip_arrays
-
-    if clip[0] == "scale":
-        return clip_arrays(x, y, term_scale=clip[1], response_scale=clip[2])
-    return clip_arrays(x, y, b_x=clip[1], b_y=clip[2])
+def _clip_partition(x, y, ranges):
+    """The one mapping rule (:class:`dpstats.privacy.bounds.TermRanges`), per partition."""
+    return ranges.map_design(x), (None if y is None else ranges.map_response(y))
 
 
 def _with_intercept(xc, intercept, value):
@@ -186,12 +183,12 @@ def _sum_stats(*parts):
     return total
 
 
-def _grid_counts_partition(pdf, spec, which, grid):
-    """#{i : r_i <= c} for every public grid point c (the private quantile's only input)."""
-    x, y = partition_design(pdf, spec)
-    from .privacy.bounds import grid_counts
+def _grid_counts_partition(pdf, spec, which, columns, grid):
+    """Counts on the public grid (the private ranges' only input); they add up over partitions."""
+    from .privacy.auto_bounds import column_grid_counts
 
-    return grid_counts(np.max(np.abs(x), axis=1) if which == "x" else np.abs(y), grid).astype(np.int64)
+    x, y = partition_design(pdf, spec)
+    return column_grid_counts(x[:, columns] if which == "x" else np.asarray(y)[:, None], grid).astype(np.int64)
 
 
 def _tree_sum(dask, items, func, split_every=8):
@@ -212,12 +209,10 @@ class DaskClippedData:
     """
 
     frame: DaskModelFrame
-    clip: tuple
+    clip: object  # the TermRanges mapping every partition's values to [-1, 1]
     b_x: float
     b_y: float | None
     intercept: bool
-    term_scale: np.ndarray | None = None
-    response_scale: float | None = None
     entries: list = field(default_factory=list)
     public_bounds: object = None
     is_dask: bool = True
@@ -232,6 +227,14 @@ class DaskClippedData:
     @property
     def intercept_value(self) -> float:
         return min(1.0, self.b_x)
+
+    @property
+    def ranges(self):
+        return self.clip
+
+    @property
+    def bounds_used(self):
+        return self.clip.used()
 
     def design_with_intercept(self):
         raise InvalidArgumentError(
@@ -261,7 +264,7 @@ def _partition_sign_vote(pdf, spec, clip, intercept_value, columns, report, ridg
     x, y = partition_design(pdf, spec)
     xc, yc = _clip_partition(x, y, clip)
     design = _with_intercept(xc, spec.intercept, intercept_value)[:, list(columns)]
-    return block_vote(design, yc, report, ridge * design.shape[0] / n, radius)
+    return block_vote(design, yc, report, ridge * design.shape[0] / n, radius, intercept=bool(spec.intercept))
 
 
 def dask_sufficient_statistics(frame: DaskModelFrame, clip, intercept_value):
@@ -270,7 +273,7 @@ def dask_sufficient_statistics(frame: DaskModelFrame, clip, intercept_value):
     Parameters
     ----------
     frame : DaskModelFrame
-    clip : ("bounds", b_x, b_y) or ("scale", term_scale, response_scale)
+    clip : dpstats.privacy.bounds.TermRanges
     intercept_value : float
         Value of the forced intercept column (min(1, b_x)).
 
@@ -289,25 +292,20 @@ def dask_clip_to_bounds(frame: DaskModelFrame, bounds, epsilon_share, rng, categ
 
     For ``bounds="auto"`` each partition sends only its counts on the public grid.
     """
-    from .privacy.bounds import QUANTILE_GRID, resolve_bounds
+    from .privacy.bounds import AUTO_GRID, resolve_bounds
 
     dask, _ = require_dask()
     has_y = frame.response is not None
 
-    def counts_of(which):
-        parts = [dask.delayed(_grid_counts_partition)(part, frame.spec, which, QUANTILE_GRID)
+    def counts_of(which, columns):
+        parts = [dask.delayed(_grid_counts_partition)(part, frame.spec, which, columns, AUTO_GRID)
                  for part in frame.ddf.to_delayed()]
         return _tree_sum(dask, parts, _sum_arrays).compute()
 
     resolved = resolve_bounds(bounds, terms=frame.terms, response=frame.response if has_y else None, n=frame.n,
                               epsilon_share=epsilon_share, rng=rng, counts_of=counts_of,
-                              categorical_terms=categorical_terms)
-    if resolved.term_scale is not None:
-        clip = ("scale", resolved.term_scale, resolved.response_scale if has_y else 1.0)
-    else:
-        clip = ("bounds", resolved.b_x, resolved.b_y if has_y else 1.0)
-    return DaskClippedData(frame, clip, resolved.b_x, resolved.b_y, frame.intercept,
-                           term_scale=resolved.term_scale, response_scale=resolved.response_scale,
+                              categorical_terms=categorical_terms, intercept=frame.intercept)
+    return DaskClippedData(frame, resolved.ranges, 1.0, 1.0 if has_y else None, frame.intercept,
                            entries=resolved.entries, public_bounds=resolved.public_bounds)
 
 

@@ -1,13 +1,19 @@
-"""Example datasets shipped with dpstats, with public clipping bounds.
+"""Example datasets shipped with dpstats, with public clipping ranges.
 
 The data files live in the repository's ``data/`` folder, which an installed wheel
 ships as the subpackage ``dpstats._data``.  Each dataset is described in
 ``data/datasets.json`` (machine-readable) and ``data/CODEBOOK.md`` (for people).
 
-The suggested bounds were chosen from the documented meaning of each measurement
-(physiology, baseball record books), not from the values in the files, so clipping
-to them reveals nothing about the data.  One stated exception: the diabetes response
-``y`` has no documented scale, so its bound is a convention for examples.  See
+:func:`dataset_bounds` suggests a public range ``(lower, upper)`` for every numeric
+column, in the form ``dp_select(..., bounds=...)`` takes: each column is clipped to its
+range and mapped affinely onto [-1, 1].  A range that starts where the values can start
+(0 for counts and salaries, 1 for codes starting at 1) uses the whole of [-1, 1]; a
+symmetric bound [-B, B] on a non-negative column would leave the negative half unused.
+The ranges were chosen from the documented meaning of each measurement (physiology,
+questionnaire codes, baseball record books, what cannot be negative), not from the
+values in the files, so clipping to them reveals nothing about the data.  One stated
+exception: the diabetes response ``y`` has no documented scale, so its range is a
+convention for examples.  The reason for each end is in
 ``dataset_info(name)["bounds_rationale"]``.
 """
 
@@ -64,16 +70,16 @@ def _expand_column_groups(entry: dict) -> None:
     """Expand ``column_groups`` (many alike columns, e.g. 2308 genes) into per-column entries.
 
     A group names columns ``prefix + zero-padded number`` from ``first`` to ``last`` that
-    share a description template, units, a public bound and its rationale; keeping them
-    as one group keeps datasets.json small and readable.
+    share a description template, units, a public ``range`` [lower, upper] and its
+    ``range_rationale``; keeping them as one group keeps datasets.json small and readable.
     """
     for group in entry.pop("column_groups", []):
         for j in range(group["first"], group["last"] + 1):
             name = f"{group['prefix']}{j:0{group['digits']}d}"
             entry["columns"][name] = {"description": group["description"].format(name=name),
                                       "units": group["units"]}
-            entry["bounds"][name] = group["bound"]
-            entry["bounds_rationale"][name] = group["bound_rationale"]
+            entry["bounds"][name] = list(group["range"])
+            entry["bounds_rationale"][name] = group["range_rationale"]
 
 
 def _entry(name: str) -> dict:
@@ -166,15 +172,18 @@ def load_dataset(name: str) -> pd.DataFrame:
     return frame
 
 
-def dataset_bounds(name: str) -> dict[str, float]:
-    """Suggested public bounds on the absolute value of each numeric column.
+def dataset_bounds(name: str) -> dict[str, tuple[float, float]]:
+    """Suggested public range ``(lower, upper)`` of each numeric column.
 
-    The bounds come from what is publicly known about each measurement
-    (physiological plausibility, baseball record books), not from the data, so
-    clipping to them reveals nothing about the data.  The exception is the diabetes
-    response ``y``, whose scale is undocumented: its bound is a convention for
-    examples, to be replaced by your own for a real analysis.  The reason for each
-    bound is in ``dataset_info(name)["bounds_rationale"]``.
+    The ranges come from what is publicly known about each measurement
+    (physiological plausibility, questionnaire codes, baseball record books, what
+    cannot be negative), not from the data, so clipping to them reveals nothing about
+    the data.  The exception is the diabetes response ``y``, whose scale is
+    undocumented: its range is a convention for examples, to be replaced by your own
+    for a real analysis.  The reasons for both ends of each range are in
+    ``dataset_info(name)["bounds_rationale"]``.  The result can be passed as
+    ``dp_select(..., bounds=dataset_bounds(name))`` (keep only the formula's terms
+    and its response).
 
     Parameters
     ----------
@@ -183,9 +192,11 @@ def dataset_bounds(name: str) -> dict[str, float]:
 
     Returns
     -------
-    dict of str to float
+    dict of str to tuple of (float, float)
         A new dictionary mapping every numeric column, response included, to a
-        positive bound ``B`` such that values are expected to lie in ``[-B, B]``.
+        range ``(lower, upper)`` with ``lower < upper``, both finite, such that values
+        are expected to lie in ``[lower, upper]``.  ``dp_select`` clips each column
+        to its range and maps it affinely onto [-1, 1].
 
     Raises
     ------
@@ -202,7 +213,7 @@ def dataset_bounds(name: str) -> dict[str, float]:
        *An Introduction to Statistical Learning with Applications in Python*.
        Springer, Cham.
     """
-    return {col: float(bound) for col, bound in _entry(name)["bounds"].items()}
+    return {col: (float(lower), float(upper)) for col, (lower, upper) in _entry(name)["bounds"].items()}
 
 
 def dataset_info(name: str) -> dict:
@@ -219,7 +230,9 @@ def dataset_info(name: str) -> dict:
         A deep copy (safe to modify) with keys ``"file"``, ``"title"``,
         ``"source"``, ``"licence"``, ``"licence_note"``, ``"row"``, ``"n_rows"``,
         ``"response"``, ``"missing"``, ``"categorical"``, ``"columns"``,
-        ``"bounds"`` and ``"bounds_rationale"``.
+        ``"bounds"`` (column -> ``[lower, upper]`` list, as in datasets.json; see
+        :func:`dataset_bounds`) and ``"bounds_rationale"`` (column -> the reasons
+        for the lower and the upper end).
 
     Raises
     ------

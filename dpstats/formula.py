@@ -731,15 +731,21 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     """
     kept = np.arange(len(pdf))
     used = list(plan.used)
-    pdf = pdf[used] if used else pdf.iloc[:, :0]
-    pdf = _prepare_columns(pdf, plan)
-    incomplete = pdf.isna().any(axis=1).to_numpy() if used else np.zeros(len(pdf), dtype=bool)
+    plain = plan.plain_columns is not None and not _prepare_needed(pdf, plan, used)
+    if not plain:
+        pdf = pdf[used] if used else pdf.iloc[:, :0]
+        pdf = _prepare_columns(pdf, plan)
+    # A plain numeric design reads its columns straight into X, where a missing value is a
+    # NaN that the finiteness check below treats as any other incomplete row (one pass over
+    # X instead of pandas' isna over every column).
+    incomplete = (np.zeros(len(pdf), dtype=bool) if plain or not used
+                  else pdf.isna().any(axis=1).to_numpy())
     if incomplete.any():
         if plan.na_action != "omit":
             raise DataContentError(INCOMPLETE_MESSAGE)
         pdf = pdf.loc[~incomplete]
         kept = kept[~incomplete]
-    X, y = _evaluate(_numpy_dtypes(pdf), plan)
+    X, y = _evaluate(pdf if plain else _numpy_dtypes(pdf), plan)
     bad = ~np.all(np.isfinite(X), axis=1)
     if y is not None:
         bad |= ~np.isfinite(y)
@@ -751,6 +757,15 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     if with_rows:
         return np.ascontiguousarray(X), y, kept
     return np.ascontiguousarray(X), y
+
+
+def _prepare_needed(pdf, plan, used):
+    """Whether imputation, declared levels or nullable (extension) dtypes need pandas' path."""
+    na = plan.na_action if isinstance(plan.na_action, dict) else {}
+    if any(c in plan.level_casts or c in na for c in used):
+        return True
+    dtypes = pdf.dtypes
+    return any(pd.api.types.is_extension_array_dtype(dtypes[c]) for c in used)
 
 
 def _prepare_columns(pdf, plan):
@@ -773,8 +788,9 @@ def _prepare_columns(pdf, plan):
 
 def _numpy_dtypes(pdf):
     """Complete rows of pandas' nullable columns as numpy dtypes (patsy reads only those)."""
-    todo = [c for c in pdf.columns if pd.api.types.is_extension_array_dtype(pdf[c].dtype)
-            and column_kind(pdf[c].dtype) in ("numeric", "bool")]
+    # pdf.dtypes once: a per-column lookup costs seconds on 10^5 columns.
+    todo = [c for c, dtype in pdf.dtypes.items() if pd.api.types.is_extension_array_dtype(dtype)
+            and column_kind(dtype) in ("numeric", "bool")]
     if not todo:
         return pdf
     pdf = pdf.copy()
@@ -782,6 +798,23 @@ def _numpy_dtypes(pdf):
         dtype = bool if column_kind(pdf[c].dtype) == "bool" else np.float64
         pdf[c] = pdf[c].to_numpy(dtype=dtype)
     return pdf
+
+
+#: Bytes of columns copied at a time into the design (keeps the peak memory near X's size).
+_FILL_BYTES = 1 << 25
+
+
+def _plain_matrix(pdf, names):
+    """The named numeric columns as one C-ordered float64 array, filled a block of columns at a
+    time (``DataFrame.to_numpy`` of a wide frame is column-major, and making it C-ordered
+    afterwards would copy X once more)."""
+    idx = pdf.columns.get_indexer(list(names))
+    n, p = len(pdf), len(idx)
+    X = np.empty((n, p), dtype=np.float64)
+    step = max(1, _FILL_BYTES // max(8 * n, 1))
+    for start in range(0, p, step):
+        X[:, start:start + step] = pdf.iloc[:, idx[start:start + step]].to_numpy(dtype=np.float64)
+    return X
 
 
 def _evaluate(pdf, plan):
@@ -793,7 +826,7 @@ def _evaluate(pdf, plan):
         return np.zeros((0, plan.p)), (None if plan.response is None else np.zeros(0))
     if plan.plain_columns is not None:
         # Every term is a numeric column as is (and so is a numeric response): no patsy.
-        X = pdf[list(plan.plain_columns)].to_numpy(dtype=np.float64)
+        X = _plain_matrix(pdf, plan.plain_columns)
         if plan.response_type != "binary" and plan.response is not None:
             y = pdf[plan.response].to_numpy(dtype=np.float64)
         return X, y

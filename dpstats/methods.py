@@ -11,9 +11,12 @@ A method's ``run(task)`` receives a :class:`SelectionTask` (clipped data, public
 parameters, the call's random source, the epsilon share for selection) and returns a
 :class:`MethodOutcome`: the selected candidate indices, the ledger entries it spent,
 anything else it releases (each item covered by one of its entries) and curator-only
-diagnostics.  ``selection_cost`` maps the selection share of epsilon to what the method
-will charge (for example solver-slack inflation), from public parameters alone, so an
-accountant can refuse the call before the data is touched.
+diagnostics.  A method spends exactly the selection share of epsilon it is given: costs
+such as certified solver slack or a retry cap come out of that share (the method samples
+with a smaller nominal epsilon and its ledger entry shows the split), so the call's total
+is the requested epsilon.  ``selection_cost`` returns that share with the method's delta,
+from public parameters alone, so an accountant can refuse the call before the data is
+touched; it raises when the share cannot pay for the method's fixed costs.
 """
 from __future__ import annotations
 
@@ -114,8 +117,20 @@ class SelectionMethod:
     def check_design(self, plan, size, options, context) -> None:
         """Checks on the planned design's public shape (terms, input rows, partitions)."""
 
+    def default_ridge(self, n, p, size, options) -> float:
+        """The ridge ``ridge="auto"`` resolves to, from public inputs only (n is the input row count).
+
+        0 by default: a method that scores every support exactly needs no ridge, and then
+        ``epsilon=inf`` is ordinary least-squares best subset.
+        """
+        return 0.0
+
     def selection_cost(self, epsilon, options, context):
-        """(epsilon, delta) charged for the selection share ``epsilon`` (public parameters)."""
+        """(epsilon, delta) charged for the selection share ``epsilon`` (public parameters).
+
+        The epsilon must be ``epsilon`` itself (``dp_select`` checks it): a method whose
+        guarantee is looser than its sampling epsilon takes the difference out of its
+        share.  Raise InvalidArgumentError when the share cannot be met."""
         return float(epsilon), 0.0
 
     def response_type(self, options) -> str:
@@ -198,15 +213,23 @@ class SelectionTask:
 
     @property
     def stats(self):
-        """Sufficient statistics (G, c, yy, n) of the clipped data, intercept column first."""
+        """Sufficient statistics (G, c, yy, n) of the clipped data for the squared loss.
+
+        With an intercept in the formula they are centred: the intercept is profiled out
+        (unpenalised, unconstrained; :mod:`dpstats.bss.objective`), so no column is forced.
+        """
         if self._stats is None and hasattr(self.data, "sufficient_stats"):
-            # Data that lives elsewhere (a Dask DataFrame) computes its own statistics.
-            self._stats = self.data.sufficient_stats()
+            # Data that lives elsewhere (a Dask DataFrame) computes its own statistics
+            # (intercept column first; they add up over partitions), profiled here.
+            stats = self.data.sufficient_stats()
+            self._stats = stats.profile_intercept() if stats.intercept else stats
         if self._stats is None:
             from .bss.objective import SufficientStats
 
-            self._stats = SufficientStats.from_arrays(self.data.design_with_intercept(), self.data.y,
-                                                      intercept=self.data.intercept)
+            if self.data.intercept:
+                self._stats = SufficientStats.centred_from_arrays(self.data.X, self.data.y)
+            else:
+                self._stats = SufficientStats.from_arrays(self.data.X, self.data.y)
         return self._stats
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -108,7 +109,7 @@ class SelectionResult:
     """
 
     def __init__(self, *, call, method, title, formula, response, terms, support, signs, signs_private,
-                 ledger, public_call, released_extras, curator, intercept):
+                 ledger, public_call, released_extras, curator, intercept, _refit=None):
         self.call = call
         self.method = method
         self.title = title
@@ -123,6 +124,10 @@ class SelectionResult:
         self.intercept = intercept
         self._public_call = public_call
         self._released_extras = dict(released_extras)
+        # What fit.estimate() needs to refit on the same data (data, formula, design plan, ranges):
+        # private, never released.  ``estimates`` is set by dp_select(..., estimate=share).
+        self._refit = _refit
+        self.estimates = None
 
     @property
     def epsilon_spent(self) -> float:
@@ -152,8 +157,27 @@ class SelectionResult:
                       if self.signs_private else None),
         }
         out.update(self._released_extras)
+        if self.estimates is not None:  # its ledger entry is in self.ledger too
+            out["estimates"] = self.estimates.release()
         out["ledger"] = self.ledger.to_dict()
         return out
+
+    def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
+                 level=0.95, bootstrap=1000):
+        """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
+
+        Refits the selected terms (and the intercept) on the same data, formula and ranges with
+        AdaSSP (``help(dpstats.estimation.adassp)``): Laplace noise and pure epsilon-DP for
+        ``delta=0``, Gaussian noise for ``delta > 0``.  ``bounds`` only for selections without
+        ranges (kendall, dpvote).  Intervals: parametric bootstrap at ``level`` with ``bootstrap``
+        draws, no extra budget.  Returns an :class:`~dpstats.estimation.EstimateResult`;
+        docs/methods.md, "Estimates after selection".
+        """
+        from .estimation import estimate_after_selection
+
+        return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
+                                        random_state=random_state, accountant=accountant, level=level,
+                                        bootstrap=bootstrap)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)
@@ -188,20 +212,26 @@ class SelectionResult:
             ["method", f"{self.method} ({self.title})"],
             ["formula", self.formula],
             ["candidate terms", str(len(self.terms))],
-            ["intercept", "forced into every support" if self.intercept else "none"],
+            ["intercept", "in every model, unpenalised" if self.intercept else "none"],
         ]
         for key in ("bounds", "radius", "ridge", "R"):
             if key in self._public_call:
                 header.append([f"{key} (public)", _public_text(self._public_call[key])])
         header += [["epsilon spent", self._epsilon_text()], ["delta spent", _fmt(self.delta_spent)]]
         for key, value in self._released_extras.items():
-            header.append([key, str(value)])
+            if key != "bounds_used":
+                header.append([key, str(value)])
         sections = [
             ("Call", self.call),
             ("Selection", header, ["", ""]),
             ("Terms", self._selection_rows(), ["term", "selected", "sign"]),
-            ("Privacy ledger", str(self.ledger)),
         ]
+        used = self._released_extras.get("bounds_used")
+        if used:
+            rows = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in used.items()]
+            sections.append(("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", rows,
+                             ["term", "lower", "upper"]))
+        sections.append(("Privacy ledger", str(self.ledger)))
         return Summary(sections)
 
     def curator_report(self) -> Summary:
@@ -209,16 +239,33 @@ class SelectionResult:
 
         The non-private best support, objective values, exact probabilities of the
         mechanism's outputs, how the solver certified its answer and the sign votes: all
-        computed from the data outside the privacy budget.
+        computed from the data outside the privacy budget.  At the top, a plain-language
+        verdict (the probability of returning the non-private answer against a uniform
+        random pick, and of each sign equalling the block majority) and a caveat for every
+        condition that fails on these data; then the Conditions table
+        (``curator["conditions"]``, :mod:`dpstats.conditions`) and the other diagnostics.
+        Whether a condition holds is data: ``print(fit)``, ``summary()`` and ``release()``
+        never say it.
         """
-        return Summary([(CURATOR_BANNER, self._curator_text() if self.curator else "(no diagnostics)")],
-                       curator=True)
+        if not self.curator:
+            return Summary([(CURATOR_BANNER, "(no diagnostics)")], curator=True)
+        from .conditions import plain_verdict, table
+
+        eps = self._public_call.get("epsilon")
+        size = self._public_call.get("s", self._public_call.get("k"))
+        verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
+                                epsilon=math.inf if eps == "inf" else eps, support=self.support)
+        sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
+        if self.curator.get("conditions"):
+            sections.append(("Conditions (curator only)", *table(self.curator["conditions"])))
+        sections.append(("Diagnostics (curator only)", self._curator_text()))
+        return Summary(sections, curator=True)
 
     def _curator_text(self) -> str:
         c = self.curator
         lines = []
         simple = [[k.replace("_", " "), _fmt(v) if not isinstance(v, (list, tuple)) else ", ".join(_fmt(x) for x in v)]
-                  for k, v in c.items() if not isinstance(v, (dict,)) and k != "top_supports"]
+                  for k, v in c.items() if not isinstance(v, (dict,)) and k not in ("top_supports", "conditions")]
         if isinstance(c.get("certificate"), dict):  # how the solver certified its answer (data-dependent)
             simple.append(["certificate", str(c["certificate"].get("path", ""))])
         lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))

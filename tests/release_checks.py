@@ -24,10 +24,41 @@ def released_keys(release):
     return keys
 
 
+def _numbers(value):
+    if isinstance(value, dict):
+        return {x for v in value.values() for x in _numbers(v)}
+    if isinstance(value, (list, tuple)):
+        return {x for v in value for x in _numbers(v)}
+    return {abs(float(value))} if isinstance(value, (int, float)) and not isinstance(value, bool) else set()
+
+
+def check_bounds_used(release):
+    """``bounds_used`` is the call's public ranges, or numbers released by the auto-bounds entries."""
+    used = release["bounds_used"]
+    bounds = release["call"].get("bounds")
+    if bounds == "auto":
+        released = {}
+        for entry in release["ledger"]["entries"]:
+            released.update({k: v for k, v in entry["released"].items() if k in used})
+        for term, rng in used.items():
+            # Drawn ranges are released by the auto-bounds entry; dummy columns keep the public (0, 1).
+            assert released.get(term, [0.0, 1.0]) == rng, f"bounds_used[{term!r}] = {rng} is not what the ledger released"
+    elif isinstance(bounds, dict):
+        for term, rng in used.items():
+            assert rng == list(bounds.get(term, [0.0, 1.0])), f"bounds_used[{term!r}] differs from the call's bounds"
+    else:
+        b_x, b_y = bounds
+        for term, rng in used.items():
+            b = b_y if term == release["call"].get("response", object()) else b_x
+            assert rng in ([-b_x, b_x], [-b_y, b_y]), f"bounds_used[{term!r}] is not the call's pair"
+
+
 def check_release_shape(release):
     """Checks on one release: JSON-serialisable; top-level extras covered by the ledger."""
     json.dumps(release)  # raises on anything that is not plain data
-    extras = set(release) - {"call", "ledger", *SAMPLED_TOP_LEVEL}
+    if "bounds_used" in release:
+        check_bounds_used(release)
+    extras = set(release) - {"call", "ledger", "bounds_used", *SAMPLED_TOP_LEVEL}
     covered = released_keys(release)
     assert extras <= covered, f"top-level keys {sorted(extras - covered)} are not covered by any ledger entry"
     for key in extras:

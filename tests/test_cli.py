@@ -196,6 +196,6 @@ def test_flags_reach_dp_select(files):
     call = json.loads(out.stdout)["call"]
     assert call["radius"] == 2.0 and call["ridge"] == 5.0 and call["signs_share"] == 0.2
     assert call["na_action"] == "omit" and call["options"]["max_enumerate"] == 1000
-    assert call["bounds"] == {c: 3.0 for c in make_regression().columns}
+    assert call["bounds"] == {c: [-3.0, 3.0] for c in make_regression().columns}  # b means the range (-b, b)
     plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"))
     assert "Traceback" not in plain.stdout and plain.stdout.strip()

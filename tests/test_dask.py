@@ -9,7 +9,7 @@ import dpstats
 from dpstats.bss.objective import SufficientStats
 from dpstats.dask_engine import DaskUnavailableError, build_dask_model_frame, dask_clip_to_bounds, require_dask
 from dpstats.formula import build_model_frame
-from dpstats.privacy.bounds import clip_to_bounds
+from dpstats.privacy.bounds import check_bounds, clip_to_bounds
 
 from dpstats.vote import dask_backend
 from tests.conftest import toeplitz_regression
@@ -67,6 +67,7 @@ def test_dask_sufficient_statistics_equal_in_memory():
     for bounds in [(1.5, 2.0), {**{f"x{j}": 2.0 for j in range(8)}, "y": 3.0}]:
         frame = build_model_frame("y ~ .", data)
         dframe = build_dask_model_frame("y ~ .", ddf)
+        bounds = check_bounds(bounds)
         ref_clip = clip_to_bounds(frame, bounds, 0.0, None)
         ref = SufficientStats.from_arrays(ref_clip.design_with_intercept(), ref_clip.y, intercept=True)
         got = dask_clip_to_bounds(dframe, bounds, 0.0, None).sufficient_stats()

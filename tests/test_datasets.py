@@ -11,6 +11,7 @@ import pytest
 
 import dpstats.datasets as ds
 from dpstats.errors import InvalidArgumentError, InvalidTypeError
+from dpstats.privacy.bounds import check_bounds
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
@@ -26,8 +27,8 @@ for _entry in META.values():
             _name = _g["prefix"] + str(_j).zfill(_g["digits"])
             _entry["columns"][_name] = {"description": _g["description"].replace("{name}", _name),
                                         "units": _g["units"]}
-            _entry["bounds"][_name] = _g["bound"]
-            _entry["bounds_rationale"][_name] = _g["bound_rationale"]
+            _entry["bounds"][_name] = list(_g["range"])
+            _entry["bounds_rationale"][_name] = _g["range_rationale"]
 
 NAMES = sorted(META)
 REQUIRED_KEYS = {
@@ -79,31 +80,54 @@ def test_categorical_columns_have_exactly_declared_levels(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_numeric_column_has_a_positive_finite_bound(name):
+def test_every_numeric_column_has_a_finite_range(name):
     bounds = ds.dataset_bounds(name)
     assert set(bounds) == set(numeric_columns(name))
     assert META[name]["response"] in bounds
-    for col, bound in bounds.items():
-        assert isinstance(bound, float), col
-        assert math.isfinite(bound) and bound > 0, col
+    for col, rng in bounds.items():
+        assert isinstance(rng, tuple) and len(rng) == 2, col
+        lower, upper = rng
+        assert isinstance(lower, float) and isinstance(upper, float), col
+        assert math.isfinite(lower) and math.isfinite(upper), col
+        assert lower < upper, col
+        # The loader returns what datasets.json says, as a tuple.
+        assert list(rng) == META[name]["bounds"][col], col
+    # In the form dp_select takes: check_bounds keeps every range as it is.
+    assert check_bounds(bounds) == bounds
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_bound_has_a_rationale(name):
+def test_json_writes_every_range_as_lower_upper(name):
+    with open(DATA_DIR / "datasets.json", encoding="utf-8") as fh:
+        entry = json.load(fh)[name]
+    ranges = list(entry["bounds"].values()) + [g["range"] for g in entry.get("column_groups", [])]
+    for rng in ranges:
+        assert isinstance(rng, list) and len(rng) == 2, rng
+        assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng), rng
+        assert rng[0] < rng[1], rng
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_range_has_a_rationale_for_both_ends(name):
     rationale = META[name]["bounds_rationale"]
     assert set(rationale) == set(META[name]["bounds"])
     for col, text in rationale.items():
-        assert isinstance(text, str) and len(text.strip()) > 10, col
+        assert isinstance(text, str), col
+        match = re.fullmatch(r"Lower: (.+) Upper: (.+)", text, flags=re.S)
+        assert match, f"{col}: the rationale should read 'Lower: ... Upper: ...'"
+        for part in match.groups():
+            assert len(part.strip()) > 10, col
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_bounds_rarely_clip(name):
-    # The bounds are set without looking at the data, but one that clipped many
-    # values would point to a wrong unit or a misread definition.
+def test_ranges_rarely_clip(name):
+    # The ranges are set without looking at the data, but one that clipped many
+    # values on either side would point to a wrong unit or a misread definition.
     df = ds.load_dataset(name)
-    for col, bound in ds.dataset_bounds(name).items():
-        values = df[col].dropna().abs()
-        assert (values > bound).mean() <= 0.01, col
+    for col, (lower, upper) in ds.dataset_bounds(name).items():
+        values = df[col].dropna()
+        assert (values < lower).mean() <= 0.01, f"{col}: below {lower}"
+        assert (values > upper).mean() <= 0.01, f"{col}: above {upper}"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -120,11 +144,17 @@ def test_hitters_salary_has_59_missing_values():
 
 def test_dataset_bounds_and_info_return_copies():
     bounds = ds.dataset_bounds("hitters")
-    bounds["Salary"] = -1.0
-    assert ds.dataset_bounds("hitters")["Salary"] > 0
+    bounds["Salary"] = (-1.0, 0.0)
+    del bounds["Years"]
+    again = ds.dataset_bounds("hitters")
+    assert again["Salary"] == tuple(META["hitters"]["bounds"]["Salary"])
+    assert "Years" in again
 
     info = ds.dataset_info("hitters")
     assert info == META["hitters"]
+    info["bounds"]["Salary"][0] = -1.0
+    assert ds.dataset_bounds("hitters")["Salary"] == tuple(META["hitters"]["bounds"]["Salary"])
+    assert ds.dataset_info("hitters")["bounds"]["Salary"] == META["hitters"]["bounds"]["Salary"]
     info["categorical"]["League"].append("X")
     info["columns"].clear()
     again = ds.dataset_info("hitters")
@@ -148,6 +178,26 @@ def test_codebook_describes_every_dataset(name):
     assert entry["file"] in codebook
     for col in entry["columns"]:
         assert f"`{col}`" in codebook, col
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_codebook_tables_show_the_json_ranges(name):
+    # Each dataset's section of CODEBOOK.md has a table whose "Public range" cell reads
+    # [lower, upper]; it must agree with datasets.json.
+    codebook = (DATA_DIR / "CODEBOOK.md").read_text(encoding="utf-8")
+    section = re.split(rf"^## `{re.escape(name)}`", codebook, flags=re.M)[1].split("\n## ")[0]
+    rows = [r.split(" | ") for r in section.splitlines() if r.startswith("| `")]
+    shown = {}
+    for cells in rows:
+        columns = re.findall(r"`(\w+)`", cells[0])
+        if "..." in cells[0]:  # a column group, e.g. `G0001` ... `G2308`
+            first, last = columns
+            columns = [c for c in META[name]["bounds"] if len(c) == len(first) and first <= c <= last]
+        match = re.fullmatch(r"\[(-?[0-9.]+), (-?[0-9.]+)\]", cells[3])
+        if match:
+            for col in columns:
+                shown[col] = [float(match.group(1)), float(match.group(2))]
+    assert shown == {c: [float(v) for v in r] for c, r in META[name]["bounds"].items()}
 
 
 def test_codebook_states_missing_values_and_na_action():

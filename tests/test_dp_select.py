@@ -1,4 +1,5 @@
 """dp_select end to end: bad input, results, datasets, CLI."""
+import itertools
 import json
 import math
 import subprocess
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 import dpstats
+from dpstats.bss.objective import RidgeBallObjective, SufficientStats
 from tests.conftest import make_regression
 
 
@@ -125,7 +127,76 @@ def test_per_term_bounds_rescale_terms_and_response():
     data = data.assign(x2=data.x2 * 100)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=1,
                             bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False)
-    assert fit.curator["sensitivity"] == pytest.approx((1 + 1 * math.sqrt(2)) ** 2)
+    # Mapped to [-1, 1]: b_x = b_y = 1; the profiled intercept costs the factor 4.
+    assert fit.curator["sensitivity"] == pytest.approx(4 * (1 + 1 * math.sqrt(1)) ** 2)
+    assert fit.release()["bounds_used"] == {"x0": [-3.0, 3.0], "x1": [-3.0, 3.0], "x2": [-300.0, 300.0],
+                                            "y": [-5.0, 5.0]}
+
+
+def _mapped_best_support(X, y, lower, upper, ylo, yhi, s, ridge, radius):
+    """Independent: clip, map affinely to [-1, 1], centre by hand, score every support."""
+    Xm = 2 * (np.clip(X, lower, upper) - lower) / (upper - lower) - 1
+    ym = 2 * (np.clip(y, ylo, yhi) - ylo) / (yhi - ylo) - 1
+    Xm, ym = Xm - Xm.mean(axis=0), ym - ym.mean()
+    supports = list(itertools.combinations(range(X.shape[1]), s))
+    obj = RidgeBallObjective(SufficientStats.from_arrays(Xm, ym), ridge, radius)
+    values = obj.values(np.array(supports))
+    return supports[int(np.argmin(values))], values
+
+
+def test_public_ranges_map_affinely_and_do_not_depend_on_units_or_shifts():
+    gen = np.random.default_rng(7)
+    n = 120
+    X = np.column_stack([gen.uniform(20, 80, n), gen.normal(5, 2, n), gen.uniform(0, 1, n), gen.normal(0, 1, n)])
+    y = 3 + 0.05 * X[:, 0] - 0.4 * X[:, 1] + 0.5 * gen.standard_normal(n)
+    data = pd.DataFrame(X, columns=["age", "dose", "frac", "z"]).assign(y=y)
+    ranges = {"age": (18, 90), "dose": (0, 12), "frac": (0, 1), "z": (-4, 4), "y": (-5, 15)}
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges,
+                            ridge=0.5, radius=5.0, signs=False)
+    lower = np.array([18, 0, 0, -4.0])
+    upper = np.array([90, 12, 1, 4.0])
+    best, values = _mapped_best_support(X, y, lower, upper, -5, 15, 2, 0.5, 5.0)
+    assert fit.support == [data.columns[j] for j in best]
+    assert fit.curator["best_objective"] == pytest.approx(values.min(), rel=1e-10)
+    assert fit.release()["bounds_used"]["age"] == [18.0, 90.0]
+    assert "Bounds used" in str(fit.summary()) and "90" in str(fit.summary())
+    # Units and shifts: age in months with its range in months, dose shifted by 100 with its
+    # range shifted too, give the same objective values (the intercept absorbs the shift).
+    other = data.assign(age=data.age * 12, dose=data.dose + 100)
+    ranges2 = {**ranges, "age": (18 * 12, 90 * 12), "dose": (100, 112)}
+    fit2 = dpstats.dp_select("y ~ .", other, method="exponential", epsilon=math.inf, s=2, bounds=ranges2,
+                             ridge=0.5, radius=5.0, signs=False)
+    assert fit2.support == fit.support
+    assert fit2.curator["best_objective"] == pytest.approx(fit.curator["best_objective"], rel=1e-9)
+
+
+def test_ranges_without_intercept_rescale_without_shifting():
+    gen = np.random.default_rng(2)
+    data = pd.DataFrame({"a": gen.uniform(1, 3, 60), "b": gen.uniform(-1, 1, 60)})
+    data["y"] = 2 * data.a + gen.normal(0, 0.1, 60)
+    fit = dpstats.dp_select("y ~ a + b - 1", data, method="exponential", epsilon=math.inf, s=1,
+                            bounds={"a": (1, 4), "b": (-1, 1), "y": (0, 10)}, signs=False)
+    assert fit.support == ["a"]
+    # Through the origin: a / 4 and y / 10, no centring.
+    Xm = np.column_stack([data.a / 4, data.b])
+    ym = data.y.to_numpy() / 10
+    obj = RidgeBallObjective(SufficientStats.from_arrays(Xm, ym), 0.0, 1.0)  # ridge "auto" is 0 on the exact path
+    assert fit.curator["best_objective"] == pytest.approx(obj.values(np.array([[0]]))[0], rel=1e-10)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"x0": (2, 1), "x1": 1, "x2": 1, "y": 1}, "lower < upper"),
+    ({"x0": (1, 2, 3), "x1": 1, "x2": 1, "y": 1}, "range"),
+    ({"x0": (0, math.inf), "x1": 1, "x2": 1, "y": 1}, "finite"),
+    ({"x0": ("a", 1), "x1": 1, "x2": 1, "y": 1}, "finite number"),
+    (((0, 1), (0, 1)), "dict"),
+])
+def test_bad_ranges_are_refused_before_the_charge(bad, match):
+    data = make_regression(n=30, p=3)
+    acc = dpstats.Accountant(epsilon=10)
+    with pytest.raises((dpstats.InvalidArgumentError, dpstats.InvalidTypeError), match=match):
+        dpstats.dp_select("y ~ .", data, method="exponential", epsilon=1, s=1, bounds=bad, accountant=acc)
+    assert acc.spent()[0] == 0
 
 
 def test_bundled_datasets_run():
@@ -163,3 +234,42 @@ def test_cli_select_and_json(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "dpstats", "select", "y ~ .", "--data", str(path), "--method",
                           "exponential", "--epsilon", "0", "--s", "2", "--bounds", "1,1"], capture_output=True, text=True)
     assert bad.returncode == 2 and "epsilon" in bad.stderr
+
+
+def _long_coefficient_data(seed=1):
+    gen = np.random.default_rng(seed)
+    n = 300
+    X = gen.uniform(-1, 1, (n, 4))
+    X[:, 0] *= 0.01  # uses a hundredth of its public range: a long coefficient on the mapped scale
+    y = 150 * X[:, 0] + 0.5 * X[:, 1] + 0.5 * X[:, 2] + 0.05 * gen.standard_normal(n)
+    ranges = {"a": (-1, 1), "b": (-1, 1), "c": (-1, 1), "d": (-1, 1), "y": (-5, 5)}
+    return pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=y), ranges
+
+
+def test_curator_fit_diagnostics_flag_the_radius_and_the_ridge():
+    data, ranges = _long_coefficient_data()
+    X, y = data[["a", "b", "c", "d"]].to_numpy(), data.y.to_numpy()
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    rss = {S: np.sum((yc - Xc[:, S] @ np.linalg.lstsq(Xc[:, S], yc, rcond=None)[0]) ** 2)
+           for S in itertools.combinations(range(4), 2)}
+    ols = sorted("abcd"[j] for j in min(rss, key=rss.get))
+    assert "a" in ols
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, signs=False)
+    # The ball cuts the least-squares best support's fit, which then loses; it does not bind
+    # at the selected support, so only the comparison with least squares can tell.
+    assert fit.support == ["b", "c"] and fit.curator["radius_active_at_best"] is False
+    assert sorted(fit.curator["least_squares_best_support"]) == ols
+    assert any("least squares" in w for w in fit.curator["fit_warnings"])
+    assert "least_squares" not in str(fit.summary()) and "fit_warnings" not in json.dumps(fit.release())
+    free = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, radius=500,
+                             signs=False)
+    assert sorted(free.support) == ols and "fit_warnings" not in free.curator
+    assert free.curator["radius_active_at_best"] is False
+    # X'X_aa = n var(a) is about 300 * 0.01^2 / 3 = 0.01 on the mapped scale: a ridge of 5 removes a.
+    ridged = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, radius=500,
+                               ridge=5.0, signs=False)
+    assert "a" not in ridged.support and any("ridge" in w for w in ridged.curator["fit_warnings"])
+    cut = dpstats.dp_select("y ~ .", _long_coefficient_data(seed=0)[0], method="exponential", epsilon=math.inf, s=2,
+                            bounds=ranges, signs=False)
+    assert cut.curator["radius_active_at_best"] is True  # here the ball binds at the selected support
+    assert cut.curator["coefficient_norm_at_best"] == pytest.approx(1.0)

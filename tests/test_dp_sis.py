@@ -95,7 +95,7 @@ def test_dp_select_ledger_signs_and_curator():
     assert len(r.support) == 3
     assert r.epsilon_spent == pytest.approx(2.0)
     entries = r.ledger.entries
-    assert entries[0].details["sensitivity"] == pytest.approx(6 * 3 * 6)  # centred by default
+    assert entries[0].details["sensitivity"] == pytest.approx(6 * 1 * 1)  # centred by default; mapped to [-1, 1]
     assert entries[0].details["center"] == "data"
     assert entries[0].neighbours == REPLACE_ONE and entries[-1].neighbours == REPLACE_ONE
     assert "signs" in entries[-1].released
@@ -111,10 +111,11 @@ def test_center_options_in_dp_select():
     sim = frame()
     df = sim.data
     r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=2.0, k=2, bounds=(3, 6), center="data", random_state=1)
-    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(6 * 3 * 6)
+    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(6 * 1 * 1)  # bounds (3, 6) map to [-1, 1]
     r = dpstats.dp_select("y ~ .", df, method="dp_sis", epsilon=2.0, k=2, bounds=(3, 6), center=(0.5, -1.0),
                           random_state=1)
-    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(2 * 3.5 * 7)
+    # the public centres are mapped like the data: 0.5 / 3 and -1 / 6
+    assert r.ledger.entries[0].details["sensitivity"] == pytest.approx(2 * (1 + 0.5 / 3) * (1 + 1 / 6))
     r = dpstats.dp_select("y ~ x0 + x1 + x2", df, method="dp_sis", epsilon=2.0, k=2,
                           bounds={"x0": 2, "x1": 2, "x2": 4, "y": 5}, center={"x2": 2.0, "y": 1.0}, random_state=1)
     # dict bounds rescale to [-1, 1]; the centres are rescaled by the same public bounds
@@ -151,20 +152,32 @@ def test_bounds_auto_spends_its_share():
     sim = frame()
     r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=2, bounds="auto", random_state=3)
     assert r.epsilon_spent == pytest.approx(2.0)
-    assert r.ledger.entries[0].mechanism.startswith("private quantile")
+    assert r.ledger.entries[0].mechanism.startswith("private ranges")
+    assert r.ledger.entries[0].epsilon == pytest.approx(0.2)  # 10 % of epsilon
+    assert set(r.release()["bounds_used"]) == set(r.ledger.entries[0].released)
 
 
 def test_default_centring_ranks_by_association_not_by_means():
     # Uncentred, |x_j' y| ranks columns by their means as much as by their association
     # with y: on diabetes it picked age, sex, bp.  Centred (the default) it picks the
     # columns with the largest |covariance| on the bounded scale.
+    # The codebook's ranges (lower, upper); their symmetric versions (-upper, upper) map
+    # each column by division by the upper end, which keeps the columns' means away from
+    # 0, so that the uncentred score shows the effect of the means.
     d = dpstats.load_dataset("diabetes")
     bounds = dpstats.dataset_bounds("diabetes")
+    symmetric = {t: (-upper, upper) for t, (_, upper) in bounds.items()}
     fit = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds)
-    plain = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds, center="none")
+    plain = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=symmetric,
+                              center="none")
     assert sorted(plain.support) == ["age", "bp", "sex"]
-    X = np.column_stack([np.clip(d[t].to_numpy() / bounds[t], -1, 1) for t in fit.terms])
-    y = np.clip(d["y"].to_numpy() / bounds["y"], -1, 1)
+
+    def mapped(t):  # clipped to the range, then mapped affinely onto [-1, 1]
+        lower, upper = bounds[t]
+        return (np.clip(d[t].to_numpy(), lower, upper) - (lower + upper) / 2) / ((upper - lower) / 2)
+
+    X = np.column_stack([mapped(t) for t in fit.terms])
+    y = mapped("y")
     cov = np.abs((X - X.mean(axis=0)).T @ (y - y.mean()))
     assert sorted(fit.support) == sorted(fit.terms[j] for j in np.argsort(-cov)[:3])
     assert {"bmi", "bp"} <= set(fit.support)

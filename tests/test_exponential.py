@@ -3,6 +3,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
@@ -17,12 +18,15 @@ B_X, B_Y, RADIUS, RIDGE = 1.0, 2.0, 1.5, 3.0
 
 
 def mechanism_log_probs(X, y, s, eps, intercept=True):
-    """Exact output distribution of method="exponential" on clipped data (the code under audit)."""
-    Xc, yc = np.clip(X, -B_X, B_X), np.clip(y, -B_Y, B_Y)
-    design = np.hstack([np.full((len(yc), 1), min(1, B_X)), Xc]) if intercept else Xc
-    obj = RidgeBallObjective(SufficientStats.from_arrays(design, yc, intercept), RIDGE, RADIUS)
+    """Exact output distribution of method="exponential" on mapped data (the code under audit).
+
+    bounds=(B_X, B_Y) maps x to clip(x, -B_X, B_X) / B_X and y likewise; an intercept is profiled out.
+    """
+    Xc, yc = np.clip(X, -B_X, B_X) / B_X, np.clip(y, -B_Y, B_Y) / B_Y
+    stats = SufficientStats.centred_from_arrays(Xc, yc) if intercept else SufficientStats.from_arrays(Xc, yc)
+    obj = RidgeBallObjective(stats, RIDGE, RADIUS)
     supports, values = score_all_supports(obj, s)
-    delta = least_squares_sensitivity(B_X, B_Y, RADIUS, s, intercept)
+    delta = least_squares_sensitivity(1.0, 1.0, RADIUS, s, intercept)
     return supports, values, exponential_log_probabilities(values, eps, delta)
 
 
@@ -38,12 +42,12 @@ def test_exact_distribution_equals_independent_softmax():
     eps, s = 2.0, 2
     supports, values, logp = mechanism_log_probs(X, y, s, eps)
     # Independent: direct least squares with the constraint through scipy, softmax by hand.
-    from tests.test_objective import scipy_objective
+    from tests.test_objective import scipy_objective_free_intercept
 
-    Xc = np.hstack([np.ones((40, 1)), np.clip(X, -B_X, B_X)])
-    yc = np.clip(y, -B_Y, B_Y)
-    delta = (B_Y + B_X * RADIUS * math.sqrt(s + 1)) ** 2
-    ref = np.array([scipy_objective(Xc, yc, [0] + [j + 1 for j in sup], RIDGE, RADIUS) for sup in supports])
+    Xc = np.clip(X, -B_X, B_X) / B_X
+    yc = np.clip(y, -B_Y, B_Y) / B_Y
+    delta = 4 * (1 + RADIUS * math.sqrt(s)) ** 2  # profiled intercept, mapped data in [-1, 1]
+    ref = np.array([scipy_objective_free_intercept(Xc, yc, list(sup), RIDGE, RADIUS) for sup in supports])
     w = np.exp(-eps * (ref - ref.min()) / (2 * delta))
     np.testing.assert_allclose(np.exp(logp), w / w.sum(), rtol=1e-7)
 
@@ -73,7 +77,10 @@ def test_privacy_audit_random_and_adversarial_neighbours(seed):
         _, _, logp2 = mechanism_log_probs(X2, y2, s, eps)
         worst = max(worst, np.max(np.abs(logp - logp2)))
     assert worst <= eps * (1 + 1e-9)
-    assert worst > 0.02 * eps  # non-vacuous: the neighbours do move the distribution
+    # Non-vacuous: the neighbours do move the distribution.  (With the profiled intercept the
+    # sensitivity is 4 (1 + r sqrt(s))^2, so on these data the largest move is about 0.02 eps;
+    # tests/test_objective.py checks on constructed data that the factor 4 is attained.)
+    assert worst > 0.01 * eps
 
 
 def test_sampler_follows_exact_distribution():
@@ -108,8 +115,8 @@ def test_epsilon_inf_returns_exact_best_subset():
     data = make_regression(n=80, p=6, s=2, noise=0.2, seed=4)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=(3, 3), signs=False)
     X, y = data.drop(columns="y").to_numpy(), data["y"].to_numpy()
-    design = np.hstack([np.ones((80, 1)), np.clip(X, -3, 3)])
-    obj = RidgeBallObjective(SufficientStats.from_arrays(design, np.clip(y, -3, 3), True), 0.1 * 80, 1.0)
+    obj = RidgeBallObjective(SufficientStats.centred_from_arrays(np.clip(X, -3, 3) / 3, np.clip(y, -3, 3) / 3),
+                             0.1 * 80, 1.0)
     supports, values = score_all_supports(obj, 2)
     assert fit.support == [f"x{j}" for j in supports[np.argmin(values)]]
     assert fit.curator["probability_best"] == 1.0
@@ -137,4 +144,50 @@ def test_curator_probability_matches_exact_distribution():
     best = np.argmin(values)
     assert fit.curator["probability_best"] == pytest.approx(np.exp(logp[best]), rel=1e-12)
     assert fit.curator["best_support"] == [f"x{j}" for j in supports[best]]
-    assert fit.curator["sensitivity"] == pytest.approx(least_squares_sensitivity(B_X, B_Y, RADIUS, 2, True))
+    assert fit.curator["sensitivity"] == pytest.approx(4 * (1 + RADIUS * math.sqrt(2)) ** 2)
+
+
+AUDIT_RIDGE, AUDIT_RADIUS = 0.0, 1.0  # the defaults on the exact path
+
+
+def _ranged_log_probs(X, y, lower, upper, ylo, yhi, s, eps):
+    """Independent: clip to the public ranges, map affinely to [-1, 1], centre by hand."""
+    Xm = 2 * (np.clip(X, lower, upper) - lower) / (upper - lower) - 1
+    ym = 2 * (np.clip(y, ylo, yhi) - ylo) / (yhi - ylo) - 1
+    obj = RidgeBallObjective(SufficientStats.from_arrays(Xm - Xm.mean(axis=0), ym - ym.mean()), AUDIT_RIDGE,
+                             AUDIT_RADIUS)
+    supports, values = score_all_supports(obj, s)
+    return supports, exponential_log_probabilities(values, eps, 4 * (1 + AUDIT_RADIUS * math.sqrt(s)) ** 2)
+
+
+def test_privacy_audit_with_asymmetric_ranges_at_their_corners():
+    """Spec 05.6 audit for public ranges (lower, upper): neighbours replace a record by one at
+    the corners of the ranges (and beyond them), where the mapped values are -1 or +1."""
+    rng = np.random.default_rng(4)
+    n, p, s, eps = 12, 4, 2, 1.7
+    lower, upper, ylo, yhi = np.array([0.0, 10.0, -5.0, 100.0]), np.array([1.0, 50.0, 0.0, 400.0]), 20.0, 60.0
+    X = lower + (upper - lower) * rng.uniform(0.2, 0.8, (n, p))
+    y = 40 + 15 * (X[:, 0] - 0.5) + 0.3 * (X[:, 1] - 30) + rng.normal(0, 3, n)
+    _, logp = _ranged_log_probs(X, y, lower, upper, ylo, yhi, s, eps)
+    worst = 0.0
+    for i in (0, 7):
+        for corner in itertools.product([0, 1], repeat=p + 1):
+            c = np.array(corner, dtype=float)
+            xr = np.where(c[:p] == 1, upper + 10, lower - 10)  # beyond the range: clipped to the corner
+            yr = yhi + 5 if c[p] else ylo - 5
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = xr, yr
+            worst = max(worst, np.max(np.abs(logp - _ranged_log_probs(X2, y2, lower, upper, ylo, yhi, s, eps)[1])))
+    assert 0.01 * eps < worst <= eps * (1 + 1e-9)
+    # The code under audit computes the same distribution: dp_select's draws follow it.
+    data = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)]).assign(y=y)
+    bounds = {**{f"x{j}": (lower[j], upper[j]) for j in range(p)}, "y": (ylo, yhi)}
+    supports, logp8 = _ranged_log_probs(X, y, lower, upper, ylo, yhi, s, 8.0)
+    index = {tuple(sup): k for k, sup in enumerate(supports)}
+    counts = np.zeros(len(supports))
+    gen = np.random.default_rng(12)
+    for _ in range(400):
+        fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=8.0 / 0.9, s=s, bounds=bounds,
+                                random_state=gen)  # default ridge (0 here) and radius (1)
+        counts[index[tuple(sorted(int(t[1:]) for t in fit.support))]] += 1
+    assert sps.chisquare(counts, np.exp(logp8) * counts.sum()).pvalue > 1e-3  # false-alarm rate 1e-3

@@ -17,7 +17,7 @@ from scipy.optimize import linprog, minimize
 from scipy.stats import chisquare
 
 from dpstats import Accountant, dp_select
-from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost
+from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost, slack_split
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
 from dpstats.datasets import dataset_bounds, load_dataset
 from dpstats.errors import DataContentError, DataError, InvalidArgumentError, PrivacyLeakWarning
@@ -49,8 +49,14 @@ def _lp_optimum(Xs, y):
     return res.fun, res.x[:k]
 
 
-def _slsqp_optimum(Xs, y, lam, r):
-    """min sum xi + lam ||b||^2 s.t. xi >= 0, xi_i >= 1 - y_i x_i'b, ||b||^2 <= r^2 (SLSQP)."""
+def _slsqp_optimum(Xs, y, lam, r, intercept=False):
+    """min sum xi + lam ||b||^2 s.t. xi >= 0, xi_i >= 1 - y_i x_i'b, ||b||^2 <= r^2 (SLSQP).
+
+    ``intercept``: column 0 of Xs is the intercept's column of ones, its coefficient free
+    (no bound, no ridge, not in the ball), as R_h defines it (tests/test_hinge_intercept.py
+    checks that the solver's box on it loses nothing)."""
+    if intercept:
+        return _slsqp_free_intercept(Xs[:, 1:], y, lam, r)
     n, k = Xs.shape
     A = y[:, None] * Xs
 
@@ -70,6 +76,29 @@ def _slsqp_optimum(Xs, y, lam, r):
     b = res.x[:k]
     b = b * min(1.0, r / max(np.linalg.norm(b), 1e-300))
     return _primal(Xs, y, b, lam)
+
+
+def _slsqp_free_intercept(Xs, y, lam, r):
+    """As _slsqp_optimum with an unbounded, unpenalised intercept b0 outside the ball."""
+    n, k = Xs.shape
+    A = y[:, None] * Xs
+
+    def f(z):
+        return z[k + 1:].sum() + lam * z[:k] @ z[:k]
+
+    def grad(z):
+        return np.concatenate([2 * lam * z[:k], [0.0], np.ones(n)])
+
+    cons = [{"type": "ineq", "fun": lambda z: z[k + 1:] + A @ z[:k] + y * z[k] - 1,
+             "jac": lambda z: np.hstack([A, y[:, None], np.eye(n)])},
+            {"type": "ineq", "fun": lambda z: np.array([r * r - z[:k] @ z[:k]]),
+             "jac": lambda z: np.concatenate([-2 * z[:k], np.zeros(n + 1)])[None, :]}]
+    z0 = np.concatenate([np.zeros(k + 1), np.ones(n)])
+    res = minimize(f, z0, jac=grad, constraints=cons, bounds=[(None, None)] * (k + 1) + [(0, None)] * n,
+                   method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
+    b = res.x[:k]
+    b = b * min(1.0, r / max(np.linalg.norm(b), 1e-300))
+    return float(np.maximum(1 - y * (Xs @ b + res.x[k]), 0).sum() + lam * b @ b)
 
 
 # ---------------------------------------------------------------------------- objective
@@ -254,8 +283,12 @@ def test_sensitivity_brute_force_never_exceeds_delta_h(lam, r):
     assert worst > 0.3 * delta  # the adversarial records do move the objective
 
 
-def test_sensitivity_with_intercept_uses_s_plus_one():
-    assert hinge_sensitivity(0.5, 2.0, 3, intercept=True) == pytest.approx(1 + 0.5 * 2.0 * 2.0)
+def test_sensitivity_with_intercept_is_twice_the_summand_range():
+    # the unpenalised intercept in its box |b0| <= 1 + b_x r sqrt(s): each summand in
+    # [0, 2 (1 + b_x r sqrt(s))] (dpstats.bss.hinge, "Sensitivity"; brute force in
+    # tests/test_hinge_intercept.py)
+    assert hinge_sensitivity(0.5, 2.0, 3, intercept=True) == pytest.approx(2 * (1 + 0.5 * 2.0 * math.sqrt(3)))
+    assert hinge_sensitivity(0.5, 2.0, 3) == pytest.approx(1 + 0.5 * 2.0 * math.sqrt(3))
 
 
 # ---------------------------------------------------------------------------- response coding
@@ -329,8 +362,9 @@ def test_binary_response_must_be_a_column_and_numeric_default_unchanged():
 def test_options_and_cost_from_public_parameters():
     opts = check_options({"loss": "hinge"}, {})
     assert opts["tolerance"] == 1e-6
-    assert selection_cost(0.9, opts, {})[0] == pytest.approx(0.9 * (1 + 2e-6))
-    assert selection_cost(0.9, check_options({}, {}), {})[0] == 0.9
+    # the slack comes out of the share: the cost is the share itself
+    assert selection_cost(0.9, opts, {}) == (0.9, 0.0)
+    assert selection_cost(0.9, check_options({}, {}), {}) == (0.9, 0.0)
     with pytest.raises(InvalidArgumentError):
         check_options({"loss": "logistic"}, {})
     with pytest.raises(InvalidArgumentError):
@@ -346,14 +380,16 @@ def _hinge_values(X, y, lam, r, s):
 
 @pytest.mark.parametrize("eps", [0.5, 3.0])
 def test_privacy_audit_on_neighbour_pairs(eps):
+    """Against the REQUESTED epsilon: the mechanism samples with eps / (1 + 2 tolerance)."""
     b_x, r, lam, s = 1.0, 1.0, 2.0, 2
     X, y = _data(30, 4, 9, b_x=b_x)
     delta = hinge_sensitivity(b_x, r, s)
     tol = 1e-6
-    eps_eff = eps * (1 + 2 * tol)
+    nominal, _ = slack_split(eps, tol)
+    assert nominal * (1 + 2 * tol) <= eps
     vals, gaps = _hinge_values(X, y, lam, r, s)
     assert gaps.max() <= tol * delta
-    logp = exponential_log_probabilities(vals, eps, delta)
+    logp = exponential_log_probabilities(vals, nominal, delta)
     rng = np.random.default_rng(1)
     rows = _extreme_rows(4, b_x) + [np.clip(rng.normal(size=4), -1, 1) for _ in range(3)]
     worst = 0.0
@@ -364,8 +400,8 @@ def test_privacy_audit_on_neighbour_pairs(eps):
                 X2[i], y2[i] = row, label
                 v2, g2 = _hinge_values(X2, y2, lam, r, s)
                 assert g2.max() <= tol * delta
-                worst = max(worst, float(np.max(np.abs(logp - exponential_log_probabilities(v2, eps, delta)))))
-    assert worst <= eps_eff * (1 + 1e-9)
+                worst = max(worst, float(np.max(np.abs(logp - exponential_log_probabilities(v2, nominal, delta)))))
+    assert worst <= eps * (1 + 1e-9)
     assert worst > 0.2 * eps  # the audit is not vacuous
 
 
@@ -390,22 +426,27 @@ def _fair_small(step=12):
 def test_dp_select_hinge_distribution_equals_softmax_of_independent_values():
     df, bounds = _fair_small(step=50)
     res = dp_select("had_affair ~ .", df, method="exponential", epsilon=2.0, s=2, bounds=bounds,
-                    loss="hinge", random_state=3, signs=False, ridge=5.0)
+                    loss="hinge", random_state=3, signs=False, ridge=5.0, radius=1.0)
     entry = res.ledger.entries[0]
-    assert entry.epsilon == pytest.approx(2.0 * (1 + 2e-6))
-    assert res.epsilon_spent == pytest.approx(2.0 * (1 + 2e-6))
+    assert entry.epsilon == pytest.approx(2.0, rel=1e-12) and res.epsilon_spent == pytest.approx(2.0, rel=1e-12)
+    nominal = entry.details["nominal epsilon"]
+    assert entry.parts == (("exponential mechanism (nominal epsilon)", nominal),
+                           ("solver slack (tau = 1e-06 Delta)", 2.0 - nominal))
+    assert nominal == slack_split(2.0, 1e-6)[0] and nominal * (1 + 2e-6) <= 2.0
     assert entry.details["loss"] == "hinge"
     assert entry.details["response levels (-1, +1)"] == [0, 1]
     delta = hinge_sensitivity(1.0, 1.0, 2, intercept=True)
     assert res.curator["sensitivity"] == pytest.approx(delta)
-    # Independent values: SLSQP on every support (intercept column min(1, b_x) = 1).
+    # Independent values: SLSQP on every support (a free, unpenalised intercept).
     terms = res.terms
-    Xs = np.column_stack([np.clip(df[t].to_numpy() / bounds[t], -1, 1) for t in terms])
+    # Each term clipped to its public range (lower, upper) and mapped affinely onto [-1, 1].
+    Xs = np.column_stack([(np.clip(df[t].to_numpy(), *bounds[t]) - (bounds[t][0] + bounds[t][1]) / 2)
+                          / ((bounds[t][1] - bounds[t][0]) / 2) for t in terms])
     y = np.where(df["had_affair"].to_numpy() == 1, 1.0, -1.0)
     design = np.hstack([np.ones((len(df), 1)), Xs])
     supports = enumerate_supports(len(terms), 2)
-    ref = np.array([_slsqp_optimum(design[:, [0] + list(S + 1)], y, 5.0, 1.0) for S in supports])
-    logp = exponential_log_probabilities(ref, 2.0, delta)
+    ref = np.array([_slsqp_optimum(design[:, [0] + list(S + 1)], y, 5.0, 1.0, intercept=True) for S in supports])
+    logp = exponential_log_probabilities(ref, nominal, delta)
     top = res.curator["top_supports"]
     for row in top[:5]:
         k = [i for i, S in enumerate(supports) if [terms[j] for j in S] == row["support"]][0]
@@ -418,7 +459,7 @@ def test_dp_select_hinge_distribution_equals_softmax_of_independent_values():
 def test_dp_select_hinge_infinite_epsilon_is_the_best_support_and_signs_run():
     sim = simulate(400, 6, 2, snr=10.0, family="binomial", random_state=5)
     res = dp_select("y ~ . - 1", sim.data, method="exponential", epsilon=math.inf, s=2, bounds=(1.0, 99.0),
-                    loss="hinge", random_state=0)
+                    loss="hinge", random_state=0, radius=1.0, ridge=0.1 * 400)
     X = np.clip(sim.data.drop(columns="y").to_numpy(), -1, 1)
     y = np.where(sim.data["y"].to_numpy() == 1, 1.0, -1.0)
     vals, _ = _hinge_values(X, y, 0.1 * 400, 1.0, 2)
@@ -431,10 +472,11 @@ def test_dp_select_hinge_with_bounds_auto_spends_only_on_x():
     df, _ = _fair_small()
     res = dp_select("had_affair ~ rate_marriage + religious + educ", df, method="exponential", epsilon=1.0,
                     s=1, bounds="auto", loss="hinge", random_state=2, signs=False)
-    names = [e.mechanism for e in res.ledger.entries]
-    assert names[0].startswith("private quantile (bound b_x")
-    assert not any("b_y" in n for n in names)
-    assert res.ledger.entries[0].epsilon == pytest.approx(0.05)
+    entry = res.ledger.entries[0]
+    assert entry.mechanism.startswith("private ranges")
+    # Ranges for the three terms only: the binary response is coded -1 / +1 and needs none.
+    assert set(entry.released) == {"rate_marriage", "religious", "educ"}
+    assert entry.epsilon == pytest.approx(0.1)
 
 
 def test_dp_select_squared_loss_unchanged_and_bad_hinge_response():

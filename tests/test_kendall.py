@@ -9,12 +9,48 @@ from scipy.stats import chi2_contingency, chisquare, kendalltau
 import dpstats
 from dpstats import Accountant
 from dpstats.errors import DataError, InvalidArgumentError, InvalidTypeError
+from dpstats.mechanisms.gumbel import report_noisy_max
 from dpstats.privacy.ledger import ADD_REMOVE
 from dpstats.privacy.randomness import RandomSource
 from dpstats.screening import kendall, kendall_statistic
 from dpstats.screening.kendall_statistic import KendallPanel, count_inversions
 
 ALPHA = 1e-4  # false-alarm rate of each fixed-seed distribution test
+
+
+def brute_discordant(order_x, order_v):
+    """Discordant pairs of two tie-broken orders (row numbers in increasing order), pair by pair."""
+    n = len(order_x)
+    rx, rv = np.empty(n, dtype=int), np.empty(n, dtype=int)
+    rx[np.asarray(order_x)] = np.arange(n)
+    rv[np.asarray(order_v)] = np.arange(n)
+    return sum(int((rx[a] - rx[b]) * (rv[a] - rv[b]) < 0) for a in range(n) for b in range(a + 1, n))
+
+
+def brute_tau(order_x, order_v):
+    n = len(order_x)
+    return n / 2 if n < 2 else n / 2 - 2 * brute_discordant(order_x, order_v) / (n - 1)
+
+
+def awkward_columns(n, gen):
+    """Columns that exercise every path of the statistic: ties, constants, -0.0 against
+    +0.0, distinct values that agree in all but their last bits, huge and tiny magnitudes."""
+    base = gen.normal(size=n)
+    ulp_steps = 1.0 + np.spacing(1.0) * gen.permutation(n)  # distinct, equal in their high bits
+    zeros = np.where(gen.uniform(size=n) < 0.5, -0.0, 0.0)
+    zeros[: n // 3] = gen.normal(size=n // 3)
+    return np.column_stack([
+        base,
+        np.round(base),  # ties
+        np.full(n, 3.0),  # constant
+        ulp_steps,
+        zeros,  # -0.0 and +0.0 are one tied value
+        base * 1e300,
+        base * 1e-300,
+        -np.abs(base),  # negative values only
+        gen.integers(0, 2, size=n).astype(float),  # binary
+        np.where(np.arange(n) % 2 == 0, np.inf, -np.inf) if n > 1 else np.array([np.inf]),
+    ])
 
 
 def test_count_inversions_against_brute_force():
@@ -39,6 +75,99 @@ def test_statistic_equals_scaled_scipy_tau_b_without_ties(n):
     np.testing.assert_allclose(panel.tau_with_response(), expected, atol=1e-9)
     expected = [(n / 2) * kendalltau(X[:, j], X[:, 2], variant="b").statistic for j in range(4)]
     np.testing.assert_allclose(panel.tau_with_feature(2), expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 17, 64])
+def test_statistic_equals_the_pair_count_on_awkward_columns(n):
+    # The definition, pair by pair, with the panel's own tie-breaks (panel.order): against
+    # the response, against every feature (the full pass) and against feature subsets
+    # (the candidates of the bounded search), in any order of the features.
+    gen = np.random.default_rng(n)
+    X = awkward_columns(n, gen)
+    y = np.round(gen.normal(size=n), 1)  # a response with ties too
+    panel = KendallPanel(X, y, RandomSource(n))
+    d = X.shape[1]
+    orders = [panel.order(j) for j in range(d)]
+    for j in range(d):  # each order sorts its column (ties in some order)
+        assert np.all(X[orders[j][1:], j] >= X[orders[j][:-1], j])
+        assert sorted(orders[j]) == list(range(n))
+    y_order = np.argsort(panel.y_ranks)
+    np.testing.assert_allclose(panel.tau_with_response(), [brute_tau(o, y_order) for o in orders], atol=1e-12)
+    for l in range(d):
+        expected = [brute_tau(o, orders[l]) for o in orders]
+        np.testing.assert_allclose(panel.tau_with_feature(l), expected, atol=1e-12)
+        some = gen.permutation(d)[: max(1, d // 3)]
+        np.testing.assert_allclose(panel.tau_with_feature(l, some), np.array(expected)[some], atol=1e-12)
+    # the orders are fixed for the call: asked again, the same
+    assert all(np.array_equal(panel.order(j), orders[j]) for j in range(d))
+
+
+def test_statistic_equals_scipy_on_many_blocks_and_threads(monkeypatch):
+    # Small blocks (many of them, plain and tied columns interleaved) and a design big
+    # enough for the threaded path, against scipy's tau-b on the tie-broken ranks.
+    monkeypatch.setattr(kendall_statistic, "_BLOCK_ELEMENTS", 1 << 12)
+    monkeypatch.setattr(kendall_statistic, "_PARALLEL_ELEMENTS", 1 << 14)
+    gen = np.random.default_rng(11)
+    n, d = 300, 90
+    X = gen.normal(size=(n, d))
+    X[:, ::7] = np.round(X[:, ::7])
+    y = X[:, 0] + gen.normal(size=n)
+    panel = KendallPanel(X, y, RandomSource(3))
+    ranks = np.empty((d, n), dtype=int)
+    for j in range(d):
+        ranks[j, panel.order(j)] = np.arange(n)
+    expected = [(n / 2) * kendalltau(ranks[j], panel.y_ranks).statistic for j in range(d)]
+    np.testing.assert_allclose(panel.tau_with_response(), expected, atol=1e-9)
+    for l in (0, 7, 50):
+        expected = [(n / 2) * kendalltau(ranks[j], ranks[l]).statistic for j in range(d)]
+        np.testing.assert_allclose(panel.tau_with_feature(l), expected, atol=1e-9)
+
+
+def test_statistic_without_the_compiled_counter(monkeypatch):
+    # The numpy merge sort fallback behind the same panel (scipy's counter is private API).
+    monkeypatch.setattr(kendall_statistic, "_scipy_discordant", None)
+    gen = np.random.default_rng(4)
+    n = 40
+    X = awkward_columns(n, gen)
+    y = gen.normal(size=n)
+    panel = KendallPanel(X, y, RandomSource(0))
+    orders = [panel.order(j) for j in range(X.shape[1])]
+    y_order = np.argsort(panel.y_ranks)
+    np.testing.assert_allclose(panel.tau_with_response(), [brute_tau(o, y_order) for o in orders], atol=1e-12)
+    np.testing.assert_allclose(panel.tau_with_feature(1), [brute_tau(o, orders[1]) for o in orders], atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 300])
+def test_packed_key_sorts_equal_numpy_sorts(n):
+    # The packed 64-bit keys order rows exactly as numpy's stable argsort and lexsort do,
+    # also on ties, -0.0 against +0.0 and values equal in all but their last bits.
+    gen = np.random.default_rng(n)
+    V = np.round(gen.normal(size=(40, n)), 1)
+    V[0] = 1.0 + np.spacing(1.0) * gen.integers(0, 3, size=n)
+    V[1] = np.where(gen.uniform(size=n) < 0.5, -0.0, 0.0)
+    V[2] = gen.normal(size=n) * 1e-310  # subnormal
+    V[3] = -np.abs(gen.normal(size=n)) * 1e300
+    P = np.argsort(gen.uniform(size=V.shape), axis=1)
+    np.testing.assert_array_equal(kendall_statistic._stable_order_rows(V), np.argsort(V, axis=1, kind="stable"))
+    np.testing.assert_array_equal(kendall_statistic._lexsort_rows(V, P),
+                                  np.array([np.lexsort((P[i], V[i])) for i in range(V.shape[0])]))
+
+
+def test_tied_columns_get_uniform_independent_tie_breaks():
+    # A constant column of 3 rows: its order is uniform over the 6 permutations.  A column
+    # (0.0, 1.0, -0.0): -0.0 equals +0.0, so rows 0 and 2 tie and come in either order
+    # (row 1 last).  The two are drawn together and must be independent (12 cells).
+    n, reps = 3, 2400
+    X = np.column_stack([np.full(n, 1.0), np.arange(n, dtype=float), np.array([0.0, 1.0, -0.0])])
+    y = np.arange(n, dtype=float)
+    perms = {p: i for i, p in enumerate(permutations(range(n)))}
+    zeros = {(0, 2, 1): 0, (2, 0, 1): 1}
+    cells = np.zeros(12, dtype=int)
+    for s in range(reps):
+        panel = KendallPanel(X, y, RandomSource(s))
+        cells[perms[tuple(panel.order(0))] * 2 + zeros[tuple(panel.order(2))]] += 1
+        assert list(panel.order(1)) == [0, 1, 2]  # no ties: the unique order
+    assert chisquare(cells).pvalue > ALPHA
 
 
 def test_random_tie_breaking_matches_infinitesimal_jitter_in_distribution():
@@ -114,6 +243,93 @@ def test_peeling_sampler_follows_the_product_of_softmaxes():
     assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > ALPHA
 
 
+def full_vector_peel(scores, k, epsilon, rng):
+    """DP-Kendall as first written: report-noisy-max on the whole score vector of each round."""
+    chosen = []
+    for t in range(k):
+        eps_round = epsilon if math.isinf(epsilon) else epsilon / k
+        chosen.append(report_noisy_max(scores(chosen), eps_round, kendall.round_sensitivity(t), rng, exclude=chosen))
+    return chosen
+
+
+@pytest.mark.parametrize("eps", [0.3, 5.0, 200.0, math.inf])
+def test_bounded_peel_draws_what_the_full_vector_peel_draws(eps, monkeypatch):
+    # The bounded search scores only the features that can still win; given the same
+    # random source it must return exactly what report-noisy-max on every score returns
+    # (same draws, same answer), also with tied scores (integer data, eps = inf).  The
+    # search is made as eager to stop as it can be (batches of 1, 2, 4, ... from a head of
+    # 2), so that a bound that is not one shows up.
+    monkeypatch.setattr(kendall, "_SEARCH_BATCH", 1)
+    monkeypatch.setattr(kendall, "_SEARCH_HEAD", 2)
+    for seed in range(8):
+        gen = np.random.default_rng(seed)
+        n, d = 16, 60
+        X = gen.normal(size=(n, d))
+        if seed % 3 == 0:
+            X = np.round(X)  # many tied scores
+        y = X[:, 0] - X[:, 1] + gen.normal(size=n)
+        panel = KendallPanel(X, y, RandomSource(seed))
+        k = 6
+        for draw in range(25):
+            lazy = kendall.kendall_peel(kendall.KendallScores(panel), k, eps, RandomSource(100 * seed + draw))
+            full = full_vector_peel(kendall.KendallScores(panel), k, eps, RandomSource(100 * seed + draw))
+            assert lazy == full
+
+
+def test_bounded_search_finds_the_maximum_its_ties_and_the_second():
+    gen = np.random.default_rng(0)
+    for trial in range(300):
+        d = int(gen.integers(1, 700))
+        values = np.round(gen.normal(size=d) * 3)  # ties
+        bound = values + np.abs(np.round(gen.normal(size=d) * 2, 1))
+        bound[gen.uniform(size=d) < 0.1] = -np.inf
+        values[bound == -np.inf] = -np.inf
+        if np.all(bound == -np.inf):
+            continue
+        seen = []
+
+        def evaluate(J):
+            seen.extend(J.tolist())
+            assert np.all(np.isfinite(bound[J]))  # excluded features are never scored
+            return values[J]
+
+        second = bool(trial % 2)
+        idx, val = kendall.bounded_search(bound, evaluate, second=second)
+        assert len(seen) == len(set(seen))
+        np.testing.assert_array_equal(values[idx], val)
+        top = values.max()
+        assert val.max() == top
+        assert set(idx[val == top]) == set(np.flatnonzero(values == top))
+        if second and (values > -np.inf).sum() > 1:
+            assert np.sort(val)[-2] == np.sort(values)[-2]
+
+
+def test_curator_greedy_path_and_gaps_match_the_full_vectors(monkeypatch):
+    gen = np.random.default_rng(8)
+    n, d, k = 60, 40, 5
+    X = gen.normal(size=(n, d))
+    y = X[:, 0] + X[:, 1] + gen.normal(size=n)
+    terms = [f"x{j}" for j in range(d)]
+    scores = kendall.KendallScores(KendallPanel(X, y, RandomSource(0)))
+    chosen = kendall.kendall_peel(scores, k, 1.0, RandomSource(1))
+    out = kendall.curator_summary(terms, scores, chosen, k, 1.0)
+    greedy, gaps = [], []
+    for t in range(k):
+        u = scores(greedy).copy()
+        u[greedy] = -np.inf
+        best = int(np.argmax(u))
+        gaps.append(f"{u[best] - np.partition(u, -2)[-2]:.4g}")
+        greedy.append(best)
+    assert out["non_private_selection"] == [terms[j] for j in greedy]
+    assert out["round_score_gaps"] == gaps
+    assert 0 < out["probability_of_released_sequence"] <= 1
+    monkeypatch.setattr(kendall, "CURATOR_PASS_LIMIT", 0)
+    fresh = kendall.KendallScores(KendallPanel(X, y, RandomSource(0)))
+    out = kendall.curator_summary(terms, fresh, chosen, k, 1.0)
+    assert out["probability_of_released_sequence"].startswith("not computed")
+    assert not fresh._redundancy  # no full pass was made
+
+
 def kendall_frame(n=120, p=12, seed=0):
     sim = dpstats.simulate(n, p, 3, random_state=seed)
     return sim
@@ -134,7 +350,7 @@ def test_infinite_epsilon_is_plain_kendall_with_the_redundancy_rule():
         u[chosen] = -np.inf
         chosen.append(int(np.argmax(u)))
     assert sorted(r.support) == sorted(df.columns[1:][chosen])
-    assert r.curator["non_private_selection (same redundancy rule)"] == list(df.columns[1:][chosen])
+    assert r.curator["non_private_selection"] == list(df.columns[1:][chosen])
 
 
 def test_dp_select_needs_no_bounds_and_records_add_remove():
@@ -161,7 +377,7 @@ def test_sign_step_with_degenerate_blocks_votes_zero():
     # 1000 blocks for 30 rows: (nearly) every block is empty or has fewer rows than the
     # 4 columns of its fit (intercept + 3 terms), so it votes 0; nothing fails.
     r = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=math.inf, k=3, sign_blocks=1000, random_state=4)
-    for votes in r.curator["sign_votes (-1, 0, +1)"].values():
+    for votes in r.curator["sign_votes"].values():
         assert sum(votes) == 1000 and votes[1] >= 990
     assert list(r.signs[r.support]) == [0, 0, 0]
     r = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=math.inf, k=2, sign_blocks=3, random_state=4)

@@ -29,12 +29,16 @@ from tests.conftest import make_regression
 
 B_X, B_Y, RADIUS, RIDGE = 1.0, 2.0, 1.5, 3.0
 ALPHA = 1e-3  # false-alarm rate of every goodness-of-fit test below
+#: epsilon of the chain-law tests: large enough that the exponential mechanism is far from
+#: uniform on these small problems (each test asserts the regime it needs before testing).
+EPS_LAW = 75.0
 
 
 def clipped_objective(X, y, ridge=RIDGE, radius=RADIUS, intercept=True):
-    Xc, yc = np.clip(X, -B_X, B_X), np.clip(y, -B_Y, B_Y)
-    design = np.hstack([np.full((len(yc), 1), min(1, B_X)), Xc]) if intercept else Xc
-    return RidgeBallObjective(SufficientStats.from_arrays(design, yc, intercept), ridge, radius)
+    """The objective dp_select(bounds=(B_X, B_Y)) scores: values mapped to [-1, 1], the intercept profiled out."""
+    Xc, yc = np.clip(X, -B_X, B_X) / B_X, np.clip(y, -B_Y, B_Y) / B_Y
+    stats = SufficientStats.centred_from_arrays(Xc, yc) if intercept else SufficientStats.from_arrays(Xc, yc)
+    return RidgeBallObjective(stats, ridge, radius)
 
 
 def small_problem(seed=1, n=40, p=6):
@@ -50,7 +54,7 @@ def exact_chain_laws(objective, s, epsilon, steps):
     """
     p = objective.stats.candidates.size
     supports, values = score_all_supports(objective, s)
-    delta = least_squares_sensitivity(B_X, B_Y, objective.radius, s, objective.stats.intercept)
+    delta = least_squares_sensitivity(1.0, 1.0, objective.radius, s, objective.stats.profiled)
     scale = epsilon / (2 * delta)
     index = {tuple(sup): k for k, sup in enumerate(supports)}
     N = len(supports)
@@ -100,7 +104,7 @@ def test_incremental_value_equals_exact_objective_at_every_step(n_chains, ridge,
     X, y = small_problem(seed=3, n=50, p=10)
     objective = clipped_objective(X, y, ridge=ridge, radius=radius)
     s, eps, n_iter = 3, 4.0, 150
-    delta = least_squares_sensitivity(B_X, B_Y, radius, s, True)
+    delta = least_squares_sensitivity(1.0, 1.0, radius, s, True)
     run = run_chains(objective, s, eps, delta, n_iter, RandomSource(11), n_chains, trace=True, record_supports=True)
     full = objective.full_support(objective.stats.candidates[run.support_trace.reshape(-1, s)])
     exact = objective.values(full).reshape(n_iter + 1, n_chains)
@@ -118,7 +122,7 @@ def test_incremental_value_equals_exact_objective_at_every_step(n_chains, ridge,
 def test_incremental_value_without_intercept():
     X, y = small_problem(seed=4, n=50, p=8)
     objective = clipped_objective(X, y, intercept=False)
-    delta = least_squares_sensitivity(B_X, B_Y, RADIUS, 2, False)
+    delta = least_squares_sensitivity(1.0, 1.0, RADIUS, 2, False)
     run = run_chains(objective, 2, 4.0, delta, 100, RandomSource(2), 1, trace=True, record_supports=True)
     exact = objective.values(objective.full_support(run.support_trace.reshape(-1, 2)))
     np.testing.assert_allclose(run.value_trace[:, 0], exact, rtol=1e-10)
@@ -131,7 +135,7 @@ def test_three_implementations_run_the_same_chain(n_chains):
     X, y = small_problem(seed=5, n=40, p=7)
     objective = clipped_objective(X, y)
     s, eps, n_iter = 3, 6.0, 300
-    delta = least_squares_sensitivity(B_X, B_Y, RADIUS, s, True)
+    delta = least_squares_sensitivity(1.0, 1.0, RADIUS, s, True)
     p = objective.stats.candidates.size
     table = objective.values(objective.full_support(objective.stats.candidates[table_order_supports(p, s)]))
     for seed in range(3):
@@ -162,7 +166,7 @@ def test_final_states_match_exponential_mechanism_after_enough_iterations():
     """3000 independent chains, 150 steps each (oracle: TV(u T^150, pi) < 1e-6); chi-square at ALPHA."""
     X, y = small_problem(seed=1)
     objective = clipped_objective(X, y)
-    s, eps, n_iter, K = 2, 10.0, 150, 3000
+    s, eps, n_iter, K = 2, EPS_LAW, 150, 3000
     supports, pi, laws, delta = exact_chain_laws(objective, s, eps, {1, n_iter})
     assert 0.5 * np.abs(laws[n_iter] - pi).sum() < 1e-6  # the oracle says the chain has mixed
     assert pi.max() > 0.5 and pi.min() * K > 5  # far from uniform, yet every cell is testable
@@ -180,7 +184,7 @@ def test_one_iteration_visibly_does_not_match_but_follows_its_own_law():
     """
     X, y = small_problem(seed=1)
     objective = clipped_objective(X, y)
-    s, eps, K = 2, 10.0, 3000
+    s, eps, K = 2, EPS_LAW, 3000
     supports, pi, laws, delta = exact_chain_laws(objective, s, eps, {1})
     assert 0.5 * np.abs(laws[1] - pi).sum() > 0.4
     run = run_chains(objective, s, eps, delta, 1, RandomSource(7), K)
@@ -194,7 +198,7 @@ def test_intermediate_iterations_follow_the_n_step_law():
     """At n = 5 the chain is between start and target; its law is still exactly u T^5 (chi-square at ALPHA)."""
     X, y = small_problem(seed=2)
     objective = clipped_objective(X, y)
-    s, eps, K = 2, 10.0, 3000
+    s, eps, K = 2, EPS_LAW, 3000
     supports, pi, laws, delta = exact_chain_laws(objective, s, eps, {5})
     run = run_chains(objective, s, eps, delta, 5, RandomSource(8), K)
     counts = counts_of(run.supports, supports)
@@ -205,7 +209,7 @@ def test_single_chain_path_sampling():
     """The scalar path dp_select uses, run as 1500 separate chains, matches u T^3 (chi-square at ALPHA)."""
     X, y = small_problem(seed=1)
     objective = clipped_objective(X, y)
-    s, eps, n_iter, K = 2, 10.0, 3, 1500
+    s, eps, n_iter, K = 2, EPS_LAW, 3, 1500
     supports, pi, laws, delta = exact_chain_laws(objective, s, eps, {n_iter})
     rng = RandomSource(31)
     finals = [run_chains(objective, s, eps, delta, n_iter, rng, 1).supports[0] for _ in range(K)]
@@ -240,16 +244,18 @@ def test_privacy_audit_of_the_mixed_chain_and_the_uncertified_finite_chain():
         for n in steps:
             worst[n] = max(worst[n], float(np.max(np.abs(np.log(base[n]) - np.log(other[n])))))
     assert worst[400] <= eps * (1 + 1e-9)
-    assert worst[400] > 0.02 * eps  # non-vacuous
+    # Non-vacuous: neighbours move the law.  (The profiled intercept's sensitivity is
+    # 4 (1 + r sqrt(s))^2; on these data the largest move is about 0.012 eps.)
+    assert worst[400] > 0.005 * eps
     assert all(np.isfinite(w) for w in worst.values())
 
 
 def test_curator_tv_diagnostic_separates_mixed_from_unmixed():
     X, y = small_problem(seed=1)
     objective = clipped_objective(X, y)
-    delta = least_squares_sensitivity(B_X, B_Y, RADIUS, 2, True)
-    tv_mixed, floor, probs, supports = final_state_tv(objective, 2, 10.0, delta, 200, 2000, RandomSource(1))
-    tv_raw, _, _, _ = final_state_tv(objective, 2, 10.0, delta, 1, 2000, RandomSource(1))
+    delta = least_squares_sensitivity(1.0, 1.0, RADIUS, 2, True)
+    tv_mixed, floor, probs, supports = final_state_tv(objective, 2, EPS_LAW, delta, 200, 2000, RandomSource(1))
+    tv_raw, _, _, _ = final_state_tv(objective, 2, EPS_LAW, delta, 1, 2000, RandomSource(1))
     assert probs.sum() == pytest.approx(1.0)
     assert tv_mixed < floor + 0.05 and floor < 0.08
     assert tv_raw > 0.35
@@ -267,7 +273,7 @@ def test_dp_select_ledger_carries_the_caveat_and_release_includes_it():
     assert entry.epsilon == pytest.approx(2.0 * 0.9)  # the selection share, signs take 10 %
     assert APPROXIMATE_CAVEAT in entry.caveats
     assert entry.details["n_iter"] == 300 and entry.details["certified"] is False
-    assert entry.details["sensitivity"] == pytest.approx(least_squares_sensitivity(B_X, B_Y, RADIUS, 2, True))
+    assert entry.details["sensitivity"] == pytest.approx(least_squares_sensitivity(1.0, 1.0, RADIUS, 2, True))
     assert entry.released["support"] == fit.support
     released = fit.release()
     assert "not certified" in released["ledger"]["entries"][0]["caveats"][0]
@@ -291,7 +297,7 @@ def test_dp_select_curator_summary():
     assert 0 <= c["tv_of_exact_draws_same_count"] <= 1
     # The visited minimum is a real objective value: check against the exhaustive oracle.
     X, y = data.drop(columns="y").to_numpy(), data["y"].to_numpy()
-    objective = clipped_objective(X, y, ridge=0.1 * 60)
+    objective = clipped_objective(X, y, ridge=0.0)  # ridge "auto" is 0: mcmc scores supports exactly
     _, values = score_all_supports(objective, 2)
     assert np.min(np.abs(values - c["objective_min_visited"])) < 1e-9 * values.max()
     text = str(fit.curator_report())

@@ -30,6 +30,31 @@ def scipy_objective(X, y, support, lam, r):
     return best
 
 
+def scipy_objective_free_intercept(X, y, support, lam, r):
+    """Independent oracle for the profiled objective: SLSQP over (b0, b), the intercept b0
+    free (no ridge, outside the ball), from several starts."""
+    Xs = X[:, support]
+    k = len(support)
+
+    def f(v):
+        res = y - v[0] - Xs @ v[1:]
+        return res @ res + lam * v[1:] @ v[1:]
+
+    def grad(v):
+        res = y - v[0] - Xs @ v[1:]
+        return np.concatenate([[-2 * res.sum()], -2 * Xs.T @ res + 2 * lam * v[1:]])
+
+    cons = {"type": "ineq", "fun": lambda v: r * r - v[1:] @ v[1:],
+            "jac": lambda v: np.concatenate([[0.0], -2 * v[1:]])}
+    best = math.inf
+    for start in (np.zeros(k), np.full(k, r / (2 * np.sqrt(max(k, 1))))):
+        v0 = np.concatenate([[y.mean()], start])
+        out = minimize(f, v0, jac=grad, constraints=[cons], method="SLSQP", options={"ftol": 1e-15, "maxiter": 1000})
+        if out.x[1:] @ out.x[1:] <= r * r * (1 + 1e-9):
+            best = min(best, out.fun)
+    return best
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("lam, r", [(0.0, 10.0), (0.0, 0.3), (5.0, 10.0), (5.0, 0.2), (50.0, 0.05)])
 def test_objective_matches_constrained_solve(seed, lam, r):
@@ -112,3 +137,69 @@ def test_sensitivity_bound_holds_by_brute_force(intercept):
         worst = max(worst, diff)
     assert worst <= delta
     assert worst > 0.05 * delta  # the extreme records actually stress the bound
+
+
+def _profiled_values(X, y, s, lam, r):
+    obj = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), lam, r)
+    supports = np.array(list(itertools.combinations(range(X.shape[1]), s)))
+    return obj.values(supports)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("lam, r", [(0.0, 0.5), (2.0, 1.5), (10.0, 3.0)])
+def test_profiled_intercept_sensitivity_brute_force(seed, lam, r):
+    """|R(S; D) - R(S; D')| <= 4 (1 + r sqrt(s))^2 for every support, on random and corner
+    neighbours (replace one record) and on added / removed records."""
+    rng = np.random.default_rng(seed)
+    n, p, s = 12, 4, 2
+    X = rng.uniform(-1, 1, (n, p))
+    y = np.clip(0.8 * X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.standard_normal(n), -1, 1)
+    delta = least_squares_sensitivity(1.0, 1.0, r, s, intercept=True)
+    assert delta == pytest.approx(4 * (1 + r * math.sqrt(s)) ** 2)
+    base = _profiled_values(X, y, s, lam, r)
+    worst = 0.0
+    records = [(rng.uniform(-1, 1, p), rng.uniform(-1, 1)) for _ in range(10)]
+    records += [(np.array(c[:p]), c[p]) for c in itertools.product([-1.0, 1.0], repeat=p + 1)]
+    for i in (0, 5):
+        for xr, yr in records:
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = xr, yr
+            worst = max(worst, np.max(np.abs(_profiled_values(X2, y2, s, lam, r) - base)))
+    for xr, yr in records[::4]:  # add one record, or remove one
+        worst = max(worst, np.max(np.abs(_profiled_values(np.vstack([X, xr]), np.append(y, yr), s, lam, r) - base)))
+    worst = max(worst, np.max(np.abs(_profiled_values(X[1:], y[1:], s, lam, r) - base)))
+    assert worst <= delta * (1 + 1e-9)
+
+
+def test_profiled_intercept_needs_the_factor_four():
+    """All responses at -1 and one record moved to +1: every support's centred sum of squares
+    moves by 4 (1 - 1/n), more than the no-intercept bound (1 + r sqrt(s))^2 at small r."""
+    n, p, s, r = 10, 3, 1, 0.1
+    X = np.zeros((n, p))
+    y = -np.ones(n)
+    y2 = y.copy()
+    y2[0] = 1.0
+    moved = _profiled_values(X, y2, s, 0.0, r) - _profiled_values(X, y, s, 0.0, r)
+    np.testing.assert_allclose(moved, 4 * (1 - 1 / n))
+    assert moved.max() > least_squares_sensitivity(1.0, 1.0, r, s, intercept=False)
+    assert moved.max() <= least_squares_sensitivity(1.0, 1.0, r, s, intercept=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("lam, r", [(0.0, 10.0), (0.0, 0.3), (5.0, 0.2)])
+def test_profiled_objective_matches_a_free_intercept_solve(seed, lam, r):
+    rng = np.random.default_rng(seed)
+    n, p = 40, 5
+    X = np.clip(0.3 + 0.4 * rng.standard_normal((n, p)), -1, 1)  # columns far from centred
+    y = np.clip(0.5 + X[:, 0] - 0.7 * X[:, 2] + 0.3 * rng.standard_normal(n), -1, 1)
+    supports = np.array(list(itertools.combinations(range(p), 2)))
+    got = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), lam, r).values(supports)
+    ref = np.array([scipy_objective_free_intercept(X, y, list(sup), lam, r) for sup in supports])
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+    # The Schur-complement route (statistics summed with an intercept column, then profiled)
+    # gives the same statistics as centring the rows.
+    prof = SufficientStats.from_arrays(np.hstack([np.ones((n, 1)), X]), y, intercept=True).profile_intercept()
+    cen = SufficientStats.centred_from_arrays(X, y)
+    np.testing.assert_allclose(prof.G, cen.G, atol=1e-10)
+    np.testing.assert_allclose(prof.c, cen.c, atol=1e-10)
+    assert prof.yy == pytest.approx(cen.yy, abs=1e-10)

@@ -2,14 +2,15 @@
 import itertools
 import json
 import math
+from datetime import datetime
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 import dpstats
+from release_checks import check_bounds_used
 from dpstats.mechanisms.signs import SIGN_VALUES, sample_signs, sign_log_probabilities, vote_counts
-from dpstats.privacy.bounds import QUANTILE_GRID, private_quantile, private_quantile_log_probabilities
 from dpstats.privacy.ledger import Ledger, LedgerEntry
 from dpstats.privacy.randomness import RandomSource
 from tests.conftest import make_regression
@@ -66,15 +67,16 @@ def test_release_holds_nothing_beyond_ledger_and_public_call():
     data = make_regression(n=80, p=5)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=2, s=2, bounds="auto", random_state=3)
     rel = fit.release()
-    assert set(rel) == {"call", "selected", "signs", "ledger"}
+    assert set(rel) == {"call", "selected", "signs", "ledger", "bounds_used"}
+    check_bounds_used(rel)  # the drawn ranges, each number released by an auto-bounds entry
     entries = rel["ledger"]["entries"]
     released = {}
     for e in entries:
         released.update(e["released"])
     assert rel["selected"] == released["support"]
     assert rel["signs"] == released["signs"]
-    assert {"b_x", "b_y"} <= set(released)
-    # Every number in the call is a public input (n is public under replace-one: ridge = 0.1 n).
+    assert set(rel["bounds_used"]) <= set(released)  # every drawn range is released by the auto-bounds entry
+    # Every number in the call is a public input (ridge "auto" is 0 for the exhaustive method).
     def numbers(obj):
         if isinstance(obj, dict):
             for v in obj.values():
@@ -84,7 +86,7 @@ def test_release_holds_nothing_beyond_ledger_and_public_call():
                 yield from numbers(v)
         elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
             yield float(obj)
-    public = {2.0, 1.0, 0.1 * 80, 100.0, 0.1, 1e6}
+    public = {2.0, 1.0, 0.0, 100.0, 0.1, 1e6}
     assert set(numbers(rel["call"])) <= public
     # Nothing curator-only leaks into the release.
     text = json.dumps(rel)
@@ -111,28 +113,6 @@ def test_os_randomness_is_uniform():
     assert sps.kstest(lap, sps.laplace(scale=2.0).cdf).pvalue > 1e-4
     gum = RandomSource(2).gumbel(20000)
     assert sps.kstest(gum, sps.gumbel_r.cdf).pvalue > 1e-4
-
-
-def test_private_quantile_audit_and_sampling():
-    rng = np.random.default_rng(0)
-    values = np.abs(rng.standard_normal(50)) * 3
-    eps = 0.7
-    logp = private_quantile_log_probabilities(values, 0.95, eps)
-    worst = 0.0
-    for i in range(0, 50, 5):
-        for new in (0.0, 1e-12, 2.0 ** 45, values.max() * 1.01, np.median(values)):
-            v2 = values.copy()
-            v2[i] = new
-            worst = max(worst, np.max(np.abs(logp - private_quantile_log_probabilities(v2, 0.95, eps))))
-    assert worst <= eps * (1 + 1e-9) and worst > 0.1 * eps
-    src = RandomSource(5)
-    draws = [private_quantile(values, 0.95, eps, src) for _ in range(4000)]
-    k = np.searchsorted(QUANTILE_GRID, draws)
-    p = np.exp(logp)
-    keep = p * 4000 >= 5
-    observed = np.r_[np.bincount(k, minlength=p.size)[keep], np.sum(~keep[k])]
-    expected = np.r_[p[keep], p[~keep].sum()] * 4000
-    assert sps.chisquare(observed, expected).pvalue > 1e-3
 
 
 def test_sign_step_audit_over_all_changes_of_one_block():
@@ -196,3 +176,59 @@ def test_omit_sign_blocks_a_record_that_drops_out_changes_one_block():
     # Without input-row labels every later row would move: many blocks change.
     shifted = members(_block_rows(n - 1, blocks, RandomSource(3), "iid"), kept)
     assert sum(full[b] != shifted[b] for b in range(blocks)) > 1
+
+
+# ---------------------------------------------------------------------------- accountant history
+def test_accountant_history_tells_calls_apart():
+    data = make_regression(n=60, p=5)
+    acc = dpstats.Accountant(epsilon=2.0)
+    before = datetime.now().astimezone()
+    dpstats.dp_select("y ~ .", data, method="exponential", epsilon=0.5, s=2, bounds=(1, 1), accountant=acc,
+                      random_state=0)
+    dpstats.dp_select("y ~ x0 + x1 + x2", data, method="exponential", epsilon=0.25, s=1, bounds=(1, 1),
+                      accountant=acc, random_state=0)
+    dpstats.dp_select("y ~ .", data, method="top_r", epsilon=0.75, s=3, bounds=(1, 1), R=5, accountant=acc,
+                      random_state=0)
+    first, second, third = acc.history
+    assert (first.method, first.formula, first.size, first.epsilon, first.delta) == ("exponential", "y ~ .", ("s", 2),
+                                                                                      0.5, 0.0)
+    assert (second.formula, second.size, second.epsilon) == ("y ~ x0 + x1 + x2", ("s", 1), 0.25)
+    assert (third.method, third.size, third.epsilon) == ("top_r", ("s", 3), 0.75)  # exactly the request
+    assert before <= first.time <= second.time <= third.time <= datetime.now().astimezone()
+    table = acc.history_table()
+    for text in ("time", "formula", "size", "y ~ x0 + x1 + x2", "s = 1", "s = 3", "dp_select(method='top_r')",
+                 "0.75", "spent", "remaining", first.time.strftime("%Y-%m-%d %H:%M:%S")):
+        assert text in table, text
+    spent_row = [line for line in table.splitlines() if "spent" in line][0]
+    remaining_row = [line for line in table.splitlines() if "remaining" in line][0]
+    assert spent_row.split()[-2:] == ["1.5", "0"] and "0.5" in remaining_row.split()
+    assert table in str(acc) and "3 charges" in str(acc)
+    records = acc.history_records()
+    assert json.loads(json.dumps(records)) == records
+    assert records[1]["size"] == {"s": 1} and records[2]["method"] == "top_r" and records[0]["formula"] == "y ~ ."
+
+
+def test_accountant_history_records_k_and_shortens_long_formulas():
+    data = make_regression(n=60, p=5)
+    acc = dpstats.Accountant(epsilon=2.0)
+    formula = "y ~ " + " + ".join(f"x{j}" for j in range(5)) + " + I(x0**2) + I(x1**2) + I(x2**2)"
+    dpstats.dp_select(formula, data, method="kendall", epsilon=0.5, k=2, accountant=acc, random_state=0)
+    charge = acc.history[0]
+    assert charge.size == ("k", 2) and charge.formula == formula and charge.method == "kendall"
+    table = acc.history_table()
+    assert "k = 2" in table and formula not in table and formula[:20] in table and "..." in table
+
+
+def test_accountant_hand_made_charges_keep_the_old_api():
+    acc = dpstats.Accountant(epsilon=1.0, delta=1e-5)
+    record = acc.charge(0.25, 1e-6, "my query")
+    assert (record.label, record.epsilon, record.delta, record.condition) == ("my query", 0.25, 1e-6, None)
+    assert record.method is None and record.formula is None and record.size is None and record.time is not None
+    record = acc.charge(0.25, label="described", method="custom", formula="y ~ x", size=("k", 4))
+    assert record.size_text == "k = 4"
+    with pytest.raises(dpstats.InvalidTypeError):
+        acc.charge(0.1, size=4)
+    with pytest.raises(dpstats.InvalidTypeError):
+        acc.charge(0.1, formula=3)
+    assert len(acc.history) == 2 and acc.spent() == (0.5, 1e-6)
+    assert "my query" in acc.history_table() and "k = 4" in acc.history_table()

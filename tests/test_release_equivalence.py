@@ -76,7 +76,7 @@ CASES = {
                         REPLACE),
     "mistakes-guard-none-engine": ("mistakes", lambda: numeric(100, 12),
                                    dict(s=3, bounds=(2.0, 3.0), max_enumerate=10, guard="none"), REPLACE),
-    "mistakes-ptr-passes-engine": ("mistakes", strong_signal,
+    "mistakes-ptr-passes-engine": ("mistakes", lambda: strong_signal(10000),
                                    dict(s=2, bounds=(1.0, 1.0), max_enumerate=1, epsilon=20.0), REPLACE),
     "mistakes-hinge-engine": ("mistakes", lambda: binary(80, 10),
                               dict(s=3, R=5, bounds=(2.0, 1.0), loss="hinge", max_enumerate=10), REPLACE),

@@ -99,7 +99,7 @@ def test_dp_select_ledger_and_options():
     assert all(e.neighbours == REPLACE_ONE for e in r.ledger.entries)
     assert r.ledger.entries[0].details["blocks"] == 5
     assert "signs" in r.ledger.entries[-1].released
-    assert "vote counts" in str(r.curator_report())
+    assert "non private ranking" in str(r.curator_report())
     assert "vote_counts" not in str(r.release())
 
 

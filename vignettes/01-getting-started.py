@@ -22,10 +22,11 @@ print(diabetes.head())
 # %% [markdown]
 # ## Public bounds
 # DP needs a bound on how much one person can move the answer.  dpstats clips every
-# term to a public bound chosen *before* looking at the data.  The codebook
+# term to a public range chosen *before* looking at the data.  The codebook
 # (`data/CODEBOOK.md`; `dpstats.dataset_info("diabetes")["bounds_rationale"]`) suggests
-# bounds from the documented meaning of each measurement;
-# with a dict, each term and the response are divided by their bound and clipped to [-1, 1].
+# a range (lower, upper) for each column from the documented meaning of each measurement;
+# with a dict of ranges, each term and the response are clipped to their range and
+# mapped to [-1, 1].
 
 # %%
 bounds = dpstats.dataset_bounds("diabetes")

@@ -37,15 +37,16 @@ START = time.perf_counter()
 # ## A real p > n problem: Khan et al. (2001), 63 tumours, 2308 genes
 #
 # The response is an indicator of one tumour type (code 2) against the other three.  The
-# public bounds come from the codebook: every gene is a log ratio of two 16-bit scanner
-# intensities, so |value| <= 16 without looking at the data; the indicator is in {0, 1}.
+# public ranges come from the codebook: every gene is a log ratio of two 16-bit scanner
+# intensities, so it lies in [-16, 16] without looking at the data; the indicator lies in
+# [0, 1].
 
 # %%
 khan = dpstats.load_dataset("khan")
 data = khan.drop(columns="tumour").copy()  # one block of columns: adding one is cheap
 data["type2"] = (khan["tumour"] == 2).astype(float)
 bounds = {g: b for g, b in dpstats.dataset_bounds("khan").items() if g != "tumour"}
-bounds["type2"] = 1.0
+bounds["type2"] = (0.0, 1.0)
 k = 5
 print(f"n = {len(data)}, p = {data.shape[1] - 1}, k = {k}")
 
@@ -83,10 +84,11 @@ for key in ("non_private_topk", "probability_true_topk", "expected_overlap_with_
 print("released:", sis.release()["selected"])
 
 # %% [markdown]
-# The numbers are sobering, and they are the point of the diagnostics: with n = 63 and a
-# public bound of 16 on every gene, |x_j'y| / Delta is at most 63 * 16 / 16 / 2 -- and in
-# fact about 1 for the best genes -- while the mechanism must choose among C(2308, 5)
-# sets.  No private method can find the top genes of 63 samples at epsilon = 5.
+# The numbers are sobering, and they are the point of the diagnostics: with n = 63 and
+# every gene's public range [-16, 16] mapped to [-1, 1], the centred score |x_j'y| / Delta
+# is at most 63 / 6 -- and in fact below 1 for the best genes -- while the mechanism must
+# choose among C(2308, 5) sets.  No private method can find the top genes of 63 samples
+# at epsilon = 5.
 
 # %% [markdown]
 # ### How the answers change with epsilon

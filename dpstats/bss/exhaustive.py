@@ -11,17 +11,21 @@ in closed form (an s x s eigendecomposition and a monotone Newton solve), no sol
 
 Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the
 response is coded -1 / +1 (not clipped) and R is replaced by
-R_h(S) = min_{||b||<=r} sum_i max(0, 1 - y_i x_iS'b) + lam ||b||^2 of
-:mod:`dpstats.bss.hinge`, with Delta_h = 1 + b_x r sqrt(s').  R_h is
+R_h(S) = min sum_i max(0, 1 - y_i (b0 + x_iS'b)) + lam ||b||^2 over ||b|| <= r and, under a
+forced intercept, an unpenalised b0 with |b0| <= 1 + b_x r sqrt(s) (a box that loses no
+optimality), of :mod:`dpstats.bss.hinge`, with Delta_h = 2 (1 + b_x r sqrt(s)) under the
+intercept and 1 + b_x r sqrt(s) without one.  R_h is
 computed by a convex solve that returns a value u(S) with a certified gap
 u(S) - R_h(S) <= tau, where tau = ``tolerance`` * Delta_h is public (``tolerance`` is a
 fixed option, default 1e-6, never data-dependent).  The scores u then have sensitivity at
-most Delta_h + tau, so sampling with exp(-eps u / (2 Delta_h)) is
-eps (1 + tau / Delta_h)-DP; the ledger records the conservative
-eps_eff = eps (1 + 2 tau / Delta_h) of the MIP engine's solver slack
-(:mod:`dpstats.bss.engine`, "Solver slack and epsilon"; this is its special case
-tau_mip = 0).  A solve whose certified gap exceeds tau raises SolverError and releases
-nothing.
+most Delta_h + tau, so sampling with exp(-eps_nom u / (2 Delta_h)) is
+eps_nom (1 + tau / Delta_h)-DP; we use the conservative factor 1 + 2 tau / Delta_h of the
+MIP engine's solver slack (:mod:`dpstats.bss.engine`, "Solver slack and epsilon"; this is
+its special case tau_mip = 0).  The slack comes out of the requested budget: given eps,
+the mechanism samples with the nominal eps_nom = eps / (1 + 2 tolerance) (rounded down,
+:func:`slack_split`), so it is eps-DP and the ledger charges exactly eps, shown as
+eps_nom plus the slack part eps - eps_nom.  A solve whose certified gap exceeds tau
+raises SolverError and releases nothing.
 
 Only when C(p, s) <= ``max_enumerate`` (default 10^6; the scoring rate is in
 benchmarks/README.md); above that, use ``method="top_r"``.  This is the oracle the other
@@ -36,6 +40,7 @@ integer programming, section 2; Prastakos, Behdin and Mazumder (2025), section 2
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
@@ -46,13 +51,13 @@ from ..mechanisms.exponential import exponential_log_probabilities, sample_expon
 from ..method_options import Choice, Integer, Real
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from .hinge import HingeObjective, hinge_sensitivity
+from .hinge import HingeObjective, constant_classifier_diagnostic, hinge_sensitivity
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
 DEFAULT_MAX_ENUMERATE = 10**6
 LOSSES = ("squared", "hinge")
-#: Default public solver slack of the hinge loss, as a fraction of Delta_h: eps_eff =
-#: eps (1 + 2e-6).  The solver reaches about 1e-7 Delta_h, so this leaves a margin.
+#: Default public solver slack of the hinge loss, as a fraction of Delta_h: the mechanism
+#: samples with eps / (1 + 2e-6).  The solver reaches about 1e-7 Delta_h, so this leaves a margin.
 DEFAULT_HINGE_TOLERANCE = 1e-6
 
 
@@ -116,10 +121,39 @@ def _available_memory():
         return None
 
 
+def slack_split(budget, tolerance):
+    """(nominal, slack): the solver slack taken out of a budget.
+
+    A mechanism on scores certified within tau = tolerance * Delta, sampled with the
+    nominal epsilon eps_nom, is eps_nom (1 + 2 tolerance)-DP (:mod:`dpstats.bss.engine`,
+    "Solver slack and epsilon").  ``nominal`` is the largest float with
+    nominal (1 + 2 tolerance) <= budget in exact rational arithmetic, and
+    ``slack = budget - nominal``, so the guarantee fits the budget and the two parts add
+    up to it (exactly for tolerance <= 1/2, where the subtraction is exact; otherwise to
+    one rounding).  An infinite budget or zero tolerance has no slack part.
+    """
+    budget = float(budget)
+    if math.isinf(budget) or tolerance == 0:
+        return budget, 0.0
+    factor = 1 + 2 * Fraction(tolerance)
+    limit = Fraction(budget)
+    nominal = budget / (1.0 + 2.0 * tolerance)
+    while Fraction(nominal) * factor > limit:
+        nominal = math.nextafter(nominal, 0.0)
+    return nominal, budget - nominal
+
+
+def slack_parts(budget, tolerance, mechanism):
+    """(nominal, ledger parts) of a budget split by :func:`slack_split`."""
+    nominal, slack = slack_split(budget, tolerance)
+    if math.isinf(budget):
+        return nominal, ()
+    return nominal, ((f"{mechanism} (nominal epsilon)", nominal),
+                     (f"solver slack (tau = {tolerance:g} Delta)", slack))
+
+
 def selection_cost(epsilon, options, context):
-    """eps for the squared loss; eps (1 + 2 tolerance) with the hinge loss (solver slack)."""
-    if options.get("loss") == "hinge":
-        return float(epsilon) * (1.0 + 2.0 * options["tolerance"]), 0.0
+    """Exactly the selection share: with the hinge loss the solver slack comes out of it."""
     return float(epsilon), 0.0
 
 
@@ -138,8 +172,15 @@ def check_size(p, s, options):
     check_enumeration_memory(n_supports, s, "method='exponential'")
 
 
-def curator_summary(terms, supports, values, logp, delta, n, s, top=10):
-    """Curator-only diagnostics shared by the best-subset methods (never part of ``release()``)."""
+def curator_summary(terms, supports, values, logp, delta, n, s, top=10, epsilon=None):
+    """Curator-only diagnostics shared by the best-subset methods (never part of ``release()``).
+
+    Keys as in :data:`dpstats.curator_keys.CURATOR_KEYS`.  ``tau_hat`` comes from the block
+    minima of every scored support; with a finite ``epsilon`` (the one the mechanism sampled
+    with) also ``bound_probability_not_best`` (:func:`dpstats.conditions.concentration_bound`).
+    """
+    from ..conditions import concentration_bound, margin_needed
+
     order = np.lexsort((np.arange(values.size), values))
     best = order[0]
     gap = float(values[order[1]] - values[best]) if values.size > 1 else math.inf
@@ -148,16 +189,35 @@ def curator_summary(terms, supports, values, logp, delta, n, s, top=10):
          "probability": float(np.exp(logp[k]))}
         for k in order[:top]
     ]
-    return {
+    out = {
         "best_support": [terms[j] for j in supports[best]],
         "best_objective": float(values[best]),
         "probability_best": float(np.exp(logp[best])),
         "sensitivity": delta,
         "gap": gap,
-        "gap_over_2delta": gap / (2 * delta),
+        "gap_over_2_Delta": gap / (2 * delta),
         "sigma2_hat": float(values[best]) / max(n - s, 1),
         "top_supports": table,
+        "tau_hat": empirical_margin(values, supports, best, len(terms)),
     }
+    if epsilon is not None and not math.isinf(epsilon):
+        out["bound_probability_not_best"] = concentration_bound(len(terms), s, out["tau_hat"], epsilon, delta)
+        out["tau_hat_needed"] = margin_needed(len(terms), s, epsilon, delta)
+    return out
+
+
+def empirical_margin(values, supports, best, p) -> float:
+    """tau_hat = min_i (R(S^(i)) - R(S_1)) / i over the mistake blocks of every scored support.
+
+    S^(i) is the best support with exactly i members outside S_1 (curator-only; inf when
+    s = p and there is no other support).
+    """
+    inside = np.zeros(p, dtype=bool)
+    inside[supports[best]] = True
+    mistakes = (~inside[supports]).sum(axis=1)
+    margins = [(float(values[mistakes == i].min()) - float(values[best])) / i
+               for i in range(1, int(mistakes.max(initial=0)) + 1) if np.any(mistakes == i)]
+    return min(margins) if margins else math.inf
 
 
 def score_all_supports_hinge(data, s, ridge, radius, gap_tolerance, tolerance):
@@ -176,19 +236,26 @@ def score_all_supports_hinge(data, s, ridge, radius, gap_tolerance, tolerance):
             # The achieved gap depends on the data: the message does not quote it.
             f"the hinge objective could not be certified within the configured slack "
             f"(tolerance={tolerance:g} of Delta_h); nothing was released. "
-            "Raise tolerance (it costs eps_eff = eps (1 + 2 tolerance))."
+            "Raise tolerance (the mechanism then samples with eps / (1 + 2 tolerance))."
         )
     return objective, supports, values, worst
 
 
 def hinge_curator_items(objective, candidate_support, data):
-    """Curator-only hinge items: loss, response levels, training misclassification of a support."""
+    """Curator-only hinge items: loss, response levels, training misclassification of a support,
+    the majority-class rate, and a warning when its fit predicts one class for every row
+    (:func:`~dpstats.bss.hinge.constant_classifier_diagnostic`)."""
     full = objective.full_support(objective.candidates[np.asarray(candidate_support, dtype=np.int64)])
     solution = objective.solve(full)
     levels = list(data.response_levels) if getattr(data, "response_levels", None) is not None else None
-    return {"loss": "hinge",
-            "response_levels (-1, +1)": ", ".join(map(str, levels)) if levels else "n/a",
-            "training_misclassification_rate_of_best": objective.misclassification_rate(full, solution.coef)}
+    check = constant_classifier_diagnostic(objective, full, solution.coef)
+    items = {"loss": "hinge",
+             "response_levels": ", ".join(map(str, levels)) if levels else "n/a",
+             "training_misclassification_rate_of_best": check["training_misclassification_rate"],
+             "majority_class_rate": check["majority_class_rate"]}
+    if check["constant_classifier"]:
+        items["constant_classifier_warning"] = check["message"]
+    return items
 
 
 def run_hinge(task) -> MethodOutcome:
@@ -199,21 +266,24 @@ def run_hinge(task) -> MethodOutcome:
     tau = task.options["tolerance"] * delta
     objective, supports, values, worst = score_all_supports_hinge(data, s, task.ridge, task.radius, tau,
                                                                   task.options["tolerance"])
-    index = sample_exponential(values, task.epsilon, delta, task.rng)
+    # The slack comes out of the budget: sample with the nominal epsilon (module docstring).
+    nominal, parts = slack_parts(task.epsilon, task.options["tolerance"], "exponential mechanism")
+    index = sample_exponential(values, nominal, delta, task.rng)
     chosen = supports[index]
-    logp = exponential_log_probabilities(values, task.epsilon, delta)
-    eps_eff = task.epsilon * (1.0 + 2.0 * task.options["tolerance"])
+    logp = exponential_log_probabilities(values, nominal, delta)
     levels = list(data.response_levels) if getattr(data, "response_levels", None) is not None else None
     entry = LedgerEntry(
         mechanism="exponential mechanism over all supports (hinge loss)",
-        epsilon=eps_eff,
+        epsilon=task.epsilon,
         neighbours=REPLACE_ONE,
-        caveats=(f"solver slack tau = {tau:.3g} (certified duality gaps): eps_eff = eps (1 + 2 tau / Delta_h)",),
+        caveats=(f"solver slack tau = {tau:.3g} (certified duality gaps): sampled with the nominal "
+                 "eps / (1 + 2 tau / Delta_h), so the guarantee is eps",),
         released={"support": [task.terms[j] for j in chosen]},
         details={"sensitivity": delta, "s": s, "n_supports": int(values.size), "ridge": task.ridge,
                  "radius": task.radius, "loss": "hinge", "response levels (-1, +1)": levels,
                  "tolerance (tau / Delta_h)": task.options["tolerance"], "tau": tau,
-                 "nominal epsilon": task.epsilon},
+                 "nominal epsilon": nominal},
+        parts=parts,
     )
     curator = curator_summary(task.terms, supports, values, logp, delta, data.X.shape[0], s)
     best = int(np.lexsort((np.arange(values.size), values))[0])
@@ -243,7 +313,7 @@ def run(task) -> MethodOutcome:
         details={"sensitivity": delta, "s": s, "n_supports": int(values.size), "ridge": task.ridge,
                  "radius": task.radius, "loss": "least squares"},
     )
-    curator = curator_summary(task.terms, supports, values, logp, delta, task.stats.n, s)
+    curator = curator_summary(task.terms, supports, values, logp, delta, task.stats.n, s, epsilon=task.epsilon)
     curator["method_detail"] = f"exact enumeration of C({len(task.terms)}, {s}) = {values.size:,} supports"
     return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator)
 
@@ -272,6 +342,15 @@ class ExponentialMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         check_size(p, size, options)
+
+    def default_ridge(self, n, p, size, options):
+        # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss
+        # keeps the ridge its certified per-support solves use (dpstats.bss.hinge).
+        if options.get("loss") == "hinge":
+            from ..api import RIDGE_PER_ROW
+
+            return RIDGE_PER_ROW * n
+        return 0.0
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -101,30 +101,53 @@ class GramSource(_SquaredLossMethods):
 
 
 class MatrixFreeSource(_SquaredLossMethods):
-    """Statistics computed on demand from the clipped design (intercept column first)."""
+    """Statistics computed on demand from the clipped design (intercept column first).
 
-    def __init__(self, X, y, intercept=False):
+    ``centre=True`` (a design without intercept column, from a formula with an intercept):
+    the intercept is profiled out (:mod:`dpstats.bss.objective`) by centring implicitly,
+    X'X -> X'X - n xbar xbar', so no centred copy of the n x p design is made.
+    """
+
+    def __init__(self, X, y, intercept=False, centre=False):
         self.X = np.asarray(X, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
         self.n = self.X.shape[0]
+        if centre and intercept:
+            raise ValueError("centre=True profiles the intercept out: pass the design without its column")
         self.intercept = bool(intercept)
         self.n_columns = self.X.shape[1]
         self.c = self.X.T @ self.y
         self.yy = float(self.y @ self.y)
         self.diag = np.einsum("ij,ij->j", self.X, self.X)
+        self.means = None
+        if centre and self.n:
+            self.means = self.X.mean(axis=0)
+            ybar = float(self.y.mean())
+            self.c -= self.n * ybar * self.means
+            self.yy = max(self.yy - self.n * ybar * ybar, 0.0)
+            self.diag -= self.n * self.means * self.means
 
     def cross(self, cols) -> np.ndarray:
-        return self.X.T @ self.X[:, np.asarray(cols, dtype=np.int64)]
+        cols = np.asarray(cols, dtype=np.int64)
+        out = self.X.T @ self.X[:, cols]
+        if self.means is not None:
+            out -= self.n * np.outer(self.means, self.means[cols])
+        return out
 
     def local_objective(self, supports, ridge, radius):
         supports = np.asarray(supports, dtype=np.int64)
         union, inverse = np.unique(supports, return_inverse=True)
         Xu = self.X[:, union]
+        if self.means is not None:
+            Xu = Xu - self.means[union]
         stats = SufficientStats(G=Xu.T @ Xu, c=self.c[union], yy=self.yy, n=self.n, intercept=False)
         return RidgeBallObjective(stats, ridge, radius), inverse.reshape(supports.shape)
 
     def matvec(self, b):
-        return self.X.T @ (self.X @ b)
+        out = self.X.T @ (self.X @ b)
+        if self.means is not None:
+            out -= self.n * self.means * float(self.means @ b)
+        return out
 
 
 def block_values(Gs, cs, yy, ridge, radius):

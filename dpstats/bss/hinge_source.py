@@ -6,9 +6,10 @@ outer-approximation cut at one support (:meth:`HingeSource.cut_at`), and the val
 all 1-swap neighbours of a support (:meth:`HingeSource.neighbour_values`).  This module
 answers them for
 
-    R_h(S) = min_{||b|| <= r} sum_i max(0, 1 - y_i x_iS' b) + lam ||b||^2
+    R_h(S) = min_{||b|| <= r, |b0| <= r0} sum_i max(0, 1 - y_i (b0 + x_iS' b)) + lam ||b||^2
 
-with :class:`~dpstats.bss.hinge.HingeObjective`.
+(the intercept b0 only under a forced intercept: unpenalised, outside the ball, in a box
+that loses no optimality) with :class:`~dpstats.bss.hinge.HingeObjective`.
 
 What is certified, and how the engine uses it
 ---------------------------------------------
@@ -20,17 +21,22 @@ What is certified, and how the engine uses it
   tau = tau_mip + 2 tau_eval).
   A solve that misses the gap raises SolverError (nothing is released).
 * **Cuts are valid whatever the dual accuracy.**  For every box-feasible theta and
-  mu >= 0, g(z) >= 1'theta - mu r^2 - sum_j z_j w_j^2 / (lam + mu z_j) with
-  w = X'(theta * y) / 2 (weak duality); the right side is convex in z, so its tangent at
+  mu >= 0, g(z) >= 1'theta - r0' |e| - mu r^2 - sum_j z_j w_j^2 / (lam + mu z_j) with
+  w = X'(theta * y) / 2 over the candidate columns and e = y'theta (weak duality; the
+  term in e only under an intercept, r0' its box radius at s candidate columns,
+  :meth:`~dpstats.bss.hinge.HingeObjective.box_radius`); the right side is convex in z, so its tangent at
   1_S is a global under-estimator of g on binary z (the cut of :mod:`dpstats.bss.engine`
   with v_j / 2 in place of X_j'a).  The MILP's bound is therefore a valid lower bound
   however the duals were computed.
 * **Screening by certified lower bounds.**  A certified hinge value costs a convex solve,
   hundreds of times a least-squares value (benchmarks/README.md), so the s (p - s)
   neighbours of a support are not all solved.  For a neighbour S' and any box-feasible
-  theta, D_{S'}(theta) = 1'theta + h(v_{S'}), v = sum_i theta_i y_i x_i, is a lower bound
-  on R_h(S') (weak duality; h as in :mod:`dpstats.bss.hinge`), and it costs O(1) per
-  neighbour once v = A'theta is known over all columns.  Two families of duals are used:
+  theta, D_{S'}(theta) = 1'theta - r0'(|S'|) |e| + h(v_{S'}), v = sum_i theta_i y_i x_i over
+  the candidate columns of S' and e = sum_i theta_i y_i (no e term without an intercept),
+  is a lower bound on R_h(S') (weak duality; h as in :mod:`dpstats.bss.hinge`), and it
+  costs O(1) per neighbour once v = A'theta is known over all columns.  The box radius is
+  always that of the support bounded: a dual of a smaller support is re-evaluated with the
+  larger box of the support it bounds.  Two families of duals are used:
   the parent's (S) and, for each position P that a swap vacates, the dual of the
   drop-one support S minus {S_P}: the neighbour S - S_P + k then differs from that
   support by one column only, so the bound is close to R_h(S') whenever column k helps
@@ -51,7 +57,8 @@ What is certified, and how the engine uses it
   neighbour's base, plus one row-wise product for each added column.
 * **Blocks far from an anchor.**  One dual bounds a whole block T + B (any i columns B
   from the candidates): the i largest v_j^2 bound |v_B|^2 and h decreases in |v|
-  (:meth:`HingeSource.block_lower_bounds`).  The duals of the anchor and its drop-one
+  (:meth:`HingeSource.block_lower_bounds`); every support of the block has |T| + i
+  candidate columns, hence one box radius.  The duals of the anchor and its drop-one
   supports, already solved, are tried first; a base T is solved only when they fall short.
 * **Warm starts (work only).**  The drop-one supports and the ``min_exact`` neighbours with
   the lowest parent bounds are solved in one batch (the shorter supports padded with a
@@ -61,7 +68,8 @@ What is certified, and how the engine uses it
   had one, else from its drop-one solution with b_k = 0
   (:meth:`~dpstats.bss.hinge.HingeObjective.values`).  A support with no solved
   neighbour (the first one, a block base) starts from the ridge fit of its margins to 1
-  (:meth:`HingeSource._ridge_start`).
+  (:meth:`HingeSource._ridge_start`).  The intercept of b(theta) in the dual ascent is
+  the best one for its other coefficients (a start and a search direction only).
 
 ``benchmarks/bench_top_r.py --hinge`` times a certified hinge top-R query against the
 least-squares query in the same run; the numbers, and what each of the techniques above
@@ -82,7 +90,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
-from .hinge import HingeObjective, HingeSolution
+from .hinge import HingeObjective, HingeSolution, best_intercepts
 from .scratch import work_array
 
 #: Default number of neighbours solved exactly per expansion, whatever their bounds.
@@ -147,6 +155,7 @@ class HingeSource:
         self._starts: dict = {}
         self._gram = None
         self._forced = frozenset(int(j) for j in self.objective.forced)
+        self._offset = 1 if self.intercept else 0
         self.exact_solves = 0
         self.screened = 0
 
@@ -252,9 +261,23 @@ class HingeSource:
             G = self._gram_matrix()[np.ix_(sup, sup)]
         else:
             G = self.X[:, sup].T @ self.X[:, sup]
-        # lam = 0 may leave G singular: a relative jitter (the start need not be exact)
-        G[np.diag_indices_from(G)] += max(self.ridge, 1e-10 * (1.0 + float(np.trace(G))))
-        return np.linalg.solve(G, self.c[sup])
+        # lam = 0 may leave G singular: a relative jitter (the start need not be exact); the
+        # intercept (column 0) gets the jitter only, as it has no ridge
+        jitter = 1e-10 * (1.0 + float(np.trace(G)))
+        ridge = np.full(sup.size, max(self.ridge, jitter))
+        if self.intercept:
+            ridge[sup == 0] = jitter
+        G[np.diag_indices_from(G)] += ridge
+        b = np.linalg.solve(G, self.c[sup])
+        at = np.flatnonzero(sup == 0) if self.intercept else ()
+        if len(at) and sup.size > 1:
+            # the least-squares intercept can be far from the hinge loss's: the best one for
+            # the other coefficients (:func:`~dpstats.bss.hinge.best_intercepts`) instead
+            free = np.flatnonzero(sup != 0)
+            m = self.objective.A[:, sup[free]] @ b[free]
+            r0 = float(self.objective.box_radius(free.size))
+            b[at[0]] = np.clip(best_intercepts(m[None, :], self.y)[0], -r0, r0)
+        return b
 
     def _gram_matrix(self):
         """X'X, computed once (p <= ``_GRAM_MAX_COLUMNS``)."""
@@ -298,8 +321,9 @@ class HingeSource:
         Dual ascent by Frank-Wolfe steps from the cached dual of a support one column
         smaller (a support without one: left as is).  At a box-feasible theta with
         v = A_S'theta, the primal point b(theta) minimising lam ||b||^2 - v'b over the ball
-        makes the row signs of 1 - a_i'b(theta) a vertex theta^ of the box maximising the
-        linearised dual; D is concave along theta + t (theta^ - theta), t in [0, 1], and
+        (with, under an intercept, the best b0 for it) makes the row signs of
+        1 - y_i b0 - a_i'b(theta) a vertex theta^ of the box, an ascent direction of the
+        dual (the linearised dual's maximiser when there is no intercept); D is concave along theta + t (theta^ - theta), t in [0, 1], and
         every point there is box-feasible, so the best t of a grid gives a valid bound
         D(theta + t (theta^ - theta)) <= R_h(S) (weak duality) however few steps are taken.
         A neighbour whose column changes which rows sit on the margin is where the parent
@@ -307,7 +331,8 @@ class HingeSource:
         (n, p, s) = (1000, 250, 5) on the 63 neighbours evaluated but outside the top-100
         list: 26 of them ruled out after one step, 50 after two, 53 after three).
 
-        Each b(theta) met on the way is in the ball, so the smallest primal value
+        Each b(theta) met on the way is feasible (its intercept clipped to the box of the
+        support), so the smallest primal value
         P(b(theta)) is a certified upper bound (+inf for a support without a start).
         """
         steps = _DUAL_ASCENT_STEPS if steps is None else int(steps)
@@ -335,9 +360,13 @@ class HingeSource:
         the last b(theta) with its columns.  The bases' columns U (for 1-swap neighbours of
         one support, that support's columns) enter through one (K, n) x (n, |U|) product
         masked to each base, and the added columns through one row-wise product each: far
-        cheaper than gathering the (K, |S|, n) rows of every support.
+        cheaper than gathering the (K, |S|, n) rows of every support.  Under an intercept
+        (column 0 of every base, hence of U) its entry of v is left out of the ball's norm,
+        D carries -r0' |e| with e = y'theta and r0' the box radius of the support bounded,
+        and b(theta) takes the best intercept for its other coefficients
+        (:func:`~dpstats.bss.hinge.best_intercepts`), clipped to that box.
         """
-        lam, A = self.ridge, self.objective.A
+        lam, A, y = self.ridge, self.objective.A, self.y
         unique, group = {}, []
         for sol in bases:
             group.append(unique.setdefault(id(sol), (len(unique), sol))[0])
@@ -348,6 +377,14 @@ class HingeSource:
         for g, sol in enumerate(unique):
             in_base[g, np.searchsorted(U, sol.support)] = True
         mask = in_base[group]
+        fmask = mask  # the columns in the ball
+        off = self._offset
+        if off:
+            fmask = mask.copy()
+            fmask[:, 0] = False  # U is sorted and every base holds column 0
+            k_free = mask.sum(axis=1)  # the base's candidate columns plus the added one
+            r0 = self.objective.box_radius(k_free)
+            n_pos = int(np.count_nonzero(y > 0))
         AU = A[:, U]
         K, n = added.size, self.n
         aJ = np.take(A.T, added, axis=0, out=work_array("dual ascent added column", (K, n)))  # a_ij of each added j
@@ -356,43 +393,63 @@ class HingeSource:
         positive = work_array("dual ascent positive", (K, n), dtype=bool)
         grid = np.linspace(0.0, 1.0, _DUAL_ASCENT_GRID + 1)[1:]
 
+        def constant(theta_sum, e):
+            return theta_sum - r0 * np.abs(e) if off else theta_sum
+
         def dual_at(theta):
-            vU = (theta @ AU) * mask
+            vU = (theta @ AU) * fmask
             vj = np.einsum("kn,kn->k", aJ, theta)
             nv = np.sqrt(np.einsum("ku,ku->k", vU, vU) + vj * vj)
-            return vU, vj, nv, theta.sum(axis=1) + self._h(nv)
+            e = theta @ y if off else None
+            return vU, vj, nv, e, constant(theta.sum(axis=1), e) + self._h(nv)
 
-        def primal_of(vU, vj, nv):
+        last_b0 = [None]
+
+        def primal_of(vU, vj, nv, fresh=True):
+            """b(theta) (the intercept: the best one for the others, or the last one), and
+            with ``fresh`` the margins 1 - A_S b(theta) in ``u``."""
             scale = self._primal_scale(nv)
-            return vU * scale[:, None], vj * scale
+            bU = vU * scale[:, None]
+            bj = vj * scale
+            if fresh:  # margins without the intercept (its column of bU is 0 here)
+                np.matmul(bU, AU.T, out=u)
+                np.add(u, np.multiply(aJ, bj[:, None], out=tmp), out=u)
+            if off:
+                if fresh or last_b0[0] is None:
+                    last_b0[0] = np.clip(best_intercepts(u, y, n_pos), -r0, r0)
+                bU[:, 0] = last_b0[0]
+                if fresh:
+                    np.add(u, np.multiply(y[None, :], last_b0[0][:, None], out=tmp), out=u)
+            if fresh:
+                np.subtract(1.0, u, out=u)
+            return bU, bj
 
-        vU, vj, nv, best = dual_at(theta)
+        vU, vj, nv, e, best = dual_at(theta)
         least = np.full(K, np.inf)
         for _ in range(steps):
-            bU, bj = primal_of(vU, vj, nv)
-            # u = 1 - A_S b(theta), in place in the work arrays
-            np.matmul(bU, AU.T, out=u)
-            np.multiply(aJ, bj[:, None], out=tmp)
-            u += tmp
-            np.subtract(1.0, u, out=u)
-            value = np.maximum(u, 0.0, out=tmp).sum(axis=1) + lam * (np.einsum("ku,ku->k", bU, bU) + bj * bj)
+            bU, bj = primal_of(vU, vj, nv)  # and u = 1 - A_S b(theta), in place in the work arrays
+            bF = bU * fmask if off else bU
+            value = np.maximum(u, 0.0, out=tmp).sum(axis=1) + lam * (np.einsum("ku,ku->k", bF, bF) + bj * bj)
             least = np.minimum(least, value)
             delta = np.subtract(np.greater(u, 0.0, out=positive), theta, out=u)  # the vertex minus theta
-            gU = (delta @ AU) * mask
+            gU = (delta @ AU) * fmask
             gj = np.einsum("kn,kn->k", aJ, delta)
-            # D along the step on the grid (|v + t g| from three inner products; only the
-            # choice of t rests on it): concave in t, so the grid's best is a fair step
+            # D along the step on the grid (|v + t g| from three inner products, e + t y'delta;
+            # only the choice of t rests on it): concave in t, so the grid's best is a fair step
             vg = np.einsum("ku,ku->k", vU, gU) + vj * gj
             gg = np.einsum("ku,ku->k", gU, gU) + gj * gj
             sq = (nv * nv)[:, None] + grid[None, :] * (2.0 * vg[:, None] + grid[None, :] * gg[:, None])
-            D = (theta.sum(axis=1)[:, None] + grid[None, :] * delta.sum(axis=1)[:, None]
-                 + self._h(np.sqrt(np.maximum(sq, 0.0))))
+            sums = theta.sum(axis=1)[:, None] + grid[None, :] * delta.sum(axis=1)[:, None]
+            if off:
+                line_e = e[:, None] + grid[None, :] * (delta @ y)[:, None]
+                sums = sums - r0[:, None] * np.abs(line_e)
+            D = sums + self._h(np.sqrt(np.maximum(sq, 0.0)))
             t = grid[np.argmax(D, axis=1)]
             theta += np.multiply(delta, t[:, None], out=tmp)
             np.clip(theta, 0.0, 1.0, out=theta)
-            vU, vj, nv, bound = dual_at(theta)  # afresh: the bound is evaluated at this theta
+            vU, vj, nv, e, bound = dual_at(theta)  # afresh: the bound is evaluated at this theta
             best = np.maximum(best, bound)
-        bU, bj = primal_of(vU, vj, nv)
+        bU, bj = primal_of(vU, vj, nv, fresh=False)  # a start only: the last intercept will do
         K, width = mask.shape[0], int(mask[0].sum()) if mask.size else 0
         cols = np.column_stack([np.broadcast_to(U, mask.shape)[mask].reshape(K, width), added])
         coef = np.column_stack([bU[mask].reshape(K, width), bj])
@@ -478,11 +535,15 @@ class HingeSource:
     def _dual_bound(self, sol, base_cols, added):
         """D_{base + {k}}(theta) at ``sol``'s dual for every k in ``added`` (full indices), O(1) each.
 
-        base_cols: the full columns every neighbour shares.
+        base_cols: the full columns every neighbour shares (the intercept included, if any).
         """
-        v = self._full_dual_vector(sol)
+        v, e = self._full_dual_vector(sol)
         sq = float(np.sum(v[base_cols] ** 2)) + v[added] ** 2
-        return float(np.sum(sol.theta)) + self._h(np.sqrt(sq))
+        return self._dual_constant(sol, e, len(base_cols) + 1) + self._h(np.sqrt(sq))
+
+    def _dual_constant(self, sol, e, width):
+        """1'theta - r0' |e| for supports of ``width`` full columns (module docstring)."""
+        return self.objective.dual_constant(float(np.sum(sol.theta)), e, np.asarray(width) - self._offset)
 
     def block_lower_bounds(self, bases, candidates, i, threshold=None, hints=(), known=None):
         """Certified lower bounds on R_h over whole blocks, one per base support.
@@ -520,7 +581,7 @@ class HingeSource:
 
     def _block_bounds(self, sol, bases, candidates, i):
         """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
-        v = self._full_dual_vector(sol)
+        v, e = self._full_dual_vector(sol)
         v2 = v * v
         vc = v2[candidates]
         top = float(-np.partition(-vc, i - 1)[:i].sum()) if vc.size > i else float(vc.sum())
@@ -528,19 +589,27 @@ class HingeSource:
             on_base = v2[np.stack(bases)].sum(axis=1)
         else:
             on_base = np.array([float(np.sum(v2[base])) for base in bases])
-        bound = float(np.sum(sol.theta)) + self._h(np.sqrt(on_base + top))
+        width = np.array([base.size + i for base in bases])  # every support of the block
+        bound = self._dual_constant(sol, e, width) + self._h(np.sqrt(on_base + top))
         return bound - _ROUNDING * (1.0 + np.abs(bound))
 
     def _full_dual_vector(self, sol):
-        """v = A'theta over every column for a cached solution (memoised with it)."""
+        """(v, e) for a cached solution (memoised with it): v = A'theta over every column with
+        the intercept's entry set to 0 (it is not in the ball), e = y'theta (0 without an
+        intercept)."""
         key = sol.support
         v = self._dual_vectors.get(key)
         if v is None or v[0] is not sol:
-            v = (sol, self.objective.dual_vector(sol.theta))
+            full = self.objective.dual_vector(sol.theta)
+            e = 0.0
+            if self.intercept:
+                e = float(full[0])
+                full[0] = 0.0
+            v = (sol, full, e)
             self._dual_vectors[key] = v
             if len(self._dual_vectors) > _CACHE_SIZE:
                 self._dual_vectors.pop(next(iter(self._dual_vectors)))
-        return v[1]
+        return v[1], v[2]
 
     def _h(self, norm_v):
         """h(v) = min_{||b||<=r} lam ||b||^2 - v'b as a function of ||v|| (module hinge)."""

@@ -11,8 +11,16 @@ Prastakos, Behdin and Mazumder (2025), Theorem 2 (reconstructed from its proof i
 Appendix A.4): when the gap g = R(S_2) - R(S_1)
 exceeds 2 Delta every neighbour has the same S^(0), the blocks coincide and each block
 score moves by at most Delta, so the mechanism is eps-DP for that pair.  The guarantee is
-*conditional* on the gap.  Solver slack tau = tolerance * Delta inflates eps to
-eps_eff = eps (1 + 2 tolerance) (:mod:`dpstats.bss.engine`, "Solver slack and epsilon").
+*conditional* on the gap.
+
+Exact epsilon: the epsilon the method is given is what it spends.  On the engine path
+(C(p, s) > ``max_enumerate``) and with the hinge loss the blocks are certified within
+the solver slack tau = tolerance * Delta, which makes a mechanism sampled with eps_nom
+eps_nom (1 + 2 tolerance)-DP (:mod:`dpstats.bss.engine`, "Solver slack and epsilon"): it
+samples with eps_nom = eps / (1 + 2 tolerance) (rounded down,
+:func:`dpstats.bss.exhaustive.slack_split`) and the ledger entry shows eps as eps_nom plus
+the slack part.  On the exact path with the squared loss (C(p, s) <= ``max_enumerate``,
+public) every value is exact: tau = 0 and eps_nom = eps.
 
 * ``guard="ptr"`` (default): propose-test-release (:mod:`dpstats.mechanisms.ptr`).  The
   certified gap g_c (lower bound of the best support with at least one mistake minus the
@@ -20,11 +28,14 @@ eps_eff = eps (1 + 2 tolerance) (:mod:`dpstats.bss.engine`, "Solver slack and ep
   neighbour step, and d(D) = max(0, (g_c - 2 Delta - 2 tau) / (2 Delta + tau)) is a
   1-Lipschitz lower bound on the distance to the unsafe set {g <= 2 Delta + 2 tau}.  With
   eps_t = ptr_share * eps (default 0.2) and eps_m = eps - eps_t: if
-  d + Laplace(1/eps_t) > ln(1/(2 delta)) / eps_t run mistakes with eps_m, otherwise the
-  (always private) top-R mechanism with eps_m.  Total (eps_t + eps_m (1 + 2 tolerance),
-  delta)-DP; delta defaults to 1e-6 (public, fixed before the data; a fixed constant
-  rather than 1/n^2 because the cost must be known before n is read).  The branch is
-  released and recorded.
+  d + Laplace(1/eps_t) > ln(1/(2 delta)) / eps_t run mistakes with the budget eps_m,
+  otherwise the (always private) top-R mechanism with the budget eps_m
+  (:mod:`dpstats.bss.top_r`); each spends exactly eps_m, its slack included, so the
+  charge is the same on both branches.  Total (eps_t + eps_m, delta) = (eps, delta)-DP;
+  delta (option ``delta``) defaults to 1e-6 (public, fixed before the data; a fixed
+  constant rather than 1/n^2 because the cost must be known before n is read).  The
+  branch is released and recorded.  With tau = 0 (exact path) the distance is
+  max(0, (g - 2 Delta) / (2 Delta)).
 * ``guard="none"``: the paper's conditional guarantee.  The mechanism's ledger entry carries
   :data:`GAP_CONDITION` in ``conditional``, so the ledger total, ``print(fit)``,
   ``fit.summary()`` and ``fit.release()`` show the total as conditional, and
@@ -59,9 +70,8 @@ from ..method_options import Choice, Real
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from . import top_r as _top_r
-from .exhaustive import log_n_supports
-from .top_r import (_loss_items, exact_scores, inflated_epsilon, is_hinge, make_engine,
-                    response_type, sensitivity_of)
+from .exhaustive import log_n_supports, slack_parts
+from .top_r import _loss_items, exact_scores, is_hinge, make_engine, response_type, sensitivity_of, uses_exact_path
 
 DEFAULT_GUARD = "ptr"
 DEFAULT_DELTA = 1e-6
@@ -97,18 +107,21 @@ def check_options(options, context):
 
 
 def split_budget(epsilon, options):
-    """(eps_t, eps_m) of the PTR guard."""
+    """(eps_t, eps_m) of the PTR guard: eps_t + eps_m = epsilon."""
     eps_t = options["ptr_share"] * epsilon
     return eps_t, epsilon - eps_t
 
 
+def uses_slack(p, s, options):
+    """Whether the blocks carry solver slack: the hinge loss, or the engine path (public inputs only)."""
+    return options.get("loss") == "hinge" or not uses_exact_path(p, s, options)
+
+
 def selection_cost(epsilon, options, context):
+    """Exactly the selection share (the slack comes out of it), with the guard's delta."""
     if math.isinf(epsilon):
         return math.inf, 0.0
-    if options["guard"] == "none":
-        return inflated_epsilon(epsilon, options["tolerance"]), 0.0
-    eps_t, eps_m = split_budget(epsilon, options)
-    return eps_t + inflated_epsilon(eps_m, options["tolerance"]), options["delta"]
+    return float(epsilon), (options["delta"] if options["guard"] == "ptr" else 0.0)
 
 
 def log_block_sizes(p, s):
@@ -195,7 +208,9 @@ def run(task) -> MethodOutcome:
     s, p = task.size, len(task.terms)
     opts = task.options
     delta_s = sensitivity_of(task)
-    tau = opts["tolerance"] * delta_s
+    # Slack or not is decided by public inputs only (p, s, max_enumerate, the loss).
+    slack = uses_slack(p, s, opts)
+    tau = opts["tolerance"] * delta_s if slack else 0.0
     eps = task.epsilon
     sups, vals, lbs, info = certified_blocks(task, tau)
     anchor = sups[0]
@@ -208,13 +223,14 @@ def run(task) -> MethodOutcome:
     curator = {
         "best_support": [task.terms[j] for j in anchor],
         "best_objective": float(vals[0]),
-        "block_supports S^(i)": [[task.terms[j] for j in sp] for sp in sups],
-        "block_objectives R(S^(i))": [float(v) for v in vals],
+        "block_supports": [[task.terms[j] for j in sp] for sp in sups],
+        "block_objectives": [float(v) for v in vals],
         "sensitivity": delta_s,
-        "gap (certified lower bound)": gap_cert,
-        "2 delta": 2 * delta_s,
-        "gap_over_2delta": gap_cert / (2 * delta_s),
-        "tau_hat (empirical margin)": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals))))
+        "gap_certified": gap_cert,
+        "two_Delta": 2 * delta_s,
+        "gap_over_2_Delta": gap_cert / (2 * delta_s),
+        "tau": tau,
+        "tau_hat": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals))))
         if len(vals) > 1 else math.inf,
         **_loss_items(task, anchor, vals[0]),
         "certificate": info,
@@ -245,31 +261,43 @@ def run(task) -> MethodOutcome:
         if not passed:
             sub = dataclasses.replace(task, epsilon=eps_m, options={**opts, "max_tries": None})
             out = _top_r.run(sub)
-            curator["fallback (top_r)"] = out.curator
+            curator["fallback_top_r"] = out.curator
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)
         eps_run = eps_m
     else:
         eps_run = eps
 
-    logw = mistakes_log_weights(vals, p, s, eps_run, delta_s)
+    # eps_run is this mechanism's budget; with slack it samples with the nominal
+    # eps_run / (1 + 2 tolerance) so that its guarantee is eps_run (module docstring).
+    nominal, parts = slack_parts(eps_run, opts["tolerance"], "mistakes mechanism") if slack else (eps_run, ())
+    logw = mistakes_log_weights(vals, p, s, nominal, delta_s)
     logp = logw - logsumexp(logw)
-    chosen = sample_mistakes(anchor, vals, p, s, eps_run, delta_s, task.rng)
+    chosen = sample_mistakes(anchor, vals, p, s, nominal, delta_s, task.rng)
+    if slack:
+        caveat = (f"certified blocks within solver slack tau = {tau:.4g}; sampled with the nominal "
+                  "eps / (1 + 2 tau / Delta), so the guarantee is eps")
+    else:
+        caveat = f"every support scored exactly (C({p}, {s}) <= max_enumerate): no solver slack"
     entries.append(LedgerEntry(
         mechanism="mistakes mechanism (uniform element of the drawn block)",
-        epsilon=inflated_epsilon(eps_run, opts["tolerance"]), neighbours=REPLACE_ONE,
+        epsilon=eps_run, neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in chosen]},
-        caveats=(f"certified blocks within solver slack tau = {tau:.4g}; epsilon inflated to eps (1 + 2 tau / Delta)",),
-        details={**details, "nominal_epsilon": eps_run}, conditional=charge_condition(opts),
+        caveats=(caveat,), details={**details, "nominal_epsilon": nominal}, conditional=charge_condition(opts),
+        parts=parts,
     ))
     log_m = log_block_sizes(p, s)
     curator["block_probabilities"] = [float(np.exp(x)) for x in logp]
     curator["probability_best"] = float(np.exp(logp[0]))
-    if len(vals) > 1 and curator["tau_hat (empirical margin)"] > 0:
-        t_hat = curator["tau_hat (empirical margin)"]
+    if len(vals) > 1 and curator["tau_hat"] > 0:
+        t_hat = curator["tau_hat"]
         ii = np.arange(1, len(vals))
-        curator["bound P(exponential mechanism != S_1)"] = float(np.exp(logsumexp(
-            log_m[1:] - eps_run * ii * t_hat / (2 * delta_s))))
+        curator["bound_probability_not_best"] = float(np.exp(logsumexp(
+            log_m[1:] - nominal * ii * t_hat / (2 * delta_s))))
+    if len(vals) > 1:
+        from ..conditions import margin_needed
+
+        curator["tau_hat_needed"] = margin_needed(p, s, nominal, delta_s)
     return MethodOutcome(support=np.array(chosen, dtype=np.int64), entries=entries, curator=curator,
                          released=released)
 
@@ -293,6 +321,9 @@ class MistakesMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         _top_r.check_certified_size(p, size, options, context, self.name)
+
+    def default_ridge(self, n, p, size, options):
+        return _top_r.certified_default_ridge(n, p, size, options)
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

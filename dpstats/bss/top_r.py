@@ -8,18 +8,31 @@ w_{R+1} = log(N - R) - eps R(S_R) / (2 Delta); return S_a, or for a = R + 1 a un
 support outside the top R (uniform draws from all supports, rejected while inside).
 With unlimited retries (the default) this *is* the exponential mechanism on
 Rhat(S) = R(S) for the top R and R(S_R) otherwise, whose sensitivity is Delta (Behdin,
-Prastakos and Mazumder 2024, Lemmas A.1-A.2): eps-DP.  The list comes from the certified
-MIP engine (:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta,
-which makes Rhat's sensitivity Delta + 2 tau (:mod:`dpstats.bss.engine`, "Solver slack
-and epsilon"): the ledger charges
-eps_eff = eps (1 + 2 tolerance) and records tau.  With ``max_tries=T`` the mechanism is
-(eps', 0)-DP, eps' = log(e^eps_eff + gamma) - log(1 - q^T), q = R / N,
-gamma = R^T exp(eps n b_y^2 / (2 Delta)) / N^(T - 1) (Behdin, Prastakos and Mazumder
-2024, Theorem 1).
+Prastakos and Mazumder 2024, Lemmas A.1-A.2): sampled with eps, it is eps-DP.
 
-When C(p, s) <= ``max_enumerate`` every support is scored exactly (tau = 0, the charge
-stays eps_eff because the cost is fixed before p is known); when R >= C(p, s) the exact
-exponential mechanism of :mod:`dpstats.bss.exhaustive` runs instead, with a note.
+Exact epsilon.  The ``epsilon`` the method is given is what it spends, solver slack and
+retry cap included; it samples with a smaller *nominal* epsilon eps_nom where its
+guarantee is looser than eps_nom, and the ledger entry shows the split (``parts``):
+
+* Engine path (C(p, s) > ``max_enumerate``): the list comes from the certified MIP engine
+  (:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta, which
+  makes Rhat's sensitivity Delta + 2 tau (:mod:`dpstats.bss.engine`, "Solver slack and
+  epsilon"), so sampling with eps_nom is eps_nom (1 + 2 tolerance)-DP.  The mechanism
+  samples with eps_nom = eps / (1 + 2 tolerance) (rounded down,
+  :func:`dpstats.bss.exhaustive.slack_split`): eps-DP, charged eps = eps_nom + slack.
+* Exact path (C(p, s) <= ``max_enumerate``, squared loss): every support is scored
+  exactly, tau = 0, eps_nom = eps and no slack part.  Whether this path runs depends on
+  p, s and ``max_enumerate`` only (public), so the charge never depends on the data;
+  the certificate's own route inside the engine (data-dependent) never changes it.
+* R >= C(p, s): the exact exponential mechanism of :mod:`dpstats.bss.exhaustive` runs
+  instead, with a note (eps_nom = eps for the squared loss).
+* ``max_tries=T``: the mechanism is (eps', 0)-DP, eps' = log(e^e + gamma) - log(1 - q^T)
+  with e = eps_nom (1 + 2 tolerance) (e = eps_nom without slack), q = R / N,
+  gamma = R^T exp(e n b_y^2 / (2 Delta)) / N^(T - 1) (Behdin, Prastakos and Mazumder
+  2024, Theorem 1).  eps_nom is the largest value with eps' <= eps (found by bisection,
+  eps' increases with eps_nom); the parts are eps_nom, the slack and the retry cap.  If
+  even eps_nom = 0 gives eps' > eps (log(1 + R^T / N^(T - 1)) - log(1 - q^T) > eps) the
+  call is refused before the charge.
 
 Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``time_limit``
 (seconds, default None = no limit; reaching it raises SolverError and nothing is
@@ -34,9 +47,10 @@ form: each value is a certified upper bound within tau_eval (a duality gap), whi
 engine's certificate arithmetic accounts for (:mod:`dpstats.bss.hinge_source`): the MILP
 bound is valid because every hinge cut is an under-estimator whatever the dual accuracy,
 and the list values are within tau_eval, so tau = tau_mip + 2 tau_eval = tolerance *
-Delta_h and the charge is the same eps (1 + 2 tolerance).  On the exact path every
-support is scored within tau / 2.  With ``max_tries`` the objective bound n b_y^2 of
-Theorem 1 becomes n (b = 0 is feasible and each hinge term is then 1).
+Delta_h and the nominal epsilon is the same eps / (1 + 2 tolerance).  On the exact path
+every support is scored within tau / 2, so the hinge loss has a slack part on every path.
+With ``max_tries`` the objective bound n b_y^2 of Theorem 1 becomes n (b = 0 is feasible
+and each hinge term is then 1).
 
 References
 ----------
@@ -59,7 +73,7 @@ from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .engine import OuterApproximationEngine
 from .exhaustive import (LOSS_OPTION, check_enumeration_memory, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
-                         score_all_supports, score_all_supports_hinge)
+                         score_all_supports, score_all_supports_hinge, slack_parts, slack_split)
 from .gram import GramSource, MatrixFreeSource
 from .hinge import HingeObjective, hinge_sensitivity
 from .hinge_source import HingeSource
@@ -80,7 +94,8 @@ MATRIX_FREE_ABOVE = 3000
 #: Options shared by the certified best-subset methods (top_r and mistakes).
 CERTIFIED_OPTIONS = (
     Real("tolerance", default=DEFAULT_TOLERANCE, low=0, high=0.1, high_open=False,
-         doc="certified solver slack tau as a fraction of Delta; epsilon is charged as eps (1 + 2 tolerance)"),
+         doc="certified solver slack tau as a fraction of Delta; the mechanism samples with eps / (1 + 2 tolerance) "
+             "so that it spends exactly eps"),
     Real("time_limit", default=None, low=0, allow_none=True, doc="seconds for the certificate; None: no limit"),
     Integer("max_enumerate", default=None, minimum=1, allow_none=True,
             doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
@@ -96,13 +111,25 @@ def check_certified_options(options, ridge):
     return options
 
 
+def certified_default_ridge(n, p, s, options):
+    """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
+    max_enumerate), where every support is scored exactly; RIDGE_PER_ROW * n where the MIP
+    engine runs (its cuts need lam > 0; see dpstats.api.RIDGE_PER_ROW).  Public inputs only."""
+    from ..api import RIDGE_PER_ROW
+
+    if options["loss"] != "hinge" and uses_exact_path(p, s, options):
+        return 0.0
+    return RIDGE_PER_ROW * n
+
+
 def check_certified_size(p, s, options, context, name):
     """The certified engine needs ridge > 0 or the exact path; refused before the charge."""
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
     if context.get("ridge") == 0 and options["loss"] != "hinge" and (n_sup is None or n_sup > options["max_enumerate"]):
         raise InvalidArgumentError(
             f"method={name!r} with ridge=0 needs exact enumeration (C(p, s) <= max_enumerate): the certified engine's "
-            "bounds need ridge > 0. Use a positive ridge (the default 'auto' is 0.1 n) or raise max_enumerate.")
+            "bounds need ridge > 0. Use a positive ridge (the default 'auto' gives 0.1 n there) or raise "
+            "max_enumerate.")
     if n_sup is not None and n_sup <= options["max_enumerate"]:
         check_enumeration_memory(n_sup, s, f"method={name!r}")
 
@@ -118,8 +145,78 @@ def check_options(options, context):
 
 
 def inflated_epsilon(epsilon, tolerance):
-    """eps_eff = eps (1 + 2 tau / Delta) with tau = tolerance * Delta (:mod:`dpstats.bss.engine`)."""
+    """The guarantee eps (1 + 2 tau / Delta), tau = tolerance * Delta, of a mechanism sampled
+    with eps on scores certified within tau (:mod:`dpstats.bss.engine`); the inverse of
+    :func:`mechanism_epsilon` (up to rounding)."""
     return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
+
+
+def n_supports(p, s):
+    """C(p, s) as an int, or None when it is astronomically large."""
+    return int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
+
+
+def uses_exact_path(p, s, options):
+    """Every support is scored (C(p, s) <= max_enumerate): public inputs only."""
+    n_sup = n_supports(p, s)
+    return n_sup is not None and n_sup <= options["max_enumerate"]
+
+
+def uses_slack(p, s, R, options):
+    """Whether the top-R mechanism's scores carry solver slack, from public inputs only.
+
+    The hinge loss always does (certified duality gaps); the squared loss does on the
+    engine path only, not when every support is scored exactly (C(p, s) <=
+    ``max_enumerate``, or R >= C(p, s)).
+    """
+    if options.get("loss") == "hinge":
+        return True
+    n_sup = n_supports(p, s)
+    return not (uses_exact_path(p, s, options) or (n_sup is not None and R >= n_sup))
+
+
+def mechanism_epsilon(budget, tolerance, slack=True):
+    """The nominal epsilon a mechanism samples with so that it spends exactly ``budget``:
+    budget / (1 + 2 tolerance) rounded down with solver slack, ``budget`` without."""
+    return slack_split(budget, tolerance)[0] if slack else float(budget)
+
+
+def retry_floor(R, log_n, T):
+    """eps' of the retry-capped mechanism at nominal epsilon 0: log(1 + R^T / N^(T-1)) - log(1 - q^T)."""
+    return retry_cap_epsilon(0.0, R, log_n, T, 0, 0.0, 1.0)
+
+
+def retry_capped_nominal(budget, tolerance, slack, R, log_n, T, n, b_y, sensitivity):
+    """The largest nominal eps_nom with eps'(e) <= budget, e = eps_nom (1 + 2 tolerance)
+    (e = eps_nom without slack), by bisection over floats (eps' increases with eps_nom).
+
+    Returns (eps_nom, e, eps'(e)).  Raises InvalidArgumentError when even eps_nom = 0
+    does not fit (:func:`retry_floor`); ``selection_cost`` raises the same before the charge.
+    """
+    factor = 1.0 + 2.0 * tolerance if slack else 1.0
+
+    def cost(e_nom):
+        return retry_cap_epsilon(e_nom * factor, R, log_n, T, n, b_y, sensitivity)
+
+    floor = cost(0.0)
+    if not floor <= budget:
+        raise InvalidArgumentError(_retry_refusal(budget, floor, T))
+    lo, hi = 0.0, float(budget)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if cost(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return lo, lo * factor, cost(lo)
+
+
+def _retry_refusal(budget, floor, T):
+    return (f"max_tries={T} cannot fit in the selection epsilon {budget:.6g}: the retry cap alone costs "
+            f"{floor:.6g} (Behdin, Prastakos and Mazumder 2024, Theorem 1, at nominal epsilon 0). Raise max_tries or "
+            "epsilon, or leave max_tries=None (unlimited retries, exact). Nothing was computed or charged.")
 
 
 def retry_cap_epsilon(epsilon, R, log_n, T, n, b_y, sensitivity):
@@ -134,24 +231,20 @@ def retry_cap_epsilon(epsilon, R, log_n, T, n, b_y, sensitivity):
 
 
 def selection_cost(epsilon, options, context):
-    eps_eff = inflated_epsilon(epsilon, options["tolerance"])
+    """Exactly the selection share ``epsilon``: the slack and the retry cap come out of it
+    (module docstring).  With ``max_tries``, once p is known, a share too small for the
+    retry cap is refused here, before the charge."""
     if options.get("max_tries") is not None and not math.isinf(epsilon):
-        n, p = context.get("n_rows"), context.get("n_candidates")
-        if n is None or p is None:
-            # Before the formula is expanded: eps' >= eps_eff, a lower bound for the
-            # accountant's first check; dp_select asks again with n and p.
-            return eps_eff, 0.0
-        b_x, b_y = context["bounds"]
-        s = context["size"]
-        if options.get("loss") == "hinge":
-            # R_h <= n (b = 0): Theorem 1's n b_y^2 with b_y = 1
-            delta = hinge_sensitivity(b_x, context["radius"], s, context.get("intercept", True))
-            b_y = 1.0
-        else:
-            delta = least_squares_sensitivity(b_x, b_y, context["radius"], s, context.get("intercept", True))
-        return retry_cap_epsilon(eps_eff, context["R"], log_n_supports(p, s), options["max_tries"], n, b_y,
-                                 delta), 0.0
-    return eps_eff, 0.0
+        p = context.get("n_candidates")
+        if p is not None:
+            log_n, T = log_n_supports(p, context["size"]), options["max_tries"]
+            n_sup = n_supports(p, context["size"])
+            if n_sup is not None and context["R"] >= n_sup:
+                return float(epsilon), 0.0  # the exact exponential mechanism runs: no retries
+            floor = retry_floor(context["R"], log_n, T)
+            if not floor <= epsilon:
+                raise InvalidArgumentError(_retry_refusal(epsilon, floor, T))
+    return float(epsilon), 0.0
 
 
 # ---------------------------------------------------------------- shared machinery
@@ -177,7 +270,8 @@ def make_engine(task, tau):
     if is_hinge(task):
         source = HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
     elif len(task.terms) > MATRIX_FREE_ABOVE:
-        source = MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.data.intercept)
+        # A formula intercept is profiled out by implicit centring (no n x p copy).
+        source = MatrixFreeSource(task.data.X, task.data.y, centre=bool(task.data.intercept))
     else:
         source = GramSource(task.stats)
     return OuterApproximationEngine(source, task.size, task.ridge, task.radius, tau, **kwargs)
@@ -328,11 +422,13 @@ def run(task) -> MethodOutcome:
     s, p, R = task.size, len(task.terms), int(task.R)
     opts = task.options
     delta = sensitivity_of(task)
-    tau = opts["tolerance"] * delta
-    eps = task.epsilon
-    eps_eff = inflated_epsilon(eps, opts["tolerance"])
+    # Whether the scores carry solver slack is decided by public inputs only (p, s, R,
+    # max_enumerate, the loss), so the split of the budget never depends on the data.
+    slack = uses_slack(p, s, R, opts)
+    tau = opts["tolerance"] * delta if slack else 0.0
+    eps = task.epsilon  # the budget: what this mechanism spends, slack included
     log_n = log_n_supports(p, s)
-    n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
+    n_sup = n_supports(p, s)
     caveats = []
     # Public parameters only (fixed by p, s, R, the bounds, radius, ridge and the options);
     # what the solver computed is in the curator's "certificate" (see certified_top).
@@ -341,8 +437,8 @@ def run(task) -> MethodOutcome:
                "log_n_supports": log_n, "loss": "hinge" if is_hinge(task) else "least squares"}
 
     if n_sup is not None and R >= n_sup and is_hinge(task):
-        # R >= C(p, s): the exact exponential mechanism on certified hinge values, charged
-        # the same eps (1 + 2 tolerance).
+        # R >= C(p, s): the exact exponential mechanism on certified hinge values, with the
+        # same split eps / (1 + 2 tolerance) + slack.
         note = f"R={R} >= C({p}, {s}) = {n_sup}: ran the exact exponential mechanism over all supports instead"
         out = run_hinge(task)
         out.curator["method_detail"] = note
@@ -356,39 +452,53 @@ def run(task) -> MethodOutcome:
         logp = exponential_log_probabilities(values, eps, delta)
         note = f"R={R} >= C({p}, {s}) = {n_sup}: ran the exact exponential mechanism over all supports instead"
         entry = LedgerEntry(mechanism="exponential mechanism over all supports (top_r fallback, R >= C(p, s))",
-                            epsilon=eps_eff, neighbours=REPLACE_ONE,
+                            epsilon=eps, neighbours=REPLACE_ONE,
                             released={"support": [task.terms[j] for j in chosen]},
-                            caveats=(note,), details={**details, "n_supports": n_sup, "tau": 0.0,
-                                                      "charged_as": "eps (1 + 2 tolerance), fixed before p was known"})
-        curator = curator_summary(task.terms, supports, values, logp, delta, task.stats.n, s)
+                            caveats=(note,), details={**details, "n_supports": n_sup})
+        curator = curator_summary(task.terms, supports, values, logp, delta, task.stats.n, s, epsilon=eps)
         curator["method_detail"] = note
         return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator, caveats=[note])
 
-    sups, vals, info, _ = certified_top(task, R, tau)
+    sups, vals, info, scored = certified_top(task, R, tau)
+    nominal, parts = eps, ()
+    if opts.get("max_tries") is not None and not math.isinf(eps):
+        # n as in the planned cost: the input row count, an upper bound on the rows used
+        # (eps' grows with n), so the guarantee stays valid under na_action="omit".
+        nominal, guarantee, capped = retry_capped_nominal(
+            eps, opts["tolerance"], slack, R, log_n, opts["max_tries"], task.cost_context["n_rows"],
+            1.0 if is_hinge(task) else task.data.b_y, delta)  # R_h <= n
+        parts = (("top-R mechanism (nominal epsilon)", nominal),)
+        if slack:
+            parts += ((f"solver slack (tau = {opts['tolerance']:g} Delta)",
+                       guarantee - nominal),)
+        parts += ((f"retry cap (max_tries = {opts['max_tries']})",
+                   eps - guarantee),)
+        details["max_tries"] = opts["max_tries"]
+        details["epsilon_retry_cap"] = capped
+    elif slack:
+        nominal, parts = slack_parts(eps, opts["tolerance"], "top-R mechanism")
+    details["nominal_epsilon"] = nominal
     if math.isinf(eps):
         chosen, tries = sups[0], 0
         logp_a = np.full(R + 1, -np.inf)
         logp_a[0] = 0.0
     else:
-        logw = top_r_log_weights(vals, log_n, eps, delta)
+        logw = top_r_log_weights(vals, log_n, nominal, delta)
         logp_a = logw - logsumexp(logw)
-        chosen, tries = sample_top_r(sups, vals, p, s, eps, delta, task.rng, opts.get("max_tries"))
-    charged = eps_eff
-    if opts.get("max_tries") is not None and not math.isinf(eps):
-        # n as in the planned cost: the input row count, an upper bound on the rows used
-        # (eps' grows with n), so the charge stays valid under na_action="omit".
-        charged = retry_cap_epsilon(eps_eff, R, log_n, opts["max_tries"], task.cost_context["n_rows"],
-                                    1.0 if is_hinge(task) else task.data.b_y, delta)  # R_h <= n
-        details["max_tries"] = opts["max_tries"]
-        details["epsilon_retry_cap"] = charged
-    conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
-                  "epsilon inflated to eps (1 + 2 tau / Delta)",)
+        chosen, tries = sample_top_r(sups, vals, p, s, nominal, delta, task.rng, opts.get("max_tries"))
+    if slack:
+        conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
+                      "sampled with the nominal eps / (1 + 2 tau / Delta), so the guarantee is eps",)
+    else:
+        conditions = (f"every support scored exactly (C({p}, {s}) <= max_enumerate): no solver slack",)
     entry = LedgerEntry(mechanism=f"top-R mechanism (R = {R}) over certified best supports",
-                        epsilon=charged, neighbours=REPLACE_ONE,
+                        epsilon=eps, neighbours=REPLACE_ONE,
                         released={"support": [task.terms[j] for j in chosen]}, caveats=conditions,
-                        details=details)
+                        details=details, parts=parts)
     curator = _curator(task, sups, vals, logp_a, delta, info, tau)
     curator["outside_top_r_draws"] = tries
+    if isinstance(scored, ExactScores):
+        curator.update(_margin_items(scored, sups, vals, delta, nominal, opts.get("max_tries"), s))
     return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
                          caveats=caveats)
 
@@ -400,17 +510,33 @@ def _curator(task, sups, vals, logp_a, delta, info, tau):
     return {
         "best_support": [task.terms[j] for j in sups[0]],
         "best_objective": float(vals[0]),
-        "probability_best (P(a = 1), a lower bound on P(output = S_1))": float(np.exp(logp_a[0])),
-        "probability_outside_top_R": float(np.exp(logp_a[-1])),
-        "P(a) (first entries)": [float(np.exp(x)) for x in logp_a[:top]],
+        "probability_best": float(np.exp(logp_a[0])),
+        "probability_outside_top_r": float(np.exp(logp_a[-1])),
+        "probability_of_a": [float(np.exp(x)) for x in logp_a[:top]],
         "top_supports": [{"support": [task.terms[j] for j in sups[k]], "objective": float(vals[k]),
                           "probability": float(np.exp(logp_a[k]))} for k in range(top)],
         "sensitivity": delta,
         "gap": gap,
-        "gap_over_2delta": gap / (2 * delta),
+        "gap_over_2_Delta": gap / (2 * delta),
         "tau": tau,
         "certificate": info,
     } | _loss_items(task, sups[0], vals[0])
+
+
+def _margin_items(scored, sups, vals, delta, epsilon, max_tries, s):
+    """Curator-only: tau_hat from the exactly scored supports and the concentration bound of
+    the top-R law, P(output != S_1) <= sum_i m_i exp(-eps min(i tau_hat, R(S_R) - R(S_1)) / (2 Delta))
+    (:func:`dpstats.conditions.concentration_bound`; no bound with ``max_tries`` or eps = inf)."""
+    from ..conditions import concentration_bound, margin_needed
+
+    blocks = scored.mistakes(sups[0])
+    margins = [(value - float(vals[0])) / i for i, (_, value) in enumerate(blocks, start=1)]
+    out = {"tau_hat": min(margins) if margins else math.inf}
+    if max_tries is None and not math.isinf(epsilon):
+        cap = float(vals[-1] - vals[0])
+        out["bound_probability_not_best"] = concentration_bound(scored.p, s, out["tau_hat"], epsilon, delta, cap=cap)
+        out["tau_hat_needed"] = margin_needed(scored.p, s, epsilon, delta, cap=cap)
+    return out
 
 
 def _loss_items(task, best_support, best_value):
@@ -444,6 +570,9 @@ class TopRMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         check_certified_size(p, size, options, context, self.name)
+
+    def default_ridge(self, n, p, size, options):
+        return certified_default_ridge(n, p, size, options)
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -31,12 +31,23 @@ first charge; a check or charge under another relation is refused with
 converted: use one accountant per relation.  A charge that names no relation is taken to
 be under the accountant's relation (replace-one for an accountant that has none yet,
 the relation of most methods).
+
+History
+-------
+Every charge is recorded as a :class:`Charge`: its label, epsilon, delta, relation and
+condition, the time it was made, and for ``dp_select`` calls the method, the formula and
+the size (``s`` or ``k``), so that calls with the same method tell apart.  The epsilon
+recorded is the call's ``epsilon=``: every method spends exactly what it is given (solver
+slack and similar costs come out of the request; docs/privacy.md).  ``print(acc)`` and
+:meth:`Accountant.history_table` show the history with what was spent and what remains;
+:meth:`Accountant.history_records` gives it as plain dicts.
 """
 from __future__ import annotations
 
 import math
 import numbers
 from dataclasses import dataclass
+from datetime import datetime
 from fractions import Fraction
 
 from tabulate import tabulate
@@ -52,11 +63,18 @@ _SHORT_NAMES = {"replace_one": REPLACE_ONE, "add_remove": ADD_REMOVE, "replace_m
 _NICKNAMES = {REPLACE_ONE: "replace-one", ADD_REMOVE: "add/remove", REPLACE_MACHINE: "replace-one-machine (DGDP)"}
 
 
+#: Longest formula shown in a history table (longer ones are shortened with "...").
+FORMULA_WIDTH = 40
+
+
 @dataclass(frozen=True)
 class Charge:
     """One recorded charge; ``condition`` is set when the call's guarantee is conditional on the data.
 
     ``neighbours`` is the neighbouring relation the charge's guarantee is stated for.
+    ``method``, ``formula`` and ``size`` (a pair such as ``("s", 3)`` or ``("k", 5)``)
+    describe a ``dp_select`` call (None for a charge made by hand); ``time`` is when the
+    charge was recorded (local time, timezone-aware).
     """
 
     label: str
@@ -64,6 +82,23 @@ class Charge:
     delta: float
     condition: str | None = None
     neighbours: str = REPLACE_ONE
+    method: str | None = None
+    formula: str | None = None
+    size: tuple | None = None
+    time: datetime | None = None
+
+    @property
+    def size_text(self) -> str:
+        """The size as ``"s = 3"`` (empty when not recorded)."""
+        return f"{self.size[0]} = {self.size[1]}" if self.size else ""
+
+    def to_dict(self) -> dict:
+        """The charge as plain, JSON-serialisable data (time in ISO 8601)."""
+        return {"label": self.label, "method": self.method, "formula": self.formula,
+                "size": {self.size[0]: self.size[1]} if self.size else None,
+                "time": self.time.isoformat(timespec="seconds") if self.time else None,
+                "epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon, "delta": self.delta,
+                "neighbours": self.neighbours, "condition": self.condition}
 
 
 def _real(name, value):
@@ -111,6 +146,27 @@ def check_neighbours(value, name="neighbours"):
         f"{name} must be one of {list(_SHORT_NAMES)} (or the relations of dpstats.privacy.ledger: "
         f"{list(NEIGHBOUR_RELATIONS)}); got {value!r}."
     )
+
+
+def _check_size(size):
+    """A charge's size: None or a pair (name, value) with name "s" or "k"."""
+    if size is None:
+        return None
+    if (not isinstance(size, tuple) or len(size) != 2 or size[0] not in ("s", "k")
+            or isinstance(size[1], bool) or not isinstance(size[1], numbers.Integral)):
+        raise InvalidTypeError(f"size must be None or a pair such as ('s', 3) or ('k', 5); got {size!r}.")
+    return (size[0], int(size[1]))
+
+
+def _optional_text(name, value):
+    if value is not None and not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be None or a string; got {value!r}.")
+    return value
+
+
+def _short(text, width=FORMULA_WIDTH):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _mixing_reason(budget, charge) -> str:
@@ -235,7 +291,8 @@ class Accountant:
                 "(nothing was computed or charged)."
             )
 
-    def charge(self, epsilon, delta=0.0, label="call", condition=None, *, neighbours=None) -> Charge:
+    def charge(self, epsilon, delta=0.0, label="call", condition=None, *, neighbours=None, method=None,
+               formula=None, size=None) -> Charge:
         """Check, then record a charge of (epsilon, delta).
 
         ``condition`` (str, optional): the condition on the data the call's guarantee needs
@@ -246,14 +303,22 @@ class Accountant:
         ``neighbours`` (str, optional): the neighbouring relation of the charge's guarantee;
         it must be the accountant's (the first charge fixes it when the constructor did not).
         Omitted, it is the accountant's relation (replace-one if none is fixed yet).
+
+        ``method``, ``formula`` (str, optional) and ``size`` (a pair ``("s", 3)`` or
+        ``("k", 5)``, optional) describe the call for the history; ``dp_select`` passes
+        them.  The time of the charge is recorded.
         """
         if condition is not None and not isinstance(condition, str):
             raise InvalidTypeError(f"condition must be None or a string; got {condition!r}.")
+        method = _optional_text("method", method)
+        formula = _optional_text("formula", formula)
+        size = _check_size(size)
         eps, dlt, relation = self._checked(epsilon, delta, label, neighbours)
         self.check(eps, dlt, label, neighbours=relation)
         self._spent_epsilon = add_exact(self._spent_epsilon, exact(eps))
         self._spent_delta = add_exact(self._spent_delta, exact(dlt))
-        record = Charge(label, eps, dlt, condition or None, relation)
+        record = Charge(label, eps, dlt, condition or None, relation, method=method, formula=formula, size=size,
+                        time=datetime.now().astimezone())
         self.history.append(record)
         return record
 
@@ -262,26 +327,46 @@ class Accountant:
         """Conditions of conditional charges ("charge k: text"); empty when every charge is unconditional."""
         return [f"charge {i + 1}: {c.condition}" for i, c in enumerate(self.history) if c.condition]
 
+    def history_records(self) -> list[dict]:
+        """The history as plain dicts (:meth:`Charge.to_dict`), oldest first."""
+        return [c.to_dict() for c in self.history]
+
     def history_table(self, tablefmt="simple") -> str:
-        """The charges (with their neighbouring relation) and what remains; a "condition"
-        column appears once a charge is conditional."""
+        """The charges (time, call, formula, size, epsilon, delta, neighbouring relation),
+        then what was spent and what remains; a "condition" column appears once a charge
+        is conditional.  Formulas longer than ``FORMULA_WIDTH`` characters are shortened."""
         conditional = bool(self.conditions)
-        rows = [[i + 1, c.label, f"{c.epsilon:.6g}", f"{c.delta:.3g}", c.neighbours]
-                + ([c.condition or ""] if conditional else [])
+        rows = [[i + 1, c.time.strftime("%Y-%m-%d %H:%M:%S") if c.time else "", c.label,
+                 _short(c.formula) if c.formula else "", c.size_text, _fmt_epsilon(c.epsilon), f"{c.delta:.3g}",
+                 c.neighbours] + ([c.condition or ""] if conditional else [])
                 for i, c in enumerate(self.history)]
+        eps_spent, delta_spent = self.spent()
         eps_left, delta_left = self.remaining()
-        rows.append(["", "remaining" + (" (spent includes conditional charges)" if conditional else ""),
-                     f"{eps_left:.6g}", f"{delta_left:.3g}", self.neighbours or "(not fixed yet)"]
-                    + ([""] if conditional else []))
-        headers = ["#", "call", "epsilon", "delta", "neighbours"] + (["condition"] if conditional else [])
-        return tabulate(rows, headers=headers, tablefmt=tablefmt)
+        relation = self.neighbours or "(not fixed yet)"
+        rows.append(["", "", "spent" + (" (includes conditional charges)" if conditional else ""), "", "",
+                     _fmt_epsilon(eps_spent), f"{delta_spent:.3g}", ""] + ([""] if conditional else []))
+        rows.append(["", "", f"remaining of ({_fmt_epsilon(self.epsilon)}, {self.delta:.3g})", "", "",
+                     _fmt_epsilon(eps_left), f"{delta_left:.3g}", relation] + ([""] if conditional else []))
+        headers = (["#", "time", "call", "formula", "size", "epsilon", "delta", "neighbours"]
+                   + (["condition"] if conditional else []))
+        align = ("right", "left", "left", "left", "left", "right", "right", "left") + (("left",) if conditional else ())
+        return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True, colalign=align)
 
     def __str__(self):
         relation = f", neighbours={self.neighbours!r}" if self.neighbours else ""
-        return f"Accountant(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{relation})\n" + self.history_table()
+        calls = len(self.history)
+        return (f"Accountant(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{relation}): "
+                f"{calls} charge{'' if calls == 1 else 's'}\n" + self.history_table())
 
     def __repr__(self):
         eps, dlt = self.remaining()
         relation = f", neighbours={self.neighbours!r}" if self.neighbours else ""
         return (f"<Accountant: epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{relation}, "
                 f"remaining=({eps:.6g}, {dlt:.3g})>")
+
+
+def _fmt_epsilon(x) -> str:
+    """An epsilon for the history table: up to 12 significant digits, so that a charge of
+    1 shows as 1 and one of 1.0009 as 1.0009 (not both as 1)."""
+    x = float(x)
+    return "inf" if math.isinf(x) else f"{x:.12g}"

@@ -1,30 +1,22 @@
-"""Public clipping bounds, and their private estimation.
+"""Public ranges for the terms and the response, and their private estimation.
 
 ``bounds=`` takes
 
-* a scalar pair ``(b_x, b_y)``: every term is clipped to [-b_x, b_x] and the response
-  to [-b_y, b_y];
-* a dict of public per-term bounds ``{term: b}``: each term (and the response, which
-  must be in the dict) is divided by its bound and clipped to [-1, 1], so b_x = b_y = 1
-  on the rescaled data.  Dummy columns of categorical terms take values in {0, 1} by
-  construction and default to bound 1;
-* ``"auto"``: a documented share of epsilon (``AUTO_BOUNDS_SHARE`` = 5 %, split evenly
-  between x and y) buys two private quantiles, b_x the ``AUTO_QUANTILE`` (0.95) quantile
-  of the row maxima ||x_i||_inf and b_y that of |y_i|.
+* a dict of public ranges ``{term: (lower, upper)}`` naming every term and the response
+  (a single positive number b means (-b, b)); dummy columns of categorical terms take
+  values in {0, 1} by construction and default to (0, 1);
+* a pair ``(b_x, b_y)``: every term has the range (-b_x, b_x), the response (-b_y, b_y);
+* ``"auto"``: a documented share of epsilon (``AUTO_BOUNDS_SHARE``) buys a private range for
+  every numeric term and the response (:mod:`dpstats.privacy.auto_bounds`).
 
-Bounds are never computed from the data without budget.
+Each value is clipped to its range and mapped to [-1, 1] (:class:`TermRanges`), so the
+sensitivities downstream use b_x = b_y = 1.  The ranges used are released as
+``bounds_used``: public inputs, or outputs of the ledger's auto-bounds entry.  Bounds are
+never computed from the data without budget.
 
 A binary response (``response_type="binary"``, coded -1 / +1 for the hinge loss) is not
-clipped and needs no bound (its loss is bounded by construction, :mod:`dpstats.bss.hinge`):
-b_y of a pair is ignored, a dict
-may omit the response (a bound given for it is ignored), and ``"auto"`` spends its whole
-share on b_x.
-
-Private quantile (privacy statement)
-------------------------------------
-Candidates c on the public grid 2^k, k = -30..40.  Utility u(c) = -|#{i : r_i <= c} - q n|
-changes by at most 1 when one record is replaced (n public), so drawing c with
-P(c) proportional to exp(epsilon u(c) / 2) is epsilon-DP (exponential mechanism).
+clipped and needs no range: a dict may omit it (a range given for it is ignored), and
+``"auto"`` spends its share on the terms only.
 """
 from __future__ import annotations
 
@@ -35,109 +27,205 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
-from .ledger import REPLACE_ONE, LedgerEntry
+from .auto_bounds import AUTO_RANGE_SHARE, column_grid_counts, default_grid, draw_ranges
 
-AUTO_BOUNDS_SHARE = 0.05
-AUTO_QUANTILE = 0.95
-QUANTILE_GRID = 2.0 ** np.arange(-30, 41)
+#: Share of epsilon that ``bounds="auto"`` spends on the ranges (see :mod:`dpstats.privacy.auto_bounds`).
+AUTO_BOUNDS_SHARE = AUTO_RANGE_SHARE
 
 
 def check_bounds(bounds, required=True):
-    """Validate the form of ``bounds`` without looking at the data."""
+    """Validate the form of ``bounds`` without looking at the data.
+
+    Returns "auto", a pair ``(b_x, b_y)`` of positive floats, or a dict term -> (lower, upper)
+    (a single positive b given for a term becomes (-b, b)).
+    """
     if bounds is None:
         if required:
             raise InvalidArgumentError(
-                "bounds are required for this method: give public bounds (b_x, b_y), a dict "
-                "{term: bound} including the response, or bounds='auto' to spend 5% of epsilon "
+                "bounds are required for this method: give public ranges {term: (lower, upper)} for every term and "
+                "the response (from a codebook or domain knowledge), a pair (b_x, b_y) meaning [-b_x, b_x] for "
+                "every term and [-b_y, b_y] for the response, or bounds='auto' to spend a share of epsilon "
                 "estimating them privately. Bounds are never taken from the data for free."
             )
         return None
     if isinstance(bounds, str):
         if bounds != "auto":
-            raise InvalidArgumentError(f"bounds must be (b_x, b_y), a dict or 'auto'; got {bounds!r}.")
+            raise InvalidArgumentError(f"bounds must be a dict of ranges, a pair (b_x, b_y) or 'auto'; got {bounds!r}.")
         return "auto"
     if isinstance(bounds, Mapping):
         out = {}
         for key, value in bounds.items():
             if not isinstance(key, str):
                 raise InvalidTypeError(f"bounds keys must be term names; got {key!r}.")
-            out[key] = _positive("bounds[" + repr(key) + "]", value)
+            out[key] = _range("bounds[" + repr(key) + "]", value)
         return out
     if isinstance(bounds, (tuple, list, np.ndarray)) and len(bounds) == 2:
+        if any(isinstance(v, (tuple, list, np.ndarray)) for v in bounds):
+            raise InvalidTypeError(
+                "bounds=(b_x, b_y) takes two positive numbers; for (lower, upper) ranges give a dict "
+                "{term: (lower, upper)} naming every term and the response.")
         return (_positive("bounds[0] (b_x)", bounds[0]), _positive("bounds[1] (b_y)", bounds[1]))
     raise InvalidTypeError(
-        f"bounds must be a pair (b_x, b_y), a dict {{term: bound}} or 'auto'; got {bounds!r}."
+        f"bounds must be a dict {{term: (lower, upper)}}, a pair (b_x, b_y) or 'auto'; got {bounds!r}."
     )
 
 
-def _positive(name, value):
+def _range(name, value):
+    """(lower, upper) with lower < upper, both finite; a single positive b means (-b, b)."""
+    if isinstance(value, (tuple, list, np.ndarray)):
+        if len(value) != 2:
+            raise InvalidArgumentError(f"{name} must be a range (lower, upper) or a positive number b; got {value!r}.")
+        lower, upper = (_finite(f"{name}[0] (lower)", value[0]), _finite(f"{name}[1] (upper)", value[1]))
+        if not lower < upper:
+            raise InvalidArgumentError(f"{name} must have lower < upper; got ({lower!r}, {upper!r}).")
+        return (lower, upper)
+    b = _positive(name, value)
+    return (-b, b)
+
+
+def _finite(name, value):
+    if isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.")
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise InvalidTypeError(f"{name} must be a positive number; got {value!r}.") from None
-    if not (math.isfinite(value) and value > 0):
+        raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.") from None
+    if not math.isfinite(value):
+        raise InvalidArgumentError(f"{name} must be a finite number; got {value!r}.")
+    return value
+
+
+def _positive(name, value):
+    value = _finite(name, value)
+    if not value > 0:
         raise InvalidArgumentError(f"{name} must be a positive finite number; got {value!r}.")
     return value
 
 
-def private_quantile_log_probabilities(values, q, epsilon, grid=QUANTILE_GRID):
-    """Exact log-probabilities of each grid point under the private quantile."""
-    loss = np.abs(grid_counts(values, grid) - q * np.size(values))  # sensitivity 1
-    return exponential_log_probabilities(loss, epsilon, 1.0)
-
-
-def private_quantile(values, q, epsilon, rng, grid=QUANTILE_GRID) -> float:
-    """Draw the private q-quantile of ``values`` on ``grid`` (see module docstring)."""
-    return private_quantile_from_counts(grid_counts(values, grid), np.size(values), q, epsilon, rng, grid)
-
-
 @dataclass
 class ClippedData:
-    """Clipped design and response, with the bounds that hold on them."""
+    """The design and response mapped to [-1, 1] by their public ranges (see :class:`TermRanges`).
+
+    ``b_x`` and ``b_y`` are the bounds that hold on the mapped values: 1 after a mapping,
+    infinite for the unclipped data of a method without bounds (kendall's sign step).
+    """
 
     X: np.ndarray
     y: np.ndarray | None
     b_x: float
     b_y: float | None
     intercept: bool
-    term_scale: np.ndarray | None = None
-    response_scale: float | None = None
     entries: list = field(default_factory=list)
     public_bounds: object = None
     #: (negative, positive) levels of a binary response coded -1 / +1 (not clipped).
     response_levels: tuple | None = None
+    #: The public ranges and the affine map that was applied (None when nothing was mapped).
+    ranges: "TermRanges | None" = None
+    #: Curator-only notes on the mapping (for ``bounds="auto"``: clipped shares per term).
+    curator: dict = field(default_factory=dict)
 
     @property
     def intercept_value(self) -> float:
         return min(1.0, self.b_x)
 
     def design_with_intercept(self) -> np.ndarray:
-        """The clipped design with the forced intercept column (value min(1, b_x)) first."""
+        """The mapped design with the intercept column (value min(1, b_x)) first, when the formula has one."""
         if not self.intercept:
             return self.X
         return np.hstack([np.full((self.X.shape[0], 1), self.intercept_value), self.X])
 
+    @property
+    def bounds_used(self) -> dict | None:
+        return None if self.ranges is None else self.ranges.used()
+
+
+@dataclass
+class TermRanges:
+    """Public ranges [lower, upper] per term (and of the response) and the map to [-1, 1].
+
+    A value is first clipped to its range, then mapped by x -> (x - centre) / half:
+
+    * with an intercept, centre = (lower + upper) / 2 and half = (upper - lower) / 2, the
+      affine map of the range onto [-1, 1] (the intercept absorbs the shift, so nothing is
+      lost by centring at the public midpoint);
+    * without one, centre = 0 and half = max(|lower|, |upper|): a pure rescaling, so a model
+      through the origin stays a model through the origin.
+
+    Either way the mapped values lie in [-1, 1] (b_x = b_y = 1 in the sensitivities).
+    """
+
+    terms: list
+    lower: np.ndarray
+    upper: np.ndarray
+    response: str | None = None
+    response_lower: float | None = None
+    response_upper: float | None = None
+    intercept: bool = True
+
+    def __post_init__(self):
+        self.lower = np.asarray(self.lower, dtype=np.float64)
+        self.upper = np.asarray(self.upper, dtype=np.float64)
+        self.centre, self.half = _affine(self.lower, self.upper, self.intercept)
+        if self.response_lower is not None:
+            c, h = _affine(np.array([self.response_lower]), np.array([self.response_upper]), self.intercept)
+            self.response_centre, self.response_half = float(c[0]), float(h[0])
+        else:
+            self.response_centre = self.response_half = None
+
+    def map_design(self, X, in_place=False) -> np.ndarray:
+        """Clip every column to its range and map it to [-1, 1].
+
+        A new array, or ``X`` itself with ``in_place`` (a float64 design nobody else reads:
+        a fresh n x p array costs its page faults, seconds for a wide design on a loaded
+        machine).  Done in blocks of rows so that the three passes stay in cache.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        out = X if in_place else np.empty_like(X)
+        step = max(1, _MAP_BLOCK // max(X.shape[1], 1))
+        for i in range(0, X.shape[0], step):
+            block = out[i:i + step]
+            np.clip(X[i:i + step], self.lower, self.upper, out=block)
+            block -= self.centre
+            block /= self.half
+        return out
+
+    def map_response(self, y):
+        if y is None or self.response_lower is None:
+            return None
+        return (np.clip(np.asarray(y, dtype=np.float64), self.response_lower, self.response_upper)
+                - self.response_centre) / self.response_half
+
+    def map_values(self, values, response=False):
+        """Map public values given in the data's units (e.g. public centres) the same way (no clipping)."""
+        if response:
+            return (np.asarray(values, dtype=np.float64) - self.response_centre) / self.response_half
+        return (np.asarray(values, dtype=np.float64) - self.centre) / self.half
+
+    def used(self) -> dict:
+        """term -> [lower, upper] for every term and the response (the ``bounds_used`` release item)."""
+        out = {t: [float(lo), float(hi)] for t, lo, hi in zip(self.terms, self.lower, self.upper)}
+        if self.response is not None and self.response_lower is not None:
+            out[self.response] = [float(self.response_lower), float(self.response_upper)]
+        return out
+
+
+#: Values per block of rows in :meth:`TermRanges.map_design` (2 MiB of float64).
+_MAP_BLOCK = 1 << 18
+
+
+def _affine(lower, upper, intercept):
+    if intercept:
+        return (lower + upper) / 2.0, (upper - lower) / 2.0
+    return np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
+
 
 @dataclass
 class ResolvedBounds:
-    """The bounds that hold after clipping, and the ledger entries it took to get them."""
+    """The public ranges that will hold after mapping, and the ledger entries it took to get them."""
 
-    b_x: float
-    b_y: float | None
-    term_scale: np.ndarray | None = None
-    response_scale: float | None = None
+    ranges: TermRanges
     entries: list = field(default_factory=list)
     public_bounds: object = None
-
-
-def private_quantile_from_counts(counts, n, q, epsilon, rng, grid=QUANTILE_GRID) -> float:
-    """The private quantile from the counts #{i : r_i <= c} on the public grid.
-
-    The counts add up over row blocks, which is all a distributed engine has to send.
-    """
-    loss = np.abs(np.asarray(counts, dtype=np.float64) - q * n)  # sensitivity 1
-    return float(grid[sample_exponential(loss, epsilon, 1.0, rng)])
 
 
 def normalise_bounds_keys(bounds, terms, response):
@@ -186,75 +274,102 @@ def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_re
         raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
 
 
-def grid_counts(values, grid=QUANTILE_GRID):
-    """#{i : values_i <= c} for every grid point c."""
-    return np.searchsorted(np.sort(np.asarray(values, dtype=np.float64)), grid, side="right")
+def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of, categorical_terms=(),
+                   intercept=True):
+    """Turn a validated ``bounds`` argument into public ranges per term (and of the response).
 
-
-def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of, categorical_terms=()):
-    """Turn a validated ``bounds`` argument into the bounds that will hold on the data.
-
-    ``counts_of(which)`` (which in {"x", "y"}) returns the grid counts of the row maxima
-    |x_i|_inf or of |y_i|; it is called only for ``bounds="auto"``, after the budget is
-    charged.  ``response`` is None when the formula has no response.
+    ``counts_of(which, columns)`` returns :func:`dpstats.privacy.auto_bounds.column_grid_counts`
+    on the public grid ``AUTO_GRID`` of the design's ``columns`` (which = "x") or of the
+    response (which = "y"); it is called only for ``bounds="auto"``, after the charge.  ``response`` is None when the formula has no response or it is not mapped
+    (a binary response).  Dummy columns of categorical terms take values in {0, 1} and
+    default to the range (0, 1).
     """
     has_y = response is not None
+    p = len(terms)
+    entries = []
     if bounds == "auto":
-        eps_each = epsilon_share / (2 if has_y else 1)
-        b_x = private_quantile_from_counts(counts_of("x"), n, AUTO_QUANTILE, eps_each, rng)
-        entries = [LedgerEntry(
-            "private quantile (bound b_x of the terms)", eps_each, 0.0, REPLACE_ONE, released={"b_x": b_x},
-            details={"quantile": AUTO_QUANTILE, "of": "row maxima |x_i|_inf", "grid": "2^k, k=-30..40",
-                     "sensitivity": 1.0})]
-        b_y = None
+        # One private range per numeric term and for the response; dummy columns keep (0, 1).
+        ranged = [j for j, t in enumerate(terms) if t not in set(categorical_terms)]
+        counts = list(counts_of("x", ranged)) if ranged else []
+        names = [terms[j] for j in ranged]
         if has_y:
-            b_y = private_quantile_from_counts(counts_of("y"), n, AUTO_QUANTILE, eps_each, rng)
-            entries.append(LedgerEntry(
-                "private quantile (bound b_y of the response)", eps_each, 0.0, REPLACE_ONE, released={"b_y": b_y},
-                details={"quantile": AUTO_QUANTILE, "of": "|y_i|", "grid": "2^k, k=-30..40", "sensitivity": 1.0}))
-        return ResolvedBounds(b_x, b_y, entries=entries, public_bounds="auto")
-    if isinstance(bounds, dict):
+            counts += list(counts_of("y", None))
+            names.append(response)
+        drawn, entries = draw_ranges(counts, n, epsilon_share, rng, grid=AUTO_GRID, names=names)
+        lower, upper = np.zeros(p), np.ones(p)
+        for j, (lo, hi) in zip(ranged, drawn):
+            lower[j], upper[j] = lo, hi
+        y_range = drawn[-1] if has_y else (None, None)
+        public = "auto"
+    elif isinstance(bounds, dict):
         check_bounds_keys(bounds, terms, response, categorical_terms)
-        scale = np.array([bounds.get(t, 1.0) for t in terms])
-        return ResolvedBounds(1.0, 1.0 if has_y else None, term_scale=scale,
-                              response_scale=bounds[response] if has_y else None, public_bounds=dict(bounds))
-    b_x, b_y = bounds
-    return ResolvedBounds(b_x, b_y if has_y else None, public_bounds=(b_x, b_y))
-
-
-def clip_arrays(X, y, *, term_scale=None, response_scale=None, b_x=None, b_y=None):
-    """Clip a design (and response) to its bounds: per-term scales mapped to [-1, 1], or
-    (b_x, b_y).  The one clipping rule, for pandas frames and Dask partitions alike."""
-    if term_scale is not None:
-        Xc = np.clip(X / term_scale, -1.0, 1.0)
-        yc = None if (y is None or response_scale is None) else np.clip(y / response_scale, -1.0, 1.0)
+        pairs = [bounds.get(t, DUMMY_RANGE) for t in terms]
+        lower = np.array([lo for lo, _ in pairs], dtype=np.float64).reshape(p)
+        upper = np.array([hi for _, hi in pairs], dtype=np.float64).reshape(p)
+        y_range = bounds[response] if has_y else (None, None)
+        public = {k: list(v) for k, v in bounds.items()}
     else:
-        Xc = np.clip(X, -b_x, b_x)
-        yc = None if (y is None or b_y is None) else np.clip(y, -b_y, b_y)
-    return Xc, yc
+        b_x, b_y = bounds
+        lower, upper = np.full(p, -b_x), np.full(p, b_x)
+        y_range = (-b_y, b_y) if has_y else (None, None)
+        public = (b_x, b_y)
+    ranges = TermRanges(list(terms), lower, upper, response if has_y else None, y_range[0], y_range[1],
+                        intercept=intercept)
+    return ResolvedBounds(ranges, entries=entries, public_bounds=public)
 
 
-def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()) -> ClippedData:
-    """Apply public bounds, or estimate them privately with ``epsilon_share`` first."""
+#: The public grid the private ranges are drawn on.
+AUTO_GRID = default_grid()
+
+#: The default range of a categorical term's dummy column (values 0 and 1).
+DUMMY_RANGE = (0.0, 1.0)
+
+
+def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=(), in_place=False) -> ClippedData:
+    """Map the design (and response) to [-1, 1] by public ranges, estimating them privately first
+    with ``epsilon_share`` for ``bounds="auto"``.  ``in_place``: overwrite the frame's design
+    (``dp_select`` does; its frame is read only through the mapped data afterwards)."""
     X, y = model_frame.X, model_frame.y
     levels = getattr(model_frame, "response_levels", None)
-    if levels is not None:
+    binary = levels is not None
+    if binary and isinstance(bounds, dict):
         # A binary response is coded -1 / +1 and never clipped; its bound is not needed.
-        if isinstance(bounds, dict):
-            bounds = {k: v for k, v in bounds.items() if k != model_frame.response}
-        resolved = resolve_bounds(bounds, terms=model_frame.terms, response=None, n=X.shape[0],
-                                  epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
-                                  counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1)))
-        Xc, _ = clip_arrays(X, None, term_scale=resolved.term_scale, b_x=resolved.b_x)
-        return ClippedData(Xc, y, resolved.b_x, None, model_frame.intercept, term_scale=resolved.term_scale,
-                           response_scale=None, entries=resolved.entries, public_bounds=resolved.public_bounds,
-                           response_levels=tuple(levels))
-    resolved = resolve_bounds(
-        bounds, terms=model_frame.terms, response=model_frame.response if y is not None else None,
-        n=X.shape[0], epsilon_share=epsilon_share, rng=rng, categorical_terms=categorical_terms,
-        counts_of=lambda which: grid_counts(np.max(np.abs(X), axis=1) if which == "x" else np.abs(y)))
-    Xc, yc = clip_arrays(X, y, term_scale=resolved.term_scale, response_scale=resolved.response_scale,
-                         b_x=resolved.b_x, b_y=resolved.b_y)
-    return ClippedData(Xc, yc, resolved.b_x, resolved.b_y, model_frame.intercept, term_scale=resolved.term_scale,
-                       response_scale=resolved.response_scale, entries=resolved.entries,
-                       public_bounds=resolved.public_bounds)
+        bounds = {k: v for k, v in bounds.items() if k != model_frame.response}
+    has_y = y is not None and not binary
+
+    def counts_of(which, columns):
+        return column_grid_counts(X[:, columns] if which == "x" else np.asarray(y)[:, None], AUTO_GRID)
+
+    resolved = resolve_bounds(bounds, terms=model_frame.terms, response=model_frame.response if has_y else None,
+                              # The public input row count: under na_action="omit" the number of complete
+                              # rows is private, and the range draw's width cost scales with n.
+                              n=int(getattr(model_frame, "n_rows_input", X.shape[0])),
+                              epsilon_share=epsilon_share, rng=rng, counts_of=counts_of,
+                              categorical_terms=categorical_terms, intercept=model_frame.intercept)
+    ranges = resolved.ranges
+    curator = _auto_bounds_report(X, y if has_y else None, ranges, categorical_terms) if bounds == "auto" else {}
+    in_place = in_place and isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.writeable
+    return ClippedData(ranges.map_design(X, in_place=in_place), y if binary else ranges.map_response(y), 1.0,
+                       None if binary or y is None else 1.0, model_frame.intercept, entries=resolved.entries,
+                       public_bounds=resolved.public_bounds, response_levels=tuple(levels) if binary else None,
+                       ranges=ranges, curator=curator)
+
+
+def _auto_bounds_report(X, y, ranges, categorical_terms):
+    """Curator-only: the share of each term's values the drawn ranges clip, and loud caveats."""
+    from .auto_bounds import clipped_fractions, range_caveats
+
+    cols = [j for j, t in enumerate(ranges.terms) if t not in set(categorical_terms)]
+    names = [ranges.terms[j] for j in cols]
+    values = X[:, cols]
+    pairs = [(ranges.lower[j], ranges.upper[j]) for j in cols]
+    if y is not None:
+        values = np.column_stack([values, y])
+        names.append(ranges.response)
+        pairs.append((ranges.response_lower, ranges.response_upper))
+    fractions = clipped_fractions(values, pairs)
+    report = {"auto_bounds_clipped_fraction": {t: float(f) for t, f in zip(names, fractions)}}
+    warnings = range_caveats(values, pairs, names, AUTO_GRID)
+    if warnings:
+        report["auto_bounds_warnings"] = warnings
+    return report

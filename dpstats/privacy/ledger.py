@@ -16,6 +16,12 @@ curator-only diagnostics of the result (docs/privacy.md).
 
 Budgets are added as exact rationals (``fractions.Fraction``) so that spending a budget
 exactly is not refused because of float rounding (eleven calls at 1/11 fit in 1).
+
+An entry's epsilon is what its mechanism was given out of the call's budget, and a
+mechanism spends exactly that: a mechanism whose guarantee is looser than its sampling
+epsilon (certified solver slack, a retry cap) samples with a smaller *nominal* epsilon, so
+that its guarantee equals the entry's epsilon.  ``parts`` then shows the split, e.g.
+(nominal mechanism epsilon, solver slack); the parts add up to the entry's epsilon.
 """
 from __future__ import annotations
 
@@ -29,6 +35,8 @@ from tabulate import tabulate
 REPLACE_ONE = "replace one record"
 ADD_REMOVE = "add or remove one record"
 REPLACE_MACHINE = "replace one machine's data (DGDP)"
+#: Relative tolerance within which an entry's parts must add up to its epsilon.
+PARTS_TOLERANCE = Fraction(1, 10**12)
 
 
 def exact(value) -> Fraction | float:
@@ -54,7 +62,7 @@ class LedgerEntry:
     mechanism : str
         What ran, e.g. ``"exponential mechanism over supports"``.
     epsilon, delta : float
-        What it spent (the effective epsilon, after any solver-slack inflation).
+        What it spent: its guarantee, solver slack and retry caps included.
     neighbours : str
         The neighbouring relation of the guarantee.
     caveats : tuple of str
@@ -68,6 +76,11 @@ class LedgerEntry:
     conditional : str or None
         None for an unconditional guarantee; otherwise the condition on the data it needs,
         which was not verified privately (the epsilon is then not a worst-case bound).
+    parts : tuple of (str, float)
+        How ``epsilon`` splits, when the mechanism samples with less than it spends: e.g.
+        ``(("top-R mechanism (nominal epsilon)", 0.8991), ("solver slack", 0.0009))``.
+        Public (a function of public parameters only); the parts add up to ``epsilon``
+        (to a relative 1e-12).  Empty when the mechanism spends exactly its sampling epsilon.
     """
 
     mechanism: str
@@ -78,6 +91,16 @@ class LedgerEntry:
     released: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
     conditional: str | None = None
+    parts: tuple = ()
+
+    def __post_init__(self):
+        parts = tuple((str(label), float(eps)) for label, eps in self.parts)
+        object.__setattr__(self, "parts", parts)
+        if parts and not math.isinf(float(self.epsilon)):
+            total = sum((exact(eps) for _, eps in parts), Fraction(0))
+            if abs(total - exact(self.epsilon)) > PARTS_TOLERANCE * exact(self.epsilon):
+                raise ValueError(f"the parts of ledger entry {self.mechanism!r} add up to {float(total)!r}, "
+                                 f"not to its epsilon {float(self.epsilon)!r}")
 
     def to_dict(self) -> dict:
         return {
@@ -89,6 +112,7 @@ class LedgerEntry:
             "released": _jsonable(self.released),
             "details": _jsonable(self.details),
             "conditional": self.conditional,
+            "parts": [{"part": label, "epsilon": _json_number(eps)} for label, eps in self.parts],
         }
 
 
@@ -154,11 +178,12 @@ class Ledger:
         return json.dumps(self.to_dict(), **kwargs)
 
     def table(self, tablefmt="simple") -> str:
-        rows = [
-            [i + 1, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), e.neighbours,
-             "; ".join(((f"CONDITIONAL: {e.conditional}",) if e.conditional else ()) + tuple(e.caveats))]
-            for i, e in enumerate(self.entries)
-        ]
+        """The entries, each followed by its parts (indented, "of which"), and the total."""
+        rows = []
+        for i, e in enumerate(self.entries):
+            rows.append([i + 1, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), e.neighbours,
+                         "; ".join(((f"CONDITIONAL: {e.conditional}",) if e.conditional else ()) + tuple(e.caveats))])
+            rows.extend(["", f"    of which: {label}", _fmt(eps), "", "", ""] for label, eps in e.parts)
         conditional = ", ".join(str(k) for k, _ in self._conditional_entries())
         total = f"total (basic composition{f'; conditional on entry {conditional}' if conditional else ''})"
         rows.append(["", total, _fmt(self.total_epsilon), _fmt(self.total_delta), "", ""])

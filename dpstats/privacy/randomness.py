@@ -9,7 +9,8 @@ gives reproducible runs for research and tests; the ledger then marks the call
 "seeded: reproducible, not for release".
 
 Continuous variates (Gumbel, exponential, Laplace) are drawn by inverse CDF from the
-uniforms, so both sources produce them the same way.
+uniforms, and Gaussian ones by the Box-Muller transform, so both sources produce them the
+same way.
 """
 from __future__ import annotations
 
@@ -87,6 +88,23 @@ class RandomSource:
         """Laplace(0, scale) draws by inverse CDF."""
         u = self.uniform(size) - 0.5
         return -scale * np.sign(u) * np.log1p(-2.0 * np.abs(u))
+
+    def gaussian(self, scale=1.0, size=None):
+        """Normal(0, scale^2) draws by the Box-Muller transform of two uniforms each.
+
+        Built from :meth:`uniform` (not numpy's normal sampler) so that the OS CSPRNG and a
+        seeded generator produce them the same way.  The uniforms lie strictly inside (0, 1)
+        on the 2^-53 grid, so |draw| <= scale * sqrt(2 log 2^54), about 8.7 scale: the tail
+        beyond is lost (probability about 1e-17), which is part of the floating-point delta
+        of docs/privacy.md ("Randomness").
+        """
+        shape = () if size is None else size
+        count = int(np.prod(shape, dtype=np.int64))
+        u1 = np.atleast_1d(self.uniform(max(count, 1)))[:count]
+        u2 = np.atleast_1d(self.uniform(max(count, 1)))[:count]
+        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        out = scale * z
+        return float(out[0]) if size is None else out.reshape(shape)
 
     def integers(self, high, size=None):
         """Uniform integers in ``[0, high)`` without modulo bias."""

@@ -15,16 +15,16 @@ Centring (``center=``):
   2 b_x b_y and the product of sums over n by less than 4 b_x b_y, so Delta_f = 6 b_x b_y.
   The means themselves are never released.  This is the default because the uncentred
   score ranks columns by their means as much as by their association with y (on the
-  diabetes data it picked age, sex, bp where the top correlates are bmi, s5, bp).
+  diabetes data with symmetric bounds it picked age, sex, bp where the top correlates are bmi, s5, bp).
 * ``"none"`` (or None), asked for by name: no centring, Delta_f = 2 b_x b_y.
 * public centres, a pair ``(c_x, c_y)`` (one centre for every term) or a dict
-  ``{term: c, response: c}`` (terms not named are not centred), in the data's original
-  units.  They are subtracted *after* clipping: the centred values lie in
-  [-(b_x + |c_j|), b_x + |c_j|] and [-(b_y + |c_y|), b_y + |c_y|], so
-  Delta_f = 2 (b_x + max_j |c_j|)(b_y + |c_y|).  (Subtracting before clipping would let
-  the bounds be tighter, but the shared clipping step of ``dp_select`` runs first; choose
-  public bounds around the centre and pass ``center=None`` if you want that.)  With a
-  dict of per-term bounds, the centres are divided by the same public bounds.
+  ``{term: c, response: c}``, in the data's original units.  The data are first mapped to
+  [-1, 1] by their public ranges (:mod:`dpstats.privacy.bounds`; with an intercept in the
+  formula each range's midpoint goes to 0, so ``center=None`` already centres at the public
+  midpoints); a centre is mapped the same way, and a term a dict does not name keeps 0.
+  The centres are subtracted *after* mapping: the centred values lie in
+  [-(b_x + |c_j|), b_x + |c_j|] and [-(b_y + |c_y|), b_y + |c_y|] (b_x = b_y = 1 on the
+  mapped scale), so Delta_f = 2 (b_x + max_j |c_j|)(b_y + |c_y|).
 
 Deviation from Swope, Khanna, Doldo, Roy and Raff (2024): their Algorithm 1 centres and
 max-abs-scales every column with the
@@ -128,22 +128,34 @@ def dp_sis_select(X, y, k, epsilon, b_x, b_y, rng, center=None, x_centres=None, 
 
 
 def _public_centres(task):
-    """Centres of the candidate columns and the response, on the clipped data's scale."""
+    """Centres of the candidate columns and the response, mapped as the data were.
+
+    The data are mapped to [-1, 1] by their public ranges (with an intercept in the formula,
+    centred at each range's midpoint, :class:`dpstats.privacy.bounds.TermRanges`).  A public
+    centre c given in the data's units becomes (c - centre) / half; a term (or the response)
+    a dict does not name keeps centre 0 on the mapped scale.
+    """
     center = task.options["center"]
-    data = task.data
+    ranges = task.data.ranges
     if center is None or center == "data":
         return None, 0.0
+    p = len(task.terms)
     if isinstance(center, tuple):
-        cx = np.full(len(task.terms), center[0])
-        cy = center[1]
+        named = np.ones(p, dtype=bool)
+        cx = np.full(p, float(center[0]))
+        cy = float(center[1])
+        has_cy = True
     else:
-        cx = np.array([center.get(t, 0.0) for t in task.terms])
-        cy = center.get(task.response, 0.0) if task.response else 0.0
-    if data.term_scale is not None:
-        cx = cx / data.term_scale
-    if data.response_scale is not None:
-        cy = cy / data.response_scale
-    return cx, float(cy)
+        named = np.array([t in center for t in task.terms])
+        cx = np.array([float(center.get(t, 0.0)) for t in task.terms])
+        has_cy = bool(task.response) and task.response in center
+        cy = float(center[task.response]) if has_cy else 0.0
+    cx = np.where(named, ranges.map_values(cx), 0.0)
+    if has_cy and ranges.response_lower is not None:
+        cy = float(ranges.map_values(np.array([cy]), response=True)[0])
+    else:
+        cy = 0.0
+    return cx, cy
 
 
 def curator_summary(terms, z, k, epsilon, delta, top=None):
@@ -157,7 +169,7 @@ def curator_summary(terms, z, k, epsilon, delta, top=None):
         "expected_overlap_with_true_topk": out["expected_overlap_with_true_topk"],
         "score_gap_k_to_k_plus_1": out["gap_k_to_k_plus_1_in_sensitivity_units"],
         "sensitivity": delta,
-        "non_private_ranking (score / sensitivity)": [f"{terms[j]} ({z[j]:.4g})" for j in order[:top]],
+        "non_private_ranking": [f"{terms[j]} ({z[j]:.4g})" for j in order[:top]],
     }
     return out
 

@@ -29,11 +29,23 @@ comfortably exceeds k + 1.
 ``epsilon = inf`` gives the non-private counterpart: the same rounds with the argmax
 (ties broken at random).
 
-Cost: the order of every feature is computed once; each round counts inversions for d
-features against one reference variable (y, then the last chosen feature), O(k d n log n)
-in all (:mod:`dpstats.screening.kendall_statistic`).  The google-research reference
-(private_kendall) loops ``scipy.stats.kendalltau`` (tau-b) feature by feature; with ties,
-tau-b is not the statistic whose sensitivity the paper proves.
+Cost: tau(X_j, y) is computed for all d features in one pass, O(d n log n)
+(:mod:`dpstats.screening.kendall_statistic`).  A later round needs |tau(X_j, X_l)| only
+for the features that can still win it: every redundancy is >= 0, so a feature's noisy
+score is at most |tau(X_j, y)| / beta + its Gumbel variate, and features are scored in
+decreasing order of that bound until the next bound is below the best noisy score found
+(:func:`bounded_search`).  The d Gumbel variates are drawn as before and the answer is the
+argmax over all features, so the output is the same draw for draw as report-noisy-max on
+the whole score vector (a test checks this); what depends on the data is only how many
+features get scored, i.e. the running time, which the guarantee (on what is released)
+does not cover.  The google-research reference (private_kendall) loops
+``scipy.stats.kendalltau`` (tau-b) feature by feature, k d calls; with ties, tau-b is not
+the statistic whose sensitivity the paper proves.
+
+The curator's exact probabilities of the released and of the non-private sequences need
+every round's whole score vector, one pass over all features per chosen feature; they are
+left out (and say so) when those passes would sort more than :data:`CURATOR_PASS_LIMIT`
+values.
 
 References
 ----------
@@ -56,6 +68,12 @@ from .kendall_statistic import KendallPanel
 TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
 REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
 DEFAULT_SIGN_BLOCKS = 10
+# The curator's exact sequence probabilities need |tau(X_j, X_l)| for every feature j and
+# every chosen l (one pass over the data per l, which the selection itself avoids); they
+# are computed when those passes together sort at most this many values.
+CURATOR_PASS_LIMIT = 1 << 25
+_SEARCH_HEAD = 256  # features ranked by a partial sort before a full one is needed
+_SEARCH_BATCH = 8  # features scored in the first step of a search (then 16, 32, ...)
 
 
 def round_sensitivity(t: int) -> float:
@@ -64,22 +82,129 @@ def round_sensitivity(t: int) -> float:
 
 
 class KendallScores:
-    """The round scores of DP-Kendall, with the feature-feature statistics cached."""
+    """The round scores of DP-Kendall, with the feature-feature statistics cached.
+
+    ``scores(chosen)`` is the whole score vector of a round; ``scores.at(chosen, J)`` the
+    same numbers for the features J only (computed with the same floating-point
+    operations, so they are equal bit for bit), which is all the bounded search needs.
+    """
 
     def __init__(self, panel: KendallPanel):
         self.panel = panel
         self.relevance = np.abs(panel.tau_with_response())
-        self._redundancy: dict[int, np.ndarray] = {}
+        self._redundancy: dict[int, np.ndarray] = {}  # l -> |tau(X_., X_l)| for every feature
+        self._partial: dict[int, np.ndarray] = {}  # l -> the same, NaN where not computed yet
 
     def redundancy(self, l: int) -> np.ndarray:
         if l not in self._redundancy:
             self._redundancy[l] = np.abs(self.panel.tau_with_feature(l))
+            self._partial.pop(l, None)
         return self._redundancy[l]
+
+    def has_redundancy(self, l: int) -> bool:
+        return l in self._redundancy
+
+    def redundancy_at(self, l: int, features) -> np.ndarray:
+        """|tau(X_j, X_l)| for the features j given (an index array)."""
+        if l in self._redundancy:
+            return self._redundancy[l][features]
+        known = self._partial.get(l)
+        if known is None:
+            known = self._partial[l] = np.full(self.panel.d, np.nan)
+        values = known[features]
+        missing = np.isnan(values)
+        if missing.any():
+            todo = np.unique(features[missing])
+            known[todo] = np.abs(self.panel.tau_with_feature(l, todo))
+            values = known[features]
+        return values
 
     def __call__(self, chosen) -> np.ndarray:
         if not chosen:
             return self.relevance
         return self.relevance - sum(self.redundancy(l) for l in chosen) / len(chosen)
+
+    def at(self, chosen, features) -> np.ndarray:
+        """``self(chosen)[features]`` without computing the other features' scores."""
+        features = np.asarray(features, dtype=np.intp)
+        if not chosen:
+            return self.relevance[features]
+        return self.relevance[features] - sum(self.redundancy_at(l, features) for l in chosen) / len(chosen)
+
+
+def bounded_search(bound, evaluate, second=False):
+    """Exact values of the features whose upper bound reaches the top; (indices, values).
+
+    ``bound[j]`` must be >= the exact value of j (``-inf`` for excluded features) and
+    ``evaluate(J)`` returns the exact values of the features J.  Features are evaluated
+    in decreasing order of their bound until every feature left has a bound below the
+    largest value found (with ``second``: below the second largest), hence a value below
+    it: the maximum, all its ties and (with ``second``) the second-largest value are
+    among those returned.  Each feature is evaluated at most once.
+    """
+    d = bound.size
+    got_idx: list[np.ndarray] = []
+    got_val: list[np.ndarray] = []
+    top = np.full(2, -np.inf)  # the two largest values found so far
+    head = min(d, _SEARCH_HEAD)
+    # Usually the answer is among the few largest bounds: rank those by a partial sort, and
+    # everything (skipping what was evaluated) only if the search gets past them.  Every
+    # feature outside the head has a bound <= every bound in it.
+    order = np.argpartition(-bound, head - 1)[:head] if head < d else np.arange(d)
+    order = order[np.argsort(-bound[order], kind="stable")]
+    evaluated = np.zeros(d, dtype=bool)
+    position, batch = 0, _SEARCH_BATCH
+    while True:
+        if position == order.size:
+            if order.size == d or evaluated.all():
+                break
+            order = np.argsort(-bound, kind="stable")
+            order = order[~evaluated[order]]
+            position = 0
+            if order.size == 0:
+                break
+        threshold = top[1] if second else top[0]
+        if bound[order[position]] < threshold:
+            break
+        J = order[position:position + batch]
+        values = np.full(J.size, -np.inf)  # a bound of -inf (an excluded feature) is its value
+        live = bound[J] > -np.inf
+        if live.any():
+            values[live] = evaluate(J[live])
+        evaluated[J] = True
+        got_idx.append(J)
+        got_val.append(values)
+        top = np.sort(np.concatenate([top, values]))[-2:][::-1]
+        position += J.size
+        batch *= 2
+    return np.concatenate(got_idx), np.concatenate(got_val)
+
+
+def noisy_max_round(scores: KendallScores, chosen, epsilon, sensitivity, rng) -> int:
+    """One round of report-noisy-max on ``scores(chosen)``, the chosen features excluded.
+
+    The same draws and the same answer as :func:`report_noisy_max` on the whole score
+    vector: the d Gumbel variates are drawn as there, and since every redundancy is
+    >= 0, a feature's noisy score is at most relevance / beta + noise (also in floating
+    point: subtracting a non-negative number, dividing by beta > 0 and adding are
+    monotone), which bounds the search (:func:`bounded_search`); only the features that
+    can still win are scored.
+    """
+    if not chosen:
+        return report_noisy_max(scores.relevance, epsilon, sensitivity, rng)
+    excluded = np.asarray(chosen, dtype=np.intp)
+    if math.isinf(epsilon):
+        bound = scores.relevance.copy()
+        bound[excluded] = -np.inf
+        idx, val = bounded_search(bound, lambda J: scores.at(chosen, J))
+        maximisers = np.sort(idx[val == val.max()])
+        return int(maximisers[rng.integers(maximisers.size)]) if maximisers.size > 1 else int(maximisers[0])
+    beta = gumbel_scale(epsilon, sensitivity)
+    noise = rng.gumbel(scores.relevance.size)
+    bound = scores.relevance / beta + noise
+    bound[excluded] = -np.inf
+    idx, val = bounded_search(bound, lambda J: scores.at(chosen, J) / beta + noise[J])
+    return int(idx[val == val.max()].min())
 
 
 def kendall_peel(scores: KendallScores, k, epsilon, rng):
@@ -87,7 +212,7 @@ def kendall_peel(scores: KendallScores, k, epsilon, rng):
     chosen: list[int] = []
     for t in range(k):
         eps_round = epsilon if math.isinf(epsilon) else epsilon / k
-        chosen.append(report_noisy_max(scores(chosen), eps_round, round_sensitivity(t), rng, exclude=chosen))
+        chosen.append(noisy_max_round(scores, chosen, eps_round, round_sensitivity(t), rng))
     return chosen
 
 
@@ -116,28 +241,40 @@ def check_options(options, context):
 
 def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
     """Non-private ranking and greedy selection, round gaps, exact sequence probabilities."""
+    d = len(terms)
+    top = min(d, 2 * k)
     order = np.argsort(-scores.relevance, kind="stable")
-    top = min(len(terms), 2 * k)
     greedy: list[int] = []
     gaps = []
     for t in range(k):
-        u = scores(greedy).copy()
-        u[greedy] = -np.inf
-        best = int(np.argmax(u))
-        second = np.partition(u, -2)[-2] if u.size - len(greedy) > 1 else -np.inf
-        gaps.append(float(u[best] - second))
+        # The argmax of the round (first index among ties, as np.argmax) and the second
+        # largest score, by the bounded search: a score is at most the relevance.
+        bound = scores.relevance.copy()
+        bound[greedy] = -np.inf
+        idx, val = bounded_search(bound, lambda J: scores.at(greedy, J), second=True)
+        best_value = val.max()
+        best = int(idx[val == best_value].min())
+        second = np.sort(val)[-2] if d - len(greedy) > 1 else -np.inf
+        gaps.append(float(best_value - second))
         greedy.append(best)
     out = {
-        "non_private_ranking |tau(x_j, y)|": [f"{terms[j]} ({scores.relevance[j]:.4g})" for j in order[:top]],
-        "non_private_selection (same redundancy rule)": [terms[j] for j in greedy],
+        "non_private_ranking": [f"{terms[j]} ({scores.relevance[j]:.4g})" for j in order[:top]],
+        "non_private_selection": [terms[j] for j in greedy],
         "private_selection_order": [terms[j] for j in chosen],
-        "round_score_gaps (best - second, non-private path)": [f"{g:.4g}" for g in gaps],
+        "round_score_gaps": [f"{g:.4g}" for g in gaps],
     }
     if not math.isinf(epsilon):
-        out["noise_scale_per_round (round 1, later)"] = [
+        out["noise_scale_per_round"] = [
             gumbel_scale(epsilon / k, TAU_SENSITIVITY), gumbel_scale(epsilon / k, REDUNDANT_SENSITIVITY)]
-        out["probability_of_non_private_sequence"] = math.exp(sequence_log_probability(scores, greedy, epsilon))
-        out["probability_of_released_sequence"] = math.exp(sequence_log_probability(scores, chosen, epsilon))
+        passes = {int(l) for l in greedy[:-1] + list(chosen)[:-1] if not scores.has_redundancy(int(l))}
+        if len(passes) * d * scores.panel.n <= CURATOR_PASS_LIMIT:
+            out["probability_of_non_private_sequence"] = math.exp(sequence_log_probability(scores, greedy, epsilon))
+            out["probability_of_released_sequence"] = math.exp(sequence_log_probability(scores, chosen, epsilon))
+        else:
+            note = ("not computed: too many passes over all the features "
+                    "(above dpstats.screening.kendall.CURATOR_PASS_LIMIT sorted values)")
+            out["probability_of_non_private_sequence"] = note
+            out["probability_of_released_sequence"] = note
     return out
 
 

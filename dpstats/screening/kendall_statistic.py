@@ -8,16 +8,31 @@ among n points,
     tau = n/2 - 2 D / (n - 1)        in [-n/2, n/2],
 
 which is (n/2) times Kendall's tau-a (= tau-b without ties).  D for the pair (x_j, v) is
-the number of inversions of the ranks of v listed in the order of x_j.
+the number of inversions of v's order positions listed in the order of x_j (a permutation
+and its inverse have the same number of inversions, so either listing gives D).
 
-Counting inversions (Knight 1966): scipy's compiled Fenwick-tree counter (the routine behind
-``scipy.stats.kendalltau``) when importable; otherwise a bottom-up merge sort, vectorised
-over features: at the level with runs of width w, each row is cut into blocks of 2w whose halves L and R
-are sorted; values carry a tag bit (0 in L, 1 in R), the block is sorted, and the cross
-inversions of the block are w^2 minus the pairs (l, r) with l < r, i.e.
-w^2 - (sum of the merged positions of the R elements - w(w-1)/2).  That is O(d n log n)
-with every pass in numpy.  The order of each feature is computed once and reused in
-every round of DP-Kendall, which only changes the reference variable v.
+How D is computed for all d columns against one reference variable v
+-------------------------------------------------------------------
+1. The rows are put in v's (tie-broken) order once, and the columns are taken a block at
+   a time (a few MB, so nothing of the size of X is copied).
+2. Each value becomes a 64-bit key whose high bits preserve the order of the float64 values
+   (the IEEE bit pattern with the sign handled) and whose low ``ceil(log2 n)`` bits hold
+   the row's position in v's order.  One in-place integer sort per column (numpy's
+   vectorised sort) then lists the positions in x_j's order.  When the high bits of the
+   keys of a column are all distinct, that order is exactly the order of the values;
+   otherwise (ties, or values equal in all but their last few bits) the column is
+   ordered by an exact sort instead, with the random tie-break below.
+3. The inversions of each listing are counted in O(n log n) by scipy's compiled
+   Fenwick-tree counter (the routine behind ``scipy.stats.kendalltau``; Knight 1966) when
+   importable, or else by a bottom-up merge sort vectorised over rows in numpy.
+
+Blocks are spread over a few threads (the sorts and the counter release the GIL).
+
+Ties: a column whose values tie is ordered by (value, p[row]) with p a uniformly random
+permutation drawn by :meth:`RandomSource.permutation`'s rule (stable argsort of i.i.d.
+uniforms), once per column and fixed for the whole call (its order is kept, so every
+later statistic of the column uses the same tie-break).  Columns without ties have a
+unique order, which is recomputed when needed instead of stored.
 """
 from __future__ import annotations
 
@@ -31,8 +46,11 @@ try:  # private scipy API; the numpy merge sort below is the fallback
 except ImportError:  # pragma: no cover
     _scipy_discordant = None
 
-_CHUNK_ELEMENTS = 1 << 22
-_MAX_THREADS = 4  # rows per chunk so that a chunk holds about 4 M values
+_CHUNK_ELEMENTS = 1 << 22  # merge-sort fallback: rows per chunk so that a chunk holds about 4 M values
+_BLOCK_ELEMENTS = 1 << 18  # key blocks of about 2 MB: they stay in cache while sorted and counted
+_MAX_THREADS = 4  # the key sorts and scipy's counter release the GIL, so blocks run on threads
+_PARALLEL_ELEMENTS = 1 << 20  # below this, threads cost more than they save
+_SIGN_BIT = np.uint64(1 << 63)
 
 
 def random_tiebreak_ranks(values, rng) -> np.ndarray:
@@ -42,26 +60,6 @@ def random_tiebreak_ranks(values, rng) -> np.ndarray:
     ranks = np.empty(values.size, dtype=np.int64)
     ranks[order] = np.arange(values.size)
     return ranks
-
-
-def random_tiebreak_orders(X, rng) -> np.ndarray:
-    """For each column of X (n, d), the row order sorting it (ties at random); shape (d, n).
-
-    Columns without ties have a unique order (one vectorised argsort); only columns with
-    ties are re-sorted with a uniformly random permutation as the secondary key.  Either
-    way each tied group ends in a uniformly random order.
-    """
-    XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)  # (d, n): rows sort faster
-    d, n = XT.shape
-    dtype = np.int32 if n < 2**30 else np.int64
-    order = np.argsort(XT, axis=1)  # any order: tied groups are re-drawn below
-    out = order.astype(dtype)
-    if n > 1:
-        sorted_values = np.take_along_axis(XT, order, axis=1)
-        tied = np.flatnonzero(np.any(sorted_values[:, 1:] == sorted_values[:, :-1], axis=1))
-        for j in tied:
-            out[j] = np.lexsort((rng.permutation(n), XT[j]))
-    return out
 
 
 def count_inversions(rows) -> np.ndarray:
@@ -81,32 +79,39 @@ def count_inversions(rows) -> np.ndarray:
     return count_inversions_numpy(rows)
 
 
+def _compiled_rows(one_based, out, lo, hi):
+    """scipy's counter on rows lo..hi-1 of an intp array holding 1-based positions."""
+    x = np.arange(one_based.shape[1], dtype=np.intp)
+    for i in range(lo, hi):
+        out[i] = _scipy_discordant(x, one_based[i])
+
+
 def count_inversions_compiled(rows) -> np.ndarray:
     """Inversions by scipy's ``_kendall_dis`` (a Fenwick tree in Cython, the routine behind
     ``scipy.stats.kendalltau``): with x = 0..n-1 (already sorted, no ties) and y = row + 1
     (it needs 1-based ranks), the discordant pairs are the row's inversions."""
     m, n = rows.shape
-    x = np.arange(n, dtype=np.intp)
     one_based = rows.astype(np.intp) + 1
     out = np.empty(m, dtype=np.int64)
-
-    def work(lo, hi):
-        for i in range(lo, hi):
-            out[i] = _scipy_discordant(x, one_based[i])
-
-    # The counter releases the GIL, so rows are split over a few threads.
-    workers = min(_MAX_THREADS, os.cpu_count() or 1, max(1, m // 64))
+    workers = _workers(m * n, m)
     if workers == 1:
-        work(0, m)
+        _compiled_rows(one_based, out, 0, m)
     else:
+        # The counter releases the GIL, so rows are split over a few threads.
         bounds = np.linspace(0, m, workers + 1).astype(int)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(work, bounds[:-1], bounds[1:]))
+            list(pool.map(lambda lo, hi: _compiled_rows(one_based, out, lo, hi), bounds[:-1], bounds[1:]))
     return out
 
 
 def count_inversions_numpy(rows) -> np.ndarray:
-    """Inversions by a bottom-up merge sort vectorised over rows (see module docstring)."""
+    """Inversions by a bottom-up merge sort vectorised over rows.
+
+    At the level with runs of width w, each row is cut into blocks of 2w whose halves L
+    and R are sorted; values carry a tag bit (0 in L, 1 in R), the block is sorted, and
+    the cross inversions of the block are w^2 minus the pairs (l, r) with l < r, i.e.
+    w^2 - (sum of the merged positions of the R elements - w(w-1)/2).
+    """
     rows = np.asarray(rows)
     m, n = rows.shape
     if n < 2:
@@ -157,34 +162,280 @@ def scaled_tau_from_discordant(discordant, n):
     return n / 2.0 - 2.0 * discordant / (n - 1.0)
 
 
+# ------------------------------------------------------------------ block machinery
+def _workers(elements, rows):
+    if elements < _PARALLEL_ELEMENTS or rows < 2:
+        return 1
+    return max(1, min(_MAX_THREADS, os.cpu_count() or 1, rows))
+
+
+def _index_bits(n) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def _packed_keys(values, low, bits):
+    """Overwrite the float64 array ``values`` with uint64 keys (returned, same buffer).
+
+    The high 64 - bits bits of a key order like the values: the IEEE pattern with the
+    sign bit set for values >= 0 and every bit flipped for negative values; -0.0 is
+    first made +0.0, since the two are equal (a tie).  The low ``bits`` bits hold ``low``.
+    """
+    values += 0.0
+    keys = values.view(np.uint64)
+    flip = (values.view(np.int64) >> 63).view(np.uint64)  # all ones where negative
+    flip |= _SIGN_BIT
+    keys ^= flip
+    keys &= np.uint64(~((1 << bits) - 1) & 0xFFFFFFFFFFFFFFFF)
+    keys |= low
+    return keys
+
+
+def _high_collisions(sorted_keys, bits) -> np.ndarray:
+    """Rows of sorted keys in which two neighbours share their high bits."""
+    if sorted_keys.shape[1] < 2:
+        return np.zeros(sorted_keys.shape[0], dtype=bool)
+    gaps = np.bitwise_xor(sorted_keys[:, 1:], sorted_keys[:, :-1])
+    return (gaps < np.uint64(1 << bits)).any(axis=1)
+
+
+def _count_positions(positions, out):
+    """Inversions of each row of ``positions`` (an intp array of 0-based positions, overwritten)."""
+    m, n = positions.shape
+    if n < 2:
+        out[:] = 0
+    elif _scipy_discordant is not None:
+        positions += 1
+        _compiled_rows(positions, out, 0, m)
+    else:
+        out[:] = count_inversions_numpy(positions)
+
+
+def _stable_order_rows(values) -> np.ndarray:
+    """``np.argsort(values, axis=1, kind="stable")`` for a float64 array (c, n), by packed keys.
+
+    Rows whose keys collide in their high bits are sorted exactly by numpy instead.
+    """
+    c, n = values.shape
+    bits = _index_bits(n)
+    keys = _packed_keys(np.array(values, dtype=np.float64), np.arange(n, dtype=np.uint64), bits)
+    keys.sort(axis=1)
+    collided = np.flatnonzero(_high_collisions(keys, bits))
+    keys &= np.uint64((1 << bits) - 1)
+    order = keys.view(np.intp)
+    for r in collided:
+        order[r] = np.argsort(values[r], kind="stable")
+    return order
+
+
+def _lexsort_rows(values, secondary) -> np.ndarray:
+    """``np.lexsort((secondary[i], values[i]))`` for every row i, by packed keys.
+
+    ``secondary`` holds a permutation of 0..n-1 per row, so it fits in the low bits: rows
+    are sorted by (value, secondary).  Equal values share their high bits; a row in which
+    two different values do too is sorted by numpy instead.
+    """
+    c, n = values.shape
+    bits = _index_bits(n)
+    keys = _packed_keys(np.array(values, dtype=np.float64), secondary.astype(np.uint64), bits)
+    keys.sort(axis=1)
+    same_high = np.bitwise_xor(keys[:, 1:], keys[:, :-1]) < np.uint64(1 << bits)
+    keys &= np.uint64((1 << bits) - 1)
+    rows = np.take_along_axis(_inverse_rows(secondary), keys.view(np.intp), axis=1)
+    in_order = np.take_along_axis(values, rows, axis=1)
+    unequal = np.any(same_high & (in_order[:, 1:] != in_order[:, :-1]), axis=1)
+    for r in np.flatnonzero(unequal):
+        rows[r] = np.lexsort((secondary[r], values[r]))
+    return rows
+
+
+def _inverse_rows(perms) -> np.ndarray:
+    """The inverse of each row of an array of permutations of 0..n-1."""
+    c, n = perms.shape
+    inv = np.empty((c, n), dtype=np.intp)
+    np.put_along_axis(inv, perms.astype(np.intp), np.broadcast_to(np.arange(n, dtype=np.intp), (c, n)), axis=1)
+    return inv
+
+
 class KendallPanel:
-    """Tie-broken ranks of the features and the response, for repeated tau computations.
+    """Tie-broken orders of the features and the response, for repeated tau computations.
 
     Parameters
     ----------
     X : array (n, d)
+        Read in blocks of columns, never copied whole (a float64 array is used as is).
     y : array (n,)
     rng : RandomSource
-        Draws the tie-breaking permutations (once per variable, fixed for the call).
+        Draws the tie-breaking permutations (once per variable, fixed for the call): the
+        response's first, then those of the tied columns in column order.
+
+    The statistic against the response is computed for every column on construction
+    (that pass also finds the tied columns and draws their tie-breaks).
     """
 
     def __init__(self, X, y, rng):
-        X = np.asarray(X, dtype=np.float64)
-        self.n, self.d = X.shape
-        self.orders = random_tiebreak_orders(X, rng)
-        self.feature_ranks = np.empty((self.d, self.n), dtype=self.orders.dtype)
-        rows = np.arange(self.d)[:, None]
-        self.feature_ranks[rows, self.orders] = np.arange(self.n, dtype=self.orders.dtype)[None, :]
+        self.X = np.asarray(X, dtype=np.float64)
+        self.n, self.d = self.X.shape
+        self.bits = _index_bits(self.n)
         self.y_ranks = random_tiebreak_ranks(y, rng)
+        # Orders (natural row numbers) of the columns whose keys collide, as drawn or
+        # computed exactly; every other column has a unique order, recomputed on demand.
+        self._stored: dict[int, np.ndarray] = {}
+        self._orders: dict[int, np.ndarray] = {}  # small cache of recomputed orders
+        self._orders_budget = 1 << 23  # values (4 bytes each)
+        self._dis_y = self._first_pass(_inverse(self.y_ranks), rng)
 
+    # ------------------------------------------------------------ public statistics
     def tau_with_ranks(self, ranks, features=None) -> np.ndarray:
-        """tau(X_j, v) for the given features (all by default), v given by its ranks."""
-        orders = self.orders if features is None else self.orders[np.asarray(features)]
-        ranks = np.asarray(ranks).astype(orders.dtype, copy=False)
-        return scaled_tau_from_discordant(count_inversions(ranks[orders]), self.n)
+        """tau(X_j, v) for the given features (all by default), v given by its ranks 0..n-1."""
+        ranks = np.asarray(ranks, dtype=np.intp)
+        return scaled_tau_from_discordant(self._discordant(_inverse(ranks), ranks, features), self.n)
 
     def tau_with_response(self, features=None) -> np.ndarray:
-        return self.tau_with_ranks(self.y_ranks, features)
+        dis = self._dis_y if features is None else self._dis_y[np.asarray(features, dtype=np.intp)]
+        return scaled_tau_from_discordant(dis, self.n)
 
     def tau_with_feature(self, l, features=None) -> np.ndarray:
-        return self.tau_with_ranks(self.feature_ranks[l], features)
+        order = self.order(l)
+        return scaled_tau_from_discordant(self._discordant(order, _inverse(order), features), self.n)
+
+    def order(self, j) -> np.ndarray:
+        """Row numbers of the tie-broken order of feature j."""
+        return self._orders_of(np.array([int(j)]))[0]
+
+    def _orders_of(self, features) -> np.ndarray:
+        """Tie-broken orders (m, n) of the given features; orders computed here are cached
+        up to a budget, since the bounded search of DP-Kendall asks for the same few."""
+        out = np.empty((features.size, self.n), dtype=np.intp)
+        todo = []
+        for r, j in enumerate(features):
+            j = int(j)
+            known = self._stored.get(j)
+            if known is None:
+                known = self._orders.get(j)
+            if known is None:
+                todo.append(r)
+            else:
+                out[r] = known
+        if todo:
+            todo = np.asarray(todo)
+            fresh = _stable_order_rows(self.X.T[features[todo]])  # unique orders: these columns have no ties
+            out[todo] = fresh
+            dtype = np.int32 if self.n < 2**31 else np.intp
+            for r, order in zip(todo, fresh):
+                if self._orders_budget >= self.n:
+                    self._orders_budget -= self.n
+                    self._orders[int(features[r])] = order.astype(dtype)
+        return out
+
+    # ------------------------------------------------------------ passes over columns
+    def _first_pass(self, y_order, rng):
+        """D(X_j, y) for every j; finds the columns whose keys collide and fixes their orders."""
+        d, n = self.d, self.n
+        out = np.zeros(d, dtype=np.int64)
+        if n < 2 or d == 0:
+            return out
+        width = max(1, _BLOCK_ELEMENTS // n)
+        starts = range(0, d, width)
+        collided = self._map(lambda s: self._plain_block(y_order, np.arange(s, min(d, s + width)), out), starts,
+                             d * n, len(starts))
+        collided = np.concatenate(collided) if collided else np.zeros(0, dtype=np.intp)
+        for s in range(0, collided.size, width):  # in column order: the draws follow it
+            self._collided_block(y_order, collided[s:s + width], out, rng)
+        return out
+
+    def _discordant(self, ref_order, ref_rank, features):
+        """D(X_j, v) for the features (all by default), v given by its order and ranks."""
+        features = np.arange(self.d) if features is None else np.atleast_1d(np.asarray(features, dtype=np.intp))
+        out = np.zeros(features.size, dtype=np.int64)
+        if self.n < 2 or features.size == 0:
+            return out
+        width = max(1, _BLOCK_ELEMENTS // self.n)
+        if features.size <= width:
+            # A few features (the candidates of a search): their orders, kept from one
+            # call to the next, against v's ranks.
+            return count_inversions(ref_rank[self._orders_of(features)])
+        stored = np.fromiter((int(j) in self._stored for j in features), dtype=bool, count=features.size)
+        plain = np.flatnonzero(~stored)
+        if plain.size:
+            starts = range(0, plain.size, width)
+            plain_out = np.zeros(plain.size, dtype=np.int64)
+
+            def block(s):
+                idx = plain[s:s + width]
+                left = self._plain_block(ref_order, features[idx], plain_out, slot=np.arange(s, s + idx.size))
+                for j in left:  # cannot happen for a column found plain by the first pass; kept exact anyway
+                    at = s + int(np.flatnonzero(features[idx] == j)[0])
+                    plain_out[at] = count_inversions(ref_rank[self.order(j)])
+                return left
+
+            self._map(block, starts, plain.size * self.n, len(starts))
+            out[plain] = plain_out
+        kept = np.flatnonzero(stored)
+        for s in range(0, kept.size, width):
+            at = kept[s:s + width]
+            orders = np.stack([self._stored[int(j)] for j in features[at]])
+            out[at] = count_inversions(ref_rank[orders])
+        return out
+
+    def _plain_block(self, ref_order, cols, out, slot=None):
+        """Packed-key sort and count for the columns ``cols``; returns the columns that collided.
+
+        ``out[slot]`` (``slot`` defaults to ``cols``) receives D for the columns that did not.
+        """
+        slot = cols if slot is None else slot
+        if cols.size and cols[-1] - cols[0] + 1 == cols.size and np.all(np.diff(cols) == 1):
+            columns = self.X.T[cols[0]:cols[-1] + 1]
+        else:
+            columns = self.X.T[cols]
+        values = columns[:, ref_order]  # (c, n): the columns with rows in v's order, a block-sized copy
+        keys = _packed_keys(values, np.arange(self.n, dtype=np.uint64), self.bits)
+        keys.sort(axis=1)
+        collided = _high_collisions(keys, self.bits)
+        keys &= np.uint64((1 << self.bits) - 1)
+        positions = keys.view(np.intp)
+        plain = np.flatnonzero(~collided)
+        counts = np.empty(plain.size, dtype=np.int64)
+        if plain.size == cols.size:
+            _count_positions(positions, counts)
+        elif plain.size:
+            _count_positions(np.ascontiguousarray(positions[plain]), counts)
+        out[slot[plain]] = counts
+        return cols[collided]
+
+    def _collided_block(self, ref_order, cols, out, rng):
+        """Exact orders of columns whose keys collided: ties get their random permutation."""
+        if cols.size == 0:
+            return
+        values = np.ascontiguousarray(self.X[:, cols].T)  # (c, n), natural row order
+        sorted_values = np.sort(values, axis=1)
+        tied = np.flatnonzero(np.any(sorted_values[:, 1:] == sorted_values[:, :-1], axis=1))
+        orders = np.empty(values.shape, dtype=np.intp)
+        untied = np.ones(cols.size, dtype=bool)
+        untied[tied] = False
+        for r in np.flatnonzero(untied):
+            orders[r] = np.argsort(values[r], kind="stable")  # unique: no ties
+        if tied.size:
+            # One permutation per tied column, in column order, by RandomSource.permutation's
+            # rule (stable argsort of uniforms), drawn for the block at once.
+            perms = _stable_order_rows(rng.uniform((tied.size, self.n)))
+            orders[tied] = _lexsort_rows(values[tied], perms)
+        out[cols] = count_inversions(_inverse(ref_order)[orders])
+        dtype = np.uint16 if self.n <= 1 << 16 else np.intp
+        for r, j in enumerate(cols):
+            self._stored[int(j)] = orders[r].astype(dtype)
+
+    @staticmethod
+    def _map(fn, items, elements, count):
+        workers = _workers(elements, count)
+        if workers == 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(fn, items))
+
+
+def _inverse(perm) -> np.ndarray:
+    """The inverse of a permutation of 0..n-1."""
+    perm = np.asarray(perm)
+    inv = np.empty(perm.size, dtype=np.intp)
+    inv[perm] = np.arange(perm.size, dtype=np.intp)
+    return inv

@@ -192,13 +192,15 @@ def curator_summary(terms, counts, chosen, k, epsilon, blocks):
     gap = float(sorted_counts[k - 1] - sorted_counts[k]) if k < counts.size else math.inf
     out = {
         "blocks": blocks,
-        "vote_counts (non-private ranking)": [f"{terms[j]} ({int(counts[j])})" for j in order[:top]],
+        "non_private_ranking": [f"{terms[j]} ({int(counts[j])})" for j in order[:top]],
         "non_private_topk": [terms[j] for j in order[:k]],
         "count_gap_k_to_k_plus_1": gap,
     }
     if not math.isinf(epsilon):
         out["probability_of_released_sequence"] = math.exp(
             peeling_log_probability(counts.astype(float), chosen, epsilon, VOTE_SENSITIVITY))
+        out["probability_of_non_private_sequence"] = math.exp(
+            peeling_log_probability(counts.astype(float), [int(j) for j in order[:k]], epsilon, VOTE_SENSITIVITY))
     return out
 
 

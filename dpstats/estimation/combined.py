@@ -1,0 +1,104 @@
+"""``dp_select(..., estimate=share)``: one call that selects, then estimates, for one budget.
+
+The call spends ``share * epsilon`` on the estimate (pure-DP AdaSSP, Laplace noise, level
+0.95) and the rest, ``(1 - share) * epsilon``, on the selection exactly as a call with that
+epsilon would (bounds, selection and sign shares as before).  Its ledger has the
+selection's entries and the estimate's entry, and adds up to ``epsilon``;
+``fit.estimates`` holds the :class:`~dpstats.estimation.result.EstimateResult`.
+
+A refused call charges nothing, as for every call: the share and the method are checked
+first (only methods that clip, with the squared loss: the estimate needs public ranges,
+and ``kendall`` and ``dpvote`` have none -- use ``fit.estimate(bounds=...)`` after them),
+and an accountant sees one check and one charge for the whole call, made by the selection
+at its usual place (before any data value is read), with the estimate's epsilon added
+(:class:`BundledAccountant`).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..errors import InvalidArgumentError, InvalidTypeError
+from ..methods import get_method
+from ..privacy.accountant import Accountant
+from .refit import estimate_after_selection
+
+
+class BundledAccountant(Accountant):
+    """Stands in for the caller's accountant during the selection: each check and charge also
+    counts the estimate's (epsilon, delta), so the whole call is refused or charged at once."""
+
+    def __init__(self, inner, epsilon, delta=0.0):  # noqa: D107 - no state of its own beyond the wrapped one
+        self._inner = inner
+        self._extra = (float(epsilon), float(delta))
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_inner"], name)
+
+    def check(self, epsilon, delta=0.0, label="call", *, neighbours=None):
+        e, d = self._extra
+        return self._inner.check(epsilon + e, delta + d, label=label + " with estimate", neighbours=neighbours)
+
+    def charge(self, epsilon, delta=0.0, label="call", condition=None, *, neighbours=None, method=None,
+               formula=None, size=None):
+        e, d = self._extra
+        return self._inner.charge(epsilon + e, delta + d, label=label + " with estimate", condition=condition,
+                                  neighbours=neighbours, method=method, formula=formula, size=size)
+
+
+class EstimateShare:
+    """The validated ``estimate=`` argument of ``dp_select`` and the split of its epsilon."""
+
+    def __init__(self, share, epsilon):
+        self.share = share
+        self.epsilon = epsilon
+        if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and float(epsilon) > 0:
+            total = float(epsilon)
+            self.selection_epsilon = math.inf if math.isinf(total) else (1.0 - share) * total
+            self.estimate_epsilon = math.inf if math.isinf(total) else total - self.selection_epsilon
+        else:  # left to dp_select, which refuses it with its own message
+            self.selection_epsilon = epsilon
+            self.estimate_epsilon = None
+
+    @classmethod
+    def check(cls, estimate, *, epsilon, method, method_options):
+        """Refuse, before anything runs, what cannot be estimated; the method itself is validated later."""
+        if isinstance(estimate, bool) or not isinstance(estimate, numbers.Real):
+            raise InvalidTypeError(f"estimate must be a budget share in (0, 1) (or None); got {estimate!r}.")
+        share = float(estimate)
+        if not 0 < share < 1:
+            raise InvalidArgumentError(f"estimate must be a budget share in (0, 1), e.g. 0.2; got {estimate!r}.")
+        meth = get_method(method) if isinstance(method, str) else None
+        if meth is not None and not meth.needs_bounds:
+            raise InvalidArgumentError(
+                f"estimate= needs public ranges, and method {method!r} selects without them; select first, then "
+                "call fit.estimate(epsilon=..., bounds={term: (lower, upper)}).")
+        if method_options.get("loss") == "hinge":
+            raise InvalidArgumentError("estimate= fits least squares; it is not available with loss='hinge'.")
+        return cls(share, epsilon)
+
+    def bundled(self, accountant):
+        """The accountant the selection should use (the caller's, with the estimate's cost added)."""
+        if isinstance(accountant, Accountant) and self.estimate_epsilon is not None:
+            return BundledAccountant(accountant, self.estimate_epsilon)
+        return accountant
+
+    def attach(self, fit, rng):
+        """Run the estimate on the selection (already paid for) and record it on ``fit``."""
+        est = estimate_after_selection(fit, epsilon=self.estimate_epsilon, delta=0.0, random_state=rng)
+        for entry in est.ledger.entries:
+            fit.ledger.add(entry)
+        fit.estimates = est
+        # The call as the user wrote it: total epsilon, and the share.
+        shown = f"epsilon = {_show(self.selection_epsilon)}"
+        if shown in fit.call:
+            fit.call = fit.call.replace(shown, f"epsilon = {_show(float(self.epsilon))}", 1)
+        fit.call = fit.call[:-1] + f", estimate = {self.share:g})" if fit.call.endswith(")") else fit.call
+        public = fit._public_call
+        public["epsilon"] = "inf" if math.isinf(float(self.epsilon)) else float(self.epsilon)
+        public["estimate"] = self.share
+        return fit
+
+
+def _show(x):
+    return "inf" if math.isinf(x) else f"{x:g}"

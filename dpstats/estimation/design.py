@@ -1,0 +1,188 @@
+"""The refit's data: public ranges of the selected terms, their statistics, and new designs.
+
+* :func:`selection_ranges` -- the public ranges of the selected terms and the response,
+  from the selection's ``bounds_used`` or from ``bounds=`` given to ``estimate``;
+* :func:`augmented_gram_of` -- the augmented Gram matrix of the mapped selected columns,
+  evaluated with the selection's own design plan (same formula, same ``na_action``, same
+  rows), on pandas or partition by partition on Dask; the only function here that reads
+  data values (after the charge);
+* :func:`prediction_design` -- the selected terms' columns for new data, through the
+  formula's design (patsy's encoding of the selection, categorical contrasts included).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import patsy
+
+from ..errors import InvalidArgumentError, InvalidTypeError
+from ..formula import _clean_term_name, _names_in, _validate_data, evaluate_rows
+from ..privacy.bounds import DUMMY_RANGE, TermRanges, check_bounds, normalise_bounds_keys
+from . import adassp
+
+
+def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
+    """Public ranges of the selected terms and the response, mapped as the selection mapped them.
+
+    ``bounds_used`` (the selection's, term -> [lower, upper]) or ``bounds`` (given to
+    ``estimate`` for a selection without bounds: a dict naming every selected term and the
+    response, or a pair (b_x, b_y)).  Public inputs only: runs before the charge.
+    """
+    response = plan.response
+    if bounds_used is not None:
+        pairs = {t: tuple(v) for t, v in bounds_used.items()}
+    else:
+        checked = check_bounds(bounds, required=True)
+        if checked == "auto":
+            raise InvalidArgumentError(
+                "bounds='auto' is not available in estimate(): it would spend budget on ranges. Give public "
+                "ranges {term: (lower, upper)} for the selected terms and the response, or a pair (b_x, b_y).")
+        if isinstance(checked, tuple):
+            b_x, b_y = checked
+            pairs = {t: (-b_x, b_x) for t in plan.terms}
+            pairs[response] = (-b_y, b_y)
+        else:
+            checked = normalise_bounds_keys(checked, plan.terms, response)
+            unknown = [k for k in checked if k not in plan.terms and k != response]
+            if unknown:
+                raise InvalidArgumentError(
+                    f"bounds names {unknown}, which are neither terms of the formula nor the response.")
+            categorical = set(plan.categorical_terms)
+            missing = [t for t in selected if t not in checked and t not in categorical]
+            if response not in checked:
+                missing.append(response)
+            if missing:
+                raise InvalidArgumentError(
+                    f"bounds has no public range for {missing}; give bounds={{term: (lower, upper)}} for every "
+                    "selected term and the response (dummy columns of categorical terms default to (0, 1)), or "
+                    "a pair (b_x, b_y).")
+            pairs = {t: tuple(checked.get(t, DUMMY_RANGE)) for t in selected}
+            pairs[response] = tuple(checked[response])
+    lower = np.array([pairs[t][0] for t in selected], dtype=np.float64)
+    upper = np.array([pairs[t][1] for t in selected], dtype=np.float64)
+    return TermRanges(list(selected), lower, upper, response, float(pairs[response][0]), float(pairs[response][1]),
+                      intercept=bool(plan.intercept))
+
+
+def _is_dask_frame(plan):
+    return getattr(plan, "is_dask", False)
+
+
+def augmented_gram_of(data, plan, columns, ranges: TermRanges) -> np.ndarray:
+    """G = sum of (1, x_S, y)(1, x_S, y)' over the complete rows, mapped to [-1, 1] (reads data)."""
+    columns = np.asarray(columns, dtype=np.int64)
+    if _is_dask_frame(plan):
+        return _dask_gram(plan, columns, ranges)
+    X, y = evaluate_rows(_validate_data(data), plan)
+    return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
+
+
+def _partition_gram(pdf, plan, columns, ranges):
+    X, y = evaluate_rows(pdf, plan)
+    return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
+
+
+def _dask_gram(frame, columns, ranges):
+    from ..dask_engine import _sum_arrays, _tree_sum, require_dask
+
+    dask, _ = require_dask()
+    parts = [dask.delayed(_partition_gram)(part, frame.spec, columns, ranges) for part in frame.ddf.to_delayed()]
+    return np.asarray(_tree_sum(dask, parts, _sum_arrays).compute(), dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------- prediction
+def _as_frame(newdata):
+    if isinstance(newdata, pd.DataFrame):
+        frame = newdata
+    elif isinstance(newdata, Mapping):
+        try:
+            frame = pd.DataFrame(dict(newdata))
+        except Exception as exc:  # noqa: BLE001 - pandas raises many types here
+            raise InvalidTypeError(f"newdata could not be turned into a DataFrame: {exc}") from None
+    else:
+        raise InvalidTypeError(f"newdata must be a pandas DataFrame (or a dict of columns); got "
+                               f"{type(newdata).__name__}.")
+    non_str = [c for c in frame.columns if not isinstance(c, str)]
+    return frame.rename(columns={c: str(c) for c in non_str}) if non_str else frame
+
+
+def prediction_design(plan, newdata, selected) -> np.ndarray:
+    """The selected terms' columns (original units, before clipping) for the rows of ``newdata``.
+
+    Only the columns the selected terms use are needed (not the response, nor the terms
+    that were not selected).  Rows that are incomplete for them (a missing value, a value
+    outside declared levels, a term that is not finite) give NaN, like R's
+    ``predict(..., na.action = na.pass)``; public constants of ``na_action={...}`` are
+    imputed as in the fit.
+    """
+    plan = getattr(plan, "spec", plan)
+    frame = _as_frame(newdata)
+    n = frame.shape[0]
+    if plan.plain_columns is not None:
+        needed = list(selected)
+        _require_columns(frame, needed)
+        sub = _impute(frame[needed], plan)
+        return _numeric(sub, needed)
+    _, x_info = plan.infos()
+    wanted = set(selected)
+    keep_terms, factor_codes = [], set()
+    for term, cols in x_info.term_slices.items():
+        names = {_clean_term_name(c) for c in x_info.column_names[cols]}
+        if names & wanted:
+            keep_terms.append(term)
+            factor_codes |= {getattr(f, "code", "") for f in term.factors}
+    sub_info = x_info.subset(keep_terms)
+    needed = sorted({c for code in factor_codes for c in _names_in(code)} & set(plan.used))
+    _require_columns(frame, needed)
+    pdf = _impute(frame[needed], plan)
+    for c in needed:
+        if c in plan.level_casts:
+            levels = plan.level_casts[c]
+            col = pdf[c]
+            pdf = pdf.assign(**{c: pd.Series(pd.Categorical(col.where(col.isin(levels)), categories=levels),
+                                             index=col.index)})
+    complete = ~pdf.isna().any(axis=1).to_numpy() if needed else np.ones(n, dtype=bool)
+    out = np.full((n, len(selected)), np.nan)
+    if complete.any():
+        rows = pdf.loc[complete]
+        for c in rows.columns:
+            if pd.api.types.is_extension_array_dtype(rows[c].dtype) and not isinstance(rows[c].dtype,
+                                                                                     pd.CategoricalDtype):
+                rows = rows.assign(**{c: rows[c].to_numpy(dtype=bool if pd.api.types.is_bool_dtype(rows[c].dtype)
+                                                             else np.float64)})
+        try:
+            with np.errstate(all="ignore"):
+                (mat,) = patsy.build_design_matrices([sub_info], rows, NA_action=patsy.NAAction(NA_types=[]),
+                                                     return_type="matrix")
+        except patsy.PatsyError as exc:
+            raise InvalidArgumentError(f"newdata cannot be evaluated with the formula's design: "
+                                       f"{str(exc).splitlines()[0]}") from None
+        names = [_clean_term_name(c) for c in sub_info.column_names]
+        mat = np.asarray(mat, dtype=np.float64)
+        out[complete] = mat[:, [names.index(t) for t in selected]]
+    out[~np.all(np.isfinite(out), axis=1)] = np.nan
+    return out
+
+
+def _require_columns(frame, needed):
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise InvalidArgumentError(f"newdata lacks the columns {missing}, which the selected terms use.")
+
+
+def _impute(pdf, plan):
+    na = plan.na_action if isinstance(plan.na_action, dict) else {}
+    todo = {c: v for c, v in na.items() if c in pdf.columns}
+    return pdf.fillna(todo) if todo else pdf
+
+
+def _numeric(pdf, names):
+    try:
+        X = np.column_stack([pd.to_numeric(pdf[c], errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+                             for c in names]) if names else np.zeros((pdf.shape[0], 0))
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"newdata's columns {names} must be numeric, as in the data of the fit.") from None
+    X[~np.all(np.isfinite(X), axis=1)] = np.nan
+    return X
