@@ -40,7 +40,8 @@ def objective_speed(n=500, p=12):
     y = np.where(X[:, 1] + X[:, 3] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
     Xi = np.hstack([np.ones((n, 1)), X])
     print(f"Certified hinge evaluations, n = {n}, p = {p}, ridge = 0.1 n, r = 1, gap tolerance 1e-7")
-    print(f"{'s':>3} {'supports':>9} {'hinge /s':>10} {'max gap':>10} {'+intercept /s':>14} {'squared /s':>11} {'ratio':>7}")
+    print(f"{'s':>3} {'supports':>9} {'hinge /s':>10} {'max gap':>10} {'+intercept /s':>14} {'squared /s':>11} "
+          f"{'ratio':>7}")
     for s in (3, 4, 5):
         supports = enumerate_supports(p, s)
         obj = HingeObjective(X, y, 0.1 * n, 1.0)

@@ -27,6 +27,7 @@ from .methods import available_methods
 from .privacy.accountant import Accountant
 from .privacy.ledger import Ledger, LedgerEntry
 from .estimation import EstimateResult
+from .planning import Plan, plan
 from .results import SelectionResult
 from .simulate import SimulatedData, simulate
 
@@ -34,7 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "InvalidArgumentError",
-    "InvalidTypeError", "Ledger", "LedgerEntry", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
+    "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "StatefulTransformError", "available_methods", "dataset_bounds",
-    "dataset_info", "dp_select", "list_datasets", "load_dataset", "simulate",
+    "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",
 ]

@@ -139,7 +139,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
     return "dp_select(" + ", ".join(parts) + ")"
 
 
-def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=1.0, ridge="auto",
+def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=None, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
               infer_levels=(), estimate=None, **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
@@ -172,8 +172,11 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     bounds : (b_x, b_y), dict or "auto"
         Public clipping bounds (required by methods that clip); see
         :mod:`dpstats.privacy.bounds`.
-    radius : float, default 1.0
-        r, the radius of the l2 ball on the coefficients.
+    radius : float, optional
+        r, the radius of the l2 ball on the coefficients of the mapped terms.  Default 1
+        (every linear model whose predictions stay in the response's public range over the
+        terms' public ranges); with ``loss="hinge"`` 4 where every support is scored exactly
+        and 1 where the MIP engine runs (``help(dpstats.bss.hinge)``).
     ridge : float or "auto", default "auto"
         lam >= 0; "auto" is 0 where every support is scored exactly and ``RIDGE_PER_ROW * n``
         = 0.1 n where the certified MIP engine runs (it needs lam > 0); see ``RIDGE_PER_ROW``.
@@ -284,7 +287,7 @@ def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, rand
     meth = get_method(method)
     epsilon = _check_epsilon(epsilon, meth)
     size = _check_size(meth, s, k)
-    radius = _check_real("radius", radius, 0.0, allow_zero=False)
+    radius = None if radius is None else _check_real("radius", radius, 0.0, allow_zero=False)
     user_ridge = ridge
     if not (isinstance(ridge, str) and ridge == "auto"):
         ridge = _check_real("ridge", ridge, 0.0, allow_zero=True)
@@ -393,10 +396,14 @@ def _plan_design(call, formula, data, eval_env):
         call.bounds = normalise_bounds_keys(call.bounds, plan.terms, plan.response)
         check_bounds_keys(call.bounds, plan.terms, plan.response, plan.categorical_terms,
                           response_required=(call.response_type != "binary"))
+    if call.radius is None:
+        # Resolved from public inputs only: the method, its options, p and s.
+        call.radius = meth.default_radius(plan.p, call.size, call.options)
+        call.context["radius"] = call.radius
     if call.ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.
-        call.ridge = (meth.default_ridge(plan.n_rows_input, plan.p, call.size, call.options)
+        call.ridge = (meth.default_ridge(plan.n_rows_input, plan.p, call.size, call.options, call.radius)
                       if meth.neighbours != ADD_REMOVE else 0.0)
     return plan, frame_data
 
@@ -545,7 +552,7 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     meth = call.meth
     uses = set(meth.uses)
     given = call.given
-    shown = [("radius", call.radius if ("radius" in uses and call.radius != 1.0) else None),
+    shown = [("radius", call.radius if ("radius" in uses and given["radius"] is not None) else None),
              ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
              ("signs", given["signs"] if (given["signs"] is not True and not meth.native_signs) else None),
              ("na_action", call.na_action if call.na_action != "raise" else None),
@@ -564,6 +571,10 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
     if call.infer_levels:
         public_call["infer_levels"] = list(call.infer_levels)
+    if meth.neighbours != ADD_REMOVE:
+        # The input row count is public under replace-one neighbours (it sets the default ridge,
+        # block counts and splits); under add/remove it is private and not shown.
+        public_call["n"] = int(plan.n_rows_input)
     text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument, call.size,
                         call.bounds if meth.needs_bounds else None, extra)
     released = dict(outcome.released)

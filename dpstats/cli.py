@@ -246,7 +246,8 @@ def _build_parser():
     sel.add_argument("--s", type=int, help="subset size (best-subset methods)")
     sel.add_argument("--k", type=int, help="number of features to select (screening methods, dpvote)")
     sel.add_argument("--bounds", help="'auto', 'BX,BY', a JSON file with a dict {term: [lower, upper]} (or {term: b}), or dataset:NAME")
-    sel.add_argument("--radius", type=float, help="radius r of the l2 ball on the coefficients (default 1)")
+    sel.add_argument("--radius", type=float, help="radius r of the l2 ball on the coefficients (default 1; with --loss hinge 4 where every "
+                          "support is scored exactly)")
     sel.add_argument("--ridge", type=_ridge, help="ridge penalty >= 0 or 'auto' (default)")
     sel.add_argument("--R", type=int, help="number of best supports enumerated by top_r (default 100)")
     sel.add_argument("--signs", type=_signs, metavar="{true,false,SHARE}",

@@ -117,7 +117,16 @@ class SelectionMethod:
     def check_design(self, plan, size, options, context) -> None:
         """Checks on the planned design's public shape (terms, input rows, partitions)."""
 
-    def default_ridge(self, n, p, size, options) -> float:
+    def default_radius(self, p, size, options) -> float:
+        """The radius ``radius=None`` resolves to, from public inputs only.
+
+        1 by default: on terms and a response mapped to [-1, 1] the ball of radius 1 holds
+        every linear model whose predictions stay in the response's public range over the
+        terms' public ranges (docs/methods.md).
+        """
+        return 1.0
+
+    def default_ridge(self, n, p, size, options, radius=1.0) -> float:
         """The ridge ``ridge="auto"`` resolves to, from public inputs only (n is the input row count).
 
         0 by default: a method that scores every support exactly needs no ridge, and then

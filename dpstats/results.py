@@ -84,6 +84,10 @@ class Summary:
         return self.as_html()
 
 
+#: Ranges listed inline by ``print(fit)`` (all of them are in ``summary()``).
+BOUNDS_SHOWN = 6
+
+
 class SelectionResult:
     """Outcome of one :func:`dpstats.dp_select` call.
 
@@ -214,7 +218,7 @@ class SelectionResult:
             ["candidate terms", str(len(self.terms))],
             ["intercept", "in every model, unpenalised" if self.intercept else "none"],
         ]
-        for key in ("bounds", "radius", "ridge", "R"):
+        for key in ("n", "bounds", "radius", "ridge", "R"):
             if key in self._public_call:
                 header.append([f"{key} (public)", _public_text(self._public_call[key])])
         header += [["epsilon spent", self._epsilon_text()], ["delta spent", _fmt(self.delta_spent)]]
@@ -261,6 +265,37 @@ class SelectionResult:
         sections.append(("Diagnostics (curator only)", self._curator_text()))
         return Summary(sections, curator=True)
 
+    def plot(self, ax=None):
+        """Curator only: the exact P(returned) of the best supports, with the uniform level.
+
+        Bars: ``probability`` of each support in ``curator["top_supports"]`` (best first);
+        horizontal line: 1 / C(p, s), the probability of a uniform random pick.  Titled
+        "curator only": never publish the figure.  Returns the matplotlib Axes (needs
+        ``pip install "dpstats[plots]"``).
+        """
+        from .planning import _pyplot
+
+        top = (self.curator or {}).get("top_supports")
+        if not top:
+            from .errors import InvalidArgumentError
+
+            raise InvalidArgumentError(f"fit.plot() needs curator['top_supports'], which method {self.method!r} "
+                                       "does not compute.")
+        plt = _pyplot()
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(top) + 2), 3.5))
+        labels = ["{" + ", ".join(r["support"]) + "}" for r in top]
+        ax.bar(range(len(top)), [r["probability"] for r in top], color="#c44", label="P(returned), exact")
+        size = self._public_call.get("s", len(top[0]["support"]))
+        uniform = 1.0 / math.comb(len(self.terms), size)
+        ax.axhline(uniform, color="black", linestyle="--", label=f"uniform pick 1/C({len(self.terms)}, {size})")
+        ax.set_xticks(range(len(top)))
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+        ax.set_ylabel("P(mechanism returns the support)")
+        ax.set_title(f"curator only - {self.method}: best supports")
+        ax.legend(fontsize=8)
+        return ax
+
     def _curator_text(self) -> str:
         c = self.curator
         lines = []
@@ -283,6 +318,9 @@ class SelectionResult:
                  f"Differentially private variable selection: {self.title}",
                  f"epsilon spent: {self._epsilon_text()}   delta: {_fmt(self.delta_spent)}   "
                  f"neighbours: {self.ledger.entries[-1].neighbours if self.ledger.entries else 'n/a'}", ""]
+        public = self._public_parameters_line()
+        if public:
+            lines[-1:-1] = [public]
         rows = self._selection_rows(only_selected=True)
         what = "with private signs" if self.signs_private else "signs not computed"
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
@@ -292,6 +330,19 @@ class SelectionResult:
             lines.extend(f"Condition: {c}" for c in self.ledger.conditions)
             lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
         return "\n".join(lines)
+
+    def _public_parameters_line(self) -> str:
+        """n where public, the ridge and radius used, and the ranges (public or drawn): all public
+        inputs or ledger-covered outputs."""
+        call = self._public_call
+        parts = [f"{k} = {_fmt(call[k])}" for k in ("n", "ridge", "radius") if k in call]
+        used = self._released_extras.get("bounds_used")
+        if used:
+            shown = [f"{t} [{_fmt(lo)}, {_fmt(hi)}]" for t, (lo, hi) in list(used.items())[:BOUNDS_SHOWN]]
+            more = f", ... ({len(used)} in all, see summary())" if len(used) > BOUNDS_SHOWN else ""
+            origin = "drawn privately" if call.get("bounds") == "auto" else "public"
+            parts.append(f"ranges ({origin}): " + ", ".join(shown) + more)
+        return ("Public parameters: " + "; ".join(parts)) if parts else ""
 
     def __repr__(self):
         cond = " (conditional)" if self.ledger.conditions else ""

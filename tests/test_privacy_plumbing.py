@@ -86,7 +86,7 @@ def test_release_holds_nothing_beyond_ledger_and_public_call():
                 yield from numbers(v)
         elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
             yield float(obj)
-    public = {2.0, 1.0, 0.0, 100.0, 0.1, 1e6}
+    public = {2.0, 1.0, 0.0, 100.0, 0.1, 1e6, 80.0}  # 80 = n, public under replace-one
     assert set(numbers(rel["call"])) <= public
     # Nothing curator-only leaks into the release.
     text = json.dumps(rel)

@@ -343,13 +343,20 @@ class ExponentialMethod(SelectionMethod):
     def check_size(self, p, size, options, context):
         check_size(p, size, options)
 
-    def default_ridge(self, n, p, size, options):
-        # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss
-        # keeps the ridge its certified per-support solves use (dpstats.bss.hinge).
+    def default_radius(self, p, size, options):
         if options.get("loss") == "hinge":
-            from ..api import RIDGE_PER_ROW
+            from .hinge import hinge_default_radius
 
-            return RIDGE_PER_ROW * n
+            return hinge_default_radius(engine=False)
+        return 1.0
+
+    def default_ridge(self, n, p, size, options, radius=1.0):
+        # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss
+        # keeps a small ridge for its certified per-support solves (dpstats.bss.hinge).
+        if options.get("loss") == "hinge":
+            from .hinge import hinge_default_ridge
+
+            return hinge_default_ridge(n, radius, engine=False)
         return 0.0
 
     selection_cost = staticmethod(selection_cost)

@@ -100,7 +100,11 @@ a smoothed optimum, (b0, b) minimises the Lagrangian for theta, so
 
 a handful of rows on the margin times g / 4: the schedule stops as soon as every
 certified gap is below ``gap_tolerance`` (default 1e-7 in absolute terms, at most
-1e-7 Delta_h because Delta_h >= 1).  Everything is vectorised over a batch of supports.
+1e-7 Delta_h because Delta_h >= 1).  Under an intercept the smoothed dual is also
+evaluated at its balanced version (the side of the classes in excess scaled down so that
+e = 0, :meth:`HingeObjective._balanced`), which can only raise D, and a Newton level does
+not stop while r0' |e| is above a quarter of the tolerance (the primal barely moves
+then, but the dual does).  Everything is vectorised over a batch of supports.
 A support also stops inside a level as soon as its own bracket is certified (the gap
 costs O(n) there: v and e are part of the gradient).  After each level, a support still
 open gets one more candidate pair: the exact solution of the split of its rows (positive
@@ -310,7 +314,9 @@ def constant_classifier_diagnostic(objective, support, coef=None) -> dict:
     constant = bool(one_class or abs(wrong - minority) <= 1e-12)
     message = None
     if constant:
-        message = (f"curator only: the best support's fitted classifier {'predicts one class for every training row' if one_class else 'misclassifies exactly the minority share'} "
+        what = ("predicts one class for every training row" if one_class
+                else "misclassifies exactly the minority share")
+        message = (f"curator only: the best support's fitted classifier {what} "
                    f"(training misclassification {wrong:.3f}, minority share {minority:.3f}): the hinge fit ranks the "
                    "terms without separating the classes. Map each term to [-1, 1] with public ranges "
                    "(bounds={term: (lower, upper)}) and use a radius of a few units with a small ridge (e.g. "
@@ -319,7 +325,7 @@ def constant_classifier_diagnostic(objective, support, coef=None) -> dict:
             "constant_classifier": constant, "message": message}
 
 
-def best_intercepts(margins, y, n_positive=None):
+def best_intercepts(margins, y, n_positive=None, out=None):
     """argmin over b0 of sum_i max(0, 1 - y_i b0 - m_i), row-wise, for margins m (K, n) without the intercept.
 
     The loss is convex and piecewise linear in b0 with slope #{y_i = -1 active} -
@@ -327,17 +333,19 @@ def best_intercepts(margins, y, n_positive=None):
     its active side) the slope at b0 is #{z_i < b0 : y_i = -1} + #{z_i <= b0 : y_i = +1} -
     n_+ (n_+ the number of rows with y_i = +1), which is 0 between the n_+-th and the
     next smallest z_i: every point there is a minimiser, and the midpoint keeps the rows
-    off their kinks (so that rounding cannot flip which side a row is on).  A heuristic
-    helper (starts and search directions): nothing certified rests on it.
+    off their kinks (so that rounding cannot flip which side a row is on).  ``out``: a
+    work array of the margins' shape for z (its content is lost).  A heuristic helper
+    (starts and search directions): nothing certified rests on it.
     """
     margins = np.asarray(margins, dtype=np.float64)
     n = margins.shape[-1]
     k = int(np.count_nonzero(y > 0)) if n_positive is None else int(n_positive)
-    z = y * (1.0 - margins)
+    z = np.multiply(margins, -y, out=out)
+    z += y
     if k == 0 or k == n or n == 0:  # one class: any b0 past every row; the nearest such
         return np.min(z, axis=-1) if k == 0 else np.max(z, axis=-1)
-    part = np.partition(z, k - 1, axis=-1)
-    return 0.5 * (part[..., k - 1] + np.min(part[..., k:], axis=-1))
+    z.partition(k - 1, axis=-1)  # in place
+    return 0.5 * (z[..., k - 1] + np.min(z[..., k:], axis=-1))
 
 
 @dataclass(frozen=True)
@@ -420,7 +428,8 @@ class HingeObjective(InterceptFirstColumns):
             raise InvalidArgumentError(f"ridge must be a finite number >= 0; got {ridge!r}.")
         if intercept:
             if X.shape[1] == 0 or (X.shape[0] and (np.ptp(X[:, 0]) != 0 or X[0, 0] == 0)):
-                raise InvalidArgumentError("with intercept=True, column 0 must be the constant, nonzero intercept column.")
+                raise InvalidArgumentError("with intercept=True, column 0 must be the constant, nonzero "
+                                           "intercept column.")
             if X.shape[0] and X[0, 0] != 1.0:
                 X = X.copy()
                 X[:, 0] = 1.0
@@ -753,6 +762,7 @@ class HingeObjective(InterceptFirstColumns):
         K, k = b.shape
         lamv = self._ridge_weights(k)
         ridge_hessian = np.diag(2.0 * lamv)
+        box = float(self.box_radius(k - 1)) if self.intercept else 0.0
         idx = active_rows
         Ai, bi = _rows_of(A, idx, "newton rows 0"), b[idx]
         spare = "newton rows 1"  # compaction alternates between two work arrays
@@ -797,6 +807,11 @@ class HingeObjective(InterceptFirstColumns):
             # Stop when the predicted decrease is far below the smoothing level (the
             # smoothed optimum is then within a small fraction of gamma in value).
             done = slope >= -(1e-3 * gamma + 1e-15 * scale)
+            if self.intercept and tol is not None:
+                # ... unless the intercept's derivative -e is still far from 0: fixing it
+                # barely lowers the primal (e^2 over a curvature of order rows / gamma) but
+                # the dual pays r0' |e|, so one more step is worth it
+                done &= box * np.abs(g[:, 0]) <= 0.25 * tol
             # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`_line_search`).
             ud = self._margins(Ai, d)
             t = np.zeros(idx.size)

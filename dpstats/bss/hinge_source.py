@@ -323,7 +323,8 @@ class HingeSource:
         v = A_S'theta, the primal point b(theta) minimising lam ||b||^2 - v'b over the ball
         (with, under an intercept, the best b0 for it) makes the row signs of
         1 - y_i b0 - a_i'b(theta) a vertex theta^ of the box, an ascent direction of the
-        dual (the linearised dual's maximiser when there is no intercept); D is concave along theta + t (theta^ - theta), t in [0, 1], and
+        dual (the linearised dual's maximiser when there is no intercept); D is concave
+        along theta + t (theta^ - theta), t in [0, 1], and
         every point there is box-feasible, so the best t of a grid gives a valid bound
         D(theta + t (theta^ - theta)) <= R_h(S) (weak duality) however few steps are taken.
         A neighbour whose column changes which rows sit on the margin is where the parent
@@ -380,8 +381,9 @@ class HingeSource:
         fmask = mask  # the columns in the ball
         off = self._offset
         if off:
+            icol = int(np.flatnonzero(U == 0)[0])  # 0: U is sorted and every base holds column 0
             fmask = mask.copy()
-            fmask[:, 0] = False  # U is sorted and every base holds column 0
+            fmask[:, icol] = False
             k_free = mask.sum(axis=1)  # the base's candidate columns plus the added one
             r0 = self.objective.box_radius(k_free)
             n_pos = int(np.count_nonzero(y > 0))
@@ -416,8 +418,8 @@ class HingeSource:
                 np.add(u, np.multiply(aJ, bj[:, None], out=tmp), out=u)
             if off:
                 if fresh or last_b0[0] is None:
-                    last_b0[0] = np.clip(best_intercepts(u, y, n_pos), -r0, r0)
-                bU[:, 0] = last_b0[0]
+                    last_b0[0] = np.clip(best_intercepts(u, y, n_pos, out=tmp), -r0, r0)
+                bU[:, icol] = last_b0[0]
                 if fresh:
                     np.add(u, np.multiply(y[None, :], last_b0[0][:, None], out=tmp), out=u)
             if fresh:

@@ -41,8 +41,8 @@ public) every value is exact: tau = 0 and eps_nom = eps.
   ``fit.summary()`` and ``fit.release()`` show the total as conditional, and
   :func:`charge_condition` gives the same text to the accountant's charge.
 
-Hinge loss (``loss="hinge"``): R is the hinge objective with Delta_h = 1 + b_x r sqrt(s')
-(see :mod:`dpstats.bss.top_r`); values are certified upper bounds within tau_eval, and
+Hinge loss (``loss="hinge"``): R is the hinge objective with Delta_h = 2 (1 + b_x r sqrt(s))
+with an intercept, 1 + b_x r sqrt(s) without (see :mod:`dpstats.bss.hinge`); values are certified upper bounds within tau_eval, and
 every block lower bound used by the guard is lowered by tau_eval (tau / 2 on the exact
 path), so g_c stays in [g - tau, g] and the guard's Lipschitz argument is unchanged.
 
@@ -322,8 +322,11 @@ class MistakesMethod(SelectionMethod):
     def check_size(self, p, size, options, context):
         _top_r.check_certified_size(p, size, options, context, self.name)
 
-    def default_ridge(self, n, p, size, options):
-        return _top_r.certified_default_ridge(n, p, size, options)
+    def default_radius(self, p, size, options):
+        return _top_r.certified_default_radius(p, size, options)
+
+    def default_ridge(self, n, p, size, options, radius=1.0):
+        return _top_r.certified_default_ridge(n, p, size, options, radius)
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -42,7 +42,8 @@ is listed in docs/methods.md.
 
 Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the response is
 coded -1 / +1 before data access, R is the hinge objective R_h of :mod:`dpstats.bss.hinge`
-and Delta_h = 1 + b_x r sqrt(s') (s' = s + 1 with a forced intercept).  R_h has no closed
+and Delta_h = 2 (1 + b_x r sqrt(s)) with an intercept (unpenalised, outside the ball, boxed
+without loss of optimality), 1 + b_x r sqrt(s) without one.  R_h has no closed
 form: each value is a certified upper bound within tau_eval (a duality gap), which the
 engine's certificate arithmetic accounts for (:mod:`dpstats.bss.hinge_source`): the MILP
 bound is valid because every hinge cut is an under-estimator whatever the dual accuracy,
@@ -75,7 +76,7 @@ from .engine import OuterApproximationEngine
 from .exhaustive import (LOSS_OPTION, check_enumeration_memory, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
                          score_all_supports, score_all_supports_hinge, slack_parts, slack_split)
 from .gram import GramSource, MatrixFreeSource
-from .hinge import HingeObjective, hinge_sensitivity
+from .hinge import HingeObjective, hinge_default_radius, hinge_default_ridge, hinge_sensitivity
 from .hinge_source import HingeSource
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
@@ -111,13 +112,26 @@ def check_certified_options(options, ridge):
     return options
 
 
-def certified_default_ridge(n, p, s, options):
+def certified_default_radius(p, s, options):
+    """``radius=None`` for top_r and mistakes: 1, or with the hinge loss
+    :func:`dpstats.bss.hinge.hinge_default_radius` (4 where every support is scored exactly,
+    1 where the MIP engine runs).  Public inputs only."""
+    if options["loss"] == "hinge":
+        return hinge_default_radius(engine=not uses_exact_path(p, s, options))
+    return 1.0
+
+
+def certified_default_ridge(n, p, s, options, radius=1.0):
     """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
     max_enumerate), where every support is scored exactly; RIDGE_PER_ROW * n where the MIP
-    engine runs (its cuts need lam > 0; see dpstats.api.RIDGE_PER_ROW).  Public inputs only."""
+    engine runs (its cuts need lam > 0; see dpstats.api.RIDGE_PER_ROW); with the hinge loss
+    :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
     from ..api import RIDGE_PER_ROW
 
-    if options["loss"] != "hinge" and uses_exact_path(p, s, options):
+    exact_path = uses_exact_path(p, s, options)
+    if options["loss"] == "hinge":
+        return hinge_default_ridge(n, radius, engine=not exact_path)
+    if exact_path:
         return 0.0
     return RIDGE_PER_ROW * n
 
@@ -571,8 +585,11 @@ class TopRMethod(SelectionMethod):
     def check_size(self, p, size, options, context):
         check_certified_size(p, size, options, context, self.name)
 
-    def default_ridge(self, n, p, size, options):
-        return certified_default_ridge(n, p, size, options)
+    def default_radius(self, p, size, options):
+        return certified_default_radius(p, size, options)
+
+    def default_ridge(self, n, p, size, options, radius=1.0):
+        return certified_default_ridge(n, p, size, options, radius)
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -1,0 +1,415 @@
+"""Planning before the data: the chance of recovering the true support, from public inputs only.
+
+``plan(method=..., n=..., p=..., s=..., epsilon=..., bounds=..., design=dict(rho=..., snr=...))``
+predicts, for a *planned* design, the probability that a ``dp_select`` call returns the
+true support, by simulation with dpstats' own mechanisms:
+
+1. ``reps`` data sets are drawn with :func:`dpstats.simulate` (the private best-subset
+   papers' design: Toeplitz covariance rho^|j - k|, coefficients 1/sqrt(s) on s terms,
+   the realised signal-to-noise ratio ``snr``);
+2. on each, ``dp_select("y ~ .", ..., signs=False)`` runs the chosen method with the
+   planned parameters;
+3. each call contributes a number q_i in [0, 1]:
+
+   * **exact** (``method="exponential"``, and ``method="top_r"`` when every support is
+     scored exactly and ``max_tries`` is None): q_i is the exact probability, computed by
+     the mechanism, that it returns the true support: the ``probability`` of the true
+     support in ``fit.curator["top_supports"]`` (the mechanism's exact output
+     probabilities of the best-ranked supports).  When the true support is not among the
+     listed supports, q_i = 0 and its probability is at most u_i, the smallest listed
+     probability (every unlisted support ranks below the listed ones); mean(u_i) is
+     reported as ``unlisted_bound`` and added to the upper end of the interval;
+   * **empirical** (every other method): q_i = 1 if the call returned the true support,
+     else 0.
+
+4. The prediction is mean(q_i).  Its 95 % Monte Carlo interval is a Student t interval
+   of the mean for the exact values (widened upwards by mean(u_i)) and the Wilson score
+   interval for the empirical counts; both describe the simulation error only.
+
+Nothing here touches user data (there is no data argument), spends budget (no
+accountant; the internal calls' ledgers are discarded) or is released: a plan is a
+function of public inputs.  Seeded by ``random_state``: the same seeds are used at every
+point of a grid (common random numbers), so differences along a grid are smooth.
+
+``Plan.required_n(target)`` / ``Plan.required_epsilon(target)`` evaluate a grid, make the
+predicted probabilities non-decreasing along it (pool-adjacent-violators, weighted by the
+replications) and interpolate linearly in log n (log epsilon) between the last grid
+point below the target and the first at or above it.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .errors import DPStatsError, InvalidArgumentError, InvalidTypeError
+
+
+class MissingPlotDependencyError(DPStatsError, ImportError):
+    """A plot was asked for and matplotlib is not installed."""
+
+#: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
+_REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
+            "epsilon", "s", "k", "bounds", "verbose")
+_DESIGN_KEYS = ("rho", "snr", "family", "link")
+_COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "unlisted_bound", "reps", "computed"]
+
+
+def _positive_int(name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidTypeError(f"{name} must be a positive integer; got {value!r}.")
+    if value < minimum:
+        raise InvalidArgumentError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _positive_real(name, value, allow_inf=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a positive number; got {value!r}.")
+    value = float(value)
+    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
+        raise InvalidArgumentError(f"{name} must be a positive {'number' if allow_inf else 'finite number'}; "
+                                   f"got {value!r}.")
+    return value
+
+
+def _probability(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a number in (0, 1); got {value!r}.")
+    value = float(value)
+    if not 0 < value < 1:
+        raise InvalidArgumentError(f"{name} must lie in (0, 1); got {value!r}.")
+    return value
+
+
+def _grid(name, values, check):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InvalidTypeError(f"{name} must be a sequence of values; got {values!r}.")
+    out = sorted({check(name, v) for v in values})
+    if len(out) < 2:
+        raise InvalidArgumentError(f"{name} needs at least two distinct values; got {values!r}.")
+    return out
+
+
+def _check_design(design):
+    if design is None:
+        design = {}
+    if not isinstance(design, dict):
+        raise InvalidTypeError(f"design must be a dict with keys among {list(_DESIGN_KEYS)}; got {design!r}.")
+    unknown = sorted(set(design) - set(_DESIGN_KEYS))
+    if unknown:
+        raise InvalidArgumentError(f"design has unknown keys {unknown}; it accepts {list(_DESIGN_KEYS)}.")
+    out = {"rho": 0.1, "snr": 5.0, **design}
+    rho = out["rho"]
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < float(rho) < 1:
+        raise InvalidArgumentError(f"design['rho'] must be a number in (-1, 1); got {rho!r}.")
+    out["rho"] = float(rho)
+    out["snr"] = _positive_real("design['snr']", out["snr"])
+    if out.get("family", "gaussian") not in ("gaussian", "binomial"):
+        raise InvalidArgumentError(f"design['family'] must be 'gaussian' or 'binomial'; got {out['family']!r}.")
+    if out.get("link", "sign") not in ("sign", "logistic"):
+        raise InvalidArgumentError(f"design['link'] must be 'sign' or 'logistic'; got {out['link']!r}.")
+    return out
+
+
+def _seed_root(random_state):
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise InvalidTypeError(f"random_state must be None, a non-negative int or a numpy Generator; "
+                               f"got {random_state!r}.")
+    return np.random.SeedSequence(int(random_state))
+
+
+def _pyplot():
+    """matplotlib.pyplot, or a dpstats error saying how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingPlotDependencyError(
+            'plots need matplotlib, which is not installed. Install it with: pip install "dpstats[plots]"  '
+            "(or pip install matplotlib).") from exc
+    return plt
+
+
+def _isotonic(values, weights):
+    """Pool-adjacent-violators: the non-decreasing fit to ``values`` (weighted least squares)."""
+    blocks = []  # [mean, weight, count]
+    for v, w in zip(values, weights):
+        blocks.append([float(v), float(w), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, c2 = blocks.pop()
+            m1, w1, c1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
+    return [m for m, _, c in blocks for _ in range(c)]
+
+
+def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, random_state=None, level=0.95,
+         signs=False, **select_options) -> "Plan":
+    """Predicted probability that ``dp_select`` returns the true support, for a planned design.
+
+    Parameters
+    ----------
+    method : str
+        A ``dp_select`` method.  ``"exponential"`` and ``"top_r"`` on its exact path give
+        exact per-data-set probabilities; the others an empirical frequency (module docstring).
+    n, p, s : int
+        Planned rows, candidate terms and true support size (the selection asks for s
+        terms); the design needs 2s - 1 < p (:func:`dpstats.simulate`).
+    epsilon : float
+        Budget of the planned call.
+    bounds : as in ``dp_select``, default (1, 1)
+        Public clipping bounds of the planned call.
+    design : dict, optional
+        ``rho`` (default 0.1), ``snr`` (default 5), ``family`` and ``link`` of
+        :func:`dpstats.simulate`.
+    reps : int, default 100
+        Simulated data sets per evaluated point.
+    random_state : None, int or numpy.random.Generator
+    level : float, default 0.95
+        Level of the Monte Carlo interval.
+    signs : bool or float, default False
+        Passed to ``dp_select``: with ``signs=True`` the selection has 90 % of epsilon,
+        as in a call that also releases signs.
+    **select_options
+        Other ``dp_select`` arguments of the planned call (``R``, ``radius``, ``ridge``,
+        method options such as ``max_enumerate``, ``loss``).  There is no data argument:
+        a plan never sees user data and spends no budget.
+
+    Returns
+    -------
+    Plan
+    """
+    from .methods import get_method
+
+    if not isinstance(method, str):
+        raise InvalidTypeError(f"method must be a method name (str); got {method!r}.")
+    get_method(method)  # unknown names raise InvalidArgumentError with the list
+    refused = sorted(set(select_options) & set(_REFUSED))
+    if refused:
+        raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
+                                   "own data and spends no budget.")
+    n = _positive_int("n", n, minimum=2)
+    p = _positive_int("p", p)
+    s = _positive_int("s", s)
+    if 2 * s - 1 >= p:
+        raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
+                                   f"x{2 * s - 1}); got p={p}.")
+    epsilon = _positive_real("epsilon", epsilon, allow_inf=True)
+    reps = _positive_int("reps", reps, minimum=2)
+    level = _probability("level", level)
+    design = _check_design(design)
+    return Plan(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
+                seed=_seed_root(random_state), level=level, signs=signs, options=dict(select_options))
+
+
+class Plan:
+    """A planned design and its predicted recovery probabilities (public inputs only).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per evaluated point: ``n``, ``epsilon``, ``probability`` (predicted),
+        ``lower`` / ``upper`` (Monte Carlo interval), ``unlisted_bound``, ``reps`` and
+        ``computed`` ("exact" or "empirical").
+    probability, interval : the prediction at the planned n and epsilon.
+    truth : list of str
+        The true support of the planned design.
+    """
+
+    def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options):
+        self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        self.bounds, self.design, self.reps, self.level = bounds, design, reps, level
+        self.signs, self.options = signs, options
+        self.truth = [f"x{j}" for j in range(1, 2 * s, 2)]
+        # One (data seed, mechanism seed) pair per replication, shared by every grid point.
+        self._seeds = [tuple(int(x) for x in child.generate_state(2, dtype=np.uint32)) for child in seed.spawn(reps)]
+        self._rows = {}
+        self._evaluate(n, epsilon)
+
+    # -- computation -----------------------------------------------------------------------
+    @property
+    def computed(self) -> str:
+        """"exact" where the mechanism's own probabilities are averaged, else "empirical"."""
+        if self.method == "exponential":
+            return "exact"
+        if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
+            from .bss.top_r import DEFAULT_MAX_ENUMERATE
+
+            count = math.comb(self.p, self.s)
+            if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:
+                return "exact"
+        return "empirical"
+
+    def _one(self, n, epsilon, data_seed, mech_seed):
+        """(q, u) for one simulated data set: the fit itself (and its ledger) is dropped here."""
+        from .api import dp_select
+        from .simulate import simulate
+
+        d = self.design
+        sim = simulate(n, self.p, self.s, rho=d["rho"], snr=d["snr"], random_state=data_seed,
+                       family=d.get("family", "gaussian"), link=d.get("link", "sign"))
+        fit = dp_select("y ~ .", sim.data, method=self.method, epsilon=epsilon, s=self.s, bounds=self.bounds,
+                        random_state=mech_seed, signs=self.signs, **self.options)
+        truth = set(self.truth)
+        if self.computed == "empirical":
+            return float(set(fit.support) == truth), 0.0
+        listed = fit.curator.get("top_supports") or []
+        for row in listed:
+            if set(row["support"]) == truth:
+                return float(row["probability"]), 0.0
+        return 0.0, (min(r["probability"] for r in listed) if listed else 1.0)
+
+    def _evaluate(self, n, epsilon):
+        key = (int(n), float(epsilon))
+        if key in self._rows:
+            return self._rows[key]
+        qu = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds])
+        q, u = qu[:, 0], qu[:, 1]
+        reps = len(q)
+        mean, bound = float(q.mean()), float(u.mean())
+        if self.computed == "exact":
+            half = stats.t.ppf(0.5 + self.level / 2, reps - 1) * q.std(ddof=1) / math.sqrt(reps)
+            lower, upper = mean - half, mean + half + bound
+        else:
+            z = stats.norm.ppf(0.5 + self.level / 2)
+            k = q.sum()
+            centre = (k + z * z / 2) / (reps + z * z)
+            half = z * math.sqrt(k * (reps - k) / reps + z * z / 4) / (reps + z * z)
+            lower, upper = centre - half, centre + half
+        row = {"n": key[0], "epsilon": key[1], "probability": mean, "lower": float(max(0.0, lower)),
+               "upper": float(min(1.0, upper)), "unlisted_bound": bound, "reps": reps, "computed": self.computed}
+        self._rows[key] = row
+        return row
+
+    # -- results ---------------------------------------------------------------------------
+    @property
+    def table(self) -> pd.DataFrame:
+        rows = sorted(self._rows.values(), key=lambda r: (r["epsilon"], r["n"]))
+        return pd.DataFrame(rows, columns=_COLUMNS)
+
+    @property
+    def probability(self) -> float:
+        return self._rows[(self.n, self.epsilon)]["probability"]
+
+    @property
+    def interval(self) -> tuple:
+        row = self._rows[(self.n, self.epsilon)]
+        return float(row["lower"]), float(row["upper"])
+
+    def evaluate(self, *, n_grid=None, epsilon_grid=None) -> pd.DataFrame:
+        """Predict at every n of ``n_grid`` (at the planned epsilon) or every epsilon of
+        ``epsilon_grid`` (at the planned n); the rows join :attr:`table` and are returned."""
+        if (n_grid is None) == (epsilon_grid is None):
+            raise InvalidArgumentError("give exactly one of n_grid and epsilon_grid.")
+        if n_grid is not None:
+            grid = _grid("n_grid", n_grid, lambda name, v: _positive_int(name, v, minimum=2))
+            rows = [self._evaluate(v, self.epsilon) for v in grid]
+        else:
+            grid = _grid("epsilon_grid", epsilon_grid, lambda name, v: _positive_real(name, v))
+            rows = [self._evaluate(self.n, v) for v in grid]
+        return pd.DataFrame(rows, columns=_COLUMNS)
+
+    def _required(self, axis, target, grid):
+        target = _probability("target", target)
+        frame = self.evaluate(**{f"{axis}_grid": grid})
+        x = frame[axis].to_numpy(dtype=float)
+        fitted = np.array(_isotonic(frame["probability"].to_numpy(), frame["reps"].to_numpy()))
+        reached = np.nonzero(fitted >= target)[0]
+        if reached.size == 0:
+            return None
+        i = int(reached[0])
+        if i == 0:
+            return x[0]
+        lo, hi = fitted[i - 1], fitted[i]
+        t = (target - lo) / (hi - lo)
+        return float(math.exp(math.log(x[i - 1]) + t * (math.log(x[i]) - math.log(x[i - 1]))))
+
+    def required_n(self, target=0.8, n_grid=None):
+        """The smallest n at which the predicted probability reaches ``target`` (at the planned epsilon).
+
+        Evaluates ``n_grid`` (default: the planned n times 1/4, 1/2, 1, 2, 4, 8), makes the
+        predictions non-decreasing in n (pool-adjacent-violators) and interpolates linearly
+        in log n; rounded up to an integer.  The first grid point when it already reaches
+        the target (the answer is then "at most" it); None when no grid point does
+        (extend the grid).  The grid's rows join :attr:`table`.
+        """
+        if n_grid is None:
+            n_grid = sorted({max(2, int(round(self.n * f))) for f in (0.25, 0.5, 1, 2, 4, 8)})
+        value = self._required("n", target, n_grid)
+        return None if value is None else int(math.ceil(value - 1e-9))
+
+    def required_epsilon(self, target=0.8, epsilon_grid=None):
+        """The smallest epsilon at which the predicted probability reaches ``target`` (at the
+        planned n); as :meth:`required_n`, interpolating in log epsilon (default grid: the
+        planned epsilon times 1/4 ... 16 in factors of 2)."""
+        if epsilon_grid is None:
+            if math.isinf(self.epsilon):
+                raise InvalidArgumentError("epsilon_grid is needed when the planned epsilon is inf.")
+            epsilon_grid = [self.epsilon * 2.0**k for k in range(-2, 5)]
+        return self._required("epsilon", target, epsilon_grid)
+
+    def _axis(self):
+        t = self.table
+        return "n" if t["n"].nunique() >= t["epsilon"].nunique() else "epsilon"
+
+    def plot(self, ax=None, axis=None):
+        """Predicted recovery probability against n (or epsilon) with the interval band.
+
+        ``axis`` is "n" or "epsilon" (default: the one with more evaluated points); the
+        other is held at its planned value.  Returns the matplotlib Axes (needs
+        ``pip install "dpstats[plots]"``).
+        """
+        plt = _pyplot()
+        axis = axis or self._axis()
+        if axis not in ("n", "epsilon"):
+            raise InvalidArgumentError(f"axis must be 'n' or 'epsilon'; got {axis!r}.")
+        t = self.table
+        other = "epsilon" if axis == "n" else "n"
+        t = t[t[other] == getattr(self, other)].sort_values(axis)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 3.5))
+        x = t[axis].to_numpy(dtype=float)
+        ax.fill_between(x, t["lower"], t["upper"], alpha=0.25, label=f"{self.level:.0%} Monte Carlo interval")
+        ax.plot(x, t["probability"], marker="o", label="predicted P(true support)")
+        if len(x) > 1 and x.max() / x.min() >= 4:
+            ax.set_xscale("log")
+            ax.set_xticks(x, [f"{v:g}" for v in x], minor=False)
+            ax.set_xticks([], minor=True)
+        ax.set_xlabel(axis)
+        ax.set_ylabel("P(returns the true support)")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"plan: {self.method}, p = {self.p}, s = {self.s}, "
+                     + (f"epsilon = {self.epsilon:g}" if axis == "n" else f"n = {self.n}"))
+        ax.legend(loc="lower right")
+        return ax
+
+    def __str__(self):
+        d = self.design
+        lo, hi = self.interval
+        how = ("exact: the mechanism's own probability of the true support, averaged over simulated data sets"
+               if self.computed == "exact" else "empirical: frequency of returning the true support")
+        lines = [
+            "Plan (public inputs only; simulated data, no budget spent)",
+            f"method: {self.method}   n = {self.n}   p = {self.p}   s = {self.s}   epsilon = {self.epsilon:g}   "
+            f"bounds = {self.bounds!r}",
+            f"design: Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on {', '.join(self.truth)}, "
+            f"snr = {d['snr']:g}" + (f", family = {d['family']}" if "family" in d else ""),
+            f"computed: {how}; {self.reps} data sets per point",
+            f"predicted P(returns the true support) = {self.probability:.3f}   "
+            f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
+            "",
+            self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
+            "",
+            "A prediction for the planned design, not a statement about any real data set.",
+        ]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"<Plan method={self.method!r} n={self.n} epsilon={self.epsilon:g} "
+                f"probability={self.probability:.3f}>")

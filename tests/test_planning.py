@@ -1,0 +1,219 @@
+"""dpstats.plan: predicted recovery probabilities from public inputs, and the plots."""
+import inspect
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpstats
+from dpstats.planning import MissingPlotDependencyError
+from dpstats.privacy.ledger import Ledger, LedgerEntry
+
+# Three planned designs (small p and s), each with a method whose probabilities are exact.
+DESIGNS = {
+    "exponential": dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0)),
+    "top_r, correlated": dict(method="top_r", n=400, p=6, s=2, epsilon=3.0, design=dict(rho=0.5, snr=0.5), R=5),
+    "top_r, p = 5": dict(method="top_r", n=200, p=5, s=2, epsilon=1.0, design=dict(rho=0.0, snr=2.0), R=4),
+}
+DIRECT_CALLS = {"exponential": 250, "top_r, correlated": 400, "top_r, p = 5": 400}
+
+
+def wilson(k, m, z=1.959963984540054):
+    centre = (k + z * z / 2) / (m + z * z)
+    half = z * math.sqrt(k * (m - k) / m + z * z / 4) / (m + z * z)
+    return centre - half, centre + half
+
+
+def direct_frequency(spec, calls, seed):
+    """How often dp_select returns the true support, each call on a fresh simulated data set."""
+    spec = dict(spec)
+    method, n, p, s, eps, design = (spec.pop(k) for k in ("method", "n", "p", "s", "epsilon", "design"))
+    truth = {f"x{j}" for j in range(1, 2 * s, 2)}
+    hits = 0
+    for i in range(calls):
+        sim = dpstats.simulate(n, p, s, random_state=seed + i, **design)
+        assert set(sim.support) == truth
+        fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=eps, s=s, bounds=(1, 1), signs=False,
+                                random_state=seed + 10**6 + i, **spec)
+        hits += set(fit.support) == truth
+    return hits, calls
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_prediction_lies_in_the_interval_of_a_direct_simulation(name):
+    spec = DESIGNS[name]
+    planned = dpstats.plan(reps=150, random_state=2024, **spec)
+    assert planned.computed == "exact"
+    hits, calls = direct_frequency(spec, DIRECT_CALLS[name], seed=50_000)
+    lo, hi = wilson(hits, calls)
+    assert lo <= planned.probability <= hi, (name, planned.probability, hits / calls, (lo, hi))
+    # The plan's own interval contains its prediction and is narrower than the direct one.
+    p_lo, p_hi = planned.interval
+    assert p_lo <= planned.probability <= p_hi and p_hi - p_lo < hi - lo
+
+
+def test_empirical_path_for_other_methods_and_wilson_interval():
+    planned = dpstats.plan(method="mistakes", n=200, p=5, s=2, epsilon=1.0, design=dict(snr=2.0), reps=20,
+                           random_state=1)
+    row = planned.table.iloc[0]
+    assert row["computed"] == "empirical"
+    k = round(row["probability"] * 20)
+    assert (row["lower"], row["upper"]) == pytest.approx(wilson(k, 20))
+
+
+@pytest.fixture(scope="module")
+def small_plan():
+    return dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
+                        random_state=3, R=5)
+
+
+def test_required_n_is_monotone_and_consistent_with_the_table(small_plan):
+    grid = [50, 100, 200, 400, 800, 1600]
+    needed = [small_plan.required_n(target=t, n_grid=grid) for t in (0.2, 0.4, 0.6, 0.8, 0.95)]
+    assert all(isinstance(v, int) for v in needed)
+    assert needed == sorted(needed)
+    table = small_plan.table
+    rows = table[table["epsilon"] == 2.0].set_index("n").loc[grid]
+    assert list(rows["probability"]) == sorted(rows["probability"])  # common random numbers: monotone here
+    for target, n_star in zip((0.2, 0.4, 0.6, 0.8, 0.95), needed):
+        above = [g for g in grid if g >= n_star]
+        below = [g for g in grid if g < n_star]
+        assert rows.loc[above[0], "probability"] >= target
+        if below:
+            assert rows.loc[below[-1], "probability"] < target
+    assert small_plan.required_n(target=0.999999, n_grid=[50, 100]) is None
+
+
+def test_required_epsilon_is_monotone(small_plan):
+    grid = [0.5, 1, 2, 4, 8, 16, 32]
+    needed = [small_plan.required_epsilon(target=t, epsilon_grid=grid) for t in (0.3, 0.5, 0.7)]
+    assert None not in needed, small_plan.table
+    assert needed == sorted(needed) and all(0.5 <= v <= 32 for v in needed)
+    assert set(grid) <= set(small_plan.table["epsilon"])
+
+
+def test_reproducible_and_printed(small_plan):
+    again = dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
+                         random_state=3, R=5)
+    assert again.probability == small_plan.table.set_index(["n", "epsilon"]).loc[(200, 2.0), "probability"]
+    text = str(again)
+    assert "no budget spent" in text and "x1, x3" in text and "Monte Carlo interval" in text
+    assert isinstance(again.table, pd.DataFrame)
+    assert list(again.table.columns[:5]) == ["n", "epsilon", "probability", "lower", "upper"]
+
+
+def _walk(obj, seen=None):
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk(k, seen)
+            yield from _walk(v, seen)
+    elif isinstance(obj, (list, tuple, set)):
+        for v in obj:
+            yield from _walk(v, seen)
+    elif isinstance(obj, pd.DataFrame):
+        for v in obj.to_numpy().ravel():
+            yield from _walk(v, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        yield from _walk(vars(obj), seen)
+
+
+def test_plan_takes_no_data_and_keeps_no_ledger(small_plan):
+    params = inspect.signature(dpstats.plan).parameters
+    assert "data" not in params and "accountant" not in params and "formula" not in params
+    frame = dpstats.simulate(50, 6, 2, random_state=0).data
+    for name, value in (("data", frame), ("accountant", dpstats.Accountant(epsilon=5)), ("formula", "y ~ .")):
+        with pytest.raises(dpstats.InvalidArgumentError, match=name):
+            dpstats.plan(method="exponential", n=100, p=6, s=2, epsilon=1, reps=2, **{name: value})
+    found = [type(o).__name__ for o in _walk(small_plan)
+             if isinstance(o, (Ledger, LedgerEntry, dpstats.SelectionResult, dpstats.SimulatedData))]
+    assert not found
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    (dict(n=0), dpstats.InvalidArgumentError, "n"),
+    (dict(n=10.5), dpstats.InvalidTypeError, "n"),
+    (dict(p=3), dpstats.InvalidArgumentError, "p"),
+    (dict(s="2"), dpstats.InvalidTypeError, "s"),
+    (dict(epsilon=-1), dpstats.InvalidArgumentError, "epsilon"),
+    (dict(epsilon="1"), dpstats.InvalidTypeError, "epsilon"),
+    (dict(reps=1), dpstats.InvalidArgumentError, "reps"),
+    (dict(design=dict(rho=1.5)), dpstats.InvalidArgumentError, "rho"),
+    (dict(design=dict(sigma=1)), dpstats.InvalidArgumentError, "design"),
+    (dict(design=[0.1]), dpstats.InvalidTypeError, "design"),
+    (dict(method="nope"), dpstats.InvalidArgumentError, "nope"),
+    (dict(method=3), dpstats.InvalidTypeError, "method"),
+    (dict(random_state="x"), dpstats.InvalidTypeError, "random_state"),
+    (dict(level=1.0), dpstats.InvalidArgumentError, "level"),
+])
+def test_bad_arguments_are_refused_by_name(kwargs, error, name):
+    args = dict(method="exponential", n=100, p=6, s=2, epsilon=1.0, reps=2, random_state=0) | kwargs
+    with pytest.raises(error, match=name):
+        dpstats.plan(**args)
+
+
+def test_bad_targets_and_grids_are_refused_by_name(small_plan):
+    with pytest.raises(dpstats.InvalidArgumentError, match="target"):
+        small_plan.required_n(target=1.5, n_grid=[100, 200])
+    with pytest.raises(dpstats.InvalidTypeError, match="target"):
+        small_plan.required_n(target="high", n_grid=[100, 200])
+    with pytest.raises(dpstats.InvalidArgumentError, match="n_grid"):
+        small_plan.required_n(target=0.5, n_grid=[100])
+    with pytest.raises(dpstats.InvalidArgumentError, match="epsilon_grid"):
+        small_plan.required_epsilon(target=0.5, epsilon_grid=[1, -2])
+
+
+# -- plots -------------------------------------------------------------------------------------
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+def test_fit_plot_bars_are_the_exact_probabilities_and_the_line_is_uniform():
+    import matplotlib.pyplot as plt
+
+    sim = dpstats.simulate(200, 6, 2, snr=1.0, random_state=4)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="exponential", epsilon=2, s=2, bounds=(1, 1),
+                            random_state=5, signs=False)
+    ax = fit.plot()
+    top = fit.curator["top_supports"]
+    heights = [patch.get_height() for patch in ax.patches]
+    assert heights == pytest.approx([r["probability"] for r in top])
+    [line] = ax.get_lines()
+    assert np.allclose(line.get_ydata(), 1 / math.comb(6, 2))
+    assert "curator only" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "{" + ", ".join(top[0]["support"]) + "}"
+    plt.close(ax.figure)
+
+
+def test_plan_plot_draws_the_prediction_and_its_band(small_plan):
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+
+    small_plan.required_n(target=0.5, n_grid=[50, 100, 200, 400])
+    ax = small_plan.plot(axis="n")
+    rows = small_plan.table
+    rows = rows[rows["epsilon"] == 2.0].sort_values("n")
+    [line] = ax.get_lines()
+    assert list(line.get_xdata()) == list(rows["n"].astype(float))
+    assert np.allclose(line.get_ydata(), rows["probability"])
+    band = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(band) == 1
+    vertices = band[0].get_paths()[0].vertices
+    assert np.isclose(vertices[:, 1].max(), rows["upper"].max()) and np.isclose(vertices[:, 1].min(), rows["lower"].min())
+    assert ax.get_xlabel() == "n"
+    plt.close(ax.figure)
+
+
+def test_missing_matplotlib_gives_the_pip_command(monkeypatch, small_plan):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(MissingPlotDependencyError, match=r'pip install "dpstats\[plots\]"') as info:
+        small_plan.plot()
+    assert isinstance(info.value, dpstats.DPStatsError) and isinstance(info.value, ImportError)
