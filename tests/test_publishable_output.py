@@ -1,6 +1,7 @@
 """summary(), str(fit), the notebook display and the CLI's default output are publishable:
 nothing curator-only is in them; curator_report() holds it, visibly marked."""
 import io
+import json
 import contextlib
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import dpstats
 from dpstats import cli
 from dpstats.methods import get_method, registered_methods
+from dpstats.curator_keys import CURATOR_KEYS
 from dpstats.results import CURATOR_BANNER
 from tests.conftest import make_regression
 from tests.test_conformance import base_call
@@ -43,6 +45,11 @@ def test_publishable_outputs_hold_no_curator_item(name, tmp_path):
         assert "curator" not in text.lower(), where
         leaked = [s for s in secrets if s in text]
         assert not leaked, (where, leaked)
+        # No curator item by its key either (multi-word keys; names that are also public
+        # parameters or released items, such as guard_branch or tv_chains, are not secrets).
+        public = json.dumps(fit.release())
+        named = [k for k in CURATOR_KEYS if "_" in k and k in text and k not in public]
+        assert not named, (where, named)
     report = fit.curator_report()
     assert CURATOR_BANNER in str(report) and "border" in report._repr_html_()
 
