@@ -142,3 +142,31 @@ def test_needs_positive_ridge():
     stats, _, _ = instance(10)
     with pytest.raises(InvalidArgumentError):
         OuterApproximationEngine.from_stats(stats, 3, 0.0, 1.0, 1e-6)
+
+
+@pytest.mark.parametrize("bad", ["bound_too_high", "stuck"])
+def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, monkeypatch):
+    """CBC (cbcbox 2.927) can report a bound above a feasible support's value, or return a
+    support that already carries a cut with a bound below it; the engine then certifies by
+    scoring every feasible support, and its answers equal brute force."""
+    stats, _, _ = instance(3, p=9, s=3, intercept=True)
+    lam, r = 3.0, 1.1
+    sups, vals, _ = brute(stats, 3, lam, r)
+    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6)
+    eng.exact_blocks = False  # the MILP certifies
+    real_solve = eng._solve
+
+    def broken_solve(m, z, start, label, it):
+        lb, sols = real_solve(m, z, start, label, it)
+        if bad == "bound_too_high":
+            return lb + 1e3, []
+        return lb - 1e3, [tuple(int(j) for j in sups[np.argmax(vals)])]  # a support with a cut, far from optimal
+
+    monkeypatch.setattr(eng, "_solve", broken_solve)
+    if bad == "stuck":
+        eng._add_cut(tuple(int(j) for j in sups[np.argmax(vals)]))
+    best = eng.best()
+    assert tuple(best.support) == tuple(int(j) for j in sups[np.argmin(vals)])
+    assert best.value == pytest.approx(vals.min(), rel=1e-10)
+    assert best.lower_bound <= vals.min() + 1e-9
+    assert any("enumerated_fallback" in e for e in eng.stats.log if isinstance(e, dict))

@@ -71,6 +71,7 @@ Duran and Grossmann (1986), An outer-approximation algorithm for a class of MINL
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -135,6 +136,11 @@ class EngineStats:
         return {"milp_solves": self.milp_solves, "cuts": self.cuts, "model_builds": self.model_builds,
                 "milp_seconds": round(self.milp_seconds, 4), "cut_seconds": round(self.cut_seconds, 4),
                 "total_seconds": round(self.total_seconds, 4), "exact_evaluations": self.evaluations}
+
+
+#: The engine scores every feasible support itself when CBC's output contradicts its cuts,
+#: up to this many supports (above it, a SolverError as before).
+FALLBACK_MAX_SUPPORTS = 200_000
 
 
 class OuterApproximationEngine:
@@ -478,17 +484,27 @@ class OuterApproximationEngine:
         inc, inc_val = incumbent
         solves = 0
         reserve = self.tau_mip / 4.0
+        # Supports cut off by no-good constraints (see below) and the smallest certified
+        # lower bound of their values: the bound over the feasible set is the smaller of
+        # the MILP's bound over the rest and this floor.
+        excluded_floor = math.inf
+        excluded = set()
         while True:
             n_in = self._add_cuts_to(m, z, eta, n_in)
             lb, sols = self._solve(m, z, inc, label, solves)
             solves += 1
-            lb -= reserve
+            lb = min(lb - reserve, excluded_floor)
             thr = inc_val if target is None else target
             if self.verbose:
                 self._print(f"[engine] {label} iter {solves:3d}  incumbent {inc_val:.6f}  bound {lb:.6f}  "
                             f"gap {inc_val - lb:.3g}  cuts {len(self._cut_const)}  "
                             f"elapsed {time.perf_counter() - self._start:.2f}s")
             if lb > inc_val + reserve + self.tau_eval:
+                # CBC claimed a bound above a feasible support's certified value (seen with
+                # the CBC of cbcbox 2.927 on steep hinge cuts): its bound cannot be trusted.
+                fallback = self._enumerated_minimum(feasible, early_exit)
+                if fallback is not None:
+                    return (*fallback, solves)
                 raise SolverError(f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
                                   "value of a feasible support (solver numerics); nothing was released.")
             if lb >= thr - self.tau_mip:
@@ -516,9 +532,54 @@ class OuterApproximationEngine:
             if early_exit is not None and early_exit(inc_val):
                 return False, inc, inc_val, lb, solves
             if not progress:
-                raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
-                                  "but its bound stays below the target (solver numerics); "
-                                  "nothing was released. Try a larger tolerance.")
+                # The MILP returned supports that already carry a cut, yet its bound is below
+                # the target: CBC accepted eta below its own cut at that support, within its
+                # feasibility tolerances (steep cuts, slopes -w^2 / lam, amplify them).  A
+                # support whose certified value already reaches the target is no counterexample:
+                # cut it off with a no-good constraint and keep its value's lower bound
+                # (value - tau_eval) as a floor of the certificate.
+                cleared = False
+                for sup in sols:
+                    if sup not in self._cut_at or sup in excluded:
+                        continue  # returned again despite its no-good: CBC cannot be trusted here
+                    floor = float(self.evaluate([sup])[0]) - self.tau_eval
+                    if floor >= thr - self.tau_mip:
+                        excluded.add(sup)
+                        m += mip.xsum(z[j] for j in sup) <= self.s - 1
+                        excluded_floor = min(excluded_floor, floor)
+                        cleared = True
+                if not cleared:
+                    fallback = self._enumerated_minimum(feasible, early_exit)
+                    if fallback is not None:
+                        return (*fallback, solves)
+                    raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
+                                      "but its bound stays below the target (solver numerics); "
+                                      "nothing was released. Try a larger tolerance.")
+
+    def _enumerated_minimum(self, feasible, early_exit):
+        """(certified, support, value, lower bound) by scoring every feasible support, or None
+        when there are more than :data:`FALLBACK_MAX_SUPPORTS`.
+
+        The fallback when CBC's answer is inconsistent with the cuts: each value is a
+        certified upper bound within tau_eval, so min(value) - tau_eval bounds the feasible
+        set's minimum from below.  Which route certified is curator-only; the certified
+        quantities are the same, so the mechanism's output distribution does not depend on it.
+        """
+        if math.comb(self.p, self.s) > FALLBACK_MAX_SUPPORTS:
+            return None
+        supports = np.array(list(itertools.combinations(range(self.p), self.s)), dtype=np.int64).reshape(-1, self.s)
+        supports = supports[feasible(supports)]
+        if supports.shape[0] == 0:
+            return True, None, math.inf, math.inf
+        values = np.concatenate([np.asarray(self.evaluate(supports[i:i + 4096]), dtype=np.float64)
+                                 for i in range(0, supports.shape[0], 4096)])
+        k = int(np.argmin(values))
+        best, value = tuple(int(j) for j in supports[k]), float(values[k])
+        self.evaluated.setdefault(best, value)
+        self.stats.log.append({"enumerated_fallback": int(supports.shape[0]), "exact": False})
+        if early_exit is not None and early_exit(value):
+            return False, best, value, float(values.min()) - self.tau_eval
+        return True, best, value, float(values.min()) - self.tau_eval
 
     # ------------------------------------------------------------------ queries
     def best(self) -> Certificate:
