@@ -32,6 +32,7 @@ from scipy.stats import kendalltau
 
 import dpstats
 import dpstats.api as _api
+from bench_screening import scipy_kendall_reference
 
 STAGES = {"_plan_design": "formula+plan", "materialise": "materialise", "_clip": "clip", "_select": "method",
           "_signs": "signs"}
@@ -90,23 +91,9 @@ def show_stages(stages):
     return ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
 
 
-def scipy_reference(X, y, k, epsilon, gen):
-    """The reference's loop: scipy.stats.kendalltau feature by feature, k rounds, Gumbel peeling."""
-    n, d = X.shape
-    relevance = np.abs([(n / 2) * kendalltau(X[:, j], y).statistic for j in range(d)])
-    chosen, redundancy = [], np.zeros(d)
-    for t in range(k):
-        if chosen:
-            l = chosen[-1]
-            redundancy += np.abs([(n / 2) * kendalltau(X[:, j], X[:, l]).statistic for j in range(d)])
-            scores = relevance - redundancy / len(chosen)
-        else:
-            scores = relevance
-        delta = 1.5 if t == 0 else 3.0
-        noisy = scores + gen.gumbel(scale=2 * delta * k / epsilon, size=d)
-        noisy[chosen] = -np.inf
-        chosen.append(int(np.argmax(noisy)))
-    return chosen
+# The reference's k-round loop, shared with bench_screening.py (run as scripts, the
+# benchmarks folder is on sys.path).
+scipy_reference = scipy_kendall_reference
 
 
 def bench_kendall_ratio(n=10_000, d=1_000, k=10):

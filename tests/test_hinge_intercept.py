@@ -23,7 +23,6 @@ from itertools import combinations
 import numpy as np
 import pytest
 from scipy.optimize import linprog, minimize
-from scipy.special import logsumexp
 
 from dpstats.bss import mistakes as M
 from dpstats.bss import top_r as T
@@ -34,6 +33,7 @@ from dpstats.mechanisms.exponential import exponential_log_probabilities
 from dpstats.methods import SelectionTask
 from dpstats.privacy.bounds import ClippedData
 from dpstats.privacy.randomness import RandomSource
+from tests.test_mistakes import mistakes_law
 
 
 def _data(n, p, seed, shift=0.8, noise=0.7):
@@ -288,17 +288,7 @@ def test_privacy_audit_top_r_with_the_intercept(path, options):
 
 def _mistakes_distribution(X, y, s, eps, ridge, radius, options):
     task = _task(X, y, s, eps, 1, {"guard": "none", **options}, ridge, radius, method=M)
-    delta = T.sensitivity_of(task)
-    tau = task.options["tolerance"] * delta
-    sups, vals, lbs, _ = M.certified_blocks(task, tau)
-    p = X.shape[1]
-    allsup = enumerate_supports(p, s)
-    in0 = np.zeros(p, dtype=bool)
-    in0[list(sups[0])] = True
-    count = (~in0[allsup]).sum(axis=1)
-    logw = M.mistakes_log_weights(vals, p, s, eps, delta)
-    logp = logw - logsumexp(logw)
-    return logp[count] - M.log_block_sizes(p, s)[count], float(lbs.min() - vals[0]), delta, tau
+    return mistakes_law(task, X.shape[1], s, eps)
 
 
 @pytest.mark.parametrize("options", [{"max_enumerate": 1}, {}])

@@ -37,16 +37,22 @@ def task_for(X, y, s, eps, options=None, seed=0, ridge=2.0, radius=1.1, R=5):
 def mistakes_distribution(X, y, s, eps):
     """Exact output distribution of what mistakes runs (MIP path), with its certified gap."""
     task = task_for(X, y, s, eps, {"max_enumerate": 1, "guard": "none"})
+    return mistakes_law(task, X.shape[1], s, eps)[:3]
+
+
+def mistakes_law(task, p, s, eps):
+    """(log P of every support in lexicographic order, certified gap, Delta, tau) of the
+    block draw then a uniform block member, from the task's certified blocks."""
     delta = T.sensitivity_of(task)
-    sups, vals, lbs, _ = M.certified_blocks(task, task.options["tolerance"] * delta)
-    p = X.shape[1]
+    tau = task.options["tolerance"] * delta
+    sups, vals, lbs, _ = M.certified_blocks(task, tau)
     allsup = enumerate_supports(p, s)
     in0 = np.zeros(p, dtype=bool)
     in0[list(sups[0])] = True
     count = (~in0[allsup]).sum(axis=1)
     logw = M.mistakes_log_weights(vals, p, s, eps, delta)
     logp = logw - logsumexp(logw)
-    return logp[count] - M.log_block_sizes(p, s)[count], float(lbs.min() - vals[0]), delta
+    return logp[count] - M.log_block_sizes(p, s)[count], float(lbs.min() - vals[0]), delta, tau
 
 
 def test_privacy_audit_mistakes_guard_none():
