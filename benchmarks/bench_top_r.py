@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from dpstats.deadline import Deadline
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.objective import least_squares_sensitivity
 from dpstats.errors import SolverError
@@ -75,7 +76,7 @@ def run(n, p, s, mistakes_limit, matrix_free=None, ridge=None):
     top = stage(f"top-{R}", lambda: eng.top(R))
     if top is not None:
         print(f"    R(S_1) = {top.values[0]:.4f}  v_R = {top.values[-1]:.4f}  bound outside list = {top.lower_bound:.4f}")
-    eng.time_limit = (time.perf_counter() - eng._start) + mistakes_limit
+    eng.deadline = Deadline(mistakes_limit)  # a fresh limit for the mistakes blocks
     mis = stage("all S^(i)", eng.mistakes)
     if mis is not None:
         print("    R(S^(i)) =", ", ".join(f"{c.value:.3f}" for c in mis))

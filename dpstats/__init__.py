@@ -21,6 +21,7 @@ from .errors import (
     InvalidTypeError,
     PrivacyLeakWarning,
     SolverError,
+    TimeLimitError,
     StatefulTransformError,
 )
 from .methods import available_methods
@@ -36,6 +37,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
-    "SimulatedData", "SolverError", "StatefulTransformError", "available_methods", "dataset_bounds",
+    "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",
 ]

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import patsy
 
+from .deadline import Deadline, check_time_limit
 from .errors import InvalidArgumentError, InvalidTypeError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
@@ -141,7 +142,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
 def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=None, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
-              infer_levels=(), estimate=None, **method_options) -> SelectionResult:
+              time_limit=None, infer_levels=(), estimate=None, **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
 
     Parameters
@@ -202,8 +203,14 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         selection (pure-DP AdaSSP, ``fit.estimates``) and the rest on the selection as
         before; see :meth:`SelectionResult.estimate` and docs/methods.md.
     verbose : bool
-        Progress messages from long computations, each line labelled "[curator only]"
-        (they quote objective values and bounds).
+        Progress of long work (the stage, units done of the total, time elapsed and an
+        estimate of the time left; the certificates' bounds on the MIP engine), each line
+        labelled "[curator only]" (they are functions of the data).
+    time_limit : float, optional
+        Seconds for the whole call (formula, design, method, signs).  When it runs out a
+        :class:`~dpstats.errors.TimeLimitError` (a SolverError) names the stage, how far it
+        got and what to change, and nothing is released; after the data's values were read
+        the budget stays charged (docs/privacy.md, "Time limits").  None: no limit.
     **method_options
         Options of the chosen method (e.g. ``max_enumerate`` for "exponential"); the
         options of every method, with their defaults, are listed in docs/methods.md.
@@ -226,19 +233,27 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
 
         estimate = EstimateShare.check(estimate, epsilon=epsilon, method=method, method_options=method_options)
         epsilon, accountant = estimate.selection_epsilon, estimate.bundled(accountant)
+    deadline = Deadline(check_time_limit(time_limit))
     call = _validate_arguments(
         method=method, epsilon=epsilon, s=s, k=k, bounds=bounds, radius=radius, ridge=ridge, R=R,
         random_state=random_state, accountant=accountant, signs=signs, na_action=na_action, verbose=verbose,
         infer_levels=infer_levels, method_options=method_options, data=data)
+    call.deadline = deadline
     _check_budget(call)
     plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
     _check_budget(call)  # the exact cost, now that the design's public shape is known
+    deadline.check("the formula and the public checks", advice="a simpler formula (plain column names are "
+                   "parsed without patsy)")
     _charge(call, formula)
+    deadline.charged = True
     # From here on the data's values are read; a failure keeps the charge.
     frame = plan if frame_data is None else materialise(plan, frame_data)
+    deadline.check("materialising the design", advice="fewer terms or rows")
     ledger = _start_ledger(call, plan)
     clipped = _clip(call, frame, ledger)
+    deadline.check("clipping", advice="fewer terms or rows")
     outcome, support_idx = _select(call, plan, frame, clipped, ledger)
+    deadline.check(f"{call.meth.name}: after the selection", advice="a method or size that runs faster")
     signs_series, signs_private, curator = _signs(call, plan, frame, clipped, outcome, support_idx, ledger)
     if not math.isinf(call.epsilon) and ledger.total_epsilon > call.total_epsilon * (1 + 1e-12):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
@@ -270,6 +285,7 @@ class _Call:
     given: dict
     context: dict
     response_type: str
+    deadline: Deadline = None
     bounds_eps: float = 0.0
     sign_eps: float = 0.0
     selection_eps: float = 0.0
@@ -456,7 +472,8 @@ def _select(call, plan, frame, clipped, ledger):
                          epsilon=call.selection_eps, radius=call.radius, ridge=call.ridge, R=call.R, rng=call.rng,
                          options=call.options, verbose=call.verbose, cost_context=dict(call.context),
                          n_input=plan.n_rows_input, rows_may_drop=(call.na_action == "omit"),
-                         kept_rows=getattr(frame, "kept_rows", None), response=plan.response)
+                         kept_rows=getattr(frame, "kept_rows", None), response=plan.response,
+                         deadline=call.deadline)
     outcome = call.meth.run(task)
     _add_fit_diagnostics(call, task, outcome)
     _add_conditions(call, task, outcome)

@@ -14,7 +14,7 @@ Examples::
     python -m dpstats select "y ~ ." --data d.csv --method dpvote --epsilon 1 --k 3 --machines 10
     python -m dpstats select "z ~ ." --data d.csv --method exponential --epsilon 1 --s 2 --bounds 1,1 --loss hinge
     python -m dpstats select "y ~ ." --data d.csv --method top_r --epsilon 1 --s 2 --bounds b.json \\
-        --option time_limit=60
+        --time-limit 60
 """
 from __future__ import annotations
 
@@ -265,6 +265,8 @@ def _build_parser():
                           "true/false, a JSON list or dict, or else a string")
     sel.add_argument("--verbose", action="store_true",
                      help="progress messages of long computations (labelled [curator only])")
+    sel.add_argument("--time-limit", type=float, metavar="SECONDS",
+                     help="seconds for the whole call; a time-out names the stage and releases nothing")
     sel.add_argument("--json", action="store_true", help="print release() as JSON instead of the summary")
     sel.add_argument("--curator", action="store_true",
                      help="also print the curator-only report (never publish it: not differentially private)")
@@ -276,7 +278,7 @@ def _build_parser():
 def _select_arguments(args):
     """Keyword arguments of dp_select from the parsed flags (only those given)."""
     kwargs = {"method": args.method, "epsilon": args.epsilon}
-    for name in ("s", "k", "radius", "ridge", "R", "random_state"):
+    for name in ("s", "k", "radius", "ridge", "R", "random_state", "time_limit"):
         value = getattr(args, name)
         if value is not None:
             kwargs[name] = value

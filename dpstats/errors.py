@@ -66,3 +66,13 @@ class PrivacyLeakWarning(UserWarning):
     The name follows the convention of IBM's diffprivlib.  The ledger of the
     result carries a matching caveat line.
     """
+
+
+class TimeLimitError(SolverError):
+    """``dp_select(..., time_limit=...)`` ran out of time (:mod:`dpstats.deadline`).
+
+    The message names the stage, how far it got and what to change.  Raised after the
+    charge when the data's values had been read (then the budget stays charged, see
+    docs/privacy.md, "Time limits"); raised before the charge, with nothing charged, when
+    the limit ran out while only the formula and the public schema were being processed.
+    """

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .deadline import Deadline
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import validate_options
 from .privacy.ledger import REPLACE_ONE
@@ -218,6 +219,8 @@ class SelectionTask:
     kept_rows: Any = None
     #: The response's name (public: it is in the formula), or None.
     response: str | None = None
+    #: The call's time budget (:mod:`dpstats.deadline`); long loops call ``deadline.check``.
+    deadline: Any = field(default_factory=Deadline)
     _stats: Any = None
 
     @property

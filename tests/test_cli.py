@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dpstats.privacy.ledger import REPLACE_MACHINE
-from tests.conftest import make_regression
+from conftest import make_regression
 
 SELECT = [sys.executable, "-m", "dpstats", "select"]
 

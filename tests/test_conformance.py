@@ -17,7 +17,7 @@ import pytest
 import dpstats
 from release_checks import check_bounds_used
 from dpstats.methods import get_method, registered_methods
-from tests.conftest import make_regression
+from conftest import make_regression
 
 METHODS = registered_methods()
 

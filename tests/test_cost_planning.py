@@ -5,7 +5,7 @@ import pytest
 from scipy.special import comb
 
 import dpstats
-from tests.conftest import make_regression
+from conftest import make_regression
 
 
 def seed002_retry_epsilon(eps, R, N, T, n, b_y, delta):

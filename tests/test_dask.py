@@ -12,7 +12,7 @@ from dpstats.formula import build_model_frame
 from dpstats.privacy.bounds import check_bounds, clip_to_bounds
 
 from dpstats.vote import dask_backend
-from tests.conftest import toeplitz_regression
+from conftest import toeplitz_regression
 
 dd = pytest.importorskip("dask.dataframe")
 

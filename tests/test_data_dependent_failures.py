@@ -13,7 +13,7 @@ import pytest
 import dpstats
 from dpstats.mechanisms.lipschitz_topk import subset_log_probabilities
 from dpstats.screening import dp_sis
-from tests.conftest import make_regression
+from conftest import make_regression
 
 WHOLE_COLUMN = [
     "I(x1 / np.max(np.abs(x1)))", "I(x1 - x1.mean())", "np.std(x1)", "I(x1 - np.mean(x1))",

@@ -11,7 +11,7 @@ import pytest
 
 import dpstats
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats
-from tests.conftest import make_regression
+from conftest import make_regression
 
 
 def call(data=None, **kwargs):

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as sps
 
 import dpstats
-from tests.conftest import toeplitz_regression
-from tests.release_checks import assert_release_equivalent
+from conftest import toeplitz_regression
+from release_checks import assert_release_equivalent
 from dpstats.privacy.ledger import REPLACE_MACHINE
 from dpstats.privacy.randomness import RandomSource
 from dpstats.vote import dpvote as dv

@@ -12,7 +12,7 @@ from dpstats.bss.exhaustive import enumerate_supports, log_n_supports, score_all
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity
 from dpstats.mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from dpstats.privacy.randomness import RandomSource
-from tests.conftest import make_regression
+from conftest import make_regression
 
 B_X, B_Y, RADIUS, RIDGE = 1.0, 2.0, 1.5, 3.0
 
@@ -42,7 +42,7 @@ def test_exact_distribution_equals_independent_softmax():
     eps, s = 2.0, 2
     supports, values, logp = mechanism_log_probs(X, y, s, eps)
     # Independent: direct least squares with the constraint through scipy, softmax by hand.
-    from tests.test_objective import scipy_objective_free_intercept
+    from test_objective import scipy_objective_free_intercept
 
     Xc = np.clip(X, -B_X, B_X) / B_X
     yc = np.clip(y, -B_Y, B_Y) / B_Y

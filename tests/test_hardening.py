@@ -10,7 +10,7 @@ from dpstats.errors import BudgetExceededError, InvalidArgumentError, InvalidTyp
 from dpstats.privacy.accountant import Accountant
 from dpstats.privacy.ledger import ADD_REMOVE, REPLACE_MACHINE, REPLACE_ONE
 from dpstats.privacy.randomness import RandomSource
-from tests.conftest import make_regression
+from conftest import make_regression
 
 
 # ------------------------------------------------------------------ Accountant(epsilon, delta)

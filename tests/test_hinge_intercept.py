@@ -33,7 +33,7 @@ from dpstats.mechanisms.exponential import exponential_log_probabilities
 from dpstats.methods import SelectionTask
 from dpstats.privacy.bounds import ClippedData
 from dpstats.privacy.randomness import RandomSource
-from tests.test_mistakes import mistakes_law
+from test_mistakes import mistakes_law
 
 
 def _data(n, p, seed, shift=0.8, noise=0.7):

@@ -25,7 +25,7 @@ from dpstats.bss.mcmc import (
 )
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity
 from dpstats.privacy.randomness import RandomSource
-from tests.conftest import make_regression
+from conftest import make_regression
 
 B_X, B_Y, RADIUS, RIDGE = 1.0, 2.0, 1.5, 3.0
 ALPHA = 1e-3  # false-alarm rate of every goodness-of-fit test below

@@ -13,7 +13,7 @@ from release_checks import check_bounds_used
 from dpstats.mechanisms.signs import SIGN_VALUES, sample_signs, sign_log_probabilities, vote_counts
 from dpstats.privacy.ledger import Ledger, LedgerEntry
 from dpstats.privacy.randomness import RandomSource
-from tests.conftest import make_regression
+from conftest import make_regression
 
 
 def test_eleven_calls_at_one_eleventh_fit_exactly():

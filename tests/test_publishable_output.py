@@ -12,8 +12,8 @@ from dpstats import cli
 from dpstats.methods import get_method, registered_methods
 from dpstats.curator_keys import CURATOR_KEYS
 from dpstats.results import CURATOR_BANNER
-from tests.conftest import make_regression
-from tests.test_conformance import base_call
+from conftest import make_regression
+from test_conformance import base_call
 
 
 def _curator_strings(curator):

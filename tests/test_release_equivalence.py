@@ -30,8 +30,8 @@ import pandas as pd
 import pytest
 
 import dpstats
-from tests.conftest import make_regression
-from tests.release_checks import assert_release_equivalent, check_release_shape
+from conftest import make_regression
+from release_checks import assert_release_equivalent, check_release_shape
 
 pytest.importorskip("sklearn")
 

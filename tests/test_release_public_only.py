@@ -23,7 +23,7 @@ from dpstats.bss import mistakes as M
 from dpstats.privacy.ledger import Ledger, LedgerEntry
 from dpstats.privacy.progress import CURATOR_LABEL
 from dpstats.results import CURATOR_BANNER
-from tests.release_checks import assert_release_equivalent
+from release_checks import assert_release_equivalent
 
 N, P, S = 80, 30, 3  # C(30, 3) = 4060 supports > max_enumerate: the certified engine runs
 ENGINE = dict(s=S, bounds=(1, 1), R=10, max_enumerate=10)

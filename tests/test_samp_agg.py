@@ -12,8 +12,8 @@ from dpstats.mechanisms.gumbel import peeling_set_distribution
 from dpstats.privacy.ledger import REPLACE_ONE
 from dpstats.privacy.randomness import RandomSource
 from dpstats.screening import samp_agg
-from tests.conftest import make_regression
-from tests.release_checks import assert_release_equivalent
+from conftest import make_regression
+from release_checks import assert_release_equivalent
 
 pytest.importorskip("sklearn")
 

@@ -79,8 +79,9 @@ from dataclasses import dataclass, field
 import mip
 import numpy as np
 
+from ..deadline import Deadline
 from ..errors import InvalidArgumentError, SolverError
-from ..privacy.progress import curator_printer
+from ..privacy.progress import Progress, curator_printer
 from .gram import GramSource, MatrixFreeSource
 from .iht import iht_support
 from .objective import SufficientStats
@@ -161,11 +162,16 @@ class OuterApproximationEngine:
         tau, the absolute slack of every certificate (public, fixed before the data).
         tau = tau_mip + 2 tau_eval (module docstring, "Solver slack and epsilon").
     time_limit : float, optional
-        Seconds for everything this engine does; SolverError when exceeded.
+        Seconds for everything this engine does (direct use); TimeLimitError when exceeded.
+    deadline : dpstats.deadline.Deadline, optional
+        The whole call's time budget (``dp_select(time_limit=...)``); replaces ``time_limit``.
     verbose : bool
-        Print progress lines (one per MILP solve).  They quote objective values, bounds, gaps
-        and counts of solves and nodes, which are functions of the data: every line is
-        labelled curator-only (:mod:`dpstats.privacy.progress`).
+        Print progress: per query, blocks done of the total with elapsed time and an
+        estimate of the time left, and one line per MILP solve.  They quote objective
+        values, bounds, gaps and counts of solves and nodes, which are functions of the
+        data: every line is labelled curator-only (:mod:`dpstats.privacy.progress`).
+    label : str
+        The method's name in progress lines and time-limit messages.
     printer : callable
         Where progress lines go (default ``print``), after labelling.
     init_neighbour_cuts : int, optional
@@ -178,9 +184,9 @@ class OuterApproximationEngine:
         Extra python-mip Model attributes (e.g. ``{"cuts": 0}``), for measurements.
     """
 
-    def __init__(self, source, s, ridge, radius, tolerance, *, time_limit=None, verbose=False,
+    def __init__(self, source, s, ridge, radius, tolerance, *, time_limit=None, deadline=None, verbose=False,
                  init_neighbour_cuts=None, round_neighbour_cuts=2, list_cuts=True, threads=1, cbc_settings=None,
-                 printer=print):
+                 printer=print, label="engine"):
         ridge = float(ridge)
         if not ridge > 0:
             raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "
@@ -204,8 +210,12 @@ class OuterApproximationEngine:
             # tau_eval is computed from the data (y'y): the message does not quote it.
             raise SolverError(f"tolerance {self.tau:g} is below twice the floating-point evaluation error "
                               "for data of this scale; raise the tolerance.")
-        self.time_limit = None if time_limit is None else float(time_limit)
+        self.deadline = Deadline.of(deadline if deadline is not None else time_limit)
+        self.label = str(label)
+        self._stage = "starting the certificate"
+        self._reached = ""
         self.verbose = bool(verbose)
+        self._printer = printer
         self.init_neighbour_cuts = 2 * self.s if init_neighbour_cuts is None else int(init_neighbour_cuts)
         self.round_neighbour_cuts = int(round_neighbour_cuts)
         self.threads = int(threads)
@@ -263,15 +273,20 @@ class OuterApproximationEngine:
             return np.concatenate([[0], sup])
         return np.hstack([np.zeros((sup.shape[0], 1), dtype=np.int64), sup])
 
+    #: What makes a certificate cheaper (time-limit messages): a larger ridge strengthens every
+    #: bound, a smaller R or s shrinks what must be certified.
+    ADVICE = "a larger ridge (stronger bounds), a smaller R or s, or fewer candidate terms"
+
     def _check_time(self):
-        if self.time_limit is not None and time.perf_counter() - self._start > self.time_limit:
-            raise SolverError(f"time_limit={self.time_limit:g} s reached before the certificate was complete; "
-                              "nothing was released. Raise time_limit, the ridge, or reduce p or s.")
+        self.deadline.check(f"{self.label}: {self._stage}", reached=self._reached, advice=self.ADVICE)
 
     def _remaining(self):
-        if self.time_limit is None:
-            return math.inf
-        return max(self.time_limit - (time.perf_counter() - self._start), 0.0)
+        return self.deadline.remaining()
+
+    def _progress(self, stage, total, unit, note=""):
+        """A progress reporter for one query (prints only with ``verbose``)."""
+        return Progress(f"{self.label}: {stage}", total, unit, enabled=self.verbose, printer=self._printer,
+                        every=0.0, start=self.deadline.start, note=note)
 
     def evaluate(self, supports) -> np.ndarray:
         """Exact R for candidate supports (2-D array), memoised."""
@@ -493,6 +508,7 @@ class OuterApproximationEngine:
             n_in = self._add_cuts_to(m, z, eta, n_in)
             lb, sols = self._solve(m, z, inc, label, solves)
             solves += 1
+            self._reached = f"{solves} MILP solves in {label}, not yet certified"
             lb = min(lb - reserve, excluded_floor)
             thr = inc_val if target is None else target
             if self.verbose:
@@ -591,6 +607,7 @@ class OuterApproximationEngine:
         """
         if self._best is not None:
             return self._best
+        self._stage, self._reached = "certifying the best support", ""
         self.initialise()
         self._keep = 1
         by_blocks = self._best_by_blocks(self._best_local[0])
@@ -624,6 +641,7 @@ class OuterApproximationEngine:
         """
         R = int(R)
         best = self.best()
+        self._stage, self._reached = f"certifying the top-{R} list", "best support certified"
         s1 = best.support
         in1 = np.zeros(self.p, dtype=bool)
         in1[list(s1)] = True
@@ -763,7 +781,13 @@ class OuterApproximationEngine:
         in0[list(anchor)] = True
         out = []
         previous = anchor
-        for i in range(1, min(self.s, self.p - self.s) + 1):
+        n_blocks = min(self.s, self.p - self.s)
+        progress = self._progress("mistakes blocks", n_blocks, "block", note="rough: later blocks are usually slower")
+        for i in range(1, n_blocks + 1):
+            self._stage = f"certifying mistakes block {i} of {n_blocks}"
+            self._reached = f"{i - 1} of {n_blocks} blocks certified"
+            if i > 1:
+                progress.update(i - 1, detail=self._block_route(out[-1]))
             def feasible(a, i=i):
                 a = np.asarray(a, dtype=np.int64)
                 return (~in0[a]).sum(axis=1) == i
@@ -799,8 +823,14 @@ class OuterApproximationEngine:
             val = float(self.evaluate([sup])[0])
             out.append(Certificate(sup, val, lb, self.tau_mip, solves))
             previous = sup
+        if out:
+            progress.update(len(out), detail=self._block_route(out[-1]))
         self._finish()
         return out
+
+    @staticmethod
+    def _block_route(cert):
+        return f"last by {cert.milp_solves} MILP solves" if cert.milp_solves else "last without MILP"
 
     def _exact_block(self, anchor, i, incumbent):
         """Block i by Schur-complement branch and bound (:mod:`dpstats.bss.blocks`), or None.
@@ -855,7 +885,12 @@ class OuterApproximationEngine:
 
         full, mu = self._ball_multiplier(anchor)
         bound = math.inf
-        for i in range(first_i, min(self.s, self.p - self.s) + 1):
+        last = min(self.s, self.p - self.s)
+        progress = self._progress(f"{label} block search", last - first_i + 1, "block",
+                                  note="rough: later blocks are usually slower")
+        for i in range(first_i, last + 1):
+            self._reached = f"{i - first_i} of {last - first_i + 1} blocks of the exact search done"
+            progress.update(i - first_i)
             self._check_time()
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
@@ -870,6 +905,7 @@ class OuterApproximationEngine:
             if res is None:
                 return None
             bound = min(bound, thr)
+        progress.update(last - first_i + 1)
         return bound
 
     def _best_by_blocks(self, anchor):

@@ -51,6 +51,7 @@ from ..mechanisms.exponential import exponential_log_probabilities, sample_expon
 from ..method_options import Choice, Integer, Real
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from ..privacy.progress import Progress
 from .hinge import HingeObjective, constant_classifier_diagnostic, hinge_sensitivity
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
@@ -73,11 +74,30 @@ def enumerate_supports(p: int, s: int) -> np.ndarray:
     return flat.reshape(count, s)
 
 
-def score_all_supports(objective: RidgeBallObjective, s: int):
-    """Every candidate support (candidate-index space) and its exact R(S)."""
+#: Supports scored between two looks at the deadline and the progress line.
+SCORE_CHUNK = 1 << 16
+
+
+def score_all_supports(objective: RidgeBallObjective, s: int, task=None, label="exact enumeration"):
+    """Every candidate support (candidate-index space) and its exact R(S).
+
+    With a ``task``, its deadline is checked and (``verbose``) progress printed between
+    chunks of :data:`SCORE_CHUNK` supports.
+    """
     candidates = objective.stats.candidates
     supports = enumerate_supports(candidates.size, s)
-    values = objective.values(objective.full_support(candidates[supports]))
+    full = objective.full_support(candidates[supports])
+    if task is None:
+        return supports, objective.values(full)
+    values = np.empty(supports.shape[0])
+    progress = Progress(f"{label}: scoring every support", values.size, "supports", enabled=task.verbose,
+                        start=task.deadline.start)
+    for start in range(0, values.size, SCORE_CHUNK):
+        task.deadline.check(f"{label}: scoring every support",
+                            reached=f"{start:,} of {values.size:,} supports scored",
+                            advice="a smaller max_enumerate (the certified engine takes over) or a smaller s")
+        values[start:start + SCORE_CHUNK] = objective.values(full[start:start + SCORE_CHUNK])
+        progress.update(min(start + SCORE_CHUNK, values.size))
     return supports, values
 
 
@@ -301,7 +321,7 @@ def run(task) -> MethodOutcome:
     s = task.size
     objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
     delta = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
-    supports, values = score_all_supports(objective, s)
+    supports, values = score_all_supports(objective, s, task, "exponential")
     index = sample_exponential(values, task.epsilon, delta, task.rng)
     chosen = supports[index]
     logp = exponential_log_probabilities(values, task.epsilon, delta)

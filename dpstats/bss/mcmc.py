@@ -85,6 +85,7 @@ from ..mechanisms.exponential import exponential_log_probabilities
 from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from ..privacy.progress import Progress
 from .exhaustive import enumerate_supports
 from .objective import (RidgeBallObjective, ball_multipliers, least_squares_sensitivity, spectral_parts,
                         values_from_spectral)
@@ -293,7 +294,7 @@ def _draw_pairs(rng, high, shape, exact):
 
 
 def _run_kernel(scorer, members, nonmembers, scale, n_iter, rng, trace, record_supports, track_distinct,
-                exact_integers=True):
+                exact_integers=True, on_chunk=None):
     K, s = members.shape
     n_out = nonmembers.shape[1]
     rows = np.arange(K)
@@ -313,6 +314,8 @@ def _run_kernel(scorer, members, nonmembers, scale, n_iter, rng, trace, record_s
         return n_accepted, value_trace, support_trace, distinct
     step = 0
     while step < n_iter:
+        if on_chunk is not None:
+            on_chunk(step)
         chunk = min(_DRAW_CHUNK, n_iter - step)
         # One uniform pair (member slot, non-member slot) per chain and step: the swap proposal.
         pairs = _draw_pairs(rng, s * n_out, (chunk, K), exact_integers)
@@ -341,7 +344,8 @@ def _run_kernel(scorer, members, nonmembers, scale, n_iter, rng, trace, record_s
     return n_accepted, value_trace, support_trace, distinct
 
 
-def _run_single_gram(objective, members, nonmembers, scale, n_iter, rng, trace, record_supports, track_distinct):
+def _run_single_gram(objective, members, nonmembers, scale, n_iter, rng, trace, record_supports, track_distinct,
+                     on_chunk=None):
     """One chain on the sufficient statistics with per-step work in Python scalars.
 
     The same chain, draws and update as ``_run_kernel`` with a :class:`_GramScorer`, tuned
@@ -387,6 +391,8 @@ def _run_single_gram(objective, members, nonmembers, scale, n_iter, rng, trace, 
         support_trace[:] = current  # overwritten step by step below; constant if nothing can move
     step = 0
     while n_out and step < n_iter:
+        if on_chunk is not None:
+            on_chunk(step)
         chunk = min(_DRAW_CHUNK, n_iter - step)
         pairs = np.asarray(rng.integers(s * n_out, size=(chunk, 1)), dtype=np.int64)[:, 0].tolist()
         log_u = np.log(rng.uniform((chunk, 1)))[:, 0].tolist()
@@ -422,7 +428,7 @@ def _run_single_gram(objective, members, nonmembers, scale, n_iter, rng, trace, 
 
 
 def run_chains(objective: RidgeBallObjective, s, epsilon, sensitivity, n_iter, rng, n_chains=1, *,
-               trace=False, record_supports=False, track_distinct=False) -> ChainRun:
+               trace=False, record_supports=False, track_distinct=False, on_chunk=None) -> ChainRun:
     """Run ``n_chains`` independent swap chains of ``n_iter`` steps on the sufficient statistics.
 
     Parameters
@@ -440,6 +446,9 @@ def run_chains(objective: RidgeBallObjective, s, epsilon, sensitivity, n_iter, r
         Every draw (starts, proposals, acceptances) comes from it.
     trace, record_supports, track_distinct : bool
         Keep the value trace, the support trace, and count distinct supports visited.
+    on_chunk : callable, optional
+        Called with the number of steps done before each chunk of steps (the call's
+        deadline and progress).
 
     Returns
     -------
@@ -454,12 +463,12 @@ def run_chains(objective: RidgeBallObjective, s, epsilon, sensitivity, n_iter, r
     scale = float(epsilon) / (2.0 * float(sensitivity))
     if n_chains == 1:
         (members, _), value, n_acc, vt, st, distinct = _run_single_gram(
-            objective, members, nonmembers, scale, n_iter, rng, trace, record_supports, track_distinct)
+            objective, members, nonmembers, scale, n_iter, rng, trace, record_supports, track_distinct, on_chunk)
         values = np.array([value])
     else:
         scorer = _GramScorer(objective, members)
         n_acc, vt, st, distinct = _run_kernel(scorer, members, nonmembers, scale, n_iter, rng,
-                                              trace, record_supports, track_distinct)
+                                              trace, record_supports, track_distinct, on_chunk=on_chunk)
         values = scorer.values.copy()
     return ChainRun(supports=np.sort(members, axis=1), values=values, start_supports=start,
                     n_accepted=n_acc, n_iter=n_iter, value_trace=vt, support_trace=st,
@@ -567,7 +576,16 @@ def run(task) -> MethodOutcome:
     n_iter = task.options["n_iter"]
     objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
     delta = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
-    chain = run_chains(objective, s, task.epsilon, delta, n_iter, task.rng, 1, trace=True, track_distinct=True)
+    progress = Progress("mcmc: running the chain", n_iter, "steps", enabled=task.verbose, start=task.deadline.start)
+
+    def on_chunk(done):
+        task.deadline.check("mcmc: running the chain", reached=f"{done:,} of {n_iter:,} steps",
+                            advice="a smaller n_iter")
+        progress.update(done)
+
+    chain = run_chains(objective, s, task.epsilon, delta, n_iter, task.rng, 1, trace=True, track_distinct=True,
+                       on_chunk=on_chunk)
+    progress.update(n_iter)
     chosen = chain.supports[0]
     entry = LedgerEntry(
         mechanism="Metropolis-Hastings chain targeting the exponential mechanism over supports (approximate)",

@@ -179,7 +179,7 @@ def certified_blocks(task, tau):
     log_n = log_n_supports(p, s)
     n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
-        exact = exact_scores(task, tau)
+        exact = exact_scores(task, tau, "mistakes")
         (anchor,), (v0,) = exact.top(1)
         blocks = exact.mistakes(anchor)
         sups = [anchor] + [b[0] for b in blocks]
@@ -188,7 +188,7 @@ def certified_blocks(task, tau):
         # so the certified gap g_c stays within [g - tau, g] (module docstring, PTR guard)
         lbs = vals[1:] - 0.5 * tau if is_hinge(task) else vals[1:].copy()
         return sups, vals, lbs, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"}
-    engine = make_engine(task, tau)
+    engine = make_engine(task, tau, "mistakes")
     best = engine.best()
     certs = engine.mistakes(best.support)
     sups = [best.support] + [c.support for c in certs]

@@ -34,9 +34,7 @@ guarantee is looser than eps_nom, and the ledger entry shows the split (``parts`
   even eps_nom = 0 gives eps' > eps (log(1 + R^T / N^(T - 1)) - log(1 - q^T) > eps) the
   call is refused before the charge.
 
-Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``time_limit``
-(seconds, default None = no limit; reaching it raises SolverError and nothing is
-released), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5;
+Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5;
 2000 with the hinge loss), ``loss`` ("squared" or "hinge"); every option with its default
 is listed in docs/methods.md.
 
@@ -97,7 +95,6 @@ CERTIFIED_OPTIONS = (
     Real("tolerance", default=DEFAULT_TOLERANCE, low=0, high=0.1, high_open=False,
          doc="certified solver slack tau as a fraction of Delta; the mechanism samples with eps / (1 + 2 tolerance) "
              "so that it spends exactly eps"),
-    Real("time_limit", default=None, low=0, allow_none=True, doc="seconds for the certificate; None: no limit"),
     Integer("max_enumerate", default=None, minimum=1, allow_none=True,
             doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
                 f"{DEFAULT_MAX_ENUMERATE_HINGE:,} with the hinge loss)"),
@@ -273,14 +270,14 @@ def sensitivity_of(task):
     return least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, task.size, task.data.intercept)
 
 
-def make_engine(task, tau):
+def make_engine(task, tau, label):
     """The certified engine for a task: Gram path, or matrix-free above MATRIX_FREE_ABOVE columns.
 
     With the hinge loss the source is a :class:`HingeSource` whose values are certified
     within tau_eval = HINGE_EVAL_SHARE * tau (the engine keeps tau_mip = tau - 2 tau_eval).
     """
     opts = task.options
-    kwargs = dict(time_limit=opts.get("time_limit"), verbose=task.verbose)
+    kwargs = dict(deadline=task.deadline, verbose=task.verbose, label=label)
     if is_hinge(task):
         source = HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
     elif len(task.terms) > MATRIX_FREE_ABOVE:
@@ -294,10 +291,10 @@ def make_engine(task, tau):
 class ExactScores:
     """Every support scored exactly (the small-problem path and the test oracle)."""
 
-    def __init__(self, stats, s, ridge, radius):
+    def __init__(self, stats, s, ridge, radius, task=None, label="exact enumeration"):
         self.p = int(stats.candidates.size)
         objective = RidgeBallObjective(stats, ridge, radius)
-        self.supports, self.values = score_all_supports(objective, s)
+        self.supports, self.values = score_all_supports(objective, s, task, label)
         # lexicographic enumeration order breaks ties (a fixed public rule; module docstring)
         self.order = np.lexsort((np.arange(self.values.size), self.values))
 
@@ -327,7 +324,7 @@ class ExactScores:
         return out
 
 
-def exact_scores(task, tau):
+def exact_scores(task, tau, label="exact enumeration"):
     """ExactScores of every support for the task's loss (the small-problem path).
 
     Hinge values are certified upper bounds within tau / 2 (module docstring); the squared
@@ -337,7 +334,7 @@ def exact_scores(task, tau):
         _, supports, values, _ = score_all_supports_hinge(task.data, task.size, task.ridge, task.radius, 0.5 * tau,
                                                           task.options["tolerance"])
         return ExactScores.from_scores(len(task.terms), supports, values)
-    return ExactScores(task.stats, task.size, task.ridge, task.radius)
+    return ExactScores(task.stats, task.size, task.ridge, task.radius, task, label)
 
 
 def top_r_log_weights(values, log_n, epsilon, sensitivity):
@@ -420,10 +417,10 @@ def certified_top(task, R, tau):
     p, s = len(task.terms), task.size
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
-        exact = exact_scores(task, tau)
+        exact = exact_scores(task, tau, "top_r")
         sups, vals = exact.top(R)
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
-    engine = make_engine(task, tau)
+    engine = make_engine(task, tau, "top_r")
     cert = engine.top(R)
     info = {"path": engine.certificate_route(), "lower_bound_outside_list": cert.lower_bound,
             "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
@@ -460,7 +457,7 @@ def run(task) -> MethodOutcome:
     if n_sup is not None and R >= n_sup:
         # R >= C(p, s): the top-R mechanism is the exact exponential mechanism.
         objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
-        supports, values = score_all_supports(objective, s)
+        supports, values = score_all_supports(objective, s, task, "top_r")
         index = sample_exponential(values, eps, delta, task.rng)
         chosen = supports[index]
         logp = exponential_log_probabilities(values, eps, delta)

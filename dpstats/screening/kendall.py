@@ -63,6 +63,7 @@ from ..mechanisms.gumbel import gumbel_scale, noisy_max_log_probabilities, repor
 from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
+from ..privacy.progress import Progress
 from .kendall_statistic import KendallPanel
 
 TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
@@ -207,10 +208,15 @@ def noisy_max_round(scores: KendallScores, chosen, epsilon, sensitivity, rng) ->
     return int(idx[val == val.max()].min())
 
 
-def kendall_peel(scores: KendallScores, k, epsilon, rng):
-    """k rounds of report-noisy-max on the Kendall scores; the ordered selection."""
+def kendall_peel(scores: KendallScores, k, epsilon, rng, on_round=None):
+    """k rounds of report-noisy-max on the Kendall scores; the ordered selection.
+
+    ``on_round(t)`` is called before round t (the call's deadline and progress).
+    """
     chosen: list[int] = []
     for t in range(k):
+        if on_round is not None:
+            on_round(t)
         eps_round = epsilon if math.isinf(epsilon) else epsilon / k
         chosen.append(noisy_max_round(scores, chosen, eps_round, round_sensitivity(t), rng))
     return chosen
@@ -227,10 +233,10 @@ def sequence_log_probability(scores: KendallScores, sequence, epsilon) -> float:
     return total
 
 
-def private_kendall_select(X, y, k, epsilon, rng):
+def private_kendall_select(X, y, k, epsilon, rng, on_round=None):
     """DP-Kendall on arrays; returns (ordered selection, KendallScores)."""
     scores = KendallScores(KendallPanel(X, y, rng))
-    chosen = kendall_peel(scores, k, epsilon, rng)
+    chosen = kendall_peel(scores, k, epsilon, rng, on_round)
     return chosen, scores
 
 
@@ -281,7 +287,15 @@ def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
 def run(task) -> MethodOutcome:
     frame = task.data  # unclipped ModelFrame: ranks need no bounds
     k = task.size
-    chosen, scores = private_kendall_select(frame.X, frame.y, k, task.epsilon, task.rng)
+    progress = Progress("kendall: rounds", k, "rounds", enabled=task.verbose, start=task.deadline.start)
+
+    def on_round(t):
+        task.deadline.check("kendall: the selection rounds", reached=f"{t} of {k} rounds done",
+                            advice="a smaller k or fewer candidate terms")
+        progress.update(t)
+
+    chosen, scores = private_kendall_select(frame.X, frame.y, k, task.epsilon, task.rng, on_round)
+    progress.update(k)
     entry = LedgerEntry(
         mechanism="DP-Kendall: k rounds of report-noisy-max (Gumbel) on Kendall scores",
         epsilon=task.epsilon,

@@ -61,6 +61,7 @@ from ..mechanisms.gumbel import peel, peeling_log_probability
 from ..method_options import Custom, Integer
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from ..privacy.progress import Progress
 
 AUTO_ALPHA_FRACTION = 0.1
 VOTE_SENSITIVITY = 1.0
@@ -121,16 +122,19 @@ def block_rows(n, blocks, rng, assignment="split", n_labels=None, rows=None):
 
 
 def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True, assignment="split", n_labels=None,
-                input_rows=None):
+                input_rows=None, on_block=None):
     """0/1 vote matrix (blocks, d): each block's Lasso top-k |coefficients| (non-zero only).
 
     ``assignment``, ``n_labels`` and ``input_rows``: how rows go to blocks
-    (:func:`block_rows`).
+    (:func:`block_rows`).  ``on_block(b)`` is called before block b's fit (the call's
+    deadline and progress).
     """
     Lasso = _lasso_class()
     n, d = X.shape
     votes = np.zeros((blocks, d), dtype=np.int64)
     for b, rows in enumerate(block_rows(n, blocks, rng, assignment, n_labels, input_rows)):
+        if on_block is not None:
+            on_block(b)
         if rows.size == 0:
             continue
         Xb, yb = X[rows], y[rows]
@@ -151,7 +155,7 @@ def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True, assignment="
 
 
 def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=True, assignment="split",
-                    n_labels=None, input_rows=None):
+                    n_labels=None, input_rows=None, on_block=None):
     """Samp-Agg on arrays already clipped: returns (ordered selection, vote counts).
 
     ``blocks`` defaults to floor(sqrt(n_labels)) (``n_labels`` defaults to the rows of X):
@@ -159,7 +163,7 @@ def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=
     """
     blocks = blocks or default_blocks(X.shape[0] if n_labels is None else n_labels)
     counts = block_votes(X, y, k, blocks, rng, alpha, intercept=intercept, assignment=assignment,
-                         n_labels=n_labels, input_rows=input_rows).sum(axis=0)
+                         n_labels=n_labels, input_rows=input_rows, on_block=on_block).sum(axis=0)
     return peel(counts.astype(float), counts.size, k, epsilon, VOTE_SENSITIVITY, rng), counts
 
 
@@ -222,10 +226,18 @@ def run(task) -> MethodOutcome:
     n_input = task.n_input if task.n_input is not None else data.X.shape[0]
     blocks = task.options["blocks"] or default_blocks(n_input)
     assignment = "iid" if task.rows_may_drop else "split"
+    progress = Progress("samp_agg: Lasso fits", blocks, "blocks", enabled=task.verbose, start=task.deadline.start)
+
+    def on_block(b):
+        task.deadline.check("samp_agg: Lasso fits on the blocks", reached=f"{b} of {blocks} blocks fitted",
+                            advice="fewer blocks")
+        progress.update(b)
+
     chosen, counts = samp_agg_select(data.X, data.y, k, task.epsilon, task.rng, blocks, task.options["alpha"],
                                      intercept=data.intercept, assignment=assignment,
                                      n_labels=n_input if task.rows_may_drop else None,
-                                     input_rows=kept_rows(task) if task.rows_may_drop else None)
+                                     input_rows=kept_rows(task) if task.rows_may_drop else None, on_block=on_block)
+    progress.update(blocks)
     entry = LedgerEntry(
         mechanism="Samp-Agg: Lasso votes on disjoint blocks, k rounds of report-noisy-max (Gumbel)",
         epsilon=task.epsilon,
