@@ -186,8 +186,11 @@ def test_mistakes_samples_with_the_nominal_epsilon():
     task = SelectionTask(data=data, terms=[f"x{j}" for j in range(6)], size=2, epsilon=eps, radius=1.1, ridge=2.0,
                          R=5, rng=RandomSource(0), options=M.check_options({"guard": "none", "max_enumerate": 1}, {}))
     out = M.run(task)
-    vals = out.curator["block_objectives"]
     nominal = check_parts(out.entries[0])
+    # the scores sampled with: R(S^(i)) capped at R(S^(0)) + K, K from the nominal epsilon
+    cap = M.block_cap(6, 2, out.curator["sensitivity"], out.curator["tau"], nominal, task.options)
+    assert out.curator["block_cap"] == cap
+    vals = M.capped_scores(out.curator["block_objectives"], out.curator["block_objectives"][0] + cap)
 
     def probs(e):
         w = M.mistakes_log_weights(vals, 6, 2, e, out.curator["sensitivity"])

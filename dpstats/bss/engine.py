@@ -105,6 +105,10 @@ class Certificate:
     lower_bound: float
     tolerance: float
     milp_solves: int = 0
+    #: True when only ``lower_bound >= cap - tolerance`` was certified (a capped mistakes
+    #: block, :meth:`OuterApproximationEngine.mistakes`): ``support`` and ``value`` are then an
+    #: incumbent, not the minimiser.
+    capped: bool = False
 
     @property
     def gap(self) -> float:
@@ -483,12 +487,12 @@ class OuterApproximationEngine:
                 sols.append(sup)
         return lb, sols
 
-    def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None):
+    def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None, cap=math.inf):
         """Outer approximation over one feasible set.
 
         ``feasible(array of supports) -> bool mask``; ``incumbent`` = (support, value) with
-        the support feasible; ``target`` (default: the incumbent's value) is what the
-        lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
+        the support feasible; ``target`` (default: the smaller of the incumbent's value and
+        ``cap``) is what the lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
         solves); certified is False only when ``early_exit(value)`` fired.
         """
         for support in self._deferred_cuts:
@@ -510,7 +514,7 @@ class OuterApproximationEngine:
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
             lb = min(lb - reserve, excluded_floor)
-            thr = inc_val if target is None else target
+            thr = min(inc_val, cap) if target is None else target
             if self.verbose:
                 self._print(f"[engine] {label} iter {solves:3d}  incumbent {inc_val:.6f}  bound {lb:.6f}  "
                             f"gap {inc_val - lb:.3g}  cuts {len(self._cut_const)}  "
@@ -559,6 +563,7 @@ class OuterApproximationEngine:
                     if sup not in self._cut_at or sup in excluded:
                         continue  # returned again despite its no-good: CBC cannot be trusted here
                     floor = float(self.evaluate([sup])[0]) - self.tau_eval
+                    thr = min(inc_val, cap) if target is None else target
                     if floor >= thr - self.tau_mip:
                         excluded.add(sup)
                         m += mip.xsum(z[j] for j in sup) <= self.s - 1
@@ -766,16 +771,20 @@ class OuterApproximationEngine:
                 bound = min([lb] + ball_rest)
                 return TopCertificate(sups, vals_L, bound, self.tau_mip, total_solves)
 
-    def mistakes(self, anchor=None) -> list:
+    def mistakes(self, anchor=None, cap_width=math.inf) -> list:
         """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
 
         Returns a list of Certificates, entry i - 1 for i mistakes.  ``anchor`` defaults
-        to the certified best support.
+        to the certified best support.  With a finite ``cap_width`` K, a block whose
+        minimum is at least cap = R(S^(0)) + K is only bounded: its Certificate has
+        ``capped=True`` and lower_bound >= cap - tau_mip (the capped scores of
+        :mod:`dpstats.bss.mistakes` need no more); blocks below the cap are minimised as before.
         """
         if anchor is None:
             anchor = self.best().support
         anchor = tuple(sorted(anchor))
         self.initialise()
+        cap = float(self.evaluate([anchor])[0]) + float(cap_width) if math.isfinite(cap_width) else math.inf
         self._keep = max(getattr(self, "_keep", 1), 1)
         in0 = np.zeros(self.p, dtype=bool)
         in0[list(anchor)] = True
@@ -812,16 +821,17 @@ class OuterApproximationEngine:
                 out.append(Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0))
                 previous = sup
                 continue
-            exact = self._exact_block(anchor, i, inc)
+            exact = self._exact_block(anchor, i, inc, cap)
             if exact is not None:
                 out.append(exact)
                 previous = exact.support
                 continue
             constraints = [("==", list(anchor), self.s - i)]
             self._block_cuts(anchor, i)
-            _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc)
+            _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc, cap=cap)
             val = float(self.evaluate([sup])[0])
-            out.append(Certificate(sup, val, lb, self.tau_mip, solves))
+            # certified below the cap: lb >= val - tau_mip; above it: lb >= cap - tau_mip only
+            out.append(Certificate(sup, val, lb, self.tau_mip, solves, capped=bool(val > cap)))
             previous = sup
         if out:
             progress.update(len(out), detail=self._block_route(out[-1]))
@@ -832,12 +842,15 @@ class OuterApproximationEngine:
     def _block_route(cert):
         return f"last by {cert.milp_solves} MILP solves" if cert.milp_solves else "last without MILP"
 
-    def _exact_block(self, anchor, i, incumbent):
+    def _exact_block(self, anchor, i, incumbent, cap=math.inf):
         """Block i by Schur-complement branch and bound (:mod:`dpstats.bss.blocks`), or None.
 
         Squared loss only (GramSource / MatrixFreeSource); exact up to tau_mip / 2, no MILP.
         Returns None (the caller falls back to the MILP) when the instance attribute
-        ``exact_blocks`` is False or the search exceeds ``exact_block_nodes`` nodes.
+        ``exact_blocks`` is False or the search exceeds ``exact_block_nodes`` nodes.  With
+        an incumbent above ``cap`` the search starts from the cap as its value (it prunes
+        every support it can bound above cap - tau_mip / 2); when no support below the cap
+        turns up, the block is certified capped.
         """
         if not self._blocks_usable():
             return None
@@ -850,7 +863,7 @@ class OuterApproximationEngine:
         obj, local = self.source.local_objective(full_inc[None, :], self.ridge, self.radius)
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
         res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
-                             (inc_sup, inc_val), self.tau_mip / 2.0, self.evaluate, mu=mu,
+                             (inc_sup, min(inc_val, cap)), self.tau_mip / 2.0, self.evaluate, mu=mu,
                              max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
         self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
@@ -862,6 +875,9 @@ class OuterApproximationEngine:
         if res is None:
             return None
         val = float(self.evaluate([res.support])[0])
+        if val > cap:
+            # nothing below the cap: every support of the block is >= cap - tau_mip / 2
+            return Certificate(res.support, val, res.lower_bound, self.tau_mip, 0, capped=True)
         return Certificate(res.support, val, min(res.lower_bound, val), self.tau_mip, 0)
 
     def _blocks_usable(self):

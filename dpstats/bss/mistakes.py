@@ -46,6 +46,33 @@ with an intercept, 1 + b_x r sqrt(s) without (see :mod:`dpstats.bss.hinge`); val
 every block lower bound used by the guard is lowered by tau_eval (tau / 2 on the exact
 path), so g_c stays in [g - tau, g] and the guard's Lipschitz argument is unchanged.
 
+Capped block scores (this package's formulation; exact audits in tests/test_mistakes_cap.py).
+Block i is scored
+
+    c_i = min(R(S^(i)), R(S^(0)) + K),    K = block_cap(...) (public),
+
+instead of R(S^(i)).  Privacy: under the gap condition every neighbour has the same S^(0)
+and the same blocks, and each of R(S^(i)) and R(S^(0)) moves by at most Delta, so their
+minimum (K is a constant) moves by at most Delta: the proof of Theorem 2 goes through
+unchanged with c_i in place of R(S^(i)).  Certificates: a block with c_i < R(S^(0)) + K
+is minimised within tau as before; for a block at the cap a certified *lower bound*
+L_i >= R(S^(0)) + K - tau is all the score needs (the capped score is then within tau of
+c_i), which is what makes blocks with many mistakes cheap: the exact block search prunes
+everything it can bound above the cap, and the MILP stops as soon as its bound reaches
+it.  Utility: raising the weight of every capped block to that of the cap moves at most
+C(p, s) exp(-eps_nom K / (2 Delta)) of probability (relative to block 0's weight), so
+
+    K_tv = 2 Delta (log C(p, s) + log(1 / cap_tv)) / eps_nom
+
+keeps the total variation distance to the uncapped mechanism below ``cap_tv`` (option,
+default 1e-9; 0 switches the cap off).  With the PTR guard the certified gap is capped
+too, g_c = min(min_i L_i - R(S^(0)), K), which lies in [min(g, K) - tau, min(g, K)], and
+min(g, K) moves by at most 2 Delta, so d(D) stays a 1-Lipschitz lower bound on the
+distance to the unsafe set as long as K > 2 Delta + 2 tau; K also includes
+K_ptr = 2 Delta + 2 tau + (2 Delta + tau) (ln(1 / (2 delta)) + 25) / eps_t, so that the
+capped distance cannot keep the test from passing (a capped gap fails it with probability
+below e^-25 / 2).  K = max(K_tv, K_ptr), from public parameters only.
+
 Deviation from the authors' reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
 itself when block i is drawn.  That output depends on the data through S^(i) and is not
 the exponential mechanism Theorem 2 analyses; we return a uniform element of P_i (every
@@ -76,6 +103,10 @@ from .top_r import _loss_items, exact_scores, is_hinge, make_engine, response_ty
 DEFAULT_GUARD = "ptr"
 DEFAULT_DELTA = 1e-6
 DEFAULT_PTR_SHARE = 0.2
+#: Default total-variation allowance of the capped block scores (module docstring).
+DEFAULT_CAP_TV = 1e-9
+#: A capped PTR distance exceeds the test's threshold by this many noise scales (module docstring).
+PTR_CAP_MARGIN = 25.0
 #: The condition of Theorem 2 that ``guard="none"`` relies on without testing it privately.
 GAP_CONDITION = ("eps-DP only if the gap R(S_2) - R(S_1) exceeds 2 Delta (Prastakos, Behdin and Mazumder 2025, "
                  "Theorem 2); not privately verified")
@@ -124,6 +155,27 @@ def selection_cost(epsilon, options, context):
     return float(epsilon), (options["delta"] if options["guard"] == "ptr" else 0.0)
 
 
+def block_cap(p, s, sensitivity, tau, nominal_epsilon, options, epsilon_test=None):
+    """K of the capped block scores, from public parameters only (module docstring); inf = no cap.
+
+    ``epsilon_test``: the PTR guard's share (None without the guard).
+    """
+    tv = options.get("cap_tv", DEFAULT_CAP_TV)
+    if tv == 0 or math.isinf(nominal_epsilon):
+        return math.inf
+    k = 2.0 * sensitivity * (log_n_supports(p, s) + math.log(1.0 / tv)) / nominal_epsilon
+    if epsilon_test is not None:
+        k_ptr = 2 * sensitivity + 2 * tau + (2 * sensitivity + tau) * (
+            ptr_threshold(epsilon_test, options["delta"]) + PTR_CAP_MARGIN / epsilon_test)
+        k = max(k, k_ptr)
+    return k
+
+
+def capped_scores(values, cap):
+    """c_i = min(R(S^(i)), cap) per block, cap = R(S^(0)) + K."""
+    return np.minimum(np.asarray(values, dtype=np.float64), cap)
+
+
 def log_block_sizes(p, s):
     """log m_i = log C(s, i) + log C(p - s, i), i = 0..min(s, p - s)."""
     i = np.arange(min(s, p - s) + 1)
@@ -136,14 +188,16 @@ def mistakes_log_weights(block_values, p, s, epsilon, sensitivity):
     return log_block_sizes(p, s) - epsilon * np.asarray(block_values, dtype=np.float64) / (2.0 * sensitivity)
 
 
-def mistakes_output_log_probabilities(all_supports, all_values, p, s, epsilon, sensitivity):
-    """Exact log P(S) over every support (the audit oracle): P(block i) / m_i."""
+def mistakes_output_log_probabilities(all_supports, all_values, p, s, epsilon, sensitivity, cap_width=math.inf):
+    """Exact log P(S) over every support (the audit oracle): P(block i) / m_i, block scores
+    capped at R(S^(0)) + ``cap_width``."""
     order = np.lexsort((np.arange(all_values.size), all_values))
     anchor = all_supports[order[0]]
     in0 = np.zeros(p, dtype=bool)
     in0[anchor] = True
     count = (~in0[all_supports]).sum(axis=1)
     blocks = np.array([all_values[count == i].min() for i in range(min(s, p - s) + 1)])
+    blocks = capped_scores(blocks, blocks[0] + cap_width)
     logw = mistakes_log_weights(blocks, p, s, epsilon, sensitivity)
     logp_block = logw - logsumexp(logw)
     return logp_block[count] - log_block_sizes(p, s)[count]
@@ -169,8 +223,12 @@ def sample_mistakes(anchor, block_values, p, s, epsilon, sensitivity, rng):
     return tuple(anchor) if i == 0 else draw_from_block(anchor, i, p, rng)
 
 
-def certified_blocks(task, tau):
+def certified_blocks(task, tau, cap_width=math.inf):
     """Anchor S^(0), block supports and values, per-block lower bounds, certificate info.
+
+    With a finite ``cap_width`` K, blocks whose minimum is at least R(S^(0)) + K are only
+    bounded (``info["capped_blocks"]``; their value is the best support found, their lower
+    bound at least the cap minus tau).
 
     The info (route, solves, tau_mip, tau_eval, achieved gaps) is curator-only: it is a
     deterministic function of the data (docs/privacy.md).
@@ -187,10 +245,11 @@ def certified_blocks(task, tau):
         # hinge values are upper bounds within tau / 2: the block lower bounds subtract it,
         # so the certified gap g_c stays within [g - tau, g] (module docstring, PTR guard)
         lbs = vals[1:] - 0.5 * tau if is_hinge(task) else vals[1:].copy()
-        return sups, vals, lbs, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"}
+        return sups, vals, lbs, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports",
+                                 "capped_blocks": [i for i in range(1, len(vals)) if vals[i] > vals[0] + cap_width]}
     engine = make_engine(task, tau, "mistakes")
     best = engine.best()
-    certs = engine.mistakes(best.support)
+    certs = engine.mistakes(best.support, cap_width=cap_width)
     sups = [best.support] + [c.support for c in certs]
     vals = np.array([best.value] + [c.value for c in certs])
     lbs = np.array([c.lower_bound for c in certs])
@@ -199,8 +258,12 @@ def certified_blocks(task, tau):
         # evaluated over the whole ball): subtracting tau_eval keeps it a lower bound
         lbs = lbs - engine.tau_eval
     info = {"path": engine.certificate_route(), "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
-            "block_gaps_achieved": [float(v - lb) for v, lb in zip(vals[1:], lbs)],
-            "best_gap_achieved": float(best.value - best.lower_bound), "solver": engine.stats.as_dict()}
+            # the gap of each block's score: capped at R(S^(0)) + K (module docstring), a capped
+            # block's score is the cap and its certificate the lower bound against it
+            "block_gaps_achieved": [float(min(v, vals[0] + cap_width) - min(lb, vals[0] + cap_width))
+                                    for v, lb in zip(vals[1:], lbs)],
+            "best_gap_achieved": float(best.value - best.lower_bound), "solver": engine.stats.as_dict(),
+            "capped_blocks": [i + 1 for i, c in enumerate(certs) if c.capped]}
     return sups, vals, lbs, info
 
 
@@ -212,19 +275,28 @@ def run(task) -> MethodOutcome:
     slack = uses_slack(p, s, opts)
     tau = opts["tolerance"] * delta_s if slack else 0.0
     eps = task.epsilon
-    sups, vals, lbs, info = certified_blocks(task, tau)
+    # The mechanism's budget and nominal epsilon are public (eps, the guard, the slack), so
+    # the cap K is too (module docstring, "Capped block scores").
+    eps_t, eps_run = split_budget(eps, opts) if opts["guard"] == "ptr" else (None, eps)
+    nominal, parts = slack_parts(eps_run, opts["tolerance"], "mistakes mechanism") if slack else (eps_run, ())
+    cap_width = block_cap(p, s, delta_s, tau, nominal, opts, eps_t)
+    sups, vals, lbs, info = certified_blocks(task, tau, cap_width)
+    scores = capped_scores(vals, vals[0] + cap_width)
     anchor = sups[0]
     # Public parameters only: the number of blocks comes from p and s, not from what the
     # engine returned; the certificate route and statistics stay in curator["certificate"].
     details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
-               "tau_relative_to_delta": opts["tolerance"], "n_blocks": min(s, p - s) + 1,
+               "tau_relative_to_delta": opts["tolerance"], "n_blocks": min(s, p - s) + 1, "block_cap": cap_width,
                "loss": "hinge" if is_hinge(task) else "least squares"}
-    gap_cert = float(np.min(lbs) - vals[0]) if lbs.size else math.inf
+    gap_cert = min(float(np.min(lbs) - vals[0]), cap_width) if lbs.size else math.inf
     curator = {
         "best_support": [task.terms[j] for j in anchor],
         "best_objective": float(vals[0]),
         "block_supports": [[task.terms[j] for j in sp] for sp in sups],
         "block_objectives": [float(v) for v in vals],
+        "block_scores": [float(v) for v in scores],
+        "block_cap": cap_width,
+        "capped_blocks": info.pop("capped_blocks", []),
         "sensitivity": delta_s,
         "gap_certified": gap_cert,
         "two_Delta": 2 * delta_s,
@@ -243,7 +315,7 @@ def run(task) -> MethodOutcome:
 
     entries, released = [], {}
     if opts["guard"] == "ptr":
-        eps_t, eps_m = split_budget(eps, opts)
+        eps_m = eps_run
         dist = ptr_distance(gap_cert, delta_s, tau)
         passed, noisy = propose_test_release(dist, eps_t, opts["delta"], task.rng)
         branch = "mistakes" if passed else "top_r"
@@ -264,16 +336,12 @@ def run(task) -> MethodOutcome:
             curator["fallback_top_r"] = out.curator
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)
-        eps_run = eps_m
-    else:
-        eps_run = eps
 
     # eps_run is this mechanism's budget; with slack it samples with the nominal
     # eps_run / (1 + 2 tolerance) so that its guarantee is eps_run (module docstring).
-    nominal, parts = slack_parts(eps_run, opts["tolerance"], "mistakes mechanism") if slack else (eps_run, ())
-    logw = mistakes_log_weights(vals, p, s, nominal, delta_s)
+    logw = mistakes_log_weights(scores, p, s, nominal, delta_s)
     logp = logw - logsumexp(logw)
-    chosen = sample_mistakes(anchor, vals, p, s, nominal, delta_s, task.rng)
+    chosen = sample_mistakes(anchor, scores, p, s, nominal, delta_s, task.rng)
     if slack:
         caveat = (f"certified blocks within solver slack tau = {tau:.4g}; sampled with the nominal "
                   "eps / (1 + 2 tau / Delta), so the guarantee is eps")
@@ -314,6 +382,8 @@ class MistakesMethod(SelectionMethod):
                doc="ptr: propose-test-release on the certified gap (unconditional); none: conditional on the gap"),
         Real("delta", default=DEFAULT_DELTA, low=0, high=0.5, doc="delta of the propose-test-release guard"),
         Real("ptr_share", default=DEFAULT_PTR_SHARE, low=0, high=1, doc="share of epsilon spent on the gap test"),
+        Real("cap_tv", default=DEFAULT_CAP_TV, low=0, low_open=False, high=1,
+             doc="total variation allowed by capping block scores at R(S^(0)) + K; 0: no cap"),
     )
 
     def check_options(self, options, context):
