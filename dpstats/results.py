@@ -167,21 +167,33 @@ class SelectionResult:
         return out
 
     def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
-                 level=0.95, bootstrap=1000):
+                 level=0.95, bootstrap=1000, radius=None):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
-        Refits the selected terms (and the intercept) on the same data, formula and ranges with
-        AdaSSP (``help(dpstats.estimation.adassp)``): Laplace noise and pure epsilon-DP for
-        ``delta=0``, Gaussian noise for ``delta > 0``.  ``bounds`` only for selections without
-        ranges (kendall, dpvote).  Intervals: parametric bootstrap at ``level`` with ``bootstrap``
-        draws, no extra budget.  Returns an :class:`~dpstats.estimation.EstimateResult`;
-        docs/methods.md, "Estimates after selection".
+        Refits the selected terms (and the intercept) on the same data, formula and ranges,
+        with its own budget ``epsilon`` (charged to ``accountant`` if given):
+
+        * ``method="adassp"`` (default, least-squares selections): AdaSSP
+          (``help(dpstats.estimation.adassp)``), Laplace noise and pure epsilon-DP for
+          ``delta=0``, Gaussian noise for ``delta > 0``;
+        * ``method="objective_perturbation"``: objective perturbation (Kifer, Smith and
+          Thakurta 2012; ``help(dpstats.estimation.objective_perturbation)``), pure epsilon-DP
+          (``delta`` must be 0).  After a least-squares selection, least squares over the
+          public ball ``||theta|| <= radius`` on the mapped scale (default: the selection's
+          radius, else 1), with 20 % of epsilon spent on a noisy Gram matrix for the
+          intervals; after a hinge-loss selection, logistic regression (a smooth surrogate
+          of the hinge) with ``predict(type="response" | "class" | "link")`` and no intervals.
+
+        ``bounds`` only for selections without ranges (kendall, dpvote).  Intervals:
+        parametric bootstrap at ``level`` with ``bootstrap`` draws, no extra budget.  Returns
+        an :class:`~dpstats.estimation.EstimateResult`; docs/methods.md, "Estimates after
+        selection".
         """
         from .estimation import estimate_after_selection
 
         return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
                                         random_state=random_state, accountant=accountant, level=level,
-                                        bootstrap=bootstrap)
+                                        bootstrap=bootstrap, radius=radius)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)

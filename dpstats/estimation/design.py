@@ -6,6 +6,8 @@
   evaluated with the selection's own design plan (same formula, same ``na_action``, same
   rows), on pandas or partition by partition on Dask; the only function here that reads
   data values (after the charge);
+* :func:`mapped_rows_of` -- the mapped rows themselves, for a refit that needs more than
+  the Gram matrix (objective perturbation with the logistic loss); reads data;
 * :func:`prediction_design` -- the selected terms' columns for new data, through the
   formula's design (patsy's encoding of the selection, categorical contrasts included).
 """
@@ -31,6 +33,7 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
     response, or a pair (b_x, b_y)).  Public inputs only: runs before the charge.
     """
     response = plan.response
+    binary = getattr(plan, "response_type", "numeric") == "binary"  # coded -1 / +1: no range, not mapped
     if bounds_used is not None:
         pairs = {t: tuple(v) for t, v in bounds_used.items()}
     else:
@@ -51,7 +54,7 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
                     f"bounds names {unknown}, which are neither terms of the formula nor the response.")
             categorical = set(plan.categorical_terms)
             missing = [t for t in selected if t not in checked and t not in categorical]
-            if response not in checked:
+            if response not in checked and not binary:
                 missing.append(response)
             if missing:
                 raise InvalidArgumentError(
@@ -59,9 +62,12 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
                     "selected term and the response (dummy columns of categorical terms default to (0, 1)), or "
                     "a pair (b_x, b_y).")
             pairs = {t: tuple(checked.get(t, DUMMY_RANGE)) for t in selected}
-            pairs[response] = tuple(checked[response])
+            if not binary:
+                pairs[response] = tuple(checked[response])
     lower = np.array([pairs[t][0] for t in selected], dtype=np.float64)
     upper = np.array([pairs[t][1] for t in selected], dtype=np.float64)
+    if binary:
+        return TermRanges(list(selected), lower, upper, response, None, None, intercept=bool(plan.intercept))
     return TermRanges(list(selected), lower, upper, response, float(pairs[response][0]), float(pairs[response][1]),
                       intercept=bool(plan.intercept))
 
@@ -77,6 +83,20 @@ def augmented_gram_of(data, plan, columns, ranges: TermRanges) -> np.ndarray:
         return _dask_gram(plan, columns, ranges)
     X, y = evaluate_rows(_validate_data(data), plan)
     return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
+
+
+def mapped_rows_of(data, plan, columns, ranges: TermRanges):
+    """(Z, y): the mapped design rows (column of ones first with an intercept) and the response as
+    evaluated (for a binary response, coded -1 / +1), over the complete rows (reads data).
+
+    Pandas only: a hinge-loss selection (the only user) refuses a Dask DataFrame itself.
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    X, y = evaluate_rows(_validate_data(data), plan)
+    Z = ranges.map_design(X[:, columns])
+    if plan.intercept:
+        Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
+    return Z, np.asarray(y, dtype=np.float64)
 
 
 def _partition_gram(pdf, plan, columns, ranges):

@@ -5,34 +5,44 @@ nothing and no data value decides for free whether it fails:
 
 1. every argument is checked from its value alone (epsilon, delta, method, level, number
    of bootstrap draws, random_state, accountant), and everything public about the
-   selection: that it kept what a refit needs (a result of ``dp_select``), that its loss
-   was least squares (a hinge-loss selection is refused, naming ``loss``), that the
+   selection: that it kept what a refit needs (a result of ``dp_select``), that the
    formula has a response, that the model is not empty, and the public ranges (the
    selection's ``bounds_used``; ``bounds=`` for ``kendall`` and ``dpvote``, which have
-   none, checked against the selected terms and the response);
+   none, checked against the selected terms and the response); then the chosen method's
+   own public checks (:class:`Estimator.check`): AdaSSP refuses a hinge-loss selection
+   (naming ``loss``) and ``radius``; objective perturbation refuses ``delta > 0`` and
+   checks ``radius``;
 2. an accountant, if given, is asked whether (epsilon, delta) fits under the estimate's
    neighbouring relation, then charged;
-3. only then are data values read: the selection's design is evaluated again on the same
-   data with the same formula, design plan and ``na_action`` (so the same rows), the
-   selected columns are clipped and mapped by the ranges, and the augmented Gram matrix
-   is released by :mod:`dpstats.estimation.adassp`;
+3. only then are data values read, by the method's release (:class:`Estimator.release`):
+   the selection's design is evaluated again on the same data with the same formula,
+   design plan and ``na_action`` (so the same rows), the selected columns are clipped and
+   mapped by the ranges, and the mechanism runs (:mod:`dpstats.estimation.adassp`,
+   :mod:`dpstats.estimation.objective_perturbation`);
 4. post-processing: the coefficients, their mapping to the data's units, and the
-   parametric bootstrap (:mod:`dpstats.estimation.bootstrap`).
+   parametric bootstrap (:mod:`dpstats.estimation.bootstrap`,
+   :mod:`dpstats.estimation.op_bootstrap`).
 
-Neighbours.  The AdaSSP release is (epsilon, delta)-DP under replace-one *and* add/remove
-neighbours with the same budget (its sensitivities cover both,
-``help(dpstats.estimation.adassp)``).  Its ledger entry and charge use the selection's
-relation when it is one of these two (replace one record for the best-subset and
-screening methods; add or remove one record for ``kendall``, so a kendall accountant takes
-the estimate without any conversion) and replace-one record after ``dpvote``: the estimate
-is record-level, not machine-level, DP, so an accountant kept for dpvote's
+After the charge no error message may quote a data value or a count.  A new method is a
+subclass of :class:`Estimator` registered in ``ESTIMATORS``: its ``check`` runs in stage 1,
+its ``release`` in stage 3.
+
+Neighbours.  Both releases are private under replace-one *and* add/remove neighbours with
+the same budget (``help(dpstats.estimation.adassp)``,
+``help(dpstats.estimation.objective_perturbation)``).  The ledger entry and charge use the
+selection's relation when it is one of these two (replace one record for the best-subset
+and screening methods; add or remove one record for ``kendall``, so a kendall accountant
+takes the estimate without any conversion) and replace-one record after ``dpvote``: the
+estimate is record-level, not machine-level, DP, so an accountant kept for dpvote's
 machine-level relation refuses it before the charge.  Nothing the estimate does depends
-on the row count except through the noisy count it releases.
+on the row count except through a noisy count it releases.
 """
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..privacy.accountant import Accountant
@@ -40,10 +50,10 @@ from ..privacy.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, LedgerEntry
 from ..privacy.randomness import RandomSource
 from . import adassp
 from . import bootstrap as boot
-from .design import augmented_gram_of, selection_ranges
+from . import objective_perturbation as op
+from . import op_bootstrap
+from .design import augmented_gram_of, mapped_rows_of, selection_ranges
 from .result import EstimateResult, check_level, original_units_map
-
-METHODS = ("adassp",)
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
 
@@ -81,11 +91,208 @@ def _relation(selection_neighbours):
     return selection_neighbours if selection_neighbours in (REPLACE_ONE, ADD_REMOVE) else REPLACE_ONE
 
 
-def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, accountant, level, draws):
-    """Stage 1: everything public; returns what the later stages need."""
+@dataclass
+class Request:
+    """Everything public about one ``estimate`` call, checked (stage 1)."""
+
+    fit: object
+    epsilon: float
+    delta: float
+    method: str
+    level: float
+    draws: int
+    rng: RandomSource
+    ctx: dict
+    plan: object
+    selected: list
+    ranges: object
+    relation: str
+    formula: str | None
+    options: dict
+
+    @property
+    def binary(self) -> bool:
+        return self.ctx["response_type"] == "binary"
+
+    @property
+    def columns(self) -> list:
+        return [self.plan.terms.index(t) for t in self.selected]
+
+    @property
+    def d(self) -> int:
+        return len(self.selected) + (1 if self.plan.intercept else 0)
+
+    def new_ledger(self) -> Ledger:
+        ledger = Ledger(caveats=list(getattr(self.plan, "caveats", [])))
+        if self.rng.seeded:
+            ledger.caveat("seeded: reproducible, not for release")
+        return ledger
+
+    def relation_caveats(self) -> tuple:
+        if self.relation == self.ctx["neighbours"]:
+            return ()
+        return (f"record-level guarantee ({self.relation}); the selection's was {self.ctx['neighbours']}",)
+
+    def public_call(self) -> dict:
+        return {"method": self.method, "epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon,
+                "delta": self.delta, "level": self.level, "bootstrap": self.draws,
+                "selection_method": self.fit.method, "formula": self.formula, "selected": list(self.selected)}
+
+    def call_text(self, extra="") -> str:
+        return (f"estimate(method = \"{self.method}\", epsilon = {_show(self.epsilon)}, delta = {_show(self.delta)}"
+                f"{extra}, level = {_show(self.level)}) after {self.fit.call}")
+
+    def rows_public(self):
+        return getattr(self.plan, "n_rows_input", None) if self.relation == REPLACE_ONE else None
+
+
+class Estimator:
+    """One estimation method: its public checks (before the charge) and its release (after)."""
+
+    name = ""
+
+    def check(self, req: Request) -> dict:
+        """Method-specific public checks (stage 1); returns the method's validated options."""
+        raise NotImplementedError
+
+    def release(self, req: Request) -> EstimateResult:
+        """Stage 3 and 4: read the data, release, post-process.  Only after the charge."""
+        raise NotImplementedError
+
+
+class AdaSSPEstimator(Estimator):
+    """AdaSSP (:mod:`dpstats.estimation.adassp`): least squares from noisy sufficient statistics."""
+
+    name = "adassp"
+
+    def check(self, req):
+        if req.binary:
+            raise InvalidArgumentError(
+                "method='adassp' fits least squares; this selection used loss='hinge' (classification), whose "
+                "response is coded -1 / +1. Use method='objective_perturbation' (logistic regression), or select "
+                "with the squared loss (the default loss).")
+        if req.options.get("radius") is not None:
+            raise InvalidArgumentError("radius is an option of method='objective_perturbation'; AdaSSP needs none.")
+        return {}
+
+    def release(self, req):
+        plan, selected = req.plan, req.selected
+        m, d = len(selected) + 2, req.d
+        spec = adassp.calibrate(req.epsilon, req.delta, m, d)
+        G = augmented_gram_of(req.ctx["data"], plan, req.columns, req.ranges)
+        rel = adassp.release(G, plan.intercept, spec, req.rng)
+        del G  # nothing below may read the exact statistics
+        theta, lam = adassp.fit_release(rel)
+        draws_theta = boot.draws(rel, theta, req.draws, req.rng)
+        ledger = req.new_ledger()
+        ledger.add(LedgerEntry(
+            mechanism=MECHANISM + (f" ({spec.kind} noise)" if spec.kind != "none" else ""),
+            epsilon=req.epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
+            released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
+            details=spec.details()))
+        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                              terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
+                              boot_theta=draws_theta, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
+                              ranges=req.ranges, level=req.level, public_call=req.public_call(),
+                              rows_public=req.rows_public())
+
+
+OP_MECHANISM = "objective perturbation (Kifer, Smith and Thakurta 2012)"
+
+
+class ObjectivePerturbationEstimator(Estimator):
+    """Objective perturbation (:mod:`dpstats.estimation.objective_perturbation`): squared loss over a
+    public ball for least-squares selections, logistic loss for hinge-loss selections."""
+
+    name = "objective_perturbation"
+
+    def check(self, req):
+        if req.delta > 0:
+            raise InvalidArgumentError(
+                "delta must be 0 for method='objective_perturbation' (pure epsilon-DP, gamma-norm noise); "
+                f"got {req.delta!r}. method='adassp' offers a Gaussian (epsilon, delta) variant.")
+        radius = req.options.get("radius")
+        if req.binary:
+            if radius is not None:
+                raise InvalidArgumentError("radius is only for the squared loss; the logistic refit of a "
+                                           "hinge-loss selection is unconstrained.")
+            if getattr(req.plan, "is_dask", False):
+                raise InvalidArgumentError("objective perturbation with the logistic loss needs the rows: a Dask "
+                                           "DataFrame is not supported (the hinge loss refuses it as well).")
+            return {"loss": "logistic", "radius": None}
+        if radius is None:
+            chosen = getattr(req.fit, "_public_call", {}).get("radius")
+            ok = (isinstance(chosen, numbers.Real) and not isinstance(chosen, bool) and math.isfinite(chosen)
+                  and chosen > 0)
+            radius = float(chosen) if ok else op.DEFAULT_RADIUS
+        else:
+            if isinstance(radius, bool) or not isinstance(radius, numbers.Real):
+                raise InvalidTypeError(f"radius must be a positive number; got {radius!r}.")
+            radius = float(radius)
+            if math.isnan(radius) or radius <= 0 or (math.isinf(radius) and not math.isinf(req.epsilon)):
+                raise InvalidArgumentError(
+                    f"radius must be a positive finite number (math.inf only with epsilon=math.inf); got {radius!r}.")
+        return {"loss": "squared", "radius": radius}
+
+    def release(self, req):
+        plan, selected, d = req.plan, req.selected, req.d
+        loss, radius = req.options["loss"], req.options["radius"]
+        ledger = req.new_ledger()
+        if loss == "squared":
+            eps_gram = req.epsilon * op.INTERVAL_SHARE
+            eps_op = req.epsilon - eps_gram if not math.isinf(req.epsilon) else math.inf
+            spec = op.calibrate("squared", eps_op, d, radius)
+            m = len(selected) + 2
+            gspec = op_bootstrap.gram_spec(eps_gram, m, d)
+            G = augmented_gram_of(req.ctx["data"], plan, req.columns, req.ranges)
+            theta = op.release_squared(G, plan.intercept, spec, req.rng)
+            gram = op_bootstrap.release_gram(G, gspec, req.rng)
+            del G  # nothing below may read the exact statistics
+            rel = op.Release(theta, spec, gram, gspec, bool(plan.intercept))
+            boot_theta = op_bootstrap.draws(gram, plan.intercept, theta, spec, gspec, req.draws, req.rng)
+            details = {**spec.details(), "gram_epsilon": eps_gram, "gram_noise": gspec.kind,
+                       "gram_scale": gspec.gram_scale, "gram_sensitivity": gspec.gram_sensitivity,
+                       "interval_share": op.INTERVAL_SHARE}
+            columns = ["(1)"] + list(selected) + [plan.response]
+            mechanism = (OP_MECHANISM + f": squared loss over the ball of radius {radius:g}, and the augmented "
+                         "Gram matrix with Laplace noise for the intervals")
+            extra = f", radius = {_show(radius)}"
+        else:
+            spec = op.calibrate("logistic", req.epsilon, d)
+            Z, y = mapped_rows_of(req.ctx["data"], plan, req.columns, req.ranges)
+            theta = op.release_logistic(Z, y, spec, req.rng)
+            del Z, y
+            rel = op.Release(theta, spec, None, None, bool(plan.intercept))
+            boot_theta = None
+            details = spec.details()
+            columns = None
+            mechanism = OP_MECHANISM + ": logistic loss (surrogate of the hinge)"
+            extra = ""
+        released = {"coefficient_names": (["(1)"] if plan.intercept else []) + list(selected), **rel.to_dict()}
+        if columns is not None:
+            released["gram_columns"] = columns
+        ledger.add(LedgerEntry(mechanism=mechanism, epsilon=req.epsilon, delta=0.0, neighbours=req.relation,
+                               caveats=req.relation_caveats(), released=released, details=details))
+        public_call = req.public_call()
+        if loss == "squared":
+            public_call["radius"] = "inf" if math.isinf(radius) else radius
+        return EstimateResult(call=req.call_text(extra), formula=req.ctx["formula"], response=plan.response,
+                              terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
+                              boot_theta=boot_theta, ridge=spec.ridge, spec=spec, release=rel, ledger=ledger,
+                              plan=plan, ranges=req.ranges, level=req.level, public_call=public_call,
+                              rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic")
+
+
+#: method name -> its estimator (more estimators register here).
+ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstimator())}
+METHODS = tuple(ESTIMATORS)
+
+
+def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, accountant, level, draws, options):
+    """Stage 1: everything public; returns the checked :class:`Request`."""
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta, epsilon)
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in ESTIMATORS:
         raise InvalidArgumentError(f"method must be one of {list(METHODS)}; got {method!r}.")
     level = check_level(level)
     draws = _check_draws(draws)
@@ -98,10 +305,6 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
             "this result does not carry what a refit needs (the data, formula and design of its selection); "
             "estimate() works on the result of dpstats.dp_select.")
     plan = ctx["plan"]
-    if ctx["response_type"] == "binary":
-        raise InvalidArgumentError(
-            "estimate() fits least squares; this selection used loss='hinge' (classification), whose response is "
-            "coded -1 / +1. Select with the squared loss (the default loss) to estimate coefficients.")
     if plan.response is None:
         raise InvalidArgumentError("estimate() needs a formula with a response (y ~ ...); this selection's formula "
                                    "has none (the sparse-mean model of dpvote).")
@@ -119,52 +322,29 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
         raise InvalidArgumentError("the selection is empty and the formula has no intercept: there is no "
                                    "coefficient to estimate.")
     ranges = selection_ranges(plan, selected, ctx["bounds_used"], bounds)
-    return epsilon, delta, level, draws, rng, ctx, plan, selected, ranges
+    formula = ctx["formula"] if isinstance(ctx["formula"], str) else None
+    req = Request(fit=fit, epsilon=epsilon, delta=delta, method=method, level=level, draws=draws, rng=rng, ctx=ctx,
+                  plan=plan, selected=selected, ranges=ranges, relation=_relation(ctx["neighbours"]), formula=formula,
+                  options=dict(options))
+    req.options = ESTIMATORS[method].check(req)
+    return req
 
 
 def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None,
-                             accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS) -> EstimateResult:
+                             accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS, radius=None
+                             ) -> EstimateResult:
     """Private coefficients, intervals and predictions for the terms ``fit`` selected.
 
     See :meth:`dpstats.results.SelectionResult.estimate` and the module docstring.
     """
-    epsilon, delta, level, draws, rng, ctx, plan, selected, ranges = _public_checks(
-        fit, epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state,
-        accountant=accountant, level=level, draws=bootstrap)
-    relation = _relation(ctx["neighbours"])
-    label = f"estimate(method={method!r}) after dp_select(method={fit.method!r})"
-    formula = ctx["formula"] if isinstance(ctx["formula"], str) else None
+    req = _public_checks(fit, epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state,
+                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius})
     if accountant is not None:  # checks the budget and the relation first; refuses without charging
-        accountant.charge(epsilon, delta, label=label, neighbours=relation, method=method, formula=formula)
+        accountant.charge(req.epsilon, req.delta, label=f"estimate(method={method!r}) after "
+                          f"dp_select(method={fit.method!r})", neighbours=req.relation, method=method,
+                          formula=req.formula)
     # From here on the data's values are read; a failure keeps the charge.
-    columns = [plan.terms.index(t) for t in selected]
-    m, d = len(selected) + 2, len(selected) + (1 if plan.intercept else 0)
-    spec = adassp.calibrate(epsilon, delta, m, d)
-    G = augmented_gram_of(ctx["data"], plan, columns, ranges)
-    rel = adassp.release(G, plan.intercept, spec, rng)
-    del G  # nothing below may read the exact statistics
-    theta, lam = adassp.fit_release(rel)
-    draws_theta = boot.draws(rel, theta, draws, rng)
-    ledger = Ledger(caveats=list(getattr(plan, "caveats", [])))
-    if rng.seeded:
-        ledger.caveat("seeded: reproducible, not for release")
-    ledger.add(LedgerEntry(
-        mechanism=MECHANISM + (f" ({spec.kind} noise)" if spec.kind != "none" else ""),
-        epsilon=epsilon, delta=delta, neighbours=relation,
-        caveats=(() if relation == ctx["neighbours"] else
-                 (f"record-level guarantee ({relation}); the selection's was {ctx['neighbours']}",)),
-        released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
-        details=spec.details()))
-    public_call = {"method": method, "epsilon": "inf" if math.isinf(epsilon) else epsilon, "delta": delta,
-                   "level": level, "bootstrap": draws, "selection_method": fit.method, "formula": formula,
-                   "selected": list(selected)}
-    call = (f"estimate(method = \"{method}\", epsilon = {_show(epsilon)}, delta = {_show(delta)}, "
-            f"level = {_show(level)}) after {fit.call}")
-    rows_public = getattr(plan, "n_rows_input", None) if relation == REPLACE_ONE else None
-    return EstimateResult(call=call, formula=ctx["formula"], response=plan.response, terms=selected, theta=theta,
-                          affine=original_units_map(ranges, plan.intercept), boot_theta=draws_theta, ridge=lam,
-                          spec=spec, release=rel, ledger=ledger, plan=plan, ranges=ranges, level=level,
-                          public_call=public_call, rows_public=rows_public)
+    return ESTIMATORS[method].release(req)
 
 
 def _show(x):

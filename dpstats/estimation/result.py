@@ -3,8 +3,11 @@
 Modelled on statsmodels' regression results (``params``, ``bse``, ``conf_int``,
 ``predict``, ``summary``) with R's names where they differ (``coef``, ``confint``).
 Everything it shows is computed from the ledger's release (the noisy sufficient
-statistics) and public parameters: the coefficients and the bootstrap draws are
+statistics of AdaSSP, or the perturbed minimiser of objective perturbation and its noisy
+Gram matrix) and public parameters: the coefficients and the bootstrap draws are
 post-processing, so :meth:`EstimateResult.release` holds only ledger-covered items.
+A refit of a hinge-loss selection is a logistic regression (``model="logistic"``): its
+``predict`` gives probabilities or class labels, and it has no intervals.
 """
 from __future__ import annotations
 
@@ -24,6 +27,13 @@ INTERCEPT = "Intercept"
 SELECTION_NOTE = ("conditional on the selected terms: they were chosen on the same data, and the intervals do not "
                   "account for the selection")
 
+NO_INTERVALS_NOTE = ("no intervals or standard errors: objective perturbation with the logistic loss releases the "
+                     "coefficients only, and nothing about the design that a bootstrap would need")
+
+OP_RIDGE_NOTE = ("objective perturbation adds a public ridge (Delta on the mapped scale) and, for least squares, "
+                 "keeps the coefficients in a public ball: both shrink them, the more so with few rows; the bootstrap "
+                 "simulates both")
+
 RIDGE_NOTE = ("the adaptive ridge is active (the noise is large compared with the design's smallest eigenvalue): the "
               "coefficients are shrunk and the intervals may undercover; more rows, a larger epsilon or tighter "
               "public ranges make it vanish")
@@ -39,7 +49,7 @@ def check_level(level, name="level"):
 
 
 class EstimateResult:
-    """Private least-squares coefficients of the selected terms, on the data's units.
+    """Private coefficients of the selected terms (least squares or logistic), on the data's units.
 
     Attributes
     ----------
@@ -47,19 +57,22 @@ class EstimateResult:
         The private coefficients (``Intercept`` first when the formula has one), on the
         original units of the terms and the response (the clipped variables).
     bse : pandas.Series
-        Bootstrap standard errors.
+        Bootstrap standard errors (NaN where the estimate has no intervals).
     level : float
         Level of the intervals of :meth:`release` and :meth:`summary`.
     ridge : float
-        The adaptive ridge used (on the mapped scale), chosen from released values.
+        The ridge used (on the mapped scale): AdaSSP's adaptive ridge, chosen from released
+        values, or objective perturbation's public Delta.
+    model : str
+        ``"linear"`` or ``"logistic"`` (the refit of a hinge-loss selection).
     ledger : Ledger
-        One entry: the AdaSSP release.
+        One entry: the mechanism's release.
     bounds_used : dict
         term -> [lower, upper]: the public ranges the data was clipped and mapped with.
     """
 
     def __init__(self, *, call, formula, response, terms, theta, affine, boot_theta, ridge, spec, release, ledger,
-                 plan, ranges, level, public_call, rows_public):
+                 plan, ranges, level, public_call, rows_public, model="linear"):
         self.call = call
         self.formula = formula
         self.response = response
@@ -68,10 +81,12 @@ class EstimateResult:
         self.names = ([INTERCEPT] if self.intercept else []) + list(terms)
         self._T, self._t0 = affine
         self._theta = np.asarray(theta, dtype=np.float64)
-        self._boot = np.asarray(boot_theta, dtype=np.float64) @ self._T.T + self._t0
+        self.model = model
+        self._boot = (None if boot_theta is None else
+                      np.asarray(boot_theta, dtype=np.float64) @ self._T.T + self._t0)
         self.coef = pd.Series(self._T @ self._theta + self._t0, index=self.names, name="coef")
-        self.bse = pd.Series(np.std(self._boot, axis=0, ddof=1) if len(self._boot) > 1 else np.nan,
-                             index=self.names, name="std err")
+        self.bse = pd.Series(np.std(self._boot, axis=0, ddof=1) if self._boot is not None and len(self._boot) > 1
+                             else np.nan, index=self.names, name="std err")
         self.ridge = float(ridge)
         self.spec = spec
         self._release = release
@@ -101,7 +116,25 @@ class EstimateResult:
 
     @property
     def n_draws(self) -> int:
-        return int(self._boot.shape[0])
+        return 0 if self._boot is None else int(self._boot.shape[0])
+
+    @property
+    def has_intervals(self) -> bool:
+        return self._boot is not None
+
+    @property
+    def mechanism(self) -> str:
+        """A short name of the mechanism, for the summary."""
+        spec = self.spec
+        if hasattr(spec, "loss"):
+            if not spec.private:
+                return "none (epsilon = inf)"
+            return f"objective perturbation, {spec.loss} loss"
+        return f"AdaSSP, {spec.kind} noise" if spec.kind != "none" else "none (epsilon = inf)"
+
+    def _require_intervals(self):
+        if self._boot is None:
+            raise InvalidArgumentError("this estimate has no intervals: " + NO_INTERVALS_NOTE + ".")
 
     def confint(self, level=None) -> pd.DataFrame:
         """Basic parametric-bootstrap intervals at ``level`` (default: the estimate's level).
@@ -110,13 +143,14 @@ class EstimateResult:
         bootstrap runs on the released statistics (:mod:`dpstats.estimation.bootstrap`).
         """
         level = self.level if level is None else check_level(level)
+        self._require_intervals()
         ci = bootstrap.basic_interval(self.coef.to_numpy(), self._boot, level)
         a = (1 - level) / 2
         return pd.DataFrame(ci, index=self.names, columns=[_pct(a), _pct(1 - a)])
 
     conf_int = confint  # statsmodels' name
 
-    def predict(self, newdata, *, interval=None, level=None, clip=False):
+    def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
         """Predictions for new rows through the formula's design of the selected terms.
 
         Parameters
@@ -132,6 +166,11 @@ class EstimateResult:
             Clip the new terms to their public ranges first (the model was fitted on the
             clipped variables); by default the linear predictor is evaluated as is, as R
             and statsmodels do.
+        type : None, "response", "link" or "class"
+            For a logistic refit (``model="logistic"``): ``"response"`` (the default) the
+            probability of the response's second level (the one coded +1), ``"link"`` the
+            linear predictor (log-odds), ``"class"`` the predicted level (probability >= 1/2).
+            A linear refit takes only None or ``"response"``.
 
         Returns
         -------
@@ -141,12 +180,30 @@ class EstimateResult:
             raise InvalidArgumentError(f"interval must be None or 'confidence'; got {interval!r}.")
         if not isinstance(clip, bool):
             raise InvalidTypeError(f"clip must be True or False; got {clip!r}.")
+        allowed = (None, "response") if self.model == "linear" else (None, "response", "link", "class")
+        if type not in allowed:
+            raise InvalidArgumentError(f"type must be one of {list(allowed)} for a {self.model} refit; got {type!r}.")
+        if interval is not None:
+            if self.model != "linear":
+                raise InvalidArgumentError("interval= is not available for a logistic refit: " + NO_INTERVALS_NOTE
+                                           + ".")
+            self._require_intervals()
         X = prediction_design(self._plan, newdata, self.selected)
         if clip:
             X = np.clip(X, self._ranges.lower, self._ranges.upper)
         Z = np.hstack([np.ones((X.shape[0], 1)), X]) if self.intercept else X
         index = newdata.index if isinstance(newdata, pd.DataFrame) else None
         fit = pd.Series(Z @ self.coef.to_numpy(), index=index, name="fit")
+        if self.model == "logistic" and type != "link":
+            with np.errstate(invalid="ignore"):
+                prob = 0.5 * (1.0 + np.tanh(0.5 * fit.to_numpy()))
+            if type == "class":
+                levels = getattr(self._plan, "response_levels", None) or (-1, 1)
+                labels = np.where(prob >= 0.5, 1, 0)
+                out = pd.Series([levels[k] if np.isfinite(p) else None for k, p in zip(labels, prob)],
+                                index=index, name="class", dtype=object)
+                return out
+            return pd.Series(prob, index=index, name="probability")
         if interval is None:
             return fit
         level = self.level if level is None else check_level(level)
@@ -164,13 +221,14 @@ class EstimateResult:
         statistics the ledger entry releases (kept there under ``released``); the ranges are
         public inputs, or outputs of the selection's ledger (``bounds="auto"``).
         """
-        ci = self.confint()
+        ci = self.confint() if self.has_intervals else None
         return {
             "call": dict(self._public_call),
             "selected": list(self.selected),
             "coefficients": {k: float(v) for k, v in self.coef.items()},
-            "std_err": {k: float(v) for k, v in self.bse.items()},
-            "conf_int": {k: [float(ci.loc[k].iloc[0]), float(ci.loc[k].iloc[1])] for k in self.names},
+            "std_err": {k: float(v) for k, v in self.bse.items()} if ci is not None else None,
+            "conf_int": ({k: [float(ci.loc[k].iloc[0]), float(ci.loc[k].iloc[1])] for k in self.names}
+                         if ci is not None else None),
             "level": self.level,
             "ridge": self.ridge,
             "bounds_used": self.bounds_used,
@@ -182,27 +240,39 @@ class EstimateResult:
 
     def summary(self) -> Summary:
         """A statsmodels-like table: coefficients, bootstrap std errors, intervals, and the ledger."""
-        ci = self.confint()
         a = (1 - self.level) / 2
-        rows = [[name, _fmt(float(self.coef[name])), _fmt(float(self.bse[name])), _fmt(float(ci.loc[name].iloc[0])),
-                 _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
+        if self.has_intervals:
+            ci = self.confint()
+            rows = [[name, _fmt(float(self.coef[name])), _fmt(float(self.bse[name])),
+                     _fmt(float(ci.loc[name].iloc[0])), _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
+            columns = ["", "coef", "std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"]
+        else:
+            rows = [[name, _fmt(float(self.coef[name]))] for name in self.names]
+            columns = ["", "coef"]
         header = [
             ["response", str(self.response)],
             ["formula", self.formula],
-            ["mechanism", f"AdaSSP, {self.spec.kind} noise" if self.spec.kind != "none" else "none (epsilon = inf)"],
+            ["mechanism", self.mechanism],
             ["epsilon spent", _fmt(self.epsilon_spent)],
             ["delta spent", _fmt(self.delta_spent)],
-            ["noisy row count", _fmt(float(self._release.gram[0, 0]))],
-            ["ridge (mapped scale)", _fmt(self.ridge)],
-            ["intervals", f"basic parametric bootstrap, {self.n_draws} draws, level {_fmt(self.level)}"],
         ]
+        gram = getattr(self._release, "gram", None)
+        if gram is not None:
+            header.append(["noisy row count", _fmt(float(gram[0, 0]))])
+        header.append(["ridge (mapped scale)", _fmt(self.ridge)])
+        if getattr(self.spec, "loss", None) == "squared":
+            header.append(["radius (mapped scale, public)", _fmt(self.spec.radius)])
+        header.append(["intervals", f"basic parametric bootstrap, {self.n_draws} draws, level {_fmt(self.level)}"
+                       if self.has_intervals else "none (see Notes)"])
         if self._rows_public is not None:
             header.insert(5, ["input rows (public)", str(self._rows_public)])
         used = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in self.bounds_used.items()]
         sections = [
             ("Call", self.call),
-            ("Private least squares after selection", header, ["", ""]),
-            ("Coefficients (original units)", rows, ["", "coef", "std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"]),
+            (f"Private {'least squares' if self.model == 'linear' else 'logistic regression'} after selection",
+             header, ["", ""]),
+            ("Coefficients (original units" + (", log-odds of the second level)" if self.model == "logistic"
+                                                else ")"), rows, columns),
             ("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", used,
              ["term", "lower", "upper"]),
             ("Notes", "\n".join(self.notes)),
@@ -211,9 +281,13 @@ class EstimateResult:
         return Summary(sections)
 
     def __str__(self):
-        ci = self.confint()
-        lines = ["Call:", self.call, "", "Private coefficients (AdaSSP) after selection:"]
-        table = pd.DataFrame({"coef": self.coef, ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
+        name = "AdaSSP" if not hasattr(self.spec, "loss") else "objective perturbation"
+        lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
+        if self.has_intervals:
+            ci = self.confint()
+            table = pd.DataFrame({"coef": self.coef, ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
+        else:
+            table = pd.DataFrame({"coef": self.coef})
         lines.append(table.to_string(float_format=lambda v: f"{v:.6g}"))
         lines.append("")
         lines.append(f"epsilon spent: {_fmt(self.epsilon_spent)}   delta: {_fmt(self.delta_spent)}   "
@@ -225,8 +299,18 @@ class EstimateResult:
     @property
     def notes(self) -> list:
         """How to read the intervals (public: they depend on released values only)."""
-        out = ["Intervals and standard errors are " + SELECTION_NOTE + "; they describe the clipped variables."]
-        if self.ridge > 0:
+        if not self.has_intervals:
+            out = ["There are " + NO_INTERVALS_NOTE + ".", "The coefficients are " + SELECTION_NOTE.replace(
+                ", and the intervals do not account for the selection", "") + "; they describe the clipped terms."]
+        else:
+            out = ["Intervals and standard errors are " + SELECTION_NOTE + "; they describe the clipped variables."]
+        if hasattr(self.spec, "loss"):
+            if self.ridge > 0 and self.spec.loss == "squared":
+                out.append("Objective perturbation " + OP_RIDGE_NOTE[len("objective perturbation "):] + ".")
+            elif self.ridge > 0:
+                out.append("Objective perturbation adds a public ridge (Delta on the mapped scale), which shrinks "
+                           "the coefficients, the more so with few rows.")
+        elif self.ridge > 0:
             out.append("The " + RIDGE_NOTE[4:] + ".")
         return out
 
@@ -249,10 +333,14 @@ def original_units_map(ranges, intercept):
     The mapped values are x~_j = (x_j - c_j) / h_j and y~ = (y - c_y) / h_y, so
     y = c_y + h_y (theta_0 + sum_j theta_j (x_j - c_j) / h_j): beta_j = h_y theta_j / h_j and
     beta_0 = c_y + h_y (theta_0 - sum_j theta_j c_j / h_j).  Without an intercept every
-    centre is 0 (the map is a rescaling) and only the slopes remain.
+    centre is 0 (the map is a rescaling) and only the slopes remain.  A binary response
+    (logistic refit) is not mapped: c_y = 0, h_y = 1.
     """
     c, h = np.asarray(ranges.centre, dtype=np.float64), np.asarray(ranges.half, dtype=np.float64)
-    cy, hy = float(ranges.response_centre), float(ranges.response_half)
+    if ranges.response_centre is None:  # a binary response (log-odds): not mapped
+        cy, hy = 0.0, 1.0
+    else:
+        cy, hy = float(ranges.response_centre), float(ranges.response_half)
     s = c.size
     if not intercept:
         return np.diag(hy / h) if s else np.zeros((0, 0)), np.zeros(s)
