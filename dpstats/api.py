@@ -142,7 +142,8 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
 def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=None, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
-              time_limit=None, infer_levels=(), estimate=None, **method_options) -> SelectionResult:
+              time_limit=None, infer_levels=(), estimate=None, estimate_method="adassp",
+              **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
 
     Parameters
@@ -200,8 +201,11 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         so; by default such levels are refused before anything is charged.
     estimate : float in (0, 1), optional
         Spend this share of epsilon on private coefficients of the selected terms after the
-        selection (pure-DP AdaSSP, ``fit.estimates``) and the rest on the selection as
-        before; see :meth:`SelectionResult.estimate` and docs/methods.md.
+        selection (``fit.estimates``) and the rest on the selection as before; see
+        :meth:`SelectionResult.estimate` and docs/methods.md.
+    estimate_method : "adassp" or "objective_perturbation"
+        The estimator of ``estimate=`` (pure DP either way); with ``loss="hinge"`` only
+        "objective_perturbation" (a private logistic regression).
     verbose : bool
         Progress of long work (the stage, units done of the total, time elapsed and an
         estimate of the time left; the certificates' bounds on the MIP engine), each line
@@ -228,10 +232,14 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     guarantee precisely; docs/privacy.md states the rules every call follows and
     docs/references.md gives the full references.
     """
+    if estimate is None and estimate_method != "adassp":
+        raise InvalidArgumentError(f"estimate_method={estimate_method!r} needs estimate= (the share of epsilon for "
+                                   "the coefficients), e.g. estimate=0.5.")
     if estimate is not None:  # a share of epsilon for coefficients after the selection (dpstats.estimation.combined)
         from .estimation.combined import EstimateShare
 
-        estimate = EstimateShare.check(estimate, epsilon=epsilon, method=method, method_options=method_options)
+        estimate = EstimateShare.check(estimate, epsilon=epsilon, method=method, method_options=method_options,
+                                       estimate_method=estimate_method)
         epsilon, accountant = estimate.selection_epsilon, estimate.bundled(accountant)
     deadline = Deadline(check_time_limit(time_limit))
     call = _validate_arguments(

@@ -421,6 +421,46 @@ def test_dp_select_estimate_refusals_charge_nothing():
     assert acc.spent() == (0.0, 0.0) and not acc.history
 
 
+def test_dp_select_with_objective_perturbation_share():
+    df = _data(n=1500)
+    acc = dpstats.Accountant(2.0)
+    fit = _select(df, epsilon=2.0, estimate=0.5, estimate_method="objective_perturbation", accountant=acc,
+                  random_state=3)
+    assert fit.epsilon_spent == pytest.approx(2.0, rel=1e-12) and acc.spent()[0] == pytest.approx(2.0, rel=1e-12)
+    assert "objective perturbation" in fit.ledger.entries[-1].mechanism
+    assert fit.ledger.entries[-1].epsilon == pytest.approx(1.0, rel=1e-12)
+    assert 'estimate_method = "objective_perturbation"' in fit.call
+    assert fit.release()["call"]["estimate_method"] == "objective_perturbation"
+    # the same draws as the two-step form: the one-call form is not a different mechanism
+    two = _select(df, epsilon=1.0, random_state=3)
+    assert two.support == fit.support
+
+
+def test_estimate_method_refusals_charge_nothing():
+    df = _data()
+    acc = dpstats.Accountant(5.0)
+    with pytest.raises(InvalidArgumentError, match="estimate_method"):
+        _select(df, epsilon=1.0, estimate=0.2, estimate_method="lm", accountant=acc)
+    with pytest.raises(InvalidArgumentError, match="needs estimate="):
+        _select(df, epsilon=1.0, estimate_method="objective_perturbation", accountant=acc)
+    z = df.assign(y=np.where(df["y"] > df["y"].median(), "a", "b"))
+    with pytest.raises(InvalidArgumentError, match="objective_perturbation"):
+        dpstats.dp_select("y ~ .", z, method="exponential", epsilon=1.0, s=2, bounds=(3.0, 1.0), loss="hinge",
+                          estimate=0.3, accountant=acc)
+    assert acc.spent() == (0.0, 0.0) and not acc.history
+
+
+def test_hinge_selection_with_objective_perturbation_share():
+    df = _data(n=600)
+    z = df.assign(y=df["y"] > df["y"].median())
+    fit = dpstats.dp_select("y ~ .", z, method="exponential", epsilon=4.0, s=2, bounds=(3.0, 1.0), loss="hinge",
+                            estimate=0.5, estimate_method="objective_perturbation", random_state=2)
+    assert fit.epsilon_spent == pytest.approx(4.0, rel=1e-12)
+    assert fit.estimates.model == "logistic"
+    classes = set(np.unique(np.asarray(fit.estimates.predict(z.head(20), type="class"))).tolist())
+    assert classes <= {True, False, -1, 1}
+
+
 def test_dask_estimate_equals_pandas():
     dd = pytest.importorskip("dask.dataframe")
     df = _data(n=500)

@@ -1,14 +1,15 @@
 """``dp_select(..., estimate=share)``: one call that selects, then estimates, for one budget.
 
-The call spends ``share * epsilon`` on the estimate (pure-DP AdaSSP, Laplace noise, level
-0.95) and the rest, ``(1 - share) * epsilon``, on the selection exactly as a call with that
+The call spends ``share * epsilon`` on the estimate (``estimate_method``: pure-DP AdaSSP with
+Laplace noise, the default, or objective perturbation; level 0.95) and the rest, ``(1 - share) * epsilon``, on the selection exactly as a call with that
 epsilon would (bounds, selection and sign shares as before).  Its ledger has the
 selection's entries and the estimate's entry, and adds up to ``epsilon``;
 ``fit.estimates`` holds the :class:`~dpstats.estimation.result.EstimateResult`.
 
 A refused call charges nothing, as for every call: the share and the method are checked
-first (only methods that clip, with the squared loss: the estimate needs public ranges,
-and ``kendall`` and ``dpvote`` have none -- use ``fit.estimate(bounds=...)`` after them),
+first (only methods that clip: the estimate needs public ranges, and ``kendall`` and
+``dpvote`` have none -- use ``fit.estimate(bounds=...)`` after them; with the hinge loss
+only objective perturbation, which fits a logistic surrogate),
 and an accountant sees one check and one charge for the whole call, made by the selection
 at its usual place (before any data value is read), with the estimate's epsilon added
 (:class:`BundledAccountant`).
@@ -21,7 +22,7 @@ import numbers
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..methods import get_method
 from ..privacy.accountant import Accountant
-from .refit import estimate_after_selection
+from .refit import METHODS, estimate_after_selection
 
 
 class BundledAccountant(Accountant):
@@ -49,9 +50,10 @@ class BundledAccountant(Accountant):
 class EstimateShare:
     """The validated ``estimate=`` argument of ``dp_select`` and the split of its epsilon."""
 
-    def __init__(self, share, epsilon):
+    def __init__(self, share, epsilon, method="adassp"):
         self.share = share
         self.epsilon = epsilon
+        self.method = method
         if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and float(epsilon) > 0:
             total = float(epsilon)
             self.selection_epsilon = math.inf if math.isinf(total) else (1.0 - share) * total
@@ -61,8 +63,10 @@ class EstimateShare:
             self.estimate_epsilon = None
 
     @classmethod
-    def check(cls, estimate, *, epsilon, method, method_options):
+    def check(cls, estimate, *, epsilon, method, method_options, estimate_method="adassp"):
         """Refuse, before anything runs, what cannot be estimated; the method itself is validated later."""
+        if not isinstance(estimate_method, str) or estimate_method not in METHODS:
+            raise InvalidArgumentError(f"estimate_method must be one of {list(METHODS)}; got {estimate_method!r}.")
         if isinstance(estimate, bool) or not isinstance(estimate, numbers.Real):
             raise InvalidTypeError(f"estimate must be a budget share in (0, 1) (or None); got {estimate!r}.")
         share = float(estimate)
@@ -73,9 +77,11 @@ class EstimateShare:
             raise InvalidArgumentError(
                 f"estimate= needs public ranges, and method {method!r} selects without them; select first, then "
                 "call fit.estimate(epsilon=..., bounds={term: (lower, upper)}).")
-        if method_options.get("loss") == "hinge":
-            raise InvalidArgumentError("estimate= fits least squares; it is not available with loss='hinge'.")
-        return cls(share, epsilon)
+        if method_options.get("loss") == "hinge" and estimate_method != "objective_perturbation":
+            raise InvalidArgumentError(
+                f"estimate_method={estimate_method!r} fits least squares, which does not apply to loss='hinge'; use "
+                "estimate_method='objective_perturbation' (a private logistic regression).")
+        return cls(share, epsilon, estimate_method)
 
     def bundled(self, accountant):
         """The accountant the selection should use (the caller's, with the estimate's cost added)."""
@@ -85,7 +91,8 @@ class EstimateShare:
 
     def attach(self, fit, rng):
         """Run the estimate on the selection (already paid for) and record it on ``fit``."""
-        est = estimate_after_selection(fit, epsilon=self.estimate_epsilon, delta=0.0, random_state=rng)
+        est = estimate_after_selection(fit, epsilon=self.estimate_epsilon, delta=0.0, method=self.method,
+                                       random_state=rng)
         for entry in est.ledger.entries:
             fit.ledger.add(entry)
         fit.estimates = est
@@ -93,10 +100,12 @@ class EstimateShare:
         shown = f"epsilon = {_show(self.selection_epsilon)}"
         if shown in fit.call:
             fit.call = fit.call.replace(shown, f"epsilon = {_show(float(self.epsilon))}", 1)
-        fit.call = fit.call[:-1] + f", estimate = {self.share:g})" if fit.call.endswith(")") else fit.call
+        shown_method = "" if self.method == "adassp" else f", estimate_method = \"{self.method}\""
+        fit.call = fit.call[:-1] + f", estimate = {self.share:g}{shown_method})" if fit.call.endswith(")") else fit.call
         public = fit._public_call
         public["epsilon"] = "inf" if math.isinf(float(self.epsilon)) else float(self.epsilon)
         public["estimate"] = self.share
+        public["estimate_method"] = self.method
         return fit
 
 
