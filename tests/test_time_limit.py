@@ -228,3 +228,30 @@ def test_verbose_exponential_prints_supports_scored(capsys):
                       random_state=1)
     out = capsys.readouterr().out
     assert "[exponential: scoring every support] supports 66 of 66" in out
+
+
+def test_block_search_asks_the_deadline_between_nodes(monkeypatch):
+    """A long exact block search is interrupted by the call's deadline, not only between blocks."""
+    from dpstats.bss import blocks
+    from dpstats.bss.engine import OuterApproximationEngine
+    from dpstats.bss.objective import SufficientStats
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(120, 16))
+    y = np.clip(0.2 * X[:, :4].sum(axis=1) + 0.3 * rng.normal(size=120), -1, 1)
+    eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), 4, 1.0, 1.1, 1e-3)
+    best = eng.best()
+    monkeypatch.setattr(blocks._BlockSearch, "CHECK_EVERY", 1)
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def check_time():
+        calls.append(1)
+        raise Stop
+
+    with pytest.raises(Stop):
+        blocks.minimise_block(eng.source, eng._full(np.array(best.support)), eng.offset, 3, eng.ridge, eng.radius,
+                              (best.support, best.value + 1e6), 1e-3, eng.evaluate, check_time=check_time)
+    assert calls == [1]

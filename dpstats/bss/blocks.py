@@ -221,7 +221,10 @@ class _BlockSearch:
     #: above this many columns left by the first screen, the coherence screen is used
     COHERENCE_ABOVE = 64
 
-    def __init__(self, source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns):
+    #: The search asks ``check_time`` (the call's deadline) once per this many nodes.
+    CHECK_EVERY = 256
+
+    def __init__(self, source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time=None):
         self.source = source
         self.anchor_full = np.asarray(anchor_full, dtype=np.int64)
         self.offset = int(offset)
@@ -236,6 +239,7 @@ class _BlockSearch:
         mask[:self.offset] = False
         self.O = np.nonzero(mask)[0]
         self.nodes = self.leaves = self.pruned = self.sets = 0
+        self.check_time = check_time
 
     def _screen(self, T, GOT, K, u_all, h):
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
@@ -384,6 +388,8 @@ class _BlockSearch:
             self.nodes += 1
             if self.nodes > self.max_nodes:
                 raise _TooLarge
+            if self.check_time is not None and self.nodes % self.CHECK_EVERY == 0:
+                self.check_time()
             k = i - len(P)
             q = np.arange(start, vs.size)  # candidates for the next picks (later in the order)
             if q.size < k:
@@ -425,7 +431,7 @@ def _evaluate_in_chunks(evaluate, sups, chunk=256):
 
 
 def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, slack, evaluate, *, mu=0.0,
-                   max_nodes=200000, max_columns=3000):
+                   max_nodes=200000, max_columns=3000, check_time=None):
     """Certified minimum of R over supports with exactly ``i`` columns outside the anchor.
 
     Parameters
@@ -441,13 +447,15 @@ def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, sla
     evaluate : callable(2-D array of candidate supports) -> exact values
     mu : float
         Ball multiplier used in the weak-duality bound (any mu >= 0 is valid).
+    check_time : callable, optional
+        Called every few hundred nodes; raises when the call's time is up.
 
     Returns
     -------
     BlockResult, or None when the search would exceed ``max_nodes`` nodes or a candidate
     set above ``max_columns`` columns has no usable gamma_0.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns)
+    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
     thresholds = []
@@ -470,7 +478,7 @@ def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, sla
 
 
 def block_supports_below(source, anchor_full, offset, i, ridge, radius, threshold, evaluate, *, mu=0.0,
-                         max_nodes=200000, max_columns=3000):
+                         max_nodes=200000, max_columns=3000, check_time=None):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
@@ -478,7 +486,7 @@ def block_supports_below(source, anchor_full, offset, i, ridge, radius, threshol
     :func:`minimise_block`; returns a :class:`BlockEnumeration` (which may list supports
     at or above the threshold too), or None when the search is too large.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns)
+    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time)
     thr = float(threshold)
     sups_all, vals_all = [], []
     try:

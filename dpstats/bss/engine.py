@@ -864,7 +864,7 @@ class OuterApproximationEngine:
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
         res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
                              (inc_sup, min(inc_val, cap)), self.tau_mip / 2.0, self.evaluate, mu=mu,
-                             max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
+                             max_nodes=int(getattr(self, "exact_block_nodes", 200000)), check_time=self._check_time)
         self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
         if self.verbose:
@@ -911,7 +911,8 @@ class OuterApproximationEngine:
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
-                                       self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)))
+                                       self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)),
+                                       check_time=self._check_time)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
             if self.verbose:
