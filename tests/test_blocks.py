@@ -241,3 +241,17 @@ def test_lazy_schur_columns_match_brute_force(seed, matrix_free):
         thr = float(np.sort(vals[members])[min(5, members.size - 1)])
         below = blocks.block_supports_below(source, full, offset, i, lam, r, thr, evaluate, max_columns=1)
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(below.supports)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7])
+def test_later_top_sums_bound_every_suffix(k):
+    from dpstats.bss.blocks import SUFFIX_STEP, _later_top_sums
+
+    rng = np.random.default_rng(k)
+    x = rng.exponential(size=77)
+    count = x.size - 2
+    upper = _later_top_sums(x, k, count)
+    exact = np.array([np.sort(x[t + 1:])[::-1][:k].sum() for t in range(count)])
+    assert np.all(upper >= exact - 1e-12)  # a valid bound at every position
+    grid = np.arange(0, count, SUFFIX_STEP) if k > 1 else np.arange(count)
+    np.testing.assert_allclose(upper[grid], exact[grid], rtol=1e-12)  # and exact where computed

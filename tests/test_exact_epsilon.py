@@ -188,7 +188,7 @@ def test_mistakes_samples_with_the_nominal_epsilon():
     out = M.run(task)
     nominal = check_parts(out.entries[0])
     # the scores sampled with: R(S^(i)) capped at R(S^(0)) + K, K from the nominal epsilon
-    cap = M.block_cap(6, 2, out.curator["sensitivity"], out.curator["tau"], nominal, task.options)
+    cap = M.block_cap(6, 2, out.curator["sensitivity"], nominal, task.options)
     assert out.curator["block_cap"] == cap
     vals = M.capped_scores(out.curator["block_objectives"], out.curator["block_objectives"][0] + cap)
 

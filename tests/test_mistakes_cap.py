@@ -20,7 +20,6 @@ from dpstats.bss import top_r as T
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats
-from dpstats.mechanisms.ptr import ptr_pass_probability
 
 from test_mistakes import mistakes_law, strong_dataset, task_for
 
@@ -149,7 +148,7 @@ def test_uncapped_scores_of_capped_blocks_would_leak():
 def test_public_cap_keeps_total_variation_below_cap_tv(p, s, eps):
     tv = 1e-3
     delta = 5.0
-    K = M.block_cap(p, s, delta, 0.0, eps, {"cap_tv": tv})
+    K = M.block_cap(p, s, delta, eps, {"cap_tv": tv})
     rng = np.random.default_rng(p)
     worst = 0.0
     for _ in range(200):
@@ -168,14 +167,39 @@ def test_public_cap_keeps_total_variation_below_cap_tv(p, s, eps):
     assert 0.5 * np.abs(np.exp(a - logsumexp(a)) - np.exp(b - logsumexp(b))).sum() > tv
 
 
-def test_ptr_cap_keeps_the_test_passing():
-    opts = M.check_options({}, {})
-    delta, tau, eps = 10.0, 5e-3, 1.0
-    eps_t, eps_m = M.split_budget(eps, opts)
-    K = M.block_cap(50, 5, delta, tau, eps_m, opts, eps_t)
-    # the largest capped distance the test can see
-    assert ptr_pass_probability(M.ptr_distance(K, delta, tau), eps_t, opts["delta"]) >= 1 - 1e-8
-    assert M.block_cap(50, 5, delta, tau, eps_m, {**opts, "cap_tv": 0.0}, eps_t) == math.inf
+@pytest.mark.parametrize("max_enumerate", [None, 1], ids=["exact path", "engine"])
+def test_ptr_gap_is_the_certified_top_two_gap(max_enumerate):
+    """The guard's gap comes from the top-2 list, within tau of the brute-force gap, on both routes."""
+    X, y = strong_dataset(4, n=150, p=9)
+    s = 3
+    task = task_for(X, y, s, 1.0, {"max_enumerate": max_enumerate} if max_enumerate else {})
+    delta = T.sensitivity_of(task)
+    tau = task.options["tolerance"] * delta if max_enumerate else 0.0
+    g_c, anchor, v0 = M.certified_gap(task, tau, M.block_scorer(task, tau))
+    values = np.sort(RidgeBallObjective(SufficientStats.from_arrays(X, y), 2.0, 1.1).values(enumerate_supports(9, s)))
+    g = values[1] - values[0]
+    assert g - tau - 1e-9 <= g_c <= g + 1e-9
+    assert v0 == pytest.approx(values[0])
+
+
+def test_failed_guard_certifies_no_block(monkeypatch):
+    """When the gap test sends the call to top-R, the blocks are never certified."""
+    from dpstats.bss.engine import OuterApproximationEngine
+
+    calls = []
+    real = OuterApproximationEngine.mistakes
+
+    def spy(self, *a, **kw):
+        calls.append(1)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(OuterApproximationEngine, "mistakes", spy)
+    sim = dpstats.simulate(n=300, p=30, s=4, rho=0.1, snr=1, random_state=2)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="mistakes", epsilon=1, s=4, bounds=(1, 1), max_enumerate=10,
+                            random_state=1)
+    assert fit.release()["guard_branch"] == "top_r" and calls == []
+    assert "no blocks needed" in fit.curator["certificate"]["path"]
+    assert "block_objectives" not in fit.curator
 
 
 def test_cap_tv_option_through_dp_select():

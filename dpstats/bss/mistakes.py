@@ -23,8 +23,8 @@ the slack part.  On the exact path with the squared loss (C(p, s) <= ``max_enume
 public) every value is exact: tau = 0 and eps_nom = eps.
 
 * ``guard="ptr"`` (default): propose-test-release (:mod:`dpstats.mechanisms.ptr`).  The
-  certified gap g_c (lower bound of the best support with at least one mistake minus the
-  exact value of S^(0)) lies in [g - tau, g], so it moves by at most 2 Delta + tau per
+  certified gap g_c (a certified lower bound of R(S_2) minus the value of S^(0), from the
+  certified top-2 list, :func:`certified_gap`) lies in [g - tau, g], so it moves by at most 2 Delta + tau per
   neighbour step, and d(D) = max(0, (g_c - 2 Delta - 2 tau) / (2 Delta + tau)) is a
   1-Lipschitz lower bound on the distance to the unsafe set {g <= 2 Delta + 2 tau}.  With
   eps_t = ptr_share * eps (default 0.2) and eps_m = eps - eps_t: if
@@ -35,7 +35,9 @@ public) every value is exact: tau = 0 and eps_nom = eps.
   delta (option ``delta``) defaults to 1e-6 (public, fixed before the data; a fixed
   constant rather than 1/n^2 because the cost must be known before n is read).  The
   branch is released and recorded.  With tau = 0 (exact path) the distance is
-  max(0, (g - 2 Delta) / (2 Delta)).
+  max(0, (g - 2 Delta) / (2 Delta)).  The test runs before the blocks are certified: when
+  it sends the call to top-R, the blocks (the expensive part when the signal is weak) are
+  never needed.
 * ``guard="none"``: the paper's conditional guarantee.  The mechanism's ledger entry carries
   :data:`GAP_CONDITION` in ``conditional``, so the ledger total, ``print(fit)``,
   ``fit.summary()`` and ``fit.release()`` show the total as conditional, and
@@ -65,13 +67,10 @@ C(p, s) exp(-eps_nom K / (2 Delta)) of probability (relative to block 0's weight
     K_tv = 2 Delta (log C(p, s) + log(1 / cap_tv)) / eps_nom
 
 keeps the total variation distance to the uncapped mechanism below ``cap_tv`` (option,
-default 1e-9; 0 switches the cap off).  With the PTR guard the certified gap is capped
-too, g_c = min(min_i L_i - R(S^(0)), K), which lies in [min(g, K) - tau, min(g, K)], and
-min(g, K) moves by at most 2 Delta, so d(D) stays a 1-Lipschitz lower bound on the
-distance to the unsafe set as long as K > 2 Delta + 2 tau; K also includes
-K_ptr = 2 Delta + 2 tau + (2 Delta + tau) (ln(1 / (2 delta)) + 25) / eps_t, so that the
-capped distance cannot keep the test from passing (a capped gap fails it with probability
-below e^-25 / 2).  K = max(K_tv, K_ptr), from public parameters only.
+default 1e-9; 0 switches the cap off).  The PTR guard's gap does not use the blocks (it
+comes from the certified top-2 list), so the cap does not touch it.  When the guard passes,
+g > 2 Delta (1 + ln(1 / (2 delta)) / eps_t) roughly, and blocks with two or more mistakes
+usually lie beyond the cap: they cost one pruned search each.
 
 Deviation from the authors' reference code: its ``_draw_topk_and_mistakes`` returns S^(i)
 itself when block i is drawn.  That output depends on the data through S^(i) and is not
@@ -105,8 +104,6 @@ DEFAULT_DELTA = 1e-6
 DEFAULT_PTR_SHARE = 0.2
 #: Default total-variation allowance of the capped block scores (module docstring).
 DEFAULT_CAP_TV = 1e-9
-#: A capped PTR distance exceeds the test's threshold by this many noise scales (module docstring).
-PTR_CAP_MARGIN = 25.0
 #: The condition of Theorem 2 that ``guard="none"`` relies on without testing it privately.
 GAP_CONDITION = ("eps-DP only if the gap R(S_2) - R(S_1) exceeds 2 Delta (Prastakos, Behdin and Mazumder 2025, "
                  "Theorem 2); not privately verified")
@@ -155,20 +152,12 @@ def selection_cost(epsilon, options, context):
     return float(epsilon), (options["delta"] if options["guard"] == "ptr" else 0.0)
 
 
-def block_cap(p, s, sensitivity, tau, nominal_epsilon, options, epsilon_test=None):
-    """K of the capped block scores, from public parameters only (module docstring); inf = no cap.
-
-    ``epsilon_test``: the PTR guard's share (None without the guard).
-    """
+def block_cap(p, s, sensitivity, nominal_epsilon, options):
+    """K of the capped block scores, from public parameters only (module docstring); inf = no cap."""
     tv = options.get("cap_tv", DEFAULT_CAP_TV)
     if tv == 0 or math.isinf(nominal_epsilon):
         return math.inf
-    k = 2.0 * sensitivity * (log_n_supports(p, s) + math.log(1.0 / tv)) / nominal_epsilon
-    if epsilon_test is not None:
-        k_ptr = 2 * sensitivity + 2 * tau + (2 * sensitivity + tau) * (
-            ptr_threshold(epsilon_test, options["delta"]) + PTR_CAP_MARGIN / epsilon_test)
-        k = max(k, k_ptr)
-    return k
+    return 2.0 * sensitivity * (log_n_supports(p, s) + math.log(1.0 / tv)) / nominal_epsilon
 
 
 def capped_scores(values, cap):
@@ -223,31 +212,66 @@ def sample_mistakes(anchor, block_values, p, s, epsilon, sensitivity, rng):
     return tuple(anchor) if i == 0 else draw_from_block(anchor, i, p, rng)
 
 
-def certified_blocks(task, tau, cap_width=math.inf):
-    """Anchor S^(0), block supports and values, per-block lower bounds, certificate info.
-
-    With a finite ``cap_width`` K, blocks whose minimum is at least R(S^(0)) + K are only
-    bounded (``info["capped_blocks"]``; their value is the best support found, their lower
-    bound at least the cap minus tau).
-
-    The info (route, solves, tau_mip, tau_eval, achieved gaps) is curator-only: it is a
-    deterministic function of the data (docs/privacy.md).
-    """
+def block_scorer(task, tau):
+    """Every support scored exactly (C(p, s) <= max_enumerate, a public choice), or the certified engine."""
     p, s = len(task.terms), task.size
     log_n = log_n_supports(p, s)
     n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
         exact = exact_scores(task, tau, "mistakes")
+        exact.path = f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"
+        return exact
+    return make_engine(task, tau, "mistakes")
+
+
+def certified_gap(task, tau, scorer):
+    """(g_c, S^(0), R(S^(0))): the PTR guard's certified gap, g - tau <= g_c <= g.
+
+    From the certified top-2 list: every support other than S^(0) has R >= min(v_2 - tau_eval,
+    the list's bound), and that bound is >= v_2 - tau_mip; tau_eval covers values that are
+    upper bounds (the hinge loss: tau / 2 on the exact path).  g = inf when S^(0) is the only
+    support.
+    """
+    if not hasattr(scorer, "top") or not hasattr(scorer, "tau_eval"):  # ExactScores
+        k = min(2, scorer.values.size)
+        sups, vals = scorer.top(k)
+        if k < 2:
+            return math.inf, sups[0], float(vals[0])
+        second = vals[1] - 0.5 * tau if is_hinge(task) else vals[1]
+        return float(second - vals[0]), sups[0], float(vals[0])
+    if scorer.p == scorer.s:
+        best = scorer.best()
+        return math.inf, best.support, best.value
+    cert = scorer.top(2)
+    scorer.gap_certificate = cert  # curator-only: how tight the top-2 list was certified
+    return (float(min(cert.values[1] - scorer.tau_eval, cert.lower_bound) - cert.values[0]), cert.supports[0],
+            float(cert.values[0]))
+
+
+def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
+    """Anchor S^(0), block supports and values, per-block lower bounds, certificate info.
+
+    With a finite ``cap_width`` K, blocks whose minimum is at least R(S^(0)) + K are only
+    bounded (``info["capped_blocks"]``; their value is the best support found, their lower
+    bound at least the cap minus tau).  ``scorer``: the :func:`block_scorer` already used
+    for the gap (its cuts and memo are reused).
+
+    The info (route, solves, tau_mip, tau_eval, achieved gaps) is curator-only: it is a
+    deterministic function of the data (docs/privacy.md).
+    """
+    scorer = block_scorer(task, tau) if scorer is None else scorer
+    if not hasattr(scorer, "tau_eval"):  # ExactScores
+        exact = scorer
         (anchor,), (v0,) = exact.top(1)
         blocks = exact.mistakes(anchor)
         sups = [anchor] + [b[0] for b in blocks]
         vals = np.array([v0] + [b[1] for b in blocks])
         # hinge values are upper bounds within tau / 2: the block lower bounds subtract it,
-        # so the certified gap g_c stays within [g - tau, g] (module docstring, PTR guard)
+        # so they stay lower bounds (module docstring, PTR guard)
         lbs = vals[1:] - 0.5 * tau if is_hinge(task) else vals[1:].copy()
-        return sups, vals, lbs, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports",
+        return sups, vals, lbs, {"path": exact.path,
                                  "capped_blocks": [i for i in range(1, len(vals)) if vals[i] > vals[0] + cap_width]}
-    engine = make_engine(task, tau, "mistakes")
+    engine = scorer
     best = engine.best()
     certs = engine.mistakes(best.support, cap_width=cap_width)
     sups = [best.support] + [c.support for c in certs]
@@ -267,6 +291,18 @@ def certified_blocks(task, tau, cap_width=math.inf):
     return sups, vals, lbs, info
 
 
+def _gap_certificate_info(scorer):
+    """Curator-only: how the top-2 list behind the gap was certified (no blocks were needed)."""
+    if not hasattr(scorer, "tau_eval"):
+        return {"path": scorer.path + " (top-2 list for the gap; no blocks needed)"}
+    info = {"path": scorer.certificate_route() + " (top-2 list for the gap; no blocks needed)",
+            "tau_mip": scorer.tau_mip, "tau_eval": scorer.tau_eval, "solver": scorer.stats.as_dict()}
+    cert = getattr(scorer, "gap_certificate", None)
+    if cert is not None:
+        info["gap_achieved"] = float(cert.values[-1] - cert.lower_bound)
+    return info
+
+
 def run(task) -> MethodOutcome:
     s, p = task.size, len(task.terms)
     opts = task.options
@@ -279,36 +315,46 @@ def run(task) -> MethodOutcome:
     # the cap K is too (module docstring, "Capped block scores").
     eps_t, eps_run = split_budget(eps, opts) if opts["guard"] == "ptr" else (None, eps)
     nominal, parts = slack_parts(eps_run, opts["tolerance"], "mistakes mechanism") if slack else (eps_run, ())
-    cap_width = block_cap(p, s, delta_s, tau, nominal, opts, eps_t)
-    sups, vals, lbs, info = certified_blocks(task, tau, cap_width)
-    scores = capped_scores(vals, vals[0] + cap_width)
-    anchor = sups[0]
+    cap_width = block_cap(p, s, delta_s, nominal, opts)
     # Public parameters only: the number of blocks comes from p and s, not from what the
     # engine returned; the certificate route and statistics stay in curator["certificate"].
     details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
                "tau_relative_to_delta": opts["tolerance"], "n_blocks": min(s, p - s) + 1, "block_cap": cap_width,
                "loss": "hinge" if is_hinge(task) else "least squares"}
-    gap_cert = min(float(np.min(lbs) - vals[0]), cap_width) if lbs.size else math.inf
+    scorer = block_scorer(task, tau)
+    # The gap first (the certified top-2 list): the guard needs nothing else, and when it
+    # fails the blocks are never certified.
+    gap_cert, anchor, v0 = certified_gap(task, tau, scorer)
     curator = {
         "best_support": [task.terms[j] for j in anchor],
-        "best_objective": float(vals[0]),
-        "block_supports": [[task.terms[j] for j in sp] for sp in sups],
-        "block_objectives": [float(v) for v in vals],
-        "block_scores": [float(v) for v in scores],
-        "block_cap": cap_width,
-        "capped_blocks": info.pop("capped_blocks", []),
+        "best_objective": v0,
         "sensitivity": delta_s,
         "gap_certified": gap_cert,
         "two_Delta": 2 * delta_s,
         "gap_over_2_Delta": gap_cert / (2 * delta_s),
         "tau": tau,
-        "tau_hat": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals))))
-        if len(vals) > 1 else math.inf,
-        **_loss_items(task, anchor, vals[0]),
-        "certificate": info,
+        "block_cap": cap_width,
+        **_loss_items(task, anchor, v0),
     }
 
+    def add_blocks():
+        """Certify the blocks (capped) and record them for the curator; returns the scores."""
+        sups, vals, lbs, info = certified_blocks(task, tau, cap_width, scorer)
+        if tuple(sups[0]) != tuple(anchor):  # both come from the same certified best support
+            raise AssertionError("the blocks' anchor differs from the gap's best support")
+        scores = capped_scores(vals, vals[0] + cap_width)
+        curator.update({
+            "block_supports": [[task.terms[j] for j in sp] for sp in sups],
+            "block_objectives": [float(v) for v in vals],
+            "block_scores": [float(v) for v in scores],
+            "capped_blocks": info.pop("capped_blocks", []),
+            "tau_hat": float(min((vals[i] - vals[0]) / i for i in range(1, len(vals)))) if len(vals) > 1 else math.inf,
+            "certificate": info,
+        })
+        return scores
+
     if math.isinf(eps):
+        add_blocks()
         entry = LedgerEntry(mechanism="certified best subset (epsilon = inf, not private)", epsilon=math.inf,
                             released={"support": [task.terms[j] for j in anchor]}, details=details)
         return MethodOutcome(support=np.array(anchor, dtype=np.int64), entries=[entry], curator=curator)
@@ -331,11 +377,14 @@ def run(task) -> MethodOutcome:
                         "ptr_pass_probability": ptr_pass_probability(dist, eps_t, opts["delta"]),
                         "guard_branch": branch})
         if not passed:
+            curator["certificate"] = _gap_certificate_info(scorer)
             sub = dataclasses.replace(task, epsilon=eps_m, options={**opts, "max_tries": None})
             out = _top_r.run(sub)
             curator["fallback_top_r"] = out.curator
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)
+    scores = add_blocks()
+    vals = np.asarray(curator["block_objectives"])
 
     # eps_run is this mechanism's budget; with slack it samples with the nominal
     # eps_run / (1 + 2 tolerance) so that its guarantee is eps_run (module docstring).
