@@ -182,9 +182,19 @@ class SelectionResult:
           public ball ``||theta|| <= radius`` on the mapped scale (default: the selection's
           radius, else 1), with 20 % of epsilon spent on a noisy Gram matrix for the
           intervals; after a hinge-loss selection, logistic regression (a smooth surrogate
-          of the hinge) with ``predict(type="response" | "class" | "link")`` and no intervals.
+          of the hinge) with ``predict(type="response" | "class" | "link")`` and no intervals;
+        * ``method="tukey"`` (least-squares selections): the Tukey-depth mechanism (Amin,
+          Joseph, Ribero and Vassilvitskii 2023, with the test and private number of models
+          of Dick, Gillenwater and Joseph 2023; ``help(dpstats.estimation.tukey)``),
+          (epsilon, delta)-DP with ``delta > 0`` (e.g. 1e-6), needs no bounds (``bounds=`` is
+          refused; the terms and the response are used unclipped, in original units) and
+          gives one point, no intervals.  Under replace-one neighbours it runs at
+          ``(epsilon / 2, delta / (1 + exp(epsilon / 2)))`` add/remove (group privacy).  Its
+          test can fail (too few rows for epsilon): the result then has NaN coefficients and
+          says so (``status``); the budget is spent.
 
-        ``bounds`` only for selections without ranges (kendall, dpvote).  Intervals:
+        ``bounds`` only for selections without ranges (kendall, dpvote) with ``adassp`` or
+        ``objective_perturbation``.  Intervals:
         parametric bootstrap at ``level`` with ``bootstrap`` draws, no extra budget.  Returns
         an :class:`~dpstats.estimation.EstimateResult`; docs/methods.md, "Estimates after
         selection".

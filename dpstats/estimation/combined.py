@@ -9,7 +9,9 @@ selection's entries and the estimate's entry, and adds up to ``epsilon``;
 A refused call charges nothing, as for every call: the share and the method are checked
 first (only methods that clip: the estimate needs public ranges, and ``kendall`` and
 ``dpvote`` have none -- use ``fit.estimate(bounds=...)`` after them; with the hinge loss
-only objective perturbation, which fits a logistic surrogate),
+only objective perturbation, which fits a logistic surrogate; not the Tukey-depth mechanism,
+which needs delta > 0 while the one-call form is pure epsilon-DP -- use
+``fit.estimate(method="tukey", delta=...)`` after the selection),
 and an accountant sees one check and one charge for the whole call, made by the selection
 at its usual place (before any data value is read), with the estimate's epsilon added
 (:class:`BundledAccountant`).
@@ -23,6 +25,10 @@ from ..errors import InvalidArgumentError, InvalidTypeError
 from ..methods import get_method
 from ..privacy.accountant import Accountant
 from .refit import METHODS, estimate_after_selection
+
+#: Estimators of ``fit.estimate`` that the one-call form refuses (they need delta > 0).
+ONE_CALL_REFUSED = ("tukey",)
+ONE_CALL_METHODS = tuple(m for m in METHODS if m not in ONE_CALL_REFUSED)
 
 
 class BundledAccountant(Accountant):
@@ -65,8 +71,14 @@ class EstimateShare:
     @classmethod
     def check(cls, estimate, *, epsilon, method, method_options, estimate_method="adassp"):
         """Refuse, before anything runs, what cannot be estimated; the method itself is validated later."""
-        if not isinstance(estimate_method, str) or estimate_method not in METHODS:
-            raise InvalidArgumentError(f"estimate_method must be one of {list(METHODS)}; got {estimate_method!r}.")
+        if estimate_method in ONE_CALL_REFUSED:
+            raise InvalidArgumentError(
+                f"estimate_method={estimate_method!r} is not available in dp_select(..., estimate=share), which is "
+                "pure epsilon-DP, and the Tukey-depth mechanism needs delta > 0: select first, then call "
+                "fit.estimate(epsilon=..., delta=1e-6, method='tukey') (no bounds needed).")
+        if not isinstance(estimate_method, str) or estimate_method not in ONE_CALL_METHODS:
+            raise InvalidArgumentError(f"estimate_method must be one of {list(ONE_CALL_METHODS)}; got "
+                                       f"{estimate_method!r}.")
         if isinstance(estimate, bool) or not isinstance(estimate, numbers.Real):
             raise InvalidTypeError(f"estimate must be a budget share in (0, 1) (or None); got {estimate!r}.")
         share = float(estimate)

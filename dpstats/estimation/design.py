@@ -8,6 +8,8 @@
   data values (after the charge);
 * :func:`mapped_rows_of` -- the mapped rows themselves, for a refit that needs more than
   the Gram matrix (objective perturbation with the logistic loss); reads data;
+* :func:`design_rows_of` -- the selected columns as evaluated, neither clipped nor mapped
+  (the bound-free Tukey-depth refit); reads data;
 * :func:`prediction_design` -- the selected terms' columns for new data, through the
   formula's design (patsy's encoding of the selection, categorical contrasts included).
 """
@@ -94,6 +96,22 @@ def mapped_rows_of(data, plan, columns, ranges: TermRanges):
     columns = np.asarray(columns, dtype=np.int64)
     X, y = evaluate_rows(_validate_data(data), plan)
     Z = ranges.map_design(X[:, columns])
+    if plan.intercept:
+        Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
+    return Z, np.asarray(y, dtype=np.float64)
+
+
+def design_rows_of(data, plan, columns):
+    """(X, y): the selected design columns as evaluated (original units, neither clipped nor mapped;
+    a column of ones first with an intercept) and the response, over the complete rows (reads data).
+
+    The same evaluation as :func:`augmented_gram_of` (same formula, plan and ``na_action``, so
+    the same rows).  Pandas only: the Tukey-depth refit, its only user, refuses a Dask
+    DataFrame before the charge.
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    X, y = evaluate_rows(_validate_data(data), plan)
+    Z = np.asarray(X[:, columns], dtype=np.float64)
     if plan.intercept:
         Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
     return Z, np.asarray(y, dtype=np.float64)

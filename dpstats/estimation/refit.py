@@ -8,17 +8,21 @@ nothing and no data value decides for free whether it fails:
    selection: that it kept what a refit needs (a result of ``dp_select``), that the
    formula has a response, that the model is not empty, and the public ranges (the
    selection's ``bounds_used``; ``bounds=`` for ``kendall`` and ``dpvote``, which have
-   none, checked against the selected terms and the response); then the chosen method's
-   own public checks (:class:`Estimator.check`): AdaSSP refuses a hinge-loss selection
-   (naming ``loss``) and ``radius``; objective perturbation refuses ``delta > 0`` and
-   checks ``radius``;
+   none, checked against the selected terms and the response) for the methods that need
+   ranges (``Estimator.needs_bounds``; the Tukey-depth mechanism needs none and refuses
+   ``bounds=``); then the chosen method's own public checks (:class:`Estimator.check`):
+   AdaSSP refuses a hinge-loss selection (naming ``loss``) and ``radius``; objective
+   perturbation refuses ``delta > 0`` and checks ``radius``; the Tukey-depth mechanism
+   refuses ``delta = 0``, a hinge-loss selection, ``radius`` and a Dask DataFrame, and
+   converts the budget to its add/remove guarantee (below);
 2. an accountant, if given, is asked whether (epsilon, delta) fits under the estimate's
    neighbouring relation, then charged;
 3. only then are data values read, by the method's release (:class:`Estimator.release`):
    the selection's design is evaluated again on the same data with the same formula,
    design plan and ``na_action`` (so the same rows), the selected columns are clipped and
-   mapped by the ranges, and the mechanism runs (:mod:`dpstats.estimation.adassp`,
-   :mod:`dpstats.estimation.objective_perturbation`);
+   mapped by the ranges (not for the Tukey-depth mechanism, which reads them as evaluated,
+   in original units), and the mechanism runs (:mod:`dpstats.estimation.adassp`,
+   :mod:`dpstats.estimation.objective_perturbation`, :mod:`dpstats.estimation.tukey`);
 4. post-processing: the coefficients, their mapping to the data's units, and the
    parametric bootstrap (:mod:`dpstats.estimation.bootstrap`,
    :mod:`dpstats.estimation.op_bootstrap`).
@@ -27,8 +31,8 @@ After the charge no error message may quote a data value or a count.  A new meth
 subclass of :class:`Estimator` registered in ``ESTIMATORS``: its ``check`` runs in stage 1,
 its ``release`` in stage 3.
 
-Neighbours.  Both releases are private under replace-one *and* add/remove neighbours with
-the same budget (``help(dpstats.estimation.adassp)``,
+Neighbours.  AdaSSP and objective perturbation are private under replace-one *and*
+add/remove neighbours with the same budget (``help(dpstats.estimation.adassp)``,
 ``help(dpstats.estimation.objective_perturbation)``).  The ledger entry and charge use the
 selection's relation when it is one of these two (replace one record for the best-subset
 and screening methods; add or remove one record for ``kendall``, so a kendall accountant
@@ -36,13 +40,35 @@ takes the estimate without any conversion) and replace-one record after ``dpvote
 estimate is record-level, not machine-level, DP, so an accountant kept for dpvote's
 machine-level relation refuses it before the charge.  Nothing the estimate does depends
 on the row count except through a noisy count it releases.
+
+The Tukey-depth mechanism (``method="tukey"``, :mod:`dpstats.estimation.tukey`) is
+(epsilon, delta)-DP under add/remove-one-record neighbours only, with delta > 0.  After an
+add/remove selection (``kendall``) it runs with the requested (epsilon, delta).  Under
+replace-one (every other selection, and record-level after ``dpvote``) it runs with
+
+    epsilon' = epsilon / 2,   delta' = delta / (1 + exp(epsilon / 2))
+
+(rounded down, so that ``(1 + exp(epsilon / 2)) delta' <= delta`` holds exactly), and is then
+(epsilon, delta)-DP under replace-one.  Proof (group privacy over two add/remove steps):
+data sets D and D'' that differ by replacing one record are linked by D' = D without that
+record, an add/remove neighbour of both (the design is evaluated row by row, so D' is D's
+evaluated rows minus at most one, and D'' is D' plus at most one).  For every event S,
+P[M(D) in S] <= e^{eps'} P[M(D') in S] + delta' <= e^{eps'} (e^{eps'} P[M(D'') in S] +
+delta') + delta' = e^{2 eps'} P[M(D'') in S] + (1 + e^{eps'}) delta', which is
+e^{eps} P[M(D'') in S] + delta with the values above; the same holds with D and D''
+exchanged.  The ledger entry records (epsilon, delta) under replace-one, its parts the
+add/remove shares and the conversion, and its details the add/remove (epsilon', delta')
+and their split.  At ``epsilon = inf`` the refit is least squares on the selected terms,
+unclipped (not private), as the other methods' fits at ``epsilon = inf``.
 """
 from __future__ import annotations
 
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 
+import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..privacy.accountant import Accountant
@@ -52,8 +78,9 @@ from . import adassp
 from . import bootstrap as boot
 from . import objective_perturbation as op
 from . import op_bootstrap
-from .design import augmented_gram_of, mapped_rows_of, selection_ranges
-from .result import EstimateResult, check_level, original_units_map
+from . import tukey
+from .design import augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
+from .result import EstimateResult, TukeySpec, check_level, original_units_map
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
 
@@ -150,6 +177,8 @@ class Estimator:
     """One estimation method: its public checks (before the charge) and its release (after)."""
 
     name = ""
+    #: Whether the method needs public ranges (the selection's ``bounds_used`` or ``bounds=``).
+    needs_bounds = True
 
     def check(self, req: Request) -> dict:
         """Method-specific public checks (stage 1); returns the method's validated options."""
@@ -283,8 +312,136 @@ class ObjectivePerturbationEstimator(Estimator):
                               rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic")
 
 
+TUKEY_MECHANISM = ("Tukey-depth mechanism (Amin, Joseph, Ribero and Vassilvitskii 2023; PTR and private number "
+                   "of models of Dick, Gillenwater and Joseph 2023)")
+GROUP_PRIVACY_PART = "group privacy: replace one = remove one + add one"
+
+
+def replace_one_budget(epsilon, delta):
+    """(epsilon', delta') under add/remove that give (epsilon, delta) under replace-one (module docstring).
+
+    ``epsilon' = epsilon / 2`` (exact halving) and ``delta' = delta / (1 + exp(epsilon / 2))``,
+    rounded down until ``(1 + e_up) delta' <= delta`` holds in exact arithmetic, with
+    ``e_up`` a float above ``exp(epsilon / 2)`` (``math.exp`` rounded up by one step).
+    ``delta'`` is 0 when ``exp(epsilon / 2)`` overflows.
+    """
+    half = epsilon / 2.0
+    try:
+        e_up = math.nextafter(math.exp(half), math.inf)
+    except OverflowError:
+        return half, 0.0
+    if math.isinf(e_up):
+        return half, 0.0
+    factor = 1 + Fraction(e_up)
+    delta_ar = delta / (1.0 + e_up)
+    while delta_ar > 0 and Fraction(delta_ar) * factor > Fraction(delta):
+        delta_ar = math.nextafter(delta_ar, 0.0)
+    return half, delta_ar
+
+
+class TukeyEstimator(Estimator):
+    """The Tukey-depth mechanism (:mod:`dpstats.estimation.tukey`): least squares without bounds,
+    (epsilon, delta)-DP with delta > 0; one point, no intervals; a failure is a release."""
+
+    name = "tukey"
+    needs_bounds = False
+
+    def check(self, req):
+        if req.binary:
+            raise InvalidArgumentError(
+                "method='tukey' fits least squares; this selection used loss='hinge' (classification), whose "
+                "response is coded -1 / +1. Use method='objective_perturbation' (logistic regression), or select "
+                "with the squared loss (the default loss).")
+        if req.options.get("radius") is not None:
+            raise InvalidArgumentError("radius is an option of method='objective_perturbation'; the Tukey-depth "
+                                       "mechanism needs none.")
+        if getattr(req.plan, "is_dask", False):
+            raise InvalidArgumentError(
+                "method='tukey' needs the rows (it fits least squares on random subsets of them): a Dask DataFrame "
+                "is not supported. Use method='adassp' (sufficient statistics, partition by partition), or a "
+                "pandas DataFrame.")
+        if math.isinf(req.epsilon):
+            return {"private": False}
+        if not req.delta > 0:
+            raise InvalidArgumentError(
+                f"delta must be > 0 for method='tukey' (its propose-test-release step is (epsilon, delta)-DP); got "
+                f"{req.delta!r}. Give e.g. delta=1e-6 (well below 1 / n), or use method='adassp' or "
+                "method='objective_perturbation' (with public bounds) for pure epsilon-DP.")
+        group = req.relation != ADD_REMOVE
+        if group:
+            eps_run, delta_run = replace_one_budget(req.epsilon, req.delta)
+            if not delta_run > 0:
+                raise InvalidArgumentError(
+                    f"epsilon = {req.epsilon!r} is too large for method='tukey' under replace-one neighbours: "
+                    "delta / (1 + exp(epsilon / 2)) underflows. Use a smaller epsilon, or epsilon=math.inf for the "
+                    "non-private fit.")
+        else:
+            eps_run, delta_run = req.epsilon, req.delta
+        budget = tukey.split_budget(eps_run, delta_run)
+        return {"private": True, "group": group, "budget": budget}
+
+    def release(self, req):
+        plan, selected, d = req.plan, req.selected, req.d
+        names = (["(1)"] if plan.intercept else []) + list(selected)
+        ledger = req.new_ledger()
+        X, y = design_rows_of(req.ctx["data"], plan, req.columns)
+        if not req.options["private"]:
+            theta = np.linalg.lstsq(X, y, rcond=None)[0] if X.shape[0] else np.zeros(d)
+            del X, y  # nothing below may read the data
+            spec = TukeySpec(private=False, status="released")
+            ledger.add(LedgerEntry(
+                mechanism=TUKEY_MECHANISM + ": epsilon = inf, least squares on the selected terms (not private)",
+                epsilon=math.inf, delta=0.0, neighbours=req.relation, caveats=req.relation_caveats(),
+                released={"coefficient_names": names, "coefficients": theta.tolist(), "status": "released"},
+                details={"private": False}))
+            result = None
+        else:
+            budget, group = req.options["budget"], req.options["group"]
+            result = tukey.tukey_estimate(X, y, budget.epsilon, budget.delta, random_state=req.rng)
+            del X, y  # nothing below may read the data
+            theta = (np.asarray(result.coefficients, dtype=np.float64) if result.released
+                     else np.full(d, np.nan))
+            spec = TukeySpec(private=True, status=result.status, num_models=result.num_models,
+                             noisy_n_lower=result.noisy_n_lower, noisy_distance=result.noisy_distance,
+                             ptr_threshold=result.ptr_threshold, group_privacy=group,
+                             add_remove_epsilon=budget.epsilon, add_remove_delta=budget.delta)
+            out = result.to_dict()
+            released = {"coefficient_names": names,
+                        **{k: out[k] for k in ("coefficients", "status", "num_models", "noisy_n_lower",
+                                               "noisy_distance", "ptr_threshold", "depth_floor")}}
+            tag = " (add/remove)" if group else ""
+            parts = ((f"noisy lower bound on n{tag}", budget.eps_n),
+                     (f"PTR noisy distance{tag}", budget.eps_ptr),
+                     (f"restricted exponential mechanism{tag}", budget.eps_em))
+            caveats = req.relation_caveats()
+            if group:
+                parts += ((GROUP_PRIVACY_PART, req.epsilon - budget.epsilon),)
+                caveats += (f"{req.relation} by group privacy from add or remove one record: the mechanism ran at "
+                            f"(epsilon / 2, delta / (1 + exp(epsilon / 2))) = ({budget.epsilon:.6g}, "
+                            f"{budget.delta:.6g})",)
+            details = {
+                "add_remove_epsilon": budget.epsilon, "add_remove_delta": budget.delta,
+                "epsilon_split": budget.epsilon_split(), "delta_split": budget.delta_split(),
+                "conversion": ("replace one = remove one + add one (group privacy): epsilon' = epsilon / 2, "
+                               "delta' = delta / (1 + exp(epsilon / 2))") if group else "none (add/remove neighbours)",
+                "n_share": tukey.DEFAULT_N_SHARE, "n_failure_probability": tukey.DEFAULT_N_FAILURE_PROBABILITY,
+                "rows_per_model": f"{tukey.DEFAULT_ROWS_PER_COLUMN} d (d = {d} design columns)",
+                "min_models": tukey.MIN_MODELS, "em_coefficient": budget.em_coefficient,
+                "ptr_threshold_factor": tukey.PTR_THRESHOLD_FACTOR,
+            }
+            ledger.add(LedgerEntry(mechanism=TUKEY_MECHANISM, epsilon=req.epsilon, delta=req.delta,
+                                   neighbours=req.relation, caveats=caveats, released=released, details=details,
+                                   parts=parts))
+        identity = (np.eye(d), np.zeros(d))
+        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                              terms=selected, theta=theta, affine=identity, boot_theta=None, ridge=None, spec=spec,
+                              release=result, ledger=ledger, plan=plan, ranges=None, level=req.level,
+                              public_call=req.public_call(), rows_public=req.rows_public())
+
+
 #: method name -> its estimator (more estimators register here).
-ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstimator())}
+ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstimator(), TukeyEstimator())}
+
 METHODS = tuple(ESTIMATORS)
 
 
@@ -308,11 +465,17 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
     if plan.response is None:
         raise InvalidArgumentError("estimate() needs a formula with a response (y ~ ...); this selection's formula "
                                    "has none (the sparse-mean model of dpvote).")
-    if ctx["bounds_used"] is not None and bounds is not None:
+    estimator = ESTIMATORS[method]
+    if not estimator.needs_bounds:
+        if bounds is not None:
+            raise InvalidArgumentError(
+                f"bounds= is not used by method={method!r}: the Tukey-depth mechanism needs no ranges and reads the "
+                "selected terms and the response unclipped, in their original units; drop bounds=.")
+    elif ctx["bounds_used"] is not None and bounds is not None:
         raise InvalidArgumentError(
             "bounds= is only for selections without bounds (kendall, dpvote); this selection's ranges "
             "(release()['bounds_used']) are used, so that the refit clips the same data the selection did.")
-    if ctx["bounds_used"] is None and bounds is None:
+    elif ctx["bounds_used"] is None and bounds is None:
         raise InvalidArgumentError(
             f"method {fit.method!r} selects without clipping, but estimate() needs public ranges: give "
             "bounds={term: (lower, upper)} for every selected term and the response (from a codebook or domain "
@@ -321,12 +484,12 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
     if not selected and not plan.intercept:
         raise InvalidArgumentError("the selection is empty and the formula has no intercept: there is no "
                                    "coefficient to estimate.")
-    ranges = selection_ranges(plan, selected, ctx["bounds_used"], bounds)
+    ranges = selection_ranges(plan, selected, ctx["bounds_used"], bounds) if estimator.needs_bounds else None
     formula = ctx["formula"] if isinstance(ctx["formula"], str) else None
     req = Request(fit=fit, epsilon=epsilon, delta=delta, method=method, level=level, draws=draws, rng=rng, ctx=ctx,
                   plan=plan, selected=selected, ranges=ranges, relation=_relation(ctx["neighbours"]), formula=formula,
                   options=dict(options))
-    req.options = ESTIMATORS[method].check(req)
+    req.options = estimator.check(req)
     return req
 
 

@@ -7,12 +7,17 @@ statistics of AdaSSP, or the perturbed minimiser of objective perturbation and i
 Gram matrix) and public parameters: the coefficients and the bootstrap draws are
 post-processing, so :meth:`EstimateResult.release` holds only ledger-covered items.
 A refit of a hinge-loss selection is a logistic regression (``model="logistic"``): its
-``predict`` gives probabilities or class labels, and it has no intervals.
+``predict`` gives probabilities or class labels, and it has no intervals.  The Tukey-depth
+refit (``method="tukey"``) uses no ranges: its coefficients are on the original units as
+released (identity map), it has no intervals (the mechanism releases one point), and when
+its test does not pass the failure is the release: the coefficients are NaN and the notes
+say so (:attr:`EstimateResult.status`).
 """
 from __future__ import annotations
 
 import json
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -34,9 +39,34 @@ OP_RIDGE_NOTE = ("objective perturbation adds a public ridge (Delta on the mappe
                  "keeps the coefficients in a public ball: both shrink them, the more so with few rows; the bootstrap "
                  "simulates both")
 
+TUKEY_NO_INTERVALS_NOTE = ("no intervals or standard errors: the Tukey mechanism releases one point (the coefficient "
+                           "vector) and nothing a bootstrap would need")
+
+TUKEY_FAILED_NOTE = ("the Tukey mechanism's test did not pass: no coefficients were released; more data or a larger "
+                     "epsilon")
+
+TUKEY_UNITS_NOTE = ("the Tukey mechanism needs no bounds: the coefficients are a least-squares fit of the unclipped "
+                    "terms and response, in their original units")
+
 RIDGE_NOTE = ("the adaptive ridge is active (the noise is large compared with the design's smallest eigenvalue): the "
               "coefficients are shrunk and the intervals may undercover; more rows, a larger epsilon or tighter "
               "public ranges make it vanish")
+
+
+@dataclass(frozen=True)
+class TukeySpec:
+    """Public facts of a Tukey-depth refit (released values and public parameters only)."""
+
+    private: bool = True
+    status: str = "released"
+    num_models: int | None = None
+    noisy_n_lower: float | None = None
+    noisy_distance: float | None = None
+    ptr_threshold: float | None = None
+    group_privacy: bool = False
+    add_remove_epsilon: float | None = None
+    add_remove_delta: float | None = None
+    kind: str = "tukey"
 
 
 def check_level(level, name="level"):
@@ -60,15 +90,19 @@ class EstimateResult:
         Bootstrap standard errors (NaN where the estimate has no intervals).
     level : float
         Level of the intervals of :meth:`release` and :meth:`summary`.
-    ridge : float
+    ridge : float or None
         The ridge used (on the mapped scale): AdaSSP's adaptive ridge, chosen from released
-        values, or objective perturbation's public Delta.
+        values, or objective perturbation's public Delta; None for the Tukey-depth refit.
     model : str
         ``"linear"`` or ``"logistic"`` (the refit of a hinge-loss selection).
     ledger : Ledger
         One entry: the mechanism's release.
     bounds_used : dict
-        term -> [lower, upper]: the public ranges the data was clipped and mapped with.
+        term -> [lower, upper]: the public ranges the data was clipped and mapped with
+        (empty for the bound-free Tukey-depth refit).
+    status : str
+        ``"released"``, or the released failure of the Tukey-depth mechanism
+        (``"ptr_failed"``, ``"too_few_models"``, ``"empty_region"``: coefficients NaN).
     """
 
     def __init__(self, *, call, formula, response, terms, theta, affine, boot_theta, ridge, spec, release, ledger,
@@ -87,7 +121,7 @@ class EstimateResult:
         self.coef = pd.Series(self._T @ self._theta + self._t0, index=self.names, name="coef")
         self.bse = pd.Series(np.std(self._boot, axis=0, ddof=1) if self._boot is not None and len(self._boot) > 1
                              else np.nan, index=self.names, name="std err")
-        self.ridge = float(ridge)
+        self.ridge = None if ridge is None else float(ridge)
         self.spec = spec
         self._release = release
         self.ledger = ledger
@@ -112,7 +146,20 @@ class EstimateResult:
 
     @property
     def bounds_used(self) -> dict:
-        return self._ranges.used()
+        return {} if self._ranges is None else self._ranges.used()
+
+    @property
+    def is_tukey(self) -> bool:
+        return getattr(self.spec, "kind", None) == "tukey"
+
+    @property
+    def status(self) -> str:
+        """``"released"``, or the Tukey-depth mechanism's released failure (coefficients NaN)."""
+        return self.spec.status if self.is_tukey else "released"
+
+    @property
+    def _no_intervals_note(self) -> str:
+        return TUKEY_NO_INTERVALS_NOTE if self.is_tukey else NO_INTERVALS_NOTE
 
     @property
     def n_draws(self) -> int:
@@ -126,6 +173,10 @@ class EstimateResult:
     def mechanism(self) -> str:
         """A short name of the mechanism, for the summary."""
         spec = self.spec
+        if self.is_tukey:
+            if not spec.private:
+                return "none (epsilon = inf)"
+            return "Tukey depth with PTR" + ("" if spec.status == "released" else f" (failed: {spec.status})")
         if hasattr(spec, "loss"):
             if not spec.private:
                 return "none (epsilon = inf)"
@@ -134,7 +185,7 @@ class EstimateResult:
 
     def _require_intervals(self):
         if self._boot is None:
-            raise InvalidArgumentError("this estimate has no intervals: " + NO_INTERVALS_NOTE + ".")
+            raise InvalidArgumentError("this estimate has no intervals: " + self._no_intervals_note + ".")
 
     def confint(self, level=None) -> pd.DataFrame:
         """Basic parametric-bootstrap intervals at ``level`` (default: the estimate's level).
@@ -165,7 +216,7 @@ class EstimateResult:
         clip : bool, default False
             Clip the new terms to their public ranges first (the model was fitted on the
             clipped variables); by default the linear predictor is evaluated as is, as R
-            and statsmodels do.
+            and statsmodels do.  The Tukey-depth refit has no ranges and refuses True.
         type : None, "response", "link" or "class"
             For a logistic refit (``model="logistic"``): ``"response"`` (the default) the
             probability of the response's second level (the one coded +1), ``"link"`` the
@@ -180,6 +231,9 @@ class EstimateResult:
             raise InvalidArgumentError(f"interval must be None or 'confidence'; got {interval!r}.")
         if not isinstance(clip, bool):
             raise InvalidTypeError(f"clip must be True or False; got {clip!r}.")
+        if clip and self._ranges is None:
+            raise InvalidArgumentError("clip=True needs public ranges, and this estimate has none: the Tukey "
+                                       "mechanism fitted the unclipped terms in their original units; use clip=False.")
         allowed = (None, "response") if self.model == "linear" else (None, "response", "link", "class")
         if type not in allowed:
             raise InvalidArgumentError(f"type must be one of {list(allowed)} for a {self.model} refit; got {type!r}.")
@@ -232,6 +286,7 @@ class EstimateResult:
             "level": self.level,
             "ridge": self.ridge,
             "bounds_used": self.bounds_used,
+            **({"status": self.status} if self.is_tukey else {}),
             "ledger": self.ledger.to_dict(),
         }
 
@@ -259,29 +314,44 @@ class EstimateResult:
         gram = getattr(self._release, "gram", None)
         if gram is not None:
             header.append(["noisy row count", _fmt(float(gram[0, 0]))])
-        header.append(["ridge (mapped scale)", _fmt(self.ridge)])
+        if self.is_tukey and self.spec.private:
+            header.append(["status", self.status])
+            if self.spec.noisy_n_lower is not None:
+                header.append(["noisy lower bound on rows", _fmt(self.spec.noisy_n_lower)])
+            header.append(["models", str(self.spec.num_models)])
+            if self.spec.noisy_distance is not None:
+                header.append(["noisy distance / threshold", f"{_fmt(self.spec.noisy_distance)} / "
+                                                              f"{_fmt(self.spec.ptr_threshold)}"])
+        if self.ridge is not None:
+            header.append(["ridge (mapped scale)", _fmt(self.ridge)])
         if getattr(self.spec, "loss", None) == "squared":
             header.append(["radius (mapped scale, public)", _fmt(self.spec.radius)])
         header.append(["intervals", f"basic parametric bootstrap, {self.n_draws} draws, level {_fmt(self.level)}"
                        if self.has_intervals else "none (see Notes)"])
         if self._rows_public is not None:
             header.insert(5, ["input rows (public)", str(self._rows_public)])
-        used = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in self.bounds_used.items()]
+        if self._ranges is None:
+            bounds_section = ("Bounds used", "none (bound-free): the terms and the response were used unclipped, in "
+                                             "their original units")
+        else:
+            used = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in self.bounds_used.items()]
+            bounds_section = ("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", used,
+                              ["term", "lower", "upper"])
         sections = [
             ("Call", self.call),
             (f"Private {'least squares' if self.model == 'linear' else 'logistic regression'} after selection",
              header, ["", ""]),
             ("Coefficients (original units" + (", log-odds of the second level)" if self.model == "logistic"
                                                 else ")"), rows, columns),
-            ("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", used,
-             ["term", "lower", "upper"]),
+            bounds_section,
             ("Notes", "\n".join(self.notes)),
             ("Privacy ledger", str(self.ledger)),
         ]
         return Summary(sections)
 
     def __str__(self):
-        name = "AdaSSP" if not hasattr(self.spec, "loss") else "objective perturbation"
+        name = ("Tukey depth" if self.is_tukey else "AdaSSP" if not hasattr(self.spec, "loss")
+                else "objective perturbation")
         lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
         if self.has_intervals:
             ci = self.confint()
@@ -299,6 +369,13 @@ class EstimateResult:
     @property
     def notes(self) -> list:
         """How to read the intervals (public: they depend on released values only)."""
+        if self.is_tukey:
+            out = [] if self.status == "released" else ["NOT RELEASED: " + TUKEY_FAILED_NOTE
+                                                        + f" (status {self.status!r})."]
+            out.append("There are " + TUKEY_NO_INTERVALS_NOTE + ".")
+            out.append("The coefficients are conditional on the selected terms: they were chosen on the same data.")
+            out.append("The " + TUKEY_UNITS_NOTE[4:] + ".")
+            return out
         if not self.has_intervals:
             out = ["There are " + NO_INTERVALS_NOTE + ".", "The coefficients are " + SELECTION_NOTE.replace(
                 ", and the intervals do not account for the selection", "") + "; they describe the clipped terms."]
