@@ -246,6 +246,7 @@ class OuterApproximationEngine:
         self._dual_block_bounds = {}  # (anchor, i) -> certified bounds per base (hinge loss)
         self._base = None
         self._best = None
+        self._tops = {}  # R -> TopCertificate (a second query for the same R reuses it)
         self._initialised = False
 
     # ------------------------------------------------------------------ construction
@@ -645,6 +646,13 @@ class OuterApproximationEngine:
         batch, and any whose bound stays below v_R - tau_mip afterwards is solved too.
         """
         R = int(R)
+        if R in self._tops:
+            return self._tops[R]
+        cert = self._top(R)
+        self._tops[R] = cert
+        return cert
+
+    def _top(self, R) -> TopCertificate:
         best = self.best()
         self._stage, self._reached = f"certifying the top-{R} list", "best support certified"
         s1 = best.support

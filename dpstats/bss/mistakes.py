@@ -227,10 +227,11 @@ def block_scorer(task, tau):
 def certified_gap(task, tau, scorer):
     """(g_c, S^(0), R(S^(0))): the PTR guard's certified gap, g - tau <= g_c <= g.
 
-    From the certified top-2 list: every support other than S^(0) has R >= min(v_2 - tau_eval,
-    the list's bound), and that bound is >= v_2 - tau_mip; tau_eval covers values that are
-    upper bounds (the hinge loss: tau / 2 on the exact path).  g = inf when S^(0) is the only
-    support.
+    From a certified top-k list: every support other than S^(0) has R >= min(v_2 - tau_eval,
+    the list's bound), and that bound is >= v_k - tau_mip >= v_2 - tau_mip; tau_eval covers
+    values that are upper bounds (the hinge loss: tau / 2 on the exact path).  g = inf when
+    S^(0) is the only support.  k = R (public) when the top-R fallback could run, so that
+    its certificate is the one the fallback reuses; else 2.
     """
     if not hasattr(scorer, "top") or not hasattr(scorer, "tau_eval"):  # ExactScores
         k = min(2, scorer.values.size)
@@ -242,7 +243,9 @@ def certified_gap(task, tau, scorer):
     if scorer.p == scorer.s:
         best = scorer.best()
         return math.inf, best.support, best.value
-    cert = scorer.top(2)
+    k = int(task.R) if (task.options["guard"] == "ptr" and int(task.R) >= 2
+                        and log_n_supports(scorer.p, scorer.s) > math.log(int(task.R) + 1)) else 2
+    cert = scorer.top(k)
     scorer.gap_certificate = cert  # curator-only: how tight the top-2 list was certified
     return (float(min(cert.values[1] - scorer.tau_eval, cert.lower_bound) - cert.values[0]), cert.supports[0],
             float(cert.values[0]))
@@ -294,8 +297,8 @@ def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
 def _gap_certificate_info(scorer):
     """Curator-only: how the top-2 list behind the gap was certified (no blocks were needed)."""
     if not hasattr(scorer, "tau_eval"):
-        return {"path": scorer.path + " (top-2 list for the gap; no blocks needed)"}
-    info = {"path": scorer.certificate_route() + " (top-2 list for the gap; no blocks needed)",
+        return {"path": scorer.path + " (top list for the gap; no blocks needed)"}
+    info = {"path": scorer.certificate_route() + " (top list for the gap; no blocks needed)",
             "tau_mip": scorer.tau_mip, "tau_eval": scorer.tau_eval, "solver": scorer.stats.as_dict()}
     cert = getattr(scorer, "gap_certificate", None)
     if cert is not None:
@@ -379,7 +382,7 @@ def run(task) -> MethodOutcome:
         if not passed:
             curator["certificate"] = _gap_certificate_info(scorer)
             sub = dataclasses.replace(task, epsilon=eps_m, options={**opts, "max_tries": None})
-            out = _top_r.run(sub)
+            out = _top_r.run(sub, scorer=scorer)  # the same data and tau: reuse its certificates
             curator["fallback_top_r"] = out.curator
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)

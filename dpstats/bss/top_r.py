@@ -407,8 +407,11 @@ def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
     return chosen, tries
 
 
-def certified_top(task, R, tau):
+def certified_top(task, R, tau, scorer=None):
     """(supports, values, certificate info, engine or None) of the R best supports.
+
+    ``scorer``: the exact scores or the engine a caller already built for the same task and
+    tau (``mistakes`` falling back to top-R), reused with its cuts and memo.
 
     The info (route, number of MILP solves, tau_mip, tau_eval, achieved gaps, solver
     statistics) is curator-only: it is a deterministic function of the data
@@ -417,10 +420,11 @@ def certified_top(task, R, tau):
     p, s = len(task.terms), task.size
     n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
     if n_sup is not None and n_sup <= task.options["max_enumerate"]:
-        exact = exact_scores(task, tau, "top_r")
+        exact = scorer if isinstance(scorer, ExactScores) else exact_scores(task, tau, "top_r")
         sups, vals = exact.top(R)
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
-    engine = make_engine(task, tau, "top_r")
+    reuse = isinstance(scorer, OuterApproximationEngine) and scorer.tau == tau and scorer.s == task.size
+    engine = scorer if reuse else make_engine(task, tau, "top_r")
     cert = engine.top(R)
     info = {"path": engine.certificate_route(), "lower_bound_outside_list": cert.lower_bound,
             "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
@@ -429,7 +433,8 @@ def certified_top(task, R, tau):
 
 
 # ---------------------------------------------------------------- the method
-def run(task) -> MethodOutcome:
+def run(task, scorer=None) -> MethodOutcome:
+    """The top-R mechanism; ``scorer`` as in :func:`certified_top`."""
     s, p, R = task.size, len(task.terms), int(task.R)
     opts = task.options
     delta = sensitivity_of(task)
@@ -470,7 +475,7 @@ def run(task) -> MethodOutcome:
         curator["method_detail"] = note
         return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator, caveats=[note])
 
-    sups, vals, info, scored = certified_top(task, R, tau)
+    sups, vals, info, scored = certified_top(task, R, tau, scorer)
     nominal, parts = eps, ()
     if opts.get("max_tries") is not None and not math.isinf(eps):
         # n as in the planned cost: the input row count, an upper bound on the rows used
