@@ -34,37 +34,22 @@ import pandas as pd
 import patsy
 
 from dpstats.formula_fast import simple_design_matrix, simple_terms
+from proc_memory import reset_peak, status_kb
 
 
-def _status_kb(field):
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
 
 
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
 
 
 def measure(fn):
     """(seconds, result, peak RSS growth in bytes or None) of one call."""
     gc.collect()
-    can = _reset_peak()
-    before = _status_kb("VmRSS")
+    can = reset_peak()
+    before = status_kb("VmRSS")
     t0 = time.perf_counter()
     out = fn()
     dt = time.perf_counter() - t0
-    peak = _status_kb("VmHWM")
+    peak = status_kb("VmHWM")
     grow = (peak - before) * 1024 if can and peak is not None and before is not None else None
     return dt, out, grow
 
@@ -179,7 +164,7 @@ def main(argv=None):
           f"patsy {patsy.__version__}")
     print(f"formula {formula!r}, n = {n}.  Times in s: fast = simple_terms + simple_design_matrix (first call / "
           f"best of {args.repeats}); patsy = one call.  mem/X = peak RSS growth during one call (fresh "
-          "process) / size of X" + ("" if _reset_peak() else " (n/a: /proc/self/clear_refs not writable)"))
+          "process) / size of X" + ("" if reset_peak() else " (n/a: /proc/self/clear_refs not writable)"))
     header = (f"{'p':>7} {'X MB':>7} | {'C first':>7} {'C best':>7} {'terms':>6} {'design':>6} {'mem/X':>5} | "
               f"{'F best':>6} {'mem/X':>5} | {'patsy':>7} {'mem/X':>5} | {'patsy/C best':>12}")
     print(header)
