@@ -83,6 +83,8 @@ import numpy as np  # noqa: E402
 import dpstats  # noqa: E402
 
 SELECTION_METHODS = ("top_r", "mistakes", "samp_agg", "mcmc", "kendall")
+#: delta of the Tukey-depth estimate (the only estimator with delta > 0 here).
+TUKEY_DELTA = 1e-6
 SIZE_ARGUMENT = {"top_r": "s", "mistakes": "s", "mcmc": "s", "samp_agg": "k", "kendall": "k"}
 NEEDS_BOUNDS = {"top_r": True, "mistakes": True, "mcmc": True, "samp_agg": True, "kendall": False}
 # mcmc: the default 5000 steps; no total-variation diagnostic (curator-only, it does not change
@@ -332,7 +334,9 @@ def run_cell(ds, train, test, method, est_methods, eps, seed, notes, ledgers):
         if results[em] is not None:
             continue
         kwargs = dict(epsilon=eps * ESTIMATE_SHARE, method=em, random_state=int(rs[j + 1]), bootstrap=2)
-        if not NEEDS_BOUNDS[method]:
+        if em == "tukey":  # bound-free and (epsilon, delta)-DP (Dick, Gillenwater and Joseph 2023)
+            kwargs["delta"] = TUKEY_DELTA
+        elif not NEEDS_BOUNDS[method]:
             kwargs["bounds"] = bounds
         try:
             try:
@@ -398,9 +402,13 @@ def run_dataset(ds, args, est_methods, dp_linreg):
 def cell(values, digits):
     if not values:
         return "err"
-    m = float(np.mean(values))
-    se = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else float("nan")
-    return f"{m:.{digits}g} ({se:.2g})"
+    done = [v for v in values if not math.isnan(v)]  # NaN: the estimate released nothing (Tukey's test failed)
+    failed = f", {len(values) - len(done)}/{len(values)} not released" if len(done) < len(values) else ""
+    if not done:
+        return "not released" + failed[1:].replace(" not released", "")
+    m = float(np.mean(done))
+    se = float(np.std(done, ddof=1) / math.sqrt(len(done))) if len(done) > 1 else float("nan")
+    return f"{m:.{digits}g} ({se:.2g}{failed})"
 
 
 def print_table(header, rows, markdown):

@@ -53,6 +53,26 @@ def toeplitz_covariance(p, rho):
     return rho ** np.abs(idx[:, None] - idx[None, :])
 
 
+def ar1_columns(Z, rho):
+    """Z L' for L the Cholesky factor of :func:`toeplitz_covariance`, in O(n p) time and memory.
+
+    The covariance rho^|i - j| is that of a stationary AR(1) sequence, and its Cholesky
+    factor has L_j0 = rho^j and L_jk = rho^(j - k) sqrt(1 - rho^2) for 1 <= k <= j, so row by
+    row x_0 = z_0 and x_j = rho x_(j-1) + sqrt(1 - rho^2) z_j: the same draws as the matrix
+    product (to rounding) without the p x p matrix, which does not fit in memory for the
+    wide designs (p = 10^5 is 80 GB).  Returns a new Fortran-ordered array.
+    """
+    X = np.asfortranarray(Z, dtype=np.float64)
+    if X is Z:
+        X = X.copy(order="F")
+    c = np.sqrt(1.0 - rho * rho)
+    for j in range(1, X.shape[1]):
+        col = X[:, j]
+        col *= c
+        col += rho * X[:, j - 1]
+    return X
+
+
 FAMILIES = ("gaussian", "binomial")
 LINKS = ("sign", "logistic")
 
@@ -103,8 +123,7 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian",
     # Normals by inverse CDF of the call's uniforms keep one random source per call.
     from scipy.special import ndtri
 
-    chol = np.linalg.cholesky(toeplitz_covariance(p, rho))
-    X = ndtri(source.uniform((n, p))) @ chol.T
+    X = ar1_columns(ndtri(source.uniform((n, p))), rho)
     beta = np.zeros(p)
     beta[np.arange(1, 2 * s, 2)] = 1.0 / np.sqrt(s)
     signal = X @ beta
