@@ -170,3 +170,18 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, mon
     assert best.value == pytest.approx(vals.min(), rel=1e-10)
     assert best.lower_bound <= vals.min() + 1e-9
     assert any("enumerated_fallback" in e for e in eng.stats.log if isinstance(e, dict))
+
+
+@pytest.mark.parametrize("centre", [False, True])
+def test_matrix_free_column_cache_returns_the_exact_cross_products(centre):
+    from dpstats.bss.gram import MatrixFreeSource
+
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(60, 40)), rng.normal(size=60)
+    src = MatrixFreeSource(X, y, centre=centre)
+    src._max_columns = 5  # force evictions
+    Xc = X - X.mean(axis=0) if centre else X
+    G = Xc.T @ Xc
+    for cols in ([1, 2, 3], [3, 4, 5, 6, 7, 8], [2, 9, 1], [39, 0, 39], [1, 2, 3]):
+        np.testing.assert_allclose(src.cross(cols), G[:, cols], rtol=1e-12, atol=1e-10)
+    assert len(src._columns) <= 5

@@ -208,7 +208,8 @@ def _top_sum(x, k):
     return float(-np.partition(-x, k - 1)[:k].sum())
 
 
-#: :func:`_later_top_sums` computes the exact sum every this many positions.
+#: :func:`_later_top_sums` computes the exact sum every this many positions.  (Wider steps
+#: make fewer partitions per node but looser bounds and many more nodes: measured slower.)
 SUFFIX_STEP = 16
 
 
@@ -219,6 +220,7 @@ def _later_top_sums(x, k, count):
     multiple (a suffix only loses elements, so its top-k sum does not increase).  One
     partition per step instead of one per position: the branch-and-bound's inner loop.
     """
+    step = SUFFIX_STEP
     out = np.empty(count)
     if k <= 0:
         out[:] = 0.0
@@ -226,8 +228,8 @@ def _later_top_sums(x, k, count):
     if k == 1:  # exact, vectorised: the maximum of each later suffix
         later = np.append(np.maximum.accumulate(x[::-1])[::-1][1:], 0.0)
         return later[:count].copy()
-    for start in range(0, count, SUFFIX_STEP):
-        out[start:start + SUFFIX_STEP] = _top_sum(x[start + 1:], k)
+    for start in range(0, count, step):
+        out[start:start + step] = _top_sum(x[start + 1:], k)
     return out
 
 
@@ -451,10 +453,17 @@ class _BlockSearch:
                 return
             if delta_P + _top_sum(g, k) / gamma <= h:
                 return
-            # a branch starting at q[t] uses only later columns: bound its picks (all t at once)
+            # a branch starting at q[t] uses only later columns: bound its picks.  First with
+            # the k - 1 largest gains of all later columns together (one partition), then, for
+            # the starts that survive, with their own later columns.
             count = q.size - (k - 1)
-            bounds = g[:count] + _later_top_sums(g, k - 1, count)
-            for t in np.nonzero(delta_P + bounds / gamma > h)[0]:
+            need = (h - delta_P) * gamma
+            starts = np.nonzero(g[:count] + _top_sum(g[1:], k - 1) > need)[0]
+            if starts.size * SUFFIX_STEP < count:  # few starts: their exact sums are cheaper
+                later = np.array([_top_sum(g[t + 1:], k - 1) for t in starts])
+            else:
+                later = _later_top_sums(g, k - 1, count)[starts]
+            for t in starts[g[starts] + later > need]:
                 j = int(q[t])
                 P2 = P + [j]
                 Minv2 = np.linalg.inv(block(P2, P2))

@@ -23,6 +23,8 @@ neighbour of a support).  The squared-loss versions below are exact up to roundi
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, spectral_parts,
@@ -126,12 +128,28 @@ class MatrixFreeSource(_SquaredLossMethods):
             self.c -= self.n * ybar * self.means
             self.yy = max(self.yy - self.n * ybar * ybar, 0.0)
             self.diag -= self.n * self.means * self.means
+        # Columns of X'X already computed (least recently used dropped first), within a tenth
+        # of the size of X: the engine and the block search ask for the same few columns
+        # (the anchor's, a support's neighbours') over and over, each a pass over X.
+        self._columns = OrderedDict()
+        self._max_columns = max(16, int(0.1 * self.X.nbytes // max(8 * self.n_columns, 1)))
 
     def cross(self, cols) -> np.ndarray:
+        """G[:, cols] (all full columns x the given ones), from the cache where possible."""
         cols = np.asarray(cols, dtype=np.int64)
-        out = self.X.T @ self.X[:, cols]
-        if self.means is not None:
-            out -= self.n * np.outer(self.means, self.means[cols])
+        missing = [int(j) for j in dict.fromkeys(cols.tolist()) if int(j) not in self._columns]
+        if missing:
+            fresh = self.X.T @ self.X[:, missing]
+            if self.means is not None:
+                fresh -= self.n * np.outer(self.means, self.means[missing])
+            for k, j in enumerate(missing):
+                self._columns[j] = fresh[:, k].copy()
+        out = np.empty((self.n_columns, cols.size))
+        for k, j in enumerate(cols.tolist()):
+            out[:, k] = self._columns[j]
+            self._columns.move_to_end(j)
+        while len(self._columns) > self._max_columns:
+            self._columns.popitem(last=False)
         return out
 
     def local_objective(self, supports, ridge, radius):
