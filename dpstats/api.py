@@ -521,7 +521,7 @@ def _add_fit_diagnostics(call, task, outcome):
     from .bss.objective import fit_diagnostics
 
     support = [task.terms.index(t) for t in best]
-    outcome.curator.update(fit_diagnostics(task.stats, support, call.ridge, call.radius))
+    outcome.curator.update(fit_diagnostics(*task.support_stats(support), call.ridge, call.radius))
     # Small problems: do the ridge and the radius change which support is best?  (The ball
     # may cut the least-squares best support, which then loses, while not binding at the
     # selected one; a ridge may shrink a term that spreads over little of its range.)

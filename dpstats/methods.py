@@ -223,6 +223,24 @@ class SelectionTask:
     deadline: Any = field(default_factory=Deadline)
     _stats: Any = None
 
+    def support_stats(self, support):
+        """(stats, indices): sufficient statistics that cover ``support`` (candidate indices), and
+        its indices in them.
+
+        The task's full statistics when they exist (or the data lives elsewhere, a Dask
+        DataFrame); otherwise those of the support's columns alone, so that a curator
+        diagnostic on a wide design never forms the p x p Gram matrix (80 GB at p = 10^5).
+        """
+        support = np.asarray(support, dtype=np.int64)
+        if self._stats is not None or hasattr(self.data, "sufficient_stats"):
+            return self.stats, support
+        from .bss.objective import SufficientStats
+
+        X = self.data.X[:, support]
+        stats = (SufficientStats.centred_from_arrays(X, self.data.y) if self.data.intercept
+                 else SufficientStats.from_arrays(X, self.data.y))
+        return stats, np.arange(support.size)
+
     @property
     def stats(self):
         """Sufficient statistics (G, c, yy, n) of the clipped data for the squared loss.

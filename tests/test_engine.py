@@ -185,3 +185,31 @@ def test_matrix_free_column_cache_returns_the_exact_cross_products(centre):
     for cols in ([1, 2, 3], [3, 4, 5, 6, 7, 8], [2, 9, 1], [39, 0, 39], [1, 2, 3]):
         np.testing.assert_allclose(src.cross(cols), G[:, cols], rtol=1e-12, atol=1e-10)
     assert len(src._columns) <= 5
+
+
+def test_wide_call_never_forms_the_full_gram_matrix(monkeypatch):
+    """Matrix-free designs: neither the engine nor the curator's diagnostics build p x p statistics
+    (the fit diagnostics once did, 20 GB at p = 5 x 10^4)."""
+    import pandas as pd
+
+    import dpstats
+    from dpstats.bss.objective import SufficientStats
+    from dpstats.bss.top_r import MATRIX_FREE_ABOVE
+
+    real_centred, real_plain = SufficientStats.centred_from_arrays.__func__, SufficientStats.from_arrays.__func__
+
+    def guard(real):
+        def wrapped(cls, X, *a, **kw):
+            assert np.asarray(X).shape[1] <= MATRIX_FREE_ABOVE, "p x p statistics on a matrix-free design"
+            return real(cls, X, *a, **kw)
+        return classmethod(wrapped)
+
+    monkeypatch.setattr(SufficientStats, "centred_from_arrays", guard(real_centred))
+    monkeypatch.setattr(SufficientStats, "from_arrays", guard(real_plain))
+    rng = np.random.default_rng(1)
+    p = MATRIX_FREE_ABOVE + 200
+    X = rng.uniform(-1, 1, size=(200, p))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    df.insert(0, "y", np.clip(0.6 * X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=200), -1, 1))
+    fit = dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1, 1), R=5, random_state=1)
+    assert "radius_active_at_best" in fit.curator

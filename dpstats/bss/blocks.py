@@ -64,6 +64,7 @@ bound of a dot product used as the margin of :func:`column_coherence`).
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -100,6 +101,10 @@ class BlockEnumeration:
 
 class _TooLarge(Exception):
     pass
+
+
+#: Memory for the columns of M the large-candidate-set search keeps (:meth:`_BlockSearch._lazy_matrix`).
+LAZY_CACHE_BYTES = 256 * 2**20
 
 
 # ---------------------------------------------------------------- coherence profile
@@ -346,16 +351,24 @@ class _BlockSearch:
         order = np.argsort(-v2, kind="stable")
         cols, sq = C[order], np.sqrt(d[order])
         GCo = None if GC is None else GC[order]
-        cache = {}
+        # Columns of M computed so far, least recently used dropped first: a long search visits
+        # many columns, and |C| x |C| of them is what this path exists to avoid (at p = 5 x 10^4
+        # an unbounded cache reached 24 GB).
+        cache = OrderedDict()
+        keep = max(16, LAZY_CACHE_BYTES // (8 * max(cols.size, 1)))
 
         def mcol(j):
-            if j not in cache:
-                c = int(cols[j])
-                col = src.cross(np.array([c]))[cols, 0]
-                if GCo is not None:
-                    col = col - GCo @ np.linalg.solve(K, GCo[j])
-                col[j] = d[order][j]  # Sch_jj = d_j exactly (M_jj = 1)
-                cache[j] = col / (sq * sq[j])
+            if j in cache:
+                cache.move_to_end(j)
+                return cache[j]
+            c = int(cols[j])
+            col = src.cross(np.array([c]))[cols, 0]
+            if GCo is not None:
+                col = col - GCo @ np.linalg.solve(K, GCo[j])
+            col[j] = d[order][j]  # Sch_jj = d_j exactly (M_jj = 1)
+            cache[j] = col / (sq * sq[j])
+            if len(cache) > keep:
+                cache.popitem(last=False)
             return cache[j]
 
         return gamma, uc[order] / sq, cols, mcol
