@@ -39,24 +39,7 @@ KS_ALPHA = 1e-3
 OP = "objective_perturbation"
 
 
-def _data(n=400, seed=0):
-    gen = np.random.default_rng(seed)
-    X = gen.normal(0, 1, (n, 5))
-    y = 1.0 + 0.9 * X[:, 0] - 0.7 * X[:, 2] + 0.5 * X[:, 4] + gen.normal(0, 0.5, n)
-    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
-    df.insert(0, "y", y)
-    return df
-
-
-BOUNDS = {**{f"x{j}": (-2.5, 3.0) for j in range(5)}, "y": (-3.0, 5.0)}
-
-
-def _select(df=None, **kw):
-    df = _data() if df is None else df
-    args = dict(method="exponential", epsilon=math.inf, s=3, bounds=BOUNDS, random_state=1)
-    args.update(kw)
-    formula = args.pop("formula", "y ~ .")
-    return dpstats.dp_select(formula, df, **args)
+from test_estimation import BOUNDS, _data, _select  # noqa: E402 - the same data and selection as AdaSSP's tests
 
 
 def _binary_data(n=400, seed=0):

@@ -188,6 +188,17 @@ class Estimator:
         """Stage 3 and 4: read the data, release, post-process.  Only after the charge."""
         raise NotImplementedError
 
+    def refuse_hinge_and_radius(self, req: Request):
+        """For least-squares estimators: a hinge-loss selection and ``radius=`` are refused (stage 1)."""
+        if req.binary:
+            raise InvalidArgumentError(
+                f"method={self.name!r} fits least squares; this selection used loss='hinge' (classification), "
+                "whose response is coded -1 / +1. Use method='objective_perturbation' (logistic regression), or "
+                "select with the squared loss (the default loss).")
+        if req.options.get("radius") is not None:
+            raise InvalidArgumentError(f"radius is an option of method='objective_perturbation'; method={self.name!r} "
+                                       "needs none.")
+
 
 class AdaSSPEstimator(Estimator):
     """AdaSSP (:mod:`dpstats.estimation.adassp`): least squares from noisy sufficient statistics."""
@@ -195,13 +206,7 @@ class AdaSSPEstimator(Estimator):
     name = "adassp"
 
     def check(self, req):
-        if req.binary:
-            raise InvalidArgumentError(
-                "method='adassp' fits least squares; this selection used loss='hinge' (classification), whose "
-                "response is coded -1 / +1. Use method='objective_perturbation' (logistic regression), or select "
-                "with the squared loss (the default loss).")
-        if req.options.get("radius") is not None:
-            raise InvalidArgumentError("radius is an option of method='objective_perturbation'; AdaSSP needs none.")
+        self.refuse_hinge_and_radius(req)
         return {}
 
     def release(self, req):
@@ -347,14 +352,7 @@ class TukeyEstimator(Estimator):
     needs_bounds = False
 
     def check(self, req):
-        if req.binary:
-            raise InvalidArgumentError(
-                "method='tukey' fits least squares; this selection used loss='hinge' (classification), whose "
-                "response is coded -1 / +1. Use method='objective_perturbation' (logistic regression), or select "
-                "with the squared loss (the default loss).")
-        if req.options.get("radius") is not None:
-            raise InvalidArgumentError("radius is an option of method='objective_perturbation'; the Tukey-depth "
-                                       "mechanism needs none.")
+        self.refuse_hinge_and_radius(req)
         if getattr(req.plan, "is_dask", False):
             raise InvalidArgumentError(
                 "method='tukey' needs the rows (it fits least squares on random subsets of them): a Dask DataFrame "

@@ -313,24 +313,22 @@ def _check_epsilon(epsilon) -> float:
     return epsilon
 
 
+def _in_open_unit(name, value, why="") -> float:
+    """``value`` as a float in (0, 1), or a dpstats error naming ``name``."""
+    if not _is_real(value):
+        raise InvalidTypeError(f"{name} must be a real number in (0, 1); got {type(value).__name__}.")
+    value = float(value)
+    if not (0.0 < value < 1.0):
+        raise InvalidArgumentError(f"{name} must be in (0, 1){why}; got {value!r}.")
+    return value
+
+
 def _check_delta(delta) -> float:
-    if not _is_real(delta):
-        raise InvalidTypeError(f"delta must be a real number in (0, 1); got {type(delta).__name__}.")
-    delta = float(delta)
-    if not (0.0 < delta < 1.0):
-        raise InvalidArgumentError(
-            f"delta must be in (0, 1): the Tukey mechanism is (epsilon, delta)-DP through PTR; got {delta!r}."
-        )
-    return delta
+    return _in_open_unit("delta", delta, ": the Tukey mechanism is (epsilon, delta)-DP through PTR")
 
 
 def _check_share(n_share) -> float:
-    if not _is_real(n_share):
-        raise InvalidTypeError(f"n_share must be a real number in (0, 1); got {type(n_share).__name__}.")
-    n_share = float(n_share)
-    if not (0.0 < n_share < 1.0):
-        raise InvalidArgumentError(f"n_share must be in (0, 1); got {n_share!r}.")
-    return n_share
+    return _in_open_unit("n_share", n_share)
 
 
 def _check_probability(value, name) -> float:
