@@ -52,8 +52,10 @@ from .results import SelectionResult
 #: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
 #: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
 #: about a third of its public range: the curator report flags it
-#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  n is public under
-#: replace-one neighbours.
+#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  With fewer rows
+#: than terms the engine's default grows to RIDGE_PER_ROW * sqrt(n p)
+#: (:func:`dpstats.bss.top_r.engine_default_ridge`: its bounds need it there).  n is public
+#: under replace-one neighbours, p is the formula's number of terms.
 RIDGE_PER_ROW = 0.1
 
 OMIT_CAVEAT = ("na_action='omit': incomplete rows were omitted; block counts and splits come from the input "
@@ -181,7 +183,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         and 1 where the MIP engine runs (``help(dpstats.bss.hinge)``).
     ridge : float or "auto", default "auto"
         lam >= 0; "auto" is 0 where every support is scored exactly and ``RIDGE_PER_ROW * n``
-        = 0.1 n where the certified MIP engine runs (it needs lam > 0); see ``RIDGE_PER_ROW``.
+        = 0.1 n where the certified MIP engine runs (it needs lam > 0), 0.1 sqrt(n p) there
+        when n < p; see ``RIDGE_PER_ROW``.
     R : int, default 100
         Number of best supports enumerated by ``top_r``.
     random_state : None, int or numpy.random.Generator

@@ -255,3 +255,132 @@ def test_later_top_sums_bound_every_suffix(k):
     assert np.all(upper >= exact - 1e-12)  # a valid bound at every position
     grid = np.arange(0, count, SUFFIX_STEP) if k > 1 else np.arange(count)
     np.testing.assert_allclose(upper[grid], exact[grid], rtol=1e-12)  # and exact where computed
+
+
+# s = 6 and 7: removed sets D with many extensions, so the removal-prefix tree tests prefixes
+PREFIX_CASES = [
+    # seed, p, s, rho, snr, lam, r, intercept
+    (5, 13, 6, 0.3, 8.0, 10.0, 1.1, True),
+    (6, 13, 7, 0.6, 1.0, 2.0, 0.5, False),   # ball active, weaker signal: fewer prefixes pruned
+    (7, 12, 6, 0.0, 20.0, 30.0, 50.0, False),
+]
+
+
+@pytest.mark.parametrize("case", PREFIX_CASES)
+@pytest.mark.parametrize("test_from, test_nodes", [(1, 10**6), (4, 256), (1, 0), (10**9, 256)])
+def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, monkeypatch):
+    """Superset bound on removal prefixes: both block queries equal brute force.
+
+    (1, 10^6): every prefix tested to the end; (4, 256): the defaults; (1, 0): every test
+    abandoned at once (children always expanded); (10^9, _): no prefix tested (flat loop).
+    """
+    from math import comb
+
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", test_from)
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_NODES", test_nodes)
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats)
+    rng = np.random.default_rng(seed)
+    other = tuple(sorted(rng.choice(p, s, replace=False)))
+    for anchor_k in (anchor, other):
+        _, _, count_k = block_oracle(stats, s, lam, r, anchor_k)
+        full_k = np.concatenate([[0] * offset, np.array(anchor_k) + offset]).astype(np.int64)
+        for i in range(2, min(s, p - s) + 1):
+            members = np.nonzero(count_k == i)[0]
+            ranked = np.sort(vals[members])
+            for q in (0, min(10, ranked.size - 1)):
+                thr = float(ranked[q])
+                res = blocks.block_supports_below(source, full_k, offset, i, lam, r, thr, evaluate, mu=1.0)
+                below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+                assert below <= set(res.supports)
+                assert all(len(set(t) - set(anchor_k)) == i for t in res.supports)
+            worst = members[np.argmax(vals[members])]
+            res = blocks.minimise_block(source, full_k, offset, i, lam, r, (tuple(sups[worst]), vals[worst]),
+                                        1e-7, evaluate)
+            truth = vals[members].min()
+            assert res.value <= truth + 1e-7 + 1e-9
+            assert res.lower_bound <= truth + 1e-9
+            assert res.dropped_sets == comb(s, i)  # every removed set D visited or skipped exactly once
+
+
+def test_removal_prefix_tree_skips_removed_sets():
+    """With a strong signal, dropping one true column already costs more than any B recovers."""
+    from math import comb
+
+    from dpstats.bss import blocks
+
+    stats, _, _ = instance(8, n=200, p=16, s=7, rho=0.2, snr=30.0, intercept=True)
+    lam, r = 5.0, 100.0
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 7, lam, r)
+    calls = []
+    search_at = blocks._BlockSearch._at
+
+    def counting(self, T, threshold):
+        calls.append(T.size)
+        return search_at(self, T, threshold)
+
+    blocks._BlockSearch._at = counting
+    try:
+        for i in (3, 4, 5):
+            calls.clear()
+            thr = float(np.sort(vals)[5])
+            res = blocks.block_supports_below(GramSource(stats), full, 1, i, lam, r, thr, evaluate)
+            members = np.nonzero(count == i)[0]
+            assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(res.supports)
+            assert len(calls) < 0.7 * comb(7, i)  # the flat loop makes C(7, i) calls
+            assert max(calls) > full.size - i  # prefixes, not only whole removed sets
+    finally:
+        blocks._BlockSearch._at = search_at
+
+
+@pytest.mark.parametrize("bound", ["ridge", "eigen"])
+@pytest.mark.parametrize("case", CASES + PREFIX_CASES)
+def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
+    """Delta(Q | P) <= sum(gains) / gamma and <= sum(gains * kappa): each alone is exact."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
+    if case in CASES:
+        test_block_minimum_matches_brute_force(case, False)
+        test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
+    else:
+        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, monkeypatch)
+    # thresholds high in the block: supports whose gain is barely above h_D must be listed
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80 if case in PREFIX_CASES else 60, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    for lam_k in (lam, 50.0 * lam):  # a large ridge makes the ridge bound nearly tight
+        sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam_k, r)
+        for i in range(2, min(s, p - s) + 1):
+            members = np.nonzero(count == i)[0]
+            ranked = np.sort(vals[members])
+            for thr in (ranked[ranked.size // 2], ranked[-1]):
+                res = blocks.block_supports_below(GramSource(stats), full, 1 if icpt else 0, i, lam_k, r, float(thr),
+                                                  evaluate)
+                below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+                assert below <= set(res.supports)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch):
+    """More candidates than rows (n < p): the coherence gamma_0 is <= 0, and the large-set
+    search still certifies with the ridge bound instead of giving up."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    stats, Xf, y = instance(seed, n=12, p=14, s=4, rho=0.5, snr=5.0, intercept=True)
+    lam, r = 3.0, 100.0
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 4, lam, r)
+    source = MatrixFreeSource(Xf, y, True)
+    for i in (2, 3, 4):
+        members = np.nonzero(count == i)[0]
+        worst = members[np.argmax(vals[members])]
+        res = blocks.minimise_block(source, full, 1, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+                                    max_columns=0)  # every candidate set takes the lazy path
+        assert res is not None
+        truth = vals[members].min()
+        assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9

@@ -13,7 +13,7 @@ from dpstats.bss.exhaustive import enumerate_supports, log_n_supports
 from dpstats.bss.objective import RidgeBallObjective
 from dpstats.errors import InvalidArgumentError, InvalidTypeError, SolverError
 from dpstats.mechanisms.exponential import exponential_log_probabilities
-from dpstats.methods import SelectionTask
+from dpstats.methods import SelectionTask, get_method
 from dpstats.privacy.bounds import ClippedData
 from dpstats.privacy.randomness import RandomSource
 
@@ -214,3 +214,19 @@ def test_time_limit_releases_nothing():
     with pytest.raises(SolverError, match="time_limit"):
         dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=5, bounds=(1.0, 1.0), ridge=0.5,
                           time_limit=1e-6, accountant=acc)
+
+
+@pytest.mark.parametrize("method", ["top_r", "mistakes"])
+def test_engine_default_ridge_grows_when_rows_are_fewer_than_terms(method):
+    """ridge='auto' on the engine path: 0.1 n for n >= p, 0.1 sqrt(n p) for n < p (public inputs)."""
+    opts = T.check_options({"max_enumerate": 1}, {"bounds": (1.0, 1.0)})
+    default = get_method(method).default_ridge
+    assert default(1000, 250, 7, opts) == pytest.approx(100.0)
+    assert default(200, 200, 3, opts) == pytest.approx(20.0)  # continuous at p = n
+    assert default(100, 1000, 5, opts) == pytest.approx(0.1 * math.sqrt(100 * 1000))
+    assert default(20, 30, 2, T.check_options({}, {})) == 0.0  # the exact path scores every support: no ridge
+    # through the public call: the released ridge is the rule's value
+    df = frame(n=12, p=16)
+    fit = dpstats.dp_select("y ~ .", df, method=method, epsilon=1.0, s=2, bounds=(1.0, 1.0), R=5,
+                            random_state=1, max_enumerate=1)
+    assert fit.release()["call"]["ridge"] == pytest.approx(0.1 * math.sqrt(12 * 16))

@@ -23,7 +23,12 @@ already chosen), the chain rule Delta(P + Q) = Delta(P) + Delta(Q | P) and the s
 on the conditional Schur complement (whose smallest eigenvalue is at least that of
 M_{P+Q}, hence >= gamma, and whose diagonal is <= 1) give
 Delta(Q | P) <= (sum of the |Q| largest exact conditional one-column gains) / gamma, with
-gamma = 1 when one column is left (then it is exact).
+gamma = 1 when one column is left (then it is exact).  A second bound needs no gamma:
+Sch >= lam' I, and so does every Schur complement of it (Sch - lam' I >= 0), so
+Delta(Q | P) <= |u~_Q|^2 / lam' with u~ the conditional residual correlations, that is the
+sum over Q of the conditional gains times kappa_j = (conditional diagonal)_j / lam'.  The
+search uses it when gamma is unusable or larger than every 1 / kappa (fewer rows than
+candidates: M_C is singular up to the ridge).
 
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
@@ -51,8 +56,7 @@ exactly with the true objective.  Two queries use the search:
   certificate: threshold = v_R - slack, see :mod:`dpstats.bss.engine`).
 
 Neither needs a MILP or a solver tolerance.  When the search would exceed ``max_nodes``
-nodes, or a candidate set above ``max_columns`` columns has no positive gamma_0, it gives
-up (returns None) and the caller falls back to the outer-approximation MILP.
+nodes, it gives up (returns None) and the caller falls back to the outer-approximation MILP.
 
 References
 ----------
@@ -101,6 +105,10 @@ class BlockEnumeration:
 
 class _TooLarge(Exception):
     pass
+
+
+class _Found(Exception):
+    """One leaf is enough (a removal prefix that cannot be skipped)."""
 
 
 #: Memory for the columns of M the large-candidate-set search keeps (:meth:`_BlockSearch._lazy_matrix`).
@@ -332,7 +340,7 @@ class _BlockSearch:
             gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i))
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
-        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j]
+        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / lam
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -343,9 +351,7 @@ class _BlockSearch:
         d, f, e = schur_scaling(src, self.ridge, lam, C, GC, K)
         depth = max(self.anchor_full.size - self.offset - 1, i - 1)
         ntop = column_coherence(src, self.ridge, depth, exclude=self.anchor_full)[C, :i - 1].sum(axis=1)
-        gamma = coherence_gamma(f, e, ntop, i)
-        if gamma <= 0:
-            raise _TooLarge
+        gamma = coherence_gamma(f, e, ntop, i)  # <= 0: unusable, the ridge bound alone decides
         uc = u_all[C]
         v2 = uc * uc / d
         order = np.argsort(-v2, kind="stable")
@@ -371,7 +377,7 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol
+        return gamma, uc[order] / sq, cols, mcol, d[order] / lam
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
@@ -398,41 +404,106 @@ class _BlockSearch:
             keep = new
         return C[keep]
 
-    def leaves_per_set(self, threshold):
-        """Yield (T, candidate supports with a bound below threshold()) for each D."""
-        src, i, lam = self.source, self.i, self.lam
-        anchor_full, offset = self.anchor_full, self.offset
-        movable = anchor_full[offset:]
-        c = src.c
-        for D in combinations(range(movable.size), i):
-            self.sets += 1
-            T = np.concatenate([anchor_full[:offset], np.delete(movable, D)])
-            GOT = src.cross(T) if T.size else np.zeros((src.n_columns, 0))
-            if T.size:
-                K = GOT[T] + lam * np.eye(T.size)
-                bT = np.linalg.solve(K, c[T])
-                R0 = src.yy - float(c[T] @ bT)
-                u_all = c - GOT @ bT
-            else:
-                K, R0, u_all = None, src.yy, c.copy()
-            h = R0 - self.shift - threshold()
-            C = self._screen(T, GOT, K, u_all, h)
-            if C.size < i:
-                self.pruned += 1
-                continue
-            found = self._branch_and_bound(T, GOT, K, u_all, C, h)
-            if not found:
-                self.pruned += 1
-                continue
-            self.leaves += len(found)
-            yield np.array(found, dtype=np.int64)
+    #: A removal prefix is tested (superset bound, :meth:`leaves_per_set`) when at least
+    #: this many removed sets D extend it; a test that needs more than PREFIX_TEST_NODES
+    #: nodes is abandoned (the prefix's children are tested instead, each with a larger
+    #: margin: one more strong column dropped).
+    PREFIX_TEST_FROM = 4
+    PREFIX_TEST_NODES = 256
 
-    def _branch_and_bound(self, T, GOT, K, u_all, C, h):
+    #: None: the branch bound is chosen per search; "ridge" / "eigen" force one (tests).
+    FORCE_BOUND = None
+
+    def _at(self, T, threshold):
+        """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
+        src, lam = self.source, self.lam
+        c = src.c
+        GOT = src.cross(T) if T.size else np.zeros((src.n_columns, 0))
+        if T.size:
+            K = GOT[T] + lam * np.eye(T.size)
+            bT = np.linalg.solve(K, c[T])
+            R0 = src.yy - float(c[T] @ bT)
+            u_all = c - GOT @ bT
+        else:
+            K, R0, u_all = None, src.yy, c.copy()
+        return GOT, K, u_all, R0 - self.shift - threshold
+
+    def _leaves_at(self, T, threshold, first_only=False):
+        """Every B (|B| = i, outside the anchor) the bounds cannot place at R(T + B) >= threshold.
+
+        ``first_only``: a yes/no question; the list is non-empty (not necessarily a leaf) when
+        some B may be below the threshold or the search passed PREFIX_TEST_NODES nodes.
+        """
+        GOT, K, u_all, h = self._at(T, threshold)
+        C = self._screen(T, GOT, K, u_all, h)
+        if C.size < self.i:
+            return []
+        budget = self.PREFIX_TEST_NODES if first_only else None
+        return self._branch_and_bound(T, GOT, K, u_all, C, h, first_only=first_only, budget=budget)
+
+    def leaves_per_set(self, threshold):
+        """Yield (candidate supports with a bound below threshold()) for each removed set D.
+
+        The removed sets D (i-subsets of the movable anchor columns) are visited as the
+        leaves of the tree of their ordered prefixes.  A prefix D' with many extensions is
+        tested first by the *superset bound*: every support of the block with D containing
+        D' is (S0 minus D) + B, a subset of (S0 minus D') + B, and R does not increase when
+        columns are added (the ridge-and-ball problem of the larger support has the smaller
+        support's solutions among its feasible points).  So when no B with |B| = i passes
+        the search at T' = S0 minus D' (every R(T' + B) >= threshold by the two facts of the
+        module docstring), every support under D' is >= threshold and the subtree is
+        skipped: one search instead of C(|S0| - 1 - max D', i - |D'|).  With s = 20 most
+        blocks are decided at |D'| = 1, since dropping a strong column costs more than any i
+        outside columns can recover.  The empty prefix is not tested: it would need R(S0 + B)
+        >= threshold, and S0 + B is never worse than S0, whose value is usually below the
+        thresholds used (the anchor is the best or a locally best support).
+        """
         i, offset = self.i, self.offset
+        forced, movable = self.anchor_full[:offset], self.anchor_full[offset:]
+        m = movable.size
+        if i > m:
+            return
+        from math import comb
+
+        stack = [()]
+        while stack:
+            prefix = stack.pop()
+            if len(prefix) == i:
+                self.sets += 1
+                T = np.concatenate([forced, np.delete(movable, prefix)])
+                found = self._leaves_at(T, threshold())
+                if not found:
+                    self.pruned += 1
+                    continue
+                self.leaves += len(found)
+                yield np.array(found, dtype=np.int64)
+                continue
+            last = prefix[-1] if prefix else -1
+            below = comb(m - last - 1, i - len(prefix))  # removed sets D extending this prefix
+            if prefix and below >= self.PREFIX_TEST_FROM:
+                T = np.concatenate([forced, np.delete(movable, prefix)])
+                if not self._leaves_at(T, threshold(), first_only=True):
+                    self.sets += below
+                    self.pruned += below
+                    continue
+            # children in reverse so that the stack pops them in lexicographic order
+            for k in range(m - (i - len(prefix)), last, -1):
+                stack.append(prefix + (k,))
+
+    def _branch_and_bound(self, T, GOT, K, u_all, C, h, first_only=False, budget=None):
+        i, offset = self.i, self.offset
+        last_node = None if budget is None else self.nodes + int(budget)
         prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
-        gamma, vs, cols, mcol = prep
+        gamma, vs, cols, mcol, kappa = prep
+        # Which bound on Delta(Q | P) the branches use: the eigenvalue one, sum(top gains) /
+        # gamma, or the ridge one, sum(top gains * kappa) (module docstring), the second when
+        # gamma is unusable or no better for any column (fewer rows than candidates makes
+        # M_C singular up to the ridge, so gamma is about the smallest 1 / kappa anyway).
+        ridge_bound = gamma <= 0 or 1.0 / gamma >= float(kappa.max(initial=0.0))
+        if self.FORCE_BOUND is not None:  # tests: either bound alone must keep the search exact
+            ridge_bound = self.FORCE_BOUND == "ridge" or gamma <= 0
 
         def block(rows, P):
             return np.column_stack([mcol(j)[rows] for j in P])
@@ -444,6 +515,9 @@ class _BlockSearch:
             self.nodes += 1
             if self.nodes > self.max_nodes:
                 raise _TooLarge
+            if last_node is not None and self.nodes > last_node:
+                found.append(None)  # undecided: the caller treats it as not pruned
+                raise _Found
             if self.check_time is not None and self.nodes % self.CHECK_EVERY == 0:
                 self.check_time()
             k = i - len(P)
@@ -463,27 +537,34 @@ class _BlockSearch:
                 for t in np.nonzero(delta_P + g > h)[0]:
                     sup = np.concatenate([base, cols[P], [cols[q[t]]]]) - offset
                     found.append(np.sort(sup))
+                    if first_only:
+                        raise _Found
                 return
-            if delta_P + _top_sum(g, k) / gamma <= h:
+            # w: per-column terms of the bound, Delta(Q | P) <= sum of w over Q
+            w = g * (dt * kappa[q]) if ridge_bound else g / gamma
+            need = h - delta_P
+            if _top_sum(w, k) <= need:
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
-            # the k - 1 largest gains of all later columns together (one partition), then, for
+            # the k - 1 largest terms of all later columns together (one partition), then, for
             # the starts that survive, with their own later columns.
             count = q.size - (k - 1)
-            need = (h - delta_P) * gamma
-            starts = np.nonzero(g[:count] + _top_sum(g[1:], k - 1) > need)[0]
+            starts = np.nonzero(w[:count] + _top_sum(w[1:], k - 1) > need)[0]
             if starts.size * SUFFIX_STEP < count:  # few starts: their exact sums are cheaper
-                later = np.array([_top_sum(g[t + 1:], k - 1) for t in starts])
+                later = np.array([_top_sum(w[t + 1:], k - 1) for t in starts])
             else:
-                later = _later_top_sums(g, k - 1, count)[starts]
-            for t in starts[g[starts] + later > need]:
+                later = _later_top_sums(w, k - 1, count)[starts]
+            for t in starts[w[starts] + later > need]:
                 j = int(q[t])
                 P2 = P + [j]
                 Minv2 = np.linalg.inv(block(P2, P2))
                 delta2 = float(vs[P2] @ Minv2 @ vs[P2])
                 branch(P2, j + 1, Minv2, delta2)
 
-        branch([], 0, None, 0.0)
+        try:
+            branch([], 0, None, 0.0)
+        except _Found:
+            pass
         return found
 
 
@@ -515,8 +596,7 @@ def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, sla
 
     Returns
     -------
-    BlockResult, or None when the search would exceed ``max_nodes`` nodes or a candidate
-    set above ``max_columns`` columns has no usable gamma_0.
+    BlockResult, or None when the search would exceed ``max_nodes`` nodes.
     """
     search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])

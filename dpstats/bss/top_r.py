@@ -120,17 +120,32 @@ def certified_default_radius(p, s, options):
 
 def certified_default_ridge(n, p, s, options, radius=1.0):
     """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
-    max_enumerate), where every support is scored exactly; RIDGE_PER_ROW * n where the MIP
-    engine runs (its cuts need lam > 0; see dpstats.api.RIDGE_PER_ROW); with the hinge loss
+    max_enumerate), where every support is scored exactly; where the MIP engine runs,
+    RIDGE_PER_ROW * sqrt(n max(n, p)): 0.1 n when n >= p (the papers' setting; its cuts need
+    lam > 0, see dpstats.api.RIDGE_PER_ROW), growing like sqrt(p / n) when there are fewer
+    rows than terms (:func:`engine_default_ridge`); with the hinge loss
     :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
-    from ..api import RIDGE_PER_ROW
-
     exact_path = uses_exact_path(p, s, options)
     if options["loss"] == "hinge":
         return hinge_default_ridge(n, radius, engine=not exact_path)
     if exact_path:
         return 0.0
-    return RIDGE_PER_ROW * n
+    return engine_default_ridge(n, p)
+
+
+def engine_default_ridge(n, p):
+    """lam = RIDGE_PER_ROW * sqrt(n max(n, p)) (squared loss, MIP engine).
+
+    Why it grows when n < p: with fewer rows than terms, X'X is singular and some i
+    columns outside the best support always fit the residual of i removed ones well, so
+    only the ridge separates the supports; the block search's bounds then lose by about
+    the ratio of the column norm to lam (timings for several lam at n < p:
+    benchmarks/README.md, bench_public.py).  Continuous in p at p = n.  n and p are public
+    (the input row count and the number of terms of the formula), so the ridge is too.
+    """
+    from ..api import RIDGE_PER_ROW
+
+    return RIDGE_PER_ROW * math.sqrt(float(n) * max(float(n), float(p)))
 
 
 def check_certified_size(p, s, options, context, name):
@@ -139,7 +154,7 @@ def check_certified_size(p, s, options, context, name):
     if context.get("ridge") == 0 and options["loss"] != "hinge" and (n_sup is None or n_sup > options["max_enumerate"]):
         raise InvalidArgumentError(
             f"method={name!r} with ridge=0 needs exact enumeration (C(p, s) <= max_enumerate): the certified engine's "
-            "bounds need ridge > 0. Use a positive ridge (the default 'auto' gives 0.1 n there) or raise "
+            "bounds need ridge > 0. Use a positive ridge (the default 'auto' gives 0.1 n there, more when n < p) or raise "
             "max_enumerate.")
     if n_sup is not None and n_sup <= options["max_enumerate"]:
         check_enumeration_memory(n_sup, s, f"method={name!r}")
