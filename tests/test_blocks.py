@@ -384,3 +384,34 @@ def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch
         assert res is not None
         truth = vals[members].min()
         assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
+
+
+@pytest.mark.parametrize("case", CASES + PREFIX_CASES)
+def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
+    """floor() <= lambda_min(Sch at T) over O for every T inside the anchor, and >= lam'."""
+    from itertools import combinations
+
+    from dpstats.bss import blocks
+
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80 if case in PREFIX_CASES else 60, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats)
+    G = stats.G
+    for mu in (0.0, 2.5):
+        search = blocks._BlockSearch(source, full, offset, 2, lam, r, mu, 10**6, 3000)
+        floor, lam2 = search.floor(), lam + mu
+        assert floor >= lam2
+        O = search.O
+        smallest = np.inf
+        movable = full[offset:]
+        for k in range(0, movable.size + 1):
+            for D in combinations(range(movable.size), k):
+                T = np.concatenate([full[:offset], np.delete(movable, D)]).astype(np.int64)
+                Sch = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
+                if T.size:
+                    Sch -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
+                smallest = min(smallest, float(np.linalg.eigvalsh(Sch)[0]))
+        assert floor <= smallest + 1e-9 * smallest
+        assert floor >= 0.999 * smallest or floor == lam2  # the whole anchor attains it (up to the margin)

@@ -26,14 +26,19 @@ Delta(Q | P) <= (sum of the |Q| largest exact conditional one-column gains) / ga
 gamma = 1 when one column is left (then it is exact).  A second bound needs no gamma:
 Sch >= lam' I, and so does every Schur complement of it (Sch - lam' I >= 0), so
 Delta(Q | P) <= |u~_Q|^2 / lam' with u~ the conditional residual correlations, that is the
-sum over Q of the conditional gains times kappa_j = (conditional diagonal)_j / lam'.  The
-search uses it when gamma is unusable or larger than every 1 / kappa (fewer rows than
-candidates: M_C is singular up to the ridge).
+sum over Q of the conditional gains times kappa_j = (conditional diagonal)_j / lam'.
+lam' can be replaced by any floor f with Sch >= f I for every T the search meets: T only
+loses anchor columns, which enlarges Sch, so f = lambda_min of Sch at the whole anchor
+serves (:meth:`_BlockSearch.floor`, one eigenvalue per anchor when G is at hand).  With
+that floor the search uses the ridge bound and Gershgorin's gamma, and computes no
+eigenvalue per removed set; without it (matrix-free), also gamma when that is usable and
+not worse than every 1 / kappa (with fewer rows than candidates M_C is singular up to the
+ridge, and the ridge bound is the one that works).
 
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
 
-* Sch >= lam' I, so Delta(B) <= |u_B|^2 / lam';
+* Sch >= lam' I (or the floor below), so Delta(B) <= |u_B|^2 / lam';
 * Delta(B) <= |v_B|^2 / gamma_0 with a Gershgorin gamma_0 that needs no block of G:
   |Sch_jk| <= |G_jk| + w_j w_k (Cauchy-Schwarz in the (G_TT + lam' I)^{-1} inner product,
   w_j^2 = G_jT (G_TT + lam' I)^{-1} G_Tj = G_jj + lam' - d_j), and the i - 1 largest
@@ -172,8 +177,9 @@ def column_coherence(source, ridge, k, exclude=(), block_bytes=2**25):
     return out
 
 
-def _gamma(M, i):
-    """A lower bound on lambda_min(M_B) for every i-subset B of M's index set."""
+def _gamma(M, i, eigen=True):
+    """A lower bound on lambda_min(M_B) for every i-subset B of M's index set (Gershgorin,
+    and with ``eigen`` also lambda_min(M) by interlacing)."""
     m = M.shape[0]
     if m <= 1 or i <= 1:
         return 1.0
@@ -183,7 +189,7 @@ def _gamma(M, i):
     k = min(i - 1, m - 1)
     top = -np.partition(-off, k - 1, axis=1)[:, :k].sum(axis=1) if k > 0 else np.zeros(m)
     gersh = max(gersh, 1.0 - float(top.max()))
-    eig = _smallest_eigenvalue(M) if m <= 3000 else 0.0
+    eig = _smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
     return max(gersh, eig, 1e-12)
 
 
@@ -296,12 +302,50 @@ class _BlockSearch:
         self.O = np.nonzero(mask)[0]
         self.nodes = self.leaves = self.pruned = self.sets = 0
         self.check_time = check_time
+        self._floor = None
+
+    #: The spectral floor (:meth:`floor`) is computed when the anchor leaves at most this many
+    #: outside columns and G is at hand (one eigenvalue of an |O| x |O| matrix per anchor).
+    FLOOR_MAX_COLUMNS = 2000
+
+    #: Also compute lambda_min(M_C) per removed set when the floor is above lam'.
+    EIGEN_WITH_FLOOR = False
+
+    def floor(self):
+        """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
+
+        lam' always (Sch >= lam' I).  Sharper: removing columns from T only enlarges Sch
+        (x'G_OT (G_TT + lam' I)^{-1} G_TO x is a maximum over coefficients on T, which a
+        larger T can only raise), so lambda_min of Sch at T = the whole anchor bounds them
+        all.  Computed once per (anchor, lam') with a rounding margin, from the Gram matrix,
+        when |O| <= FLOOR_MAX_COLUMNS; otherwise lam'.
+        """
+        if self._floor is not None:
+            return self._floor
+        self._floor = self.lam
+        src, O, A = self.source, self.O, self.anchor_full
+        G = getattr(src, "G", None)
+        if G is None or O.size == 0 or O.size > self.FLOOR_MAX_COLUMNS:
+            return self._floor
+        key = (tuple(int(j) for j in A), self.lam)
+        cache = getattr(src, "_floor_cache", None)
+        if cache is not None and cache[0] == key:
+            self._floor = cache[1]
+            return self._floor
+        GOA = G[np.ix_(O, A)]
+        Sch = G[np.ix_(O, O)] + self.lam * np.eye(O.size)
+        Sch -= GOA @ np.linalg.solve(G[np.ix_(A, A)] + self.lam * np.eye(A.size), GOA.T)
+        scale = float(np.max(np.diag(Sch)))
+        eig = _smallest_eigenvalue(Sch / scale) * scale  # margin: 64 m^2 u ||Sch|| (m = |O|)
+        self._floor = max(self.lam, eig)
+        src._floor_cache = (key, self._floor)
+        return self._floor
 
     def _screen(self, T, GOT, K, u_all, h):
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
-        i, lam, O = self.i, self.lam, self.O
+        i, O = self.i, self.O
         u = u_all[O]
-        uu = u * u / lam
+        uu = u * u / self.floor()  # Sch >= floor I
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
         C = np.nonzero(uu + _top_sum(uu, i - 1) > h)[0]
@@ -328,7 +372,10 @@ class _BlockSearch:
         sq = np.sqrt(d)
         M = Sch / np.outer(sq, sq)
         keep = np.arange(C.size)
-        gamma = _gamma(M, i)
+        # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
+        # (both see the same singular directions) and needs no eigenvalue per removed set
+        eigen = self.EIGEN_WITH_FLOOR or self.floor() <= self.lam
+        gamma = _gamma(M, i, eigen)
         while True:
             vk = v2[keep]
             new = keep[vk + _top_sum(vk, i - 1) > gamma * h]
@@ -337,10 +384,10 @@ class _BlockSearch:
             if new.size == keep.size:
                 break
             keep = new
-            gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i))
+            gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
-        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / lam
+        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor()
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -377,7 +424,7 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol, d[order] / lam
+        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor()
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
@@ -497,13 +544,15 @@ class _BlockSearch:
         if prep is None:
             return []
         gamma, vs, cols, mcol, kappa = prep
-        # Which bound on Delta(Q | P) the branches use: the eigenvalue one, sum(top gains) /
-        # gamma, or the ridge one, sum(top gains * kappa) (module docstring), the second when
-        # gamma is unusable or no better for any column (fewer rows than candidates makes
-        # M_C singular up to the ridge, so gamma is about the smallest 1 / kappa anyway).
-        ridge_bound = gamma <= 0 or 1.0 / gamma >= float(kappa.max(initial=0.0))
+        # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
+        # kappa), always; the eigenvalue one, sum(gains) / gamma, too unless gamma is unusable
+        # or no better for any column (fewer rows than candidates makes M_C singular up to the
+        # ridge, so gamma is about the smallest 1 / kappa anyway).
+        use_eigen = gamma > 0 and 1.0 / gamma < float(kappa.max(initial=0.0))
+        use_ridge = True
         if self.FORCE_BOUND is not None:  # tests: either bound alone must keep the search exact
-            ridge_bound = self.FORCE_BOUND == "ridge" or gamma <= 0
+            use_eigen = self.FORCE_BOUND == "eigen" and gamma > 0
+            use_ridge = not use_eigen
 
         def block(rows, P):
             return np.column_stack([mcol(j)[rows] for j in P])
@@ -540,21 +589,26 @@ class _BlockSearch:
                     if first_only:
                         raise _Found
                 return
-            # w: per-column terms of the bound, Delta(Q | P) <= sum of w over Q
-            w = g * (dt * kappa[q]) if ridge_bound else g / gamma
+            # per-column terms of the bounds, Delta(Q | P) <= sum over Q of each row of W
             need = h - delta_P
-            if _top_sum(w, k) <= need:
+            W = ([g / gamma] if use_eigen else []) + ([g * (dt * kappa[q])] if use_ridge else [])
+            if any(_top_sum(w, k) <= need for w in W):
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
             # the k - 1 largest terms of all later columns together (one partition), then, for
             # the starts that survive, with their own later columns.
             count = q.size - (k - 1)
-            starts = np.nonzero(w[:count] + _top_sum(w[1:], k - 1) > need)[0]
-            if starts.size * SUFFIX_STEP < count:  # few starts: their exact sums are cheaper
-                later = np.array([_top_sum(w[t + 1:], k - 1) for t in starts])
-            else:
-                later = _later_top_sums(w, k - 1, count)[starts]
-            for t in starts[w[starts] + later > need]:
+            alive = np.ones(count, dtype=bool)
+            for w in W:
+                alive &= w[:count] + _top_sum(w[1:], k - 1) > need
+            starts = np.nonzero(alive)[0]
+            for w in W:
+                if starts.size * SUFFIX_STEP < count:  # few starts: their exact sums are cheaper
+                    later = np.array([_top_sum(w[t + 1:], k - 1) for t in starts])
+                else:
+                    later = _later_top_sums(w, k - 1, count)[starts]
+                starts = starts[w[starts] + later > need]
+            for t in starts:
                 j = int(q[t])
                 P2 = P + [j]
                 Minv2 = np.linalg.inv(block(P2, P2))
