@@ -415,3 +415,33 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
                 smallest = min(smallest, float(np.linalg.eigvalsh(Sch)[0]))
         assert floor <= smallest + 1e-9 * smallest
         assert floor >= 0.999 * smallest or floor == lam2  # the whole anchor attains it (up to the margin)
+
+
+@pytest.mark.parametrize("shift", [0.0, 3.0])
+def test_column_coherence_of_a_centred_matrix_free_source(shift):
+    """centre=True (the profiled intercept): coherence of the centred columns, row by row.
+
+    ``shift`` moves the columns' means away from 0 (real data mapped to [0, 1], say): the
+    uncentred X'X would then overstate some entries and understate others.
+    """
+    from dpstats.bss.blocks import column_coherence
+
+    _, X, y = instance(9, p=19, s=3, rho=0.7, snr=2.0, intercept=False)
+    X = X + shift * np.linspace(-1.0, 1.0, X.shape[1])
+    source = MatrixFreeSource(X, y, centre=True)
+    lam, k = 1.5, 3
+    anchor = np.array([4, 11])
+    Xc = X - X.mean(axis=0)
+    G = Xc.T @ Xc
+    scale = 1.0 / np.sqrt(np.diag(G) + lam)
+    N = np.abs(G) * np.outer(scale, scale)
+    np.fill_diagonal(N, 0.0)
+    N[:, anchor] = 0.0
+    want = -np.sort(-N, axis=1)[:, :k]
+    first = np.array([0, 7, 8])
+    got = column_coherence(source, lam, k, exclude=anchor, rows=first, block_bytes=8 * 19 * 2)
+    assert np.all(np.isnan(np.delete(got, first, axis=0)))  # only the rows asked for
+    rows = np.setdiff1d(np.arange(19), anchor)
+    got = column_coherence(source, lam, k, exclude=anchor, rows=rows)  # fills the rest, from the cache
+    assert np.all(got[rows] >= want[rows])
+    np.testing.assert_allclose(got[rows], want[rows], atol=1e-9)

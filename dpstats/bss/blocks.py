@@ -128,40 +128,79 @@ def _merge_top(current, new, k):
     return -np.partition(-both, k - 1, axis=1)[:, :k]
 
 
-def column_coherence(source, ridge, k, exclude=(), block_bytes=2**25):
+def column_coherence(source, ridge, k, exclude=(), rows=None, block_bytes=2**25):
     """Per full column j, the k largest |G_jk| / sqrt((G_jj + ridge)(G_kk + ridge)), k != j.
 
-    Partners k run over the columns that can enter a block's B: forced columns and the
-    ``exclude`` columns (the anchor) are left out.  The result is p_full x k, descending,
-    with a rounding margin added (a computed dot product of n terms is within
-    2 n u sqrt(G_jj G_kk) of the exact one, Higham 3.1).  One pass over X'X in row blocks
-    for a matrix-free source (memory O(block x p)), the Gram matrix otherwise; cached on
-    the source per (ridge, k, exclude).
+    G is the source's Gram matrix, centred when the source profiles the intercept out
+    (``means``: G = X'X - n xbar xbar').  Partners k run over the columns that can enter a
+    block's B: forced columns and the ``exclude`` columns (the anchor) are left out.  The
+    result is p_full x k, descending, with a rounding margin added (a computed dot product of
+    n terms is within n u |x_j| |x_k| of the exact one, Higham 3.1; the centring term adds
+    as much again).  With the Gram matrix at hand every row is filled; a matrix-free source
+    fills only ``rows`` (all when None) with one pass X_rows'X per call, memory O(block x
+    p), so a search that meets a few hundred candidate columns never pays the n p^2 / 2 of
+    all of X'X.  Rows not filled are NaN.  Cached on the source per (ridge, exclude): later
+    calls fill only the rows still missing.
     """
     k = int(k)
+    key, out_cols = _coherence_key(source, ridge, exclude)
+    p_full = source.n_columns
+    G = getattr(source, "G", None)
+    want = np.arange(p_full) if rows is None or G is not None else np.unique(np.asarray(rows, dtype=np.int64))
+    cache = getattr(source, "_coherence_cache", None)
+    if cache is None or cache[0] != key or cache[1].shape[1] < k:
+        cache = (key, np.full((p_full, k), np.nan))
+        source._coherence_cache = cache
+    top_all = cache[1]
+    missing = want[np.isnan(top_all[want, 0])]
+    if missing.size:
+        kk = max(min(top_all.shape[1], p_full - out_cols.size - 1), 0)
+        diag = np.asarray(source.diag, dtype=np.float64)
+        scale = 1.0 / np.sqrt(diag + float(ridge))
+        scale[out_cols] = 0.0  # no partner outside the columns a block can add
+        means = getattr(source, "means", None)
+        if G is not None:
+            raw = np.abs(np.diag(G))
+        else:
+            raw = np.einsum("ij,ij->j", source.X, source.X)  # |x_j|^2 before centring
+        # rounding: |computed G_jk - exact| <= 2 (n + 2) u sqrt(raw_j raw_k) (the dot product and
+        # the centring term, |n xbar_j xbar_k| <= sqrt(raw_j raw_k)); scaled like the entries
+        a = np.sqrt(raw) * np.sqrt(1.0 / (diag + float(ridge)))
+        margin = 2.0 * (source.n + 2) * np.finfo(np.float64).eps * a * float(np.max(a, initial=0.0)) + 1e-12
+        fresh = np.zeros((missing.size, top_all.shape[1]))
+        if kk > 0:
+            if G is not None and missing.size == p_full:
+                top = _coherence_all(G, scale, kk, block_bytes)
+            else:
+                top = _coherence_rows(source, G, means, scale, missing, kk, block_bytes)
+            fresh[:, :kk] = top + margin[missing][:, None]
+        top_all[missing] = fresh
+    return top_all[:, :k]
+
+
+def _coherence_key(source, ridge, exclude):
     offset = 1 if source.intercept else 0
     out_cols = np.union1d(np.arange(offset), np.asarray(exclude, dtype=np.int64)).astype(np.int64)
-    key = (float(ridge), tuple(int(j) for j in out_cols))
+    return (float(ridge), tuple(int(j) for j in out_cols)), out_cols
+
+
+def coherence_missing(source, ridge, k, exclude, rows):
+    """How many of ``rows`` :func:`column_coherence` would still have to compute."""
     cache = getattr(source, "_coherence_cache", None)
-    if cache is not None and cache[0] == key and cache[1].shape[1] >= k:
-        return cache[1][:, :k]
-    p_full = source.n_columns
-    kk = max(min(k, p_full - out_cols.size - 1), 0)
-    out = np.zeros((p_full, k))
-    if kk == 0:
-        return out
-    scale = 1.0 / np.sqrt(np.asarray(source.diag, dtype=np.float64) + float(ridge))
-    scale[out_cols] = 0.0  # no partner outside the columns a block can add
-    G = getattr(source, "G", None)
+    if cache is None or cache[0] != _coherence_key(source, ridge, exclude)[0] or cache[1].shape[1] < k:
+        return int(np.asarray(rows).size)
+    return int(np.isnan(cache[1][np.asarray(rows, dtype=np.int64), 0]).sum())
+
+
+def _coherence_all(G, scale, kk, block_bytes):
+    """Every row's kk largest scaled |G_jk| (k != j) from the Gram matrix, one pass."""
+    p_full = G.shape[0]
     step = max(1, int(block_bytes // (8 * p_full)))
     top = np.zeros((p_full, kk))
     for a0 in range(0, p_full, step):
         a1 = min(a0 + step, p_full)
         # only the upper triangle (columns >= a0); the transposed part feeds later rows
-        if G is not None:
-            blk = np.abs(G[a0:a1, a0:])
-        else:
-            blk = np.abs(source.X[:, a0:a1].T @ source.X[:, a0:])
+        blk = np.abs(G[a0:a1, a0:])
         blk *= scale[a0:a1, None]
         blk *= scale[None, a0:]
         blk[np.arange(a1 - a0), np.arange(a1 - a0)] = 0.0  # the diagonal
@@ -171,9 +210,28 @@ def column_coherence(source, ridge, k, exclude=(), block_bytes=2**25):
             cols = blk[:, a1 - a0:].T  # (p_full - a1) x (a1 - a0)
             cols_new = cols if cols.shape[1] <= kk else -np.partition(-cols, kk - 1, axis=1)[:, :kk]
             top[a1:] = _merge_top(top[a1:], cols_new, kk)
-    top = -np.sort(-top, axis=1)
-    out[:, :kk] = top + (2.0 * source.n * np.finfo(np.float64).eps + 1e-12)
-    source._coherence_cache = (key, out)
+    return -np.sort(-top, axis=1)
+
+
+def _coherence_rows(source, G, means, scale, rows, kk, block_bytes):
+    """The given rows' kk largest scaled |G_jk| (k != j): X_rows'X in row chunks."""
+    p_full = source.n_columns
+    step = max(1, int(block_bytes // (8 * p_full)))
+    out = np.empty((rows.size, kk))
+    for a0 in range(0, rows.size, step):
+        r = rows[a0:a0 + step]
+        if G is not None:
+            blk = np.abs(G[r])
+        else:
+            blk = source.X[:, r].T @ source.X
+            if means is not None:
+                blk -= source.n * np.outer(means[r], means)
+            np.abs(blk, out=blk)
+        blk *= scale[r, None]
+        blk *= scale[None, :]
+        blk[np.arange(r.size), r] = 0.0  # the diagonal
+        part = blk if blk.shape[1] <= kk else -np.partition(-blk, kk - 1, axis=1)[:, :kk]
+        out[a0:a0 + r.size] = -np.sort(-part, axis=1)[:, :kk]
     return out
 
 
@@ -396,9 +454,9 @@ class _BlockSearch:
         i, lam, src = self.i, self.lam, self.source
         GC = GOT[C] if T.size else None
         d, f, e = schur_scaling(src, self.ridge, lam, C, GC, K)
-        depth = max(self.anchor_full.size - self.offset - 1, i - 1)
-        ntop = column_coherence(src, self.ridge, depth, exclude=self.anchor_full)[C, :i - 1].sum(axis=1)
-        gamma = coherence_gamma(f, e, ntop, i)  # <= 0: unusable, the ridge bound alone decides
+        ntop = self._coherence_rows(C)
+        # gamma <= 0 (or no profile): unusable, the ridge bound alone decides
+        gamma = coherence_gamma(f, e, ntop, i) if ntop is not None else 0.0
         uc = u_all[C]
         v2 = uc * uc / d
         order = np.argsort(-v2, kind="stable")
@@ -431,15 +489,34 @@ class _BlockSearch:
         d, _, _ = schur_scaling(self.source, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
         return u[C] ** 2 / d
 
+    #: A matrix-free source computes the coherence profile of at most this many new columns
+    #: per search step (each costs a pass X'x_j); beyond, the step goes without it.
+    COHERENCE_NEW_ROWS = 1024
+
+    def _coherence_rows(self, cols):
+        """Per column of ``cols``, the sum of its i - 1 largest coherences (or None: too costly).
+
+        One profile for every block of this anchor (depth s - 1, the largest i - 1 needed).
+        A matrix-free source pays n p per new column, so when more than COHERENCE_NEW_ROWS
+        columns are not yet profiled the caller goes without (the ridge bound still holds).
+        """
+        src, i = self.source, self.i
+        depth = max(self.anchor_full.size - self.offset - 1, i - 1)
+        if (getattr(src, "G", None) is None
+                and coherence_missing(src, self.ridge, depth, self.anchor_full, cols) > self.COHERENCE_NEW_ROWS):
+            return None
+        prof = column_coherence(src, self.ridge, depth, exclude=self.anchor_full, rows=cols)
+        return prof[cols, :i - 1].sum(axis=1)
+
     def _coherence_screen(self, C, T, GOT, K, u, h):
         """Drop columns by |v_B|^2 / gamma_0 (module docstring), C as positions in O."""
         i, src = self.i, self.source
         cols = self.O[C]
         d, f, e = schur_scaling(src, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
         v2 = u[C] ** 2 / d
-        # one profile for every block of this anchor: the largest i - 1 is s - 1
-        depth = max(self.anchor_full.size - self.offset - 1, i - 1)
-        ntop = column_coherence(src, self.ridge, depth, exclude=self.anchor_full)[cols, :i - 1].sum(axis=1)
+        ntop = self._coherence_rows(cols)
+        if ntop is None:
+            return C
         keep = np.arange(C.size)
         while keep.size >= i:
             gamma = coherence_gamma(f[keep], e[keep], ntop[keep], i)
