@@ -5,7 +5,7 @@ import pytest
 from dpstats.bss.blocks import minimise_block
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.gram import GramSource, MatrixFreeSource
-from dpstats.bss.objective import RidgeBallObjective
+from dpstats.bss.objective import RidgeBallObjective, SufficientStats
 
 from test_engine import brute, instance
 
@@ -445,3 +445,29 @@ def test_column_coherence_of_a_centred_matrix_free_source(shift):
     got = column_coherence(source, lam, k, exclude=anchor, rows=rows)  # fills the rest, from the cache
     assert np.all(got[rows] >= want[rows])
     np.testing.assert_allclose(got[rows], want[rows], atol=1e-9)
+
+
+@pytest.mark.parametrize("shift", [0.0, 2.0])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_centred_matrix_free_blocks_match_brute_force(shift, lazy, monkeypatch):
+    """The profiled intercept on a matrix-free source (centre=True, what dp_select uses above
+    3000 terms): dense and lazy searches, coherence screen on, against brute force."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    _, X, y = instance(10, n=70, p=12, s=4, rho=0.5, snr=3.0, intercept=False)
+    X = X + shift * np.linspace(-1.0, 1.0, X.shape[1])  # means far from 0
+    stats = SufficientStats.centred_from_arrays(X, y)
+    lam, r = 4.0, 2.0
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 4, lam, r)
+    source = MatrixFreeSource(X, y, centre=True)
+    for i in range(1, 5):
+        members = np.nonzero(count == i)[0]
+        worst = members[np.argmax(vals[members])]
+        res = blocks.minimise_block(source, full, 0, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+                                    mu=0.5, max_columns=0 if lazy else 3000)
+        truth = vals[members].min()
+        assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
+        thr = float(np.sort(vals[members])[-1])
+        listed = blocks.block_supports_below(source, full, 0, i, lam, r, thr, evaluate, max_columns=0 if lazy else 3000)
+        assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(listed.supports)

@@ -270,11 +270,16 @@ def _smallest_eigenvalue(M):
 
 
 def _gram_block(source, cols):
-    """G[cols, cols] without forming more of G than needed (matrix-free: X_C'X_C)."""
+    """G[cols, cols] without forming more of G than needed (matrix-free: X_C'X_C, centred
+    when the source profiles the intercept out)."""
     if getattr(source, "G", None) is not None:
         return source.G[np.ix_(cols, cols)]
     Xc = source.X[:, cols]
-    return Xc.T @ Xc
+    out = Xc.T @ Xc
+    means = getattr(source, "means", None)
+    if means is not None:
+        out -= source.n * np.outer(means[cols], means[cols])
+    return out
 
 
 def _top_sum(x, k):
