@@ -37,6 +37,11 @@ cbc-release    525 (947)   503         499         mip 1.17.5 + cbcbox 2.927: cb
 highspy        97          83          80          highspy 1.16.0 alone (8 MiB of it HiGHS)
 =============  ==========  ==========  ==========  =============================================
 
+Since 2026-11-25 install_requires asks for python-mip 2 and cbcbox >= 2.935 again (the row
+"today" above): cbc-release's CBC (cbcbox 2.927) aborted the interpreter on an assertion
+inside its branching in one of our hinge-loss tests and solved hinge MILPs about six times
+slower (benchmarks/README.md, bench_public.py).
+
 Install wall times were 20 to 27 s for every option once PyPI's files were warm upstream
 (the first, cold run on 3.11: 125 s for today, 52 s for mip115, 35 s for cbc-release), so
 the time depends on the network more than on the option; ``.[test]`` took 48 s (today) and
