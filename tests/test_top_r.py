@@ -230,3 +230,38 @@ def test_engine_default_ridge_grows_when_rows_are_fewer_than_terms(method):
     fit = dpstats.dp_select("y ~ .", df, method=method, epsilon=1.0, s=2, bounds=(1.0, 1.0), R=5,
                             random_state=1, max_enumerate=1)
     assert fit.release()["call"]["ridge"] == pytest.approx(0.1 * math.sqrt(12 * 16))
+
+
+@pytest.mark.parametrize("prefix_from", [1, 4])
+def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeypatch):
+    """Exact-distribution audit on the engine path where the block search's removal-prefix
+    tree and its ridge bound with the spectral floor decide the certificate (s = 5): the
+    released distribution equals the exponential mechanism on R-hat computed by brute
+    force, and neighbouring data sets stay within the requested epsilon."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", prefix_from)
+    calls = []
+    leaves_at = blocks._BlockSearch._leaves_at
+
+    def counting(self, T_, threshold, first_only=False):
+        calls.append(first_only)
+        return leaves_at(self, T_, threshold, first_only)
+
+    monkeypatch.setattr(blocks._BlockSearch, "_leaves_at", counting)
+    X, y = dataset(0, n=40, p=10, s=5)  # a design where a 3x floor (mutation) changes the list
+    s, R, eps = 5, 8, 1.0
+    nominal = T.mechanism_epsilon(eps, T.DEFAULT_TOLERANCE)
+    base, delta = engine_distribution(X, y, s, nominal, R)
+    assert any(calls)  # prefixes were tested, not only whole removed sets
+    task = task_for(X, y, s, nominal, R)
+    obj = RidgeBallObjective(task.stats, task.ridge, task.radius)
+    allsup = enumerate_supports(10, s)
+    assert np.allclose(base, T.top_r_output_log_probabilities(allsup, obj.values(allsup), R, nominal, delta),
+                       atol=1e-6)
+    worst = 0.0
+    for X2, y2 in neighbours(X, y, np.random.default_rng(5), count=3):
+        other, _ = engine_distribution(X2, y2, s, nominal, R)
+        worst = max(worst, float(np.max(np.abs(base - other))))
+    assert worst <= eps * (1 + 1e-9)
+    assert worst > 0.05 * eps
