@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from itertools import combinations
+from math import comb
 
 import numpy as np
 
@@ -371,9 +371,6 @@ class _BlockSearch:
     #: outside columns and G is at hand (one eigenvalue of an |O| x |O| matrix per anchor).
     FLOOR_MAX_COLUMNS = 2000
 
-    #: Also compute lambda_min(M_C) per removed set when the floor is above lam'.
-    EIGEN_WITH_FLOOR = False
-
     def floor(self):
         """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
 
@@ -437,7 +434,7 @@ class _BlockSearch:
         keep = np.arange(C.size)
         # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
         # (both see the same singular directions) and needs no eigenvalue per removed set
-        eigen = self.EIGEN_WITH_FLOOR or self.floor() <= self.lam
+        eigen = self.floor() <= self.lam
         gamma = _gamma(M, i, eigen)
         while True:
             vk = v2[keep]
@@ -592,8 +589,6 @@ class _BlockSearch:
         m = movable.size
         if i > m:
             return
-        from math import comb
-
         stack = [()]
         while stack:
             prefix = stack.pop()
