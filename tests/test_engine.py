@@ -1,9 +1,11 @@
 """The certified MIP engine against brute force (spec 02; issue 3 oracle tests)."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from dpstats.bss import engine as engine_module
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.gram import GramSource, MatrixFreeSource, swap_neighbour_values
@@ -144,11 +146,12 @@ def test_needs_positive_ridge():
         OuterApproximationEngine.from_stats(stats, 3, 0.0, 1.0, 1e-6)
 
 
-@pytest.mark.parametrize("bad", ["bound_too_high", "stuck"])
+@pytest.mark.parametrize("bad", ["bound_too_high", "stuck", "unreliable"])
 def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, monkeypatch):
     """CBC (cbcbox 2.927) can report a bound above a feasible support's value, or return a
-    support that already carries a cut with a bound below it; the engine then certifies by
-    scoring every feasible support, and its answers equal brute force."""
+    support that already carries a cut with a bound below it, and CBC (cbcbox 2.935) a
+    solution outside the binaries' bounds; the engine then certifies by scoring every
+    feasible support, and its answers equal brute force."""
     stats, _, _ = instance(3, p=9, s=3, intercept=True)
     lam, r = 3.0, 1.1
     sups, vals, _ = brute(stats, 3, lam, r)
@@ -158,6 +161,8 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, mon
 
     def broken_solve(m, z, start, label, it):
         lb, sols = real_solve(m, z, start, label, it)
+        if bad == "unreliable":
+            raise engine_module._UnreliableSolve(label)
         if bad == "bound_too_high":
             return lb + 1e3, []
         return lb - 1e3, [tuple(int(j) for j in sups[np.argmax(vals)])]  # a support with a cut, far from optimal
@@ -170,6 +175,48 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, mon
     assert best.value == pytest.approx(vals.min(), rel=1e-10)
     assert best.lower_bound <= vals.min() + 1e-9
     assert any("enumerated_fallback" in e for e in eng.stats.log if isinstance(e, dict))
+
+
+def test_solutions_outside_the_binary_bounds_are_never_used():
+    """A MILP from the fair data's hinge top-R query (30 binaries, s = 3, ten cuts) on which
+    CBC (cbcbox 2.935) with preprocess=0 reports "optimal" with one binary at 2 and a bound
+    far below the true minimum.  The engine checks every reported solution, re-solves with
+    preprocessing toggled, and returns the true minimiser (brute force over C(30, 3))."""
+    import itertools
+
+    import mip
+
+    fixture = np.load(Path(__file__).parent / "data" / "cbc_binary_at_two.npz")
+    A, sense, rhs = fixture["A"], fixture["sense"], fixture["rhs"]
+    p, s = A.shape[1] - 1, 3
+    # brute force: eta's smallest feasible value at each support
+    best, arg = math.inf, None
+    for sup in itertools.combinations(range(p), s):
+        x = np.zeros(p)
+        x[list(sup)] = 1.0
+        if x @ A[1, :p] > rhs[1] + 1e-9:
+            continue
+        eta = max((rhs[k] - A[k, :p] @ x) / A[k, p] for k in range(2, A.shape[0]))
+        if eta < best:
+            best, arg = eta, sup
+    stats, _, _ = instance(1, p=p, s=s)
+    eng = OuterApproximationEngine.from_stats(stats, s, 1.0, 1.0, 1e-6)
+    eng._base = 0.0
+    m = mip.Model(sense=mip.MINIMIZE, solver_name=mip.CBC)
+    m.verbose = 0
+    z = [m.add_var(var_type=mip.BINARY) for _ in range(p)]
+    eta = m.add_var(lb=-mip.INF)
+    m.objective = mip.minimize(eta)
+    m += mip.xsum(z) == s
+    m += mip.xsum(z[j] for j in np.nonzero(A[1, :p])[0]) <= rhs[1]
+    for k in range(2, A.shape[0]):
+        m.add_constr(mip.LinExpr(variables=z + [eta], coeffs=list(A[k]), const=-rhs[k], sense=str(sense[k])))
+    m.cuts, m.preprocess = 0, 0
+    eng.cbc_settings = {"cuts": 0, "preprocess": 0}
+    m.max_mip_gap, m.max_mip_gap_abs = 1e-12, float(fixture["gap_abs"])
+    lb, sols = eng._solve(m, z, None, "fixture", 0)
+    assert sols[0] == arg
+    assert best - float(fixture["gap_abs"]) - 1e-9 <= lb <= best + 1e-9
 
 
 @pytest.mark.parametrize("centre", [False, True])

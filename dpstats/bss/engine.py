@@ -135,12 +135,19 @@ class EngineStats:
     cut_seconds: float = 0.0
     total_seconds: float = 0.0
     evaluations: int = 0
+    #: MILP solves whose reported solution broke the binaries' bounds (re-solved or refused)
+    invalid_solutions: int = 0
     log: list = field(default_factory=list)
 
     def as_dict(self):
         return {"milp_solves": self.milp_solves, "cuts": self.cuts, "model_builds": self.model_builds,
                 "milp_seconds": round(self.milp_seconds, 4), "cut_seconds": round(self.cut_seconds, 4),
-                "total_seconds": round(self.total_seconds, 4), "exact_evaluations": self.evaluations}
+                "total_seconds": round(self.total_seconds, 4), "exact_evaluations": self.evaluations,
+                "invalid_solutions": self.invalid_solutions}
+
+
+class _UnreliableSolve(Exception):
+    """CBC reported a solution that breaks the MILP's own bounds, twice (see ``_solve``)."""
 
 
 #: The engine scores every feasible support itself when CBC's output contradicts its cuts,
@@ -224,11 +231,13 @@ class OuterApproximationEngine:
         self.round_neighbour_cuts = int(round_neighbour_cuts)
         self.threads = int(threads)
         self.list_cuts = bool(list_cuts)
-        # CBC's own cutting planes and preprocessing cost more than they gain on these
-        # small dense MILPs: measured on (1000, 250, 7), block i = 2, 30 s budget:
-        # defaults 40 solves (gap left 5.2), cuts=0 138 solves (1.5),
-        # cuts=0 + preprocess=0 166 solves (1.2).
-        self.cbc_settings = {"cuts": 0, "preprocess": 0, **dict(cbc_settings or {})}
+        # CBC's own cutting planes cost more than they gain on these small dense MILPs:
+        # measured on (1000, 250, 7), block i = 2, 30 s budget: defaults 40 solves (gap left
+        # 5.2), cuts=0 138 solves (1.5).  Preprocessing stays on: with preprocess=0 the CBC of
+        # cbcbox 2.935 returned "optimal" solutions with a binary at 2 (the fair data's hinge
+        # top-R query; CBC issues 734 and 751 report the same class of bug), and it saved
+        # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
+        self.cbc_settings = {"cuts": 0, **dict(cbc_settings or {})}
         self._print = curator_printer(printer)  # progress is curator-only
         self.stats = EngineStats()
         self._start = time.perf_counter()
@@ -435,8 +444,6 @@ class OuterApproximationEngine:
     # ------------------------------------------------------------------ MILP
     def _build(self, constraints):
         m = mip.Model(sense=mip.MINIMIZE, solver_name=mip.CBC)
-        m.verbose = 0
-        m.threads = self.threads
         z = [m.add_var(var_type=mip.BINARY) for _ in range(self.p)]
         eta = m.add_var(lb=-mip.INF)
         m.objective = mip.minimize(eta)
@@ -447,12 +454,17 @@ class OuterApproximationEngine:
                 m += expr <= rhs
             else:
                 m += expr == rhs
-        m.max_mip_gap = 1e-12
-        for key, value in self.cbc_settings.items():
-            setattr(m, key, value)
-        m.max_mip_gap_abs = self.tau_mip / 4.0
+        self._configure(m, self.cbc_settings)
         self.stats.model_builds += 1
         return m, z, eta
+
+    def _configure(self, m, settings):
+        m.verbose = 0
+        m.threads = self.threads
+        m.max_mip_gap = 1e-12
+        for key, value in settings.items():
+            setattr(m, key, value)
+        m.max_mip_gap_abs = self.tau_mip / 4.0
 
     def _add_cuts_to(self, m, z, eta, first):
         vars_ = z + [eta]
@@ -463,30 +475,62 @@ class OuterApproximationEngine:
         return len(self._cut_const)
 
     def _solve(self, m, z, start, label, it):
+        """(lower bound, distinct solutions) of one MILP solve.
+
+        Every solution CBC reports is checked: binaries within ``BINARY_TOLERANCE`` of 0 or 1
+        and exactly s ones.  A solver that breaks its own column bounds has not solved this
+        MILP, so its bound is not used: a copy of the model is solved once more with CBC's
+        preprocessing toggled (re-solving the same object repeated the bad answer), and a
+        second failure is an :class:`_UnreliableSolve`.
+        """
         self._check_time()
         if start is not None:
             chosen = set(start)
             m.start = [(z[j], 1.0 if j in chosen else 0.0) for j in range(self.p)]
-        t0 = time.perf_counter()
-        status = m.optimize(max_seconds=self._remaining())
-        self.stats.milp_seconds += time.perf_counter() - t0
-        self.stats.milp_solves += 1
-        if status == mip.OptimizationStatus.INFEASIBLE:
-            return math.inf, []
-        if status != mip.OptimizationStatus.OPTIMAL:
-            self._check_time()
-            raise SolverError(f"CBC stopped with status {status.name} during {label}; nothing was released.")
-        lb = float(m.objective_bound) + self._base
+        model, columns = m, z
+        for attempt in range(2):
+            t0 = time.perf_counter()
+            status = model.optimize(max_seconds=self._remaining())
+            self.stats.milp_seconds += time.perf_counter() - t0
+            self.stats.milp_solves += 1
+            if status == mip.OptimizationStatus.INFEASIBLE:
+                # Never a certificate by itself: every query passes a feasible incumbent, and
+                # _minimise treats a bound above it as a solver failure.
+                return math.inf, []
+            if status != mip.OptimizationStatus.OPTIMAL:
+                self._check_time()
+                raise SolverError(f"CBC stopped with status {status.name} during {label}; nothing was released.")
+            sols = self._solutions(model, columns)
+            if sols is not None:
+                return float(model.objective_bound) + self._base, sols
+            self.stats.invalid_solutions += 1
+            if attempt == 0:
+                model = m.copy()
+                toggled = 0 if self.cbc_settings.get("preprocess", -1) != 0 else -1
+                self._configure(model, {**self.cbc_settings, "preprocess": toggled})
+                columns = model.vars[:self.p]
+        raise _UnreliableSolve(label)
+
+    #: How far from 0 or 1 a binary of a reported solution may be.
+    BINARY_TOLERANCE = 1e-6
+
+    def _solutions(self, m, z):
+        """Distinct supports of CBC's solution pool, or None when a solution is not binary
+        with exactly s ones."""
         sols = []
         for k in range(max(m.num_solutions, 1)):
             try:
                 x = np.array([v.xi(k) if k else v.x for v in z], dtype=np.float64)
             except Exception:  # pragma: no cover - CBC without a solution pool
                 break
-            sup = tuple(int(j) for j in np.nonzero(x > 0.5)[0])
-            if len(sup) == self.s and sup not in sols:
+            rounded = np.round(x)
+            if (not np.all(np.abs(x - rounded) <= self.BINARY_TOLERANCE)
+                    or not np.all((rounded == 0) | (rounded == 1)) or int(rounded.sum()) != self.s):
+                return None
+            sup = tuple(int(j) for j in np.nonzero(rounded)[0])
+            if sup not in sols:
                 sols.append(sup)
-        return lb, sols
+        return sols
 
     def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None, cap=math.inf):
         """Outer approximation over one feasible set.
@@ -511,7 +555,14 @@ class OuterApproximationEngine:
         excluded = set()
         while True:
             n_in = self._add_cuts_to(m, z, eta, n_in)
-            lb, sols = self._solve(m, z, inc, label, solves)
+            try:
+                lb, sols = self._solve(m, z, inc, label, solves)
+            except _UnreliableSolve:
+                fallback = self._enumerated_minimum(feasible, early_exit)
+                if fallback is not None:
+                    return (*fallback, solves + 1)
+                raise SolverError(f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
+                                  "bounds with and without preprocessing; nothing was released.") from None
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
             lb = min(lb - reserve, excluded_floor)
