@@ -17,7 +17,7 @@ Per row:
 * wall: seconds of the ``dp_select`` call alone (not the interpreter start or the data), or
   "> cap";
 * route: ``fit.curator["certificate"]["path"]`` shortened (enumeration, block search, dual
-  bounds, MILP; "matrix-free" where the squared-loss engine works without the p x p Gram
+  bounds, dual B&B (the hinge loss's dual branch and bound), MILP; "matrix-free" where the squared-loss engine works without the p x p Gram
   matrix, p > ``dpstats.bss.top_r.MATRIX_FREE_ABOVE``); for ``mistakes`` whose
   propose-test-release guard failed, the route of its ``top_r`` fallback as well;
 * MILP: ``certificate["solver"]["milp_solves"]`` (summed with the fallback's);
@@ -190,7 +190,8 @@ def _short_route(path, matrix_free):
         return "enumeration"
     parts = []
     for key, short in (("block search", "block search"), ("dual bounds", "dual bounds"),
-                       ("outer approximation", "MILP"), ("exact evaluation", "exact eval")):
+                       ("dual branch and bound", "dual B&B"), ("outer approximation", "MILP"),
+                       ("exact evaluation", "exact eval")):
         if key in path:
             parts.append(short)
     out = " + ".join(parts) or path

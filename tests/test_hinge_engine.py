@@ -53,10 +53,18 @@ def _milp_only(eng):
     """Switch off the MILP-free routes (dual bounds), so that CBC certifies every query."""
     eng._best_by_dual_bounds = lambda anchor: None
     eng._far_by_dual_bounds = lambda anchor, threshold: None
+    eng._far_by_dual_search = lambda anchor, threshold, skip: None
+    eng._dual_block = lambda anchor, i, incumbent, cap=math.inf: None
     return eng
 
 
-@pytest.mark.parametrize("route", ["dual bounds", "milp"])
+def _dual_search_only(eng):
+    """The top-R far region by the dual branch and bound: no single-dual block bound first."""
+    eng._far_by_dual_bounds = lambda anchor, threshold: None
+    return eng
+
+
+@pytest.mark.parametrize("route", ["dual bounds", "milp", "dual search"])
 @pytest.mark.parametrize("case", CASES)
 def test_engine_hinge_top_r_and_mistakes_match_brute_force(case, route):
     check_engine_hinge_against_brute_force(case, route)
@@ -71,6 +79,8 @@ def check_engine_hinge_against_brute_force(case, route):
     eng = OuterApproximationEngine(src, s, lam, r, tau)
     if route == "milp":
         _milp_only(eng)
+    if route == "dual search":
+        _dual_search_only(eng)
     best = eng.best()
     # the best support's certificate: a true lower bound over all supports, within tau_mip
     assert best.lower_bound <= vals.min() + 1e-8
@@ -78,6 +88,10 @@ def check_engine_hinge_against_brute_force(case, route):
     if route == "milp":
         assert eng.stats.milp_solves > 0
     top = eng.top(R)
+    if route == "dual search" and s >= 2 and p - s >= 2:
+        assert any(e.get("dual_search") and e["exact"] for e in eng.stats.log)
+        assert "branch and bound" in eng.certificate_route()
+    milp_before_blocks = eng.stats.milp_solves
     # values within tau_eval above the truth (certified upper bounds)
     listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
     assert np.all(top.values >= vals[listed] - 1e-8)
@@ -97,6 +111,8 @@ def check_engine_hinge_against_brute_force(case, route):
     count = np.array([len(set(row) - anchor) for row in sups.tolist()])
     certs = eng.mistakes(tuple(sorted(anchor)))
     assert len(certs) == min(s, p - s)
+    if route != "milp":
+        assert eng.stats.milp_solves == milp_before_blocks  # blocks i >= 2 by the dual branch and bound
     for i, c in enumerate(certs, 1):
         best_i = vals[count == i].min()
         assert len(set(c.support) - anchor) == i
@@ -162,6 +178,69 @@ def test_hinge_block_lower_bounds_hold_over_whole_blocks(intercept):
             assert bound <= truth.min() + 1e-9
             tight.append(truth.min() - bound)
     assert min(tight) < 0.5 * np.median(tight) + 5.0  # informative, not -inf
+
+
+@pytest.mark.parametrize("intercept,lam,r", [(False, 4.0, 1.2), (True, 4.0, 1.2), (True, 20.0, 0.5)])
+def test_dual_branch_and_bound_over_blocks_against_brute_force(intercept, lam, r):
+    """search_blocks: every support of the blocks below the threshold is a hit (unless skipped),
+    the hits' values are certified, and the bound holds over every other support -- at
+    thresholds that make the search branch down to single supports."""
+    from itertools import combinations
+
+    _, Xf, y = binary_data(9, n=70, p=10, noise=0.6, intercept=intercept)
+    off = 1 if intercept else 0
+    exact = HingeObjective(Xf, y, lam, r, intercept=intercept, gap_tolerance=1e-9)
+    anchor = np.arange(off, off + 4)
+    outside = np.arange(off + 4, Xf.shape[1])
+    branched = 0
+    for i in (2, 3):
+        bases = [np.concatenate([np.arange(off), np.delete(anchor, D)]) for D in combinations(range(4), i)]
+        supports = np.array([np.concatenate([base, B]) for base in bases for B in combinations(outside, i)])
+        truth = exact.values(supports)
+        keys = [tuple(sorted(int(j) for j in row)) for row in supports]
+        for q in (0.05, 0.3, 0.7):
+            threshold = float(np.quantile(truth, q))
+            skip = {keys[int(np.argmin(truth))]}
+            src = HingeSource(Xf, y, lam, r, intercept=intercept, gap_tolerance=1e-6)
+            bound, hits, solves = src.search_blocks(bases, outside, i, threshold, skip=skip)
+            branched += solves > len(bases)
+            found = dict(hits)
+            assert not set(found) & skip
+            for key, value in zip(keys, truth):
+                if key in skip:
+                    continue
+                if value < threshold:
+                    assert key in found  # nothing below the threshold escapes
+                if key in found:
+                    assert value - 1e-8 <= found[key] <= value + 1e-6 + 1e-8
+                else:
+                    assert bound <= value + 1e-8  # the bound holds outside the hits
+            assert bound >= threshold
+            assert src.search_blocks(bases, outside, i, threshold, skip=skip, node_limit=len(bases) - 1) is None
+    assert branched >= 4  # the thresholds made it branch, not stop at the bases
+
+
+def test_engine_hinge_top_r_by_the_dual_branch_and_bound_needs_no_milp():
+    """A top-R query whose far region one dual per block cannot bound: the branch and bound
+    certifies it without CBC, and the list and bound agree with brute force."""
+    _, Xf, y = binary_data(4, n=120, p=12, noise=0.8, intercept=True)
+    lam, r, s, R = 3.0, 1.5, 3, 15
+    sups, vals, order = brute(Xf, y, s, lam, r, True)
+    tau = 5e-4 * hinge_sensitivity(1.0, r, s, True)
+    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
+    eng = OuterApproximationEngine(src, s, lam, r, tau)
+    eng.best()
+    milp_before = eng.stats.milp_solves
+    top = eng.top(R)
+    assert any(e.get("dual_blocks") and not e["exact"] for e in eng.stats.log)  # one dual per block fell short
+    assert any(e.get("dual_search") and e["exact"] for e in eng.stats.log)
+    assert eng.stats.milp_solves == milp_before
+    listed = {tuple(k) for k in top.supports}
+    outside = np.array([tuple(row) not in listed for row in sups.tolist()])
+    assert vals[outside].min() >= top.lower_bound - 1e-8
+    assert top.lower_bound >= top.values[-1] - eng.tau_mip
+    assert set(map(tuple, sups[order[:R]].tolist())) ^ listed <= {
+        tuple(row) for row, v in zip(sups.tolist(), vals) if abs(v - vals[order[R - 1]]) <= eng.tau}
 
 
 def test_engine_hinge_top_r_far_region_by_dual_bounds():
@@ -273,10 +352,23 @@ def _hinge_neighbours(X, y, rng, count=5):
     return out
 
 
-@pytest.mark.parametrize("path,options", [("engine", {"max_enumerate": 1}), ("exact", {})])
-def test_privacy_audit_top_r_hinge(path, options):
+@pytest.mark.parametrize("path,options", [("engine", {"max_enumerate": 1}), ("dual search", {"max_enumerate": 1}),
+                                          ("exact", {})])
+def test_privacy_audit_top_r_hinge(path, options, monkeypatch):
     """Against the REQUESTED epsilon: the hinge loss has slack on both paths, so top_r
-    samples with eps / (1 + 2 tolerance)."""
+    samples with eps / (1 + 2 tolerance).  "dual search": the far region of every top-R
+    query by the dual branch and bound (the single-dual block bound switched off)."""
+    if path == "dual search":
+        monkeypatch.setattr(OuterApproximationEngine, "_far_by_dual_bounds", lambda self, anchor, threshold: None)
+        searched = []
+        real = OuterApproximationEngine._far_by_dual_search
+
+        def spy(self, anchor, threshold, skip):
+            out = real(self, anchor, threshold, skip)
+            searched.append(out is not None)
+            return out
+
+        monkeypatch.setattr(OuterApproximationEngine, "_far_by_dual_search", spy)
     X, _, y = binary_data(5, n=30, p=6, noise=1.0)
     s, R, eps = 2, 4, 2.0
     assert T.uses_slack(6, s, R, T.check_options({"loss": "hinge", **options}, {}))
@@ -287,6 +379,8 @@ def test_privacy_audit_top_r_hinge(path, options):
         worst = max(worst, float(np.max(np.abs(base - _output_distribution(X2, y2, s, nominal, R, options)))))
     assert worst <= eps * (1 + 1e-9)
     assert worst > 0.05 * eps  # the audit sees the data
+    if path == "dual search":
+        assert searched and all(searched)
 
 
 def test_engine_and_exact_paths_agree_and_options():
@@ -320,7 +414,7 @@ def test_dp_select_top_r_hinge_on_fair():
     assert entry.details["sensitivity"] == pytest.approx(delta_h)
     assert res.curator["Delta_h"] == pytest.approx(delta_h)
     assert 0 <= res.curator["training_misclassification_rate_of_best"] <= 1
-    assert "outer approximation" in res.curator["certificate"]["path"]
+    assert res.curator["certificate"]["path"].startswith("certified by")  # the engine, not enumeration
     # the certified list equals the exact path's list
     exact = dp_select("had_affair ~ .", df, method="top_r", loss="hinge", s=2, R=5, epsilon=1.0, bounds=bounds,
                       random_state=1, signs=False)

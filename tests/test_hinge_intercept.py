@@ -291,10 +291,28 @@ def _mistakes_distribution(X, y, s, eps, ridge, radius, options):
     return mistakes_law(task, X.shape[1], s, eps)
 
 
-@pytest.mark.parametrize("options", [{"max_enumerate": 1}, {}])
-def test_privacy_audit_mistakes_with_the_intercept(options):
+@pytest.mark.parametrize("options,blocks", [({"max_enumerate": 1}, "dual search"), ({"max_enumerate": 1}, "milp"),
+                                            ({}, "exact")])
+def test_privacy_audit_mistakes_with_the_intercept(options, blocks, monkeypatch):
     # guard="none": eps-DP when the certified gap exceeds 2 Delta_h + 2 tau on D and D'
     # (asserted); the exact distribution of the block draw then a uniform block member.
+    # On the engine the blocks come from the dual branch and bound, or with it switched
+    # off from the MILP.
+    from dpstats.bss.engine import OuterApproximationEngine
+
+    routes = []
+    if blocks == "milp":
+        monkeypatch.setattr(OuterApproximationEngine, "_dual_block", lambda self, *a, **k: None)
+        monkeypatch.setattr(OuterApproximationEngine, "_far_by_dual_search", lambda self, *a, **k: None)
+    elif blocks == "dual search":
+        real = OuterApproximationEngine._dual_block
+
+        def spy(self, *a, **k):
+            out = real(self, *a, **k)
+            routes.append(out is not None)
+            return out
+
+        monkeypatch.setattr(OuterApproximationEngine, "_dual_block", spy)
     rng = np.random.default_rng(11)
     n, p, s, eps, r, lam = 400, 6, 2, 1.0, 0.5, 2.0
     X = np.clip(rng.normal(size=(n, p)), -1, 1)
@@ -308,6 +326,8 @@ def test_privacy_audit_mistakes_with_the_intercept(options):
         worst = max(worst, float(np.max(np.abs(base - other))))
     assert worst <= eps * (1 + 2 * T.DEFAULT_TOLERANCE) * (1 + 1e-9)
     assert worst > 0.01 * eps
+    if blocks == "dual search":
+        assert routes and all(routes)
 
 
 # ---------------------------------------------------------------------------- curator diagnostic

@@ -60,6 +60,9 @@ What is certified, and how the engine uses it
   (:meth:`HingeSource.block_lower_bounds`); every support of the block has |T| + i
   candidate columns, hence one box radius.  The duals of the anchor and its drop-one
   supports, already solved, are tried first; a base T is solved only when they fall short.
+  Where one dual per block falls short, :meth:`HingeSource.search_blocks` branches: a
+  block is split by the first added column in the order of T's v_j^2, each part bounded
+  by the dual of T plus that column, down to single supports when needed.
 * **Warm starts (work only).**  The drop-one supports and the ``min_exact`` neighbours with
   the lowest parent bounds are solved in one batch (the shorter supports padded with a
   zero column, which leaves R_h unchanged), started from the parent's coefficients without
@@ -580,6 +583,67 @@ class HingeSource:
             for q, sol in zip(todo, self.solve_many([bases[q] for q in todo])):
                 out[q] = max(out[q], float(self._block_bounds(sol, [bases[q]], candidates, i)[0]))
         return out
+
+    def search_blocks(self, bases, candidates, i, threshold, *, skip=frozenset(), node_limit=4000,
+                      check=None):
+        """Branch and bound over the blocks base + B (B any ``i`` columns of ``candidates``).
+
+        Returns (bound, hits, solves), or None after ``node_limit`` solves.  ``hits`` are the
+        supports (sorted full tuples, not in ``skip``) whose certified lower bound is below
+        ``threshold``, with their values; ``bound`` is a certified lower bound on R_h over
+        every other support of the blocks outside ``skip`` (+inf when none is left).
+
+        At a node (T, C, k) -- T solved, k columns still to add from C -- sort C by v_j^2 of
+        T's dual, decreasing, as c_1, c_2, ...  The supports whose first added column in that
+        order is c_m have |v_B|^2 <= v_{c_m}^2 + ... + v_{c_{m+k-1}}^2, so one dual bound
+        D_m = 1'theta - r0' |e| + h(.) (weak duality, h decreasing) covers all of them, and
+        D_m rises with m.  A group whose D_m reaches ``threshold`` is bounded; every other
+        c_m becomes a child (T + c_m, {c_(m+1), ...}, k - 1), solved for its own dual.  The
+        groups partition the block (each B by its first column in the order), so every
+        support is met exactly once: as a leaf (k = 0, its own certified lower bound) or
+        inside a bound that reached the threshold.  ``check()`` is called between levels
+        (the engine's deadline).
+        """
+        candidates = np.asarray(candidates, dtype=np.int64)
+        bound, hits, solves = np.inf, [], 0
+        level = [(np.asarray(base, dtype=np.int64), candidates, int(i)) for base in bases]
+        while level:
+            if check is not None:
+                check()
+            solves += len(level)
+            if solves > node_limit:
+                return None
+            sols = self.solve_many([node[0] for node in level])
+            children = []
+            for (base, cand, k), sol in zip(level, sols):
+                if k == 0:
+                    key = tuple(sorted(int(j) for j in base))
+                    if key in skip:
+                        continue
+                    low = sol.lower_bound - _ROUNDING * (1.0 + abs(sol.lower_bound))
+                    if low < threshold:
+                        hits.append((key, float(sol.value)))
+                    else:
+                        bound = min(bound, low)
+                    continue
+                v, e = self._full_dual_vector(sol)
+                v2 = v * v
+                order = cand[np.argsort(-v2[cand], kind="stable")]
+                ranked = v2[order]
+                last = order.size - k  # the first column of B is at most order[last]
+                if last < 0:
+                    continue  # fewer than k candidates: an empty block
+                window = np.convolve(ranked, np.ones(k), mode="valid")[:last + 1] if k > 1 else ranked[:last + 1]
+                rest = self._dual_constant(sol, e, base.size + k) + self._h(np.sqrt(float(np.sum(v2[base])) + window))
+                rest = rest - _ROUNDING * (1.0 + np.abs(rest))
+                # rest rises with m (a prefix branches), up to rounding: decide per group
+                covered = rest >= threshold
+                if np.any(covered):
+                    bound = min(bound, float(np.min(rest[covered])))
+                for m in np.nonzero(~covered)[0]:
+                    children.append((np.append(base, order[m]), order[m + 1:], k - 1))
+            level = children
+        return bound, hits, solves
 
     def _block_bounds(self, sol, bases, candidates, i):
         """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
