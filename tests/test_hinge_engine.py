@@ -220,15 +220,20 @@ def test_dual_branch_and_bound_over_blocks_against_brute_force(intercept, lam, r
     assert branched >= 4  # the thresholds made it branch, not stop at the bases
 
 
-def test_engine_hinge_top_r_by_the_dual_branch_and_bound_needs_no_milp():
-    """A top-R query whose far region one dual per block cannot bound: the branch and bound
-    certifies it without CBC, and the list and bound agree with brute force."""
-    _, Xf, y = binary_data(4, n=120, p=12, noise=0.8, intercept=True)
-    lam, r, s, R = 3.0, 1.5, 3, 15
+def _engine_with_intercept(seed, n, p, noise, lam, r, s):
+    """(supports, brute-force values, their order, engine) on binary_data with an intercept."""
+    _, Xf, y = binary_data(seed, n=n, p=p, noise=noise, intercept=True)
     sups, vals, order = brute(Xf, y, s, lam, r, True)
     tau = 5e-4 * hinge_sensitivity(1.0, r, s, True)
     src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
-    eng = OuterApproximationEngine(src, s, lam, r, tau)
+    return sups, vals, order, OuterApproximationEngine(src, s, lam, r, tau)
+
+
+def test_engine_hinge_top_r_by_the_dual_branch_and_bound_needs_no_milp():
+    """A top-R query whose far region one dual per block cannot bound: the branch and bound
+    certifies it without CBC, and the list and bound agree with brute force."""
+    s, R = 3, 15
+    sups, vals, order, eng = _engine_with_intercept(4, 120, 12, 0.8, 3.0, 1.5, s)
     eng.best()
     milp_before = eng.stats.milp_solves
     top = eng.top(R)
@@ -245,12 +250,8 @@ def test_engine_hinge_top_r_by_the_dual_branch_and_bound_needs_no_milp():
 
 def test_engine_hinge_top_r_far_region_by_dual_bounds():
     """The top-R list certified without a MILP when one dual per block suffices, as brute force says."""
-    _, Xf, y = binary_data(1, n=300, p=10, noise=0.3, intercept=True)
-    lam, r, s, R = 20.0, 2.0, 3, 12
-    sups, vals, order = brute(Xf, y, s, lam, r, True)
-    tau = 5e-4 * hinge_sensitivity(1.0, r, s, True)
-    src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
-    eng = OuterApproximationEngine(src, s, lam, r, tau)
+    s, R = 3, 12
+    sups, vals, order, eng = _engine_with_intercept(1, 300, 10, 0.3, 20.0, 2.0, s)
     best = eng.best()
     assert eng.stats.milp_solves == 0  # the best support certified by dual bounds as well
     assert best.support == tuple(sups[order[0]]) and best.lower_bound <= vals.min() + 1e-8

@@ -358,6 +358,19 @@ class OuterApproximationEngine:
                     self.evaluated.setdefault(key, float(vals[k]))
         return nb, vals, lower
 
+    def _outside(self, full):
+        """The candidate columns (full indices) not in the full support ``full``."""
+        mask = np.ones(self.source.n_columns, dtype=bool)
+        mask[full] = False
+        mask[:self.offset] = False
+        return np.nonzero(mask)[0]
+
+    def _anchor_columns(self, anchor):
+        """(forced, movable, outside) full columns of a candidate support: the intercept, the
+        anchor's candidate columns, and every other candidate column."""
+        full = self._full(np.array(anchor))
+        return full[:self.offset], full[self.offset:], self._outside(full)
+
     def _neighbours_of(self, support):
         """The source's answer for the 1-swap neighbours of ``support``, plus a cut there."""
         full = self._full(np.array(support))
@@ -365,10 +378,7 @@ class OuterApproximationEngine:
         cross = self.source.cross(full)
         self._add_cut(support, full, cross)
         movable = np.arange(self.offset, full.size)
-        mask = np.ones(self.source.n_columns, dtype=bool)
-        mask[full] = False
-        mask[:self.offset] = False
-        outside = np.nonzero(mask)[0]
+        outside = self._outside(full)
         if outside.size == 0:
             return np.empty((0, self.s), dtype=np.int64), np.empty(0), np.empty(0)
         pos, cols, vals, lower = self.source.neighbour_values(full, movable, outside, self.ridge, self.radius,
@@ -981,13 +991,9 @@ class OuterApproximationEngine:
         inc_sup, inc_val = incumbent
         threshold = min(inc_val, cap) - self.tau_mip
         off = self.offset
-        full = self._full(np.array(anchor))
-        forced, movable = full[:off], full[off:]
-        mask = np.ones(self.source.n_columns, dtype=bool)
-        mask[full] = False
-        mask[:off] = False
+        forced, movable, outside = self._anchor_columns(anchor)
         bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
-        found = self.source.search_blocks(bases, np.nonzero(mask)[0], i, threshold,
+        found = self.source.search_blocks(bases, outside, i, threshold,
                                           node_limit=self.DUAL_SEARCH_SOLVES, check=self._check_time)
         self.stats.log.append({"dual_search": True, "block": i, "exact": found is not None,
                                "solves": found[2] if found is not None else self.DUAL_SEARCH_SOLVES,
@@ -1121,11 +1127,7 @@ class OuterApproximationEngine:
 
         t0 = time.perf_counter()
         full = self._full(np.array(anchor))
-        forced, movable = full[:self.offset], full[self.offset:]
-        mask = np.ones(self.source.n_columns, dtype=bool)
-        mask[full] = False
-        mask[:self.offset] = False
-        outside = np.nonzero(mask)[0]
+        forced, movable, outside = self._anchor_columns(anchor)
         # duals already at hand from the anchor's expansion: its own and its drop-one supports'
         hints = [full] + [np.delete(full, P) for P in range(self.offset, full.size)]
         bound = math.inf
@@ -1170,12 +1172,7 @@ class OuterApproximationEngine:
 
         t0 = time.perf_counter()
         off = self.offset
-        full = self._full(np.array(anchor))
-        forced, movable = full[:off], full[off:]
-        mask = np.ones(self.source.n_columns, dtype=bool)
-        mask[full] = False
-        mask[:off] = False
-        outside = np.nonzero(mask)[0]
+        forced, movable, outside = self._anchor_columns(anchor)
         skip_full = {tuple(range(off)) + tuple(int(j) + off for j in k) for k in skip}
         bound, hits, budget, solves = math.inf, [], self.DUAL_SEARCH_SOLVES, 0
         for i in range(2, min(self.s, self.p - self.s) + 1):
