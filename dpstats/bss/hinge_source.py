@@ -100,6 +100,8 @@ from .scratch import work_array
 DEFAULT_MIN_EXACT = 12
 #: Neighbours solved per batch while screening.
 _SCREEN_BATCH = 32
+#: Nodes of the dual branch and bound solved per batch (search_blocks).
+_SEARCH_CHUNK = 64
 #: Solutions (with their n duals) kept for reuse.
 _CACHE_SIZE = 1024
 #: Frank-Wolfe dual-ascent steps per tightened bound, and the grid of step sizes in (0, 1].
@@ -613,9 +615,8 @@ class HingeSource:
             solves += len(level)
             if solves > node_limit:
                 return None
-            sols = self.solve_many([node[0] for node in level])
             children = []
-            for (base, cand, k), sol in zip(level, sols):
+            for (base, cand, k), sol in self._solved_in_chunks(level):
                 if k == 0:
                     key = tuple(sorted(int(j) for j in base))
                     if key in skip:
@@ -644,6 +645,13 @@ class HingeSource:
                     children.append((np.append(base, order[m]), order[m + 1:], k - 1))
             level = children
         return bound, hits, solves
+
+    def _solved_in_chunks(self, nodes):
+        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time: a level of the search
+        can hold thousands of nodes, and each solution carries n duals."""
+        for start in range(0, len(nodes), _SEARCH_CHUNK):
+            chunk = nodes[start:start + _SEARCH_CHUNK]
+            yield from zip(chunk, self.solve_many([node[0] for node in chunk]))
 
     def _block_bounds(self, sol, bases, candidates, i):
         """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
