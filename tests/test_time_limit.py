@@ -255,3 +255,29 @@ def test_block_search_asks_the_deadline_between_nodes(monkeypatch):
         blocks.minimise_block(eng.source, eng._full(np.array(best.support)), eng.offset, 3, eng.ridge, eng.radius,
                               (best.support, best.value + 1e6), 1e-3, eng.evaluate, check_time=check_time)
     assert calls == [1]
+
+
+def test_dual_branch_and_bound_asks_the_deadline_between_batches(monkeypatch):
+    """The hinge loss's dual branch and bound is interrupted by the call's deadline between
+    batches of solves, not only between levels or blocks."""
+    from dpstats.bss import hinge_source
+
+    rng = np.random.default_rng(5)
+    X = np.clip(rng.normal(size=(80, 12)), -1, 1)
+    y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=80) > 0, 1.0, -1.0)
+    src = hinge_source.HingeSource(X, y, 3.0, 1.5, gap_tolerance=1e-6)
+    monkeypatch.setattr(hinge_source, "_SEARCH_CHUNK", 2)
+    bases = [np.arange(2), np.array([0, 2])]
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        src.search_blocks(bases + [np.array([1, 2])], np.arange(3, 12), 2, np.inf, check=check)
+    assert calls == [1, 1]  # the first batch of two bases, then the second batch stopped

@@ -603,20 +603,18 @@ class HingeSource:
         c_m becomes a child (T + c_m, {c_(m+1), ...}, k - 1), solved for its own dual.  The
         groups partition the block (each B by its first column in the order), so every
         support is met exactly once: as a leaf (k = 0, its own certified lower bound) or
-        inside a bound that reached the threshold.  ``check()`` is called between levels
-        (the engine's deadline).
+        inside a bound that reached the threshold.  ``check()`` (the engine's deadline) is
+        called before each batch of solves.
         """
         candidates = np.asarray(candidates, dtype=np.int64)
         bound, hits, solves = np.inf, [], 0
         level = [(np.asarray(base, dtype=np.int64), candidates, int(i)) for base in bases]
         while level:
-            if check is not None:
-                check()
             solves += len(level)
             if solves > node_limit:
                 return None
             children = []
-            for (base, cand, k), sol in self._solved_in_chunks(level):
+            for (base, cand, k), sol in self._solved_in_chunks(level, check):
                 if k == 0:
                     key = tuple(sorted(int(j) for j in base))
                     if key in skip:
@@ -646,10 +644,13 @@ class HingeSource:
             level = children
         return bound, hits, solves
 
-    def _solved_in_chunks(self, nodes):
-        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time: a level of the search
-        can hold thousands of nodes, and each solution carries n duals."""
+    def _solved_in_chunks(self, nodes, check=None):
+        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time (a level of the search
+        can hold thousands of nodes, and each solution carries n duals); ``check()`` before
+        each chunk."""
         for start in range(0, len(nodes), _SEARCH_CHUNK):
+            if check is not None:
+                check()
             chunk = nodes[start:start + _SEARCH_CHUNK]
             yield from zip(chunk, self.solve_many([node[0] for node in chunk]))
 
