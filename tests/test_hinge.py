@@ -649,3 +649,18 @@ def test_line_search_is_the_exact_minimiser_along_the_step(seed):
         assert phi(t) <= best + 1e-9 * (1.0 + abs(best))
         if values[-1] > best + 1e-9:  # interior minimiser: phi is strictly convex near it here
             assert abs(t - t_star) <= 2e-4
+
+
+def test_projection_onto_the_ball_scales_only_rows_outside_and_never_overflows():
+    """Rows inside the ball (even with subnormal norms, where radius / norm overflows) are
+    left as they are; rows outside land on the sphere."""
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.normal(size=(30, 4)), -1, 1)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    obj = HingeObjective(X, y, 1.0, 2.0)
+    b = np.array([[1e-320, 0.0, 0.0], [3.0, 4.0, 0.0], [0.5, 0.5, 0.5], [0.0, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = obj._project(b.copy())
+    np.testing.assert_array_equal(out[[0, 2, 3]], b[[0, 2, 3]])
+    np.testing.assert_allclose(out[1], [1.2, 1.6, 0.0], rtol=1e-15)

@@ -123,21 +123,20 @@ if plt is not None:
 #
 # The exponential mechanism scores every support, C(p, s) certified convex solves.  The
 # top-R mechanism (Behdin, Prastakos and Mazumder 2024, Algorithm 1) needs only the R
-# best supports, which the certified MIP engine finds by outer approximation: every hinge cut
-# eta >= 1'theta - r0 |e| + h(v) + slopes . (z - 1_S), v = sum_i theta_i y_i x_i and
-# e = sum_i theta_i y_i (the intercept's box r0), is a valid under-estimator whatever the
-# accuracy of the dual theta, and the engine solves exactly
-# only the supports that certified dual lower bounds cannot rule out.  The values in the
-# list are within the public solver slack, which is again paid out of epsilon
-# (sampling with eps / (1 + 2 tolerance), here with tolerance 5e-4 Delta_h).
+# best supports, which the certified engine finds without scoring them all.  By weak
+# duality any dual theta gives a lower bound 1'theta - r0 |e| + h(v) on every support,
+# with v = sum_i theta_i y_i x_i over the support's terms and e = sum_i theta_i y_i (the
+# intercept's box r0).  So the engine solves only the supports that such bounds cannot
+# rule out: the 1-swap neighbours of the best support first, then, for the supports
+# further away, a branch and bound over blocks of supports.  CBC's outer approximation
+# is used only when that search gives up.  The values in the list are within the public
+# solver slack, which is again paid out of epsilon (sampling with eps / (1 + 2 tolerance),
+# here with tolerance 5e-4 Delta_h).
 #
 # Below, 30 terms (the 8 survey terms plus 22 pure-noise columns, drawn with a fixed
 # seed) and s = 3: C(30, 3) = 4060 supports, above the hinge default max_enumerate of
-# 2000, so the MIP path runs.  Its certificates come quickly only when the ridge, not the
-# ball, limits the coefficients, so this call keeps the squared loss's radius 1 and ridge
-# 0.1 n (with a small ridge the cuts are too weak to certify in reasonable time); the
-# fit then ranks terms without separating the classes, and the curator line
-# ``constant_classifier_warning`` says so.
+# 2000, so the engine runs, with the same radius 4 and small ridge as above, so that the
+# fit separates the classes.
 
 # %%
 import time
@@ -152,8 +151,8 @@ for j in range(22):
     noise_bounds[f"noise{j}"] = 1.0
 t0 = time.perf_counter()
 res_top = dp_select("had_affair ~ .", wide, method="top_r", loss="hinge", s=3, R=20, epsilon=1.0,
-                    bounds={**bounds, **noise_bounds}, random_state=5, signs=False, radius=1.0,
-                    ridge=0.1 * len(wide))
+                    bounds={**bounds, **noise_bounds}, random_state=5, signs=False, radius=radius,
+                    ridge=ridge)
 print(f"top_r with the hinge loss: {time.perf_counter() - t0:.1f} s")
 print("selected:", ", ".join(res_top.support))
 c = res_top.curator

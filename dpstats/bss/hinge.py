@@ -492,7 +492,10 @@ class HingeObjective(InterceptFirstColumns):
         off = 1 if self.intercept else 0
         free = b[:, off:]
         nb = np.linalg.norm(free, axis=1)
-        free *= np.minimum(1.0, self.radius / np.maximum(nb, np.finfo(float).tiny))[:, None]
+        # rows inside the ball keep scale 1 (no division: radius / tiny norms overflows)
+        scale = np.ones_like(nb)
+        np.divide(self.radius, nb, out=scale, where=nb > self.radius)
+        free *= scale[:, None]
         if off and b.shape[1]:
             r0 = self.box_radius(b.shape[1] - 1)
             np.clip(b[:, 0], -r0, r0, out=b[:, 0])
