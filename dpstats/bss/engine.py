@@ -985,16 +985,10 @@ class OuterApproximationEngine:
         """
         if not hasattr(self.source, "search_blocks"):
             return None
-        from itertools import combinations
-
         t0 = time.perf_counter()
         inc_sup, inc_val = incumbent
         threshold = min(inc_val, cap) - self.tau_mip
-        off = self.offset
-        forced, movable, outside = self._anchor_columns(anchor)
-        bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
-        found = self.source.search_blocks(bases, outside, i, threshold,
-                                          node_limit=self.DUAL_SEARCH_SOLVES, check=self._check_time)
+        found = self._dual_search(anchor, [i], threshold)
         self.stats.log.append({"dual_search": True, "block": i, "exact": found is not None,
                                "solves": found[2] if found is not None else self.DUAL_SEARCH_SOLVES,
                                "seconds": time.perf_counter() - t0})
@@ -1004,12 +998,11 @@ class OuterApproximationEngine:
         if found is None:
             return None
         bound, hits, _ = found
-        found_here = [(tuple(j - off for j in key[off:]), v) for key, v in hits]
-        for key, v in found_here:
+        for key, v in hits:
             self.evaluated.setdefault(key, v)
-        sup, val = min(found_here + [(tuple(inc_sup), float(inc_val))], key=lambda kv: (kv[1], kv[0]))
+        sup, val = min(hits + [(tuple(inc_sup), float(inc_val))], key=lambda kv: (kv[1], kv[0]))
         val = float(self.evaluate([sup])[0])
-        lower = min([bound] + [v - self.tau_eval for _, v in found_here])
+        lower = min([bound] + [v - self.tau_eval for _, v in hits])
         if lower < min(val, cap) - self.tau_mip:
             return None  # only when tau_eval > tau_mip: the MILP decides
         return Certificate(sup, val, min(lower, val), self.tau_mip, 0, capped=bool(val > cap))
@@ -1161,40 +1154,50 @@ class OuterApproximationEngine:
 
         For sources with ``search_blocks`` (the hinge loss): a branch and bound with
         certified dual bounds over the blocks (anchor minus D) + B, |D| = |B| = i >= 2
-        (:meth:`HingeSource.search_blocks`).  ``hits``: supports outside ``skip`` whose
-        certified lower bound is below ``threshold``, with their values; ``bound``: a certified
-        lower bound on R over all the others outside ``skip``.  None when the search needs more
-        than :attr:`DUAL_SEARCH_SOLVES` solves (the MILP then decides).
+        (:meth:`_dual_search`).  ``hits``: supports outside ``skip`` whose certified lower
+        bound is below ``threshold``, with their values; ``bound``: a certified lower bound on
+        R over all the others outside ``skip``.  None when the search needs more than
+        :attr:`DUAL_SEARCH_SOLVES` solves (the MILP then decides).
         """
         if not hasattr(self.source, "search_blocks") or self.s < 2 or self.p - self.s < 2:
             return None
-        from itertools import combinations
-
         t0 = time.perf_counter()
-        off = self.offset
-        forced, movable, outside = self._anchor_columns(anchor)
-        skip_full = {tuple(range(off)) + tuple(int(j) + off for j in k) for k in skip}
-        bound, hits, budget, solves = math.inf, [], self.DUAL_SEARCH_SOLVES, 0
-        for i in range(2, min(self.s, self.p - self.s) + 1):
-            bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
-            found = self.source.search_blocks(bases, outside, i, threshold, skip=skip_full, node_limit=budget - solves,
-                                              check=self._check_time)
-            if found is None:
-                solves = budget + 1
-                break
-            b, h, used = found
-            solves += used
-            bound = min(bound, b)
-            hits += [(tuple(j - off for j in key[off:]), v) for key, v in h]
-        done = solves <= budget
+        found = self._dual_search(anchor, range(2, min(self.s, self.p - self.s) + 1), threshold, skip)
+        done = found is not None
+        bound, hits, solves = found if done else (math.inf, [], self.DUAL_SEARCH_SOLVES)
         self.stats.log.append({"dual_search": True, "solves": solves, "hits": len(hits), "exact": done and not hits,
                                "seconds": time.perf_counter() - t0})
         if self.verbose:
             what = (f"{len(hits)} below the threshold" if hits else f"bound {bound:.6f} >= {threshold:.6f}") if done \
-                else f"gave up after {budget} solves"
+                else f"gave up after {solves} solves"
             self._print(f"[engine] supports with >= 2 mistakes: dual branch and bound, {what}, "
-                        f"{min(solves, budget)} solves in {time.perf_counter() - t0:.2f}s")
+                        f"{solves} solves in {time.perf_counter() - t0:.2f}s")
         return (bound, hits) if done else None
+
+    def _dual_search(self, anchor, sizes, threshold, skip=()):
+        """:meth:`HingeSource.search_blocks` over the blocks (anchor minus D) + B, |D| = |B| = i
+        for each i in ``sizes``, within :attr:`DUAL_SEARCH_SOLVES` solves in all.
+
+        Returns (bound, hits as (candidate support, value), solves), or None when the budget
+        runs out.  ``skip``: candidate supports left out (neither hits nor bounded).
+        """
+        from itertools import combinations
+
+        off = self.offset
+        forced, movable, outside = self._anchor_columns(anchor)
+        skip_full = {tuple(range(off)) + tuple(int(j) + off for j in k) for k in skip}
+        bound, hits, solves = math.inf, [], 0
+        for i in sizes:
+            bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
+            found = self.source.search_blocks(bases, outside, i, threshold, skip=skip_full,
+                                              node_limit=self.DUAL_SEARCH_SOLVES - solves, check=self._check_time)
+            if found is None:
+                return None
+            b, h, used = found
+            solves += used
+            bound = min(bound, b)
+            hits += [(tuple(j - off for j in key[off:]), v) for key, v in h]
+        return bound, hits, solves
 
     def _top_far_by_blocks(self, s1, R):
         """Certify the top-R list against supports with >= 2 mistakes from S_1, without MILP.
