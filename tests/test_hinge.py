@@ -664,3 +664,38 @@ def test_projection_onto_the_ball_scales_only_rows_outside_and_never_overflows()
         out = obj._project(b.copy())
     np.testing.assert_array_equal(out[[0, 2, 3]], b[[0, 2, 3]])
     np.testing.assert_allclose(out[1], [1.2, 1.6, 0.0], rtol=1e-15)
+
+
+def test_line_search_keeps_each_support_s_breakpoints_together():
+    """Regression (fresh-install failure in the hinge mistakes audit): breakpoints were sorted by
+    ``support + time``, and a time just below 1 rounded into the next support's group, so the
+    groups interleaved and an index ran past the array.  Checked against bisection on phi'."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 2))
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    lam, gamma = 0.5, 0.1
+    obj = HingeObjective(X, y, lam, 2.0)
+    K, m = 5, 6
+    u = rng.uniform(0.0, 1.0, size=(K, m))
+    ud = np.ones((K, m))
+    u[:, 0] = 1.0 - 2.0**-53  # a breakpoint at the last float below 1 in every support
+    u[:, 1] = np.nextafter(np.nextafter(gamma, 1.0), 1.0)  # and one just above 0
+    d = rng.normal(size=(K, 2))
+    base = rng.normal(size=K) - 1.0
+    t = obj._line_search(u, ud, d, base, gamma)
+
+    def dphi(k, s):
+        return base[k] + 2 * s * lam * np.sum(d[k] ** 2) - np.sum(ud[k] * np.clip((u[k] - s * ud[k]) / gamma, 0, 1))
+
+    for k in range(K):
+        if dphi(k, 0.0) >= 0:
+            expected = 0.0
+        elif dphi(k, 1.0) <= 0:
+            expected = 1.0
+        else:
+            lo, hi = 0.0, 1.0
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if dphi(k, mid) < 0 else (lo, mid)
+            expected = 0.5 * (lo + hi)
+        assert t[k] == pytest.approx(expected, abs=1e-9)

@@ -966,7 +966,9 @@ class HingeObjective(InterceptFirstColumns):
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = np.where(slope0 > 0, -dphi0 / slope0, np.inf)
             return np.where(dphi0 <= 0, np.clip(t, 0.0, 1.0), 0.0)
-        order = np.argsort(sup + time, kind="stable")
+        # lexicographic (support, then time): a key like ``sup + time`` rounds a time just
+        # below 1 up into the next support, and the groups then interleave
+        order = np.lexsort((time, sup))
         sup, time, jump = sup[order], time[order], jump[order]
         first = np.ones(sup.size, dtype=bool)
         first[1:] = sup[1:] != sup[:-1]
