@@ -687,6 +687,10 @@ def _unclipped_data(frame):
     the votes' sensitivity is 1 without clipping.  Infinite bounds mark the data as
     unclipped; the intercept column is 1.
     """
+    if getattr(frame, "is_dask", False):
+        from .dask_engine import dask_unclipped_data
+
+        return dask_unclipped_data(frame)
     return ClippedData(frame.X, frame.y, math.inf, math.inf, frame.intercept)
 
 

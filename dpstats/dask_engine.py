@@ -63,13 +63,14 @@ def is_dask_dataframe(obj) -> bool:
 
 
 # --------------------------------------------------------------------------- design
-def partition_design(pdf, plan):
+def partition_design(pdf, plan, with_rows=False):
     """(X, y) of one partition: the planned candidate columns (no intercept) and response.
 
     Runs on the workers, with the same total rules as the pandas path
-    (:func:`dpstats.formula.evaluate_rows`); ``plan`` is the picklable DesignPlan.
+    (:func:`dpstats.formula.evaluate_rows`); ``plan`` is the picklable DesignPlan.  With
+    ``with_rows=True`` also the positions of the kept rows in the partition.
     """
-    return _formula.evaluate_rows(pdf, plan)
+    return _formula.evaluate_rows(pdf, plan, with_rows=with_rows)
 
 
 def _partition_lengths(ddf):
@@ -247,6 +248,16 @@ class DaskClippedData:
             self._stats = dask_sufficient_statistics(self.frame, self.clip, self.intercept_value)
         return self._stats
 
+    def partition_sums(self, func, *args):
+        """``func(x, y, *args)`` on every partition's clipped (x, y), summed in a tree.
+
+        ``func`` (picklable: a module-level function) returns a 1-D array of a public
+        length that adds up over partitions (sums of cross-products, counts)."""
+        dask, _ = require_dask()
+        parts = [dask.delayed(_partition_apply, pure=False)(part, self.frame.spec, self.clip, func, args)
+                 for part in self.frame.ddf.to_delayed()]
+        return _tree_sum(dask, parts, _sum_arrays).compute()
+
     def block_sign_votes(self, columns, report, ridge, radius):
         """Per-partition sign votes of the coefficients of ``columns`` (partitions are the blocks)."""
         dask, _ = require_dask()
@@ -256,6 +267,12 @@ class DaskClippedData:
                                                     tuple(columns), tuple(report), ridge, radius, n)
                  for part in parts]
         return np.vstack(dask.compute(*votes)).astype(np.int64)
+
+
+def _partition_apply(pdf, spec, clip, func, args):
+    x, y = partition_design(pdf, spec)
+    xc, yc = _clip_partition(x, y, clip)
+    return np.asarray(func(xc, yc, *args))
 
 
 def _partition_sign_vote(pdf, spec, clip, intercept_value, columns, report, ridge, radius, n):
@@ -307,6 +324,26 @@ def dask_clip_to_bounds(frame: DaskModelFrame, bounds, epsilon_share, rng, categ
                               categorical_terms=categorical_terms, intercept=frame.intercept)
     return DaskClippedData(frame, resolved.ranges, 1.0, 1.0 if has_y else None, frame.intercept,
                            entries=resolved.entries, public_bounds=resolved.public_bounds)
+
+
+class _UnclippedRanges:
+    """The identity mapping: a method without bounds (kendall) reads the values as they are."""
+
+    def map_design(self, x):
+        return x
+
+    def map_response(self, y):
+        return y
+
+    def used(self):
+        return None
+
+
+def dask_unclipped_data(frame: DaskModelFrame) -> DaskClippedData:
+    """The design of a method without bounds, for the shared sign step on Dask (partitions are
+    the blocks).  A block's least-squares sign is a vote in {-1, 0, +1} whatever the range
+    of the data, so the votes' sensitivity is 1 without clipping; the intercept column is 1."""
+    return DaskClippedData(frame, _UnclippedRanges(), float("inf"), float("inf"), frame.intercept)
 
 
 def _sum_arrays(*arrays):

@@ -32,6 +32,12 @@ data's own statistics and then claims sensitivity 1.  After data-dependent scali
 neighbours differ in every row, so that claim does not hold; we use public bounds (or the
 private bound estimate) and the sensitivities above.
 
+On a Dask DataFrame each partition sends :func:`sis_partition_sums` of its clipped rows
+(X'y, the column sums, sum y and its row count: 2 d + 2 numbers), summed in a tree; the
+scores are the same function of the data, equal to the pandas path's up to the order of
+floating-point summation, so the privacy statement is unchanged and a seeded call
+releases what the pandas call releases (unless two scores agree to the last bits).
+
 ``epsilon = inf`` gives plain SIS: the k largest |x_j' y| (ties broken at random).
 
 References
@@ -111,6 +117,24 @@ def sis_scores(X, y, center=None, x_centres=None, y_centre=0.0):
     return np.abs(X.T @ y)
 
 
+def sis_partition_sums(X, y):
+    """[X'y, column sums of X, sum of y, n] of some rows: they add up over partitions."""
+    return np.concatenate([X.T @ y, X.sum(axis=0), [y.sum(), X.shape[0]]])
+
+
+def sis_scores_from_sums(sums, center=None, x_centres=None, y_centre=0.0):
+    """:func:`sis_scores` from :func:`sis_partition_sums` summed over the rows (a Dask DataFrame's
+    partitions): the same numbers up to the order of floating-point summation."""
+    d = (sums.size - 2) // 2
+    xy, xsum, ysum, n = sums[:d], sums[d:2 * d], sums[2 * d], sums[2 * d + 1]
+    if center == "data":
+        return np.abs(xy - xsum * (ysum / n))
+    if x_centres is not None:
+        # (X - c)' (y - c_y) = X'y - c_y X'1 - c (sum y - n c_y)
+        return np.abs(xy - y_centre * xsum - np.asarray(x_centres) * (ysum - n * y_centre))
+    return np.abs(xy)
+
+
 def sis_sensitivity(b_x, b_y, center=None, x_centres=None, y_centre=0.0) -> float:
     if center == "data":
         return CENTER_DATA_FACTOR * b_x * b_y
@@ -119,9 +143,13 @@ def sis_sensitivity(b_x, b_y, center=None, x_centres=None, y_centre=0.0) -> floa
     return PLAIN_FACTOR * b_x * b_y
 
 
-def dp_sis_select(X, y, k, epsilon, b_x, b_y, rng, center=None, x_centres=None, y_centre=0.0):
-    """DP-SIS on arrays already clipped to (b_x, b_y): returns (sorted support, z, Delta_f)."""
-    f = sis_scores(X, y, center, x_centres, y_centre)
+def dp_sis_select(X, y, k, epsilon, b_x, b_y, rng, center=None, x_centres=None, y_centre=0.0, sums=None):
+    """DP-SIS on arrays already clipped to (b_x, b_y): returns (sorted support, z, Delta_f).
+
+    ``sums``: :func:`sis_partition_sums` of the data instead of X and y (Dask).
+    """
+    f = sis_scores(X, y, center, x_centres, y_centre) if sums is None else \
+        sis_scores_from_sums(sums, center, x_centres, y_centre)
     delta = sis_sensitivity(b_x, b_y, center, x_centres, y_centre)
     z = f / delta
     return sample_lipschitz_topk(z, k, epsilon, rng), z, delta
@@ -179,8 +207,10 @@ def run(task) -> MethodOutcome:
     k = task.size
     center = task.options["center"]
     cx, cy = _public_centres(task)
+    # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
+    sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
     support, z, delta = dp_sis_select(data.X, data.y, k, task.epsilon, data.b_x, data.b_y, task.rng,
-                                      center=center, x_centres=cx, y_centre=cy)
+                                      center=center, x_centres=cx, y_centre=cy, sums=sums)
     entry = LedgerEntry(
         mechanism="DP-SIS: canonical Lipschitz top-k of |x_j'y|",
         epsilon=task.epsilon,
@@ -200,6 +230,7 @@ class DPSISMethod(SelectionMethod):
     title = "DP-SIS (sure independence screening, canonical Lipschitz top-k)"
     size_argument = "k"
     uses = ("bounds",)
+    supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)
     options = (
         Custom("center", default="data", check_value=check_center,
                accepted='None, "data", a pair (c_x, c_y) or a dict {term: centre}',

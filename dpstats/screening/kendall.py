@@ -64,7 +64,7 @@ from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
-from .kendall_statistic import KendallPanel
+from .kendall_statistic import KendallPanel, TieBreak
 
 TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
 REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
@@ -103,7 +103,8 @@ class KendallScores:
         return self._redundancy[l]
 
     def has_redundancy(self, l: int) -> bool:
-        return l in self._redundancy
+        has_pass = getattr(self.panel, "has_pass", None)  # a Dask panel keeps whole passes
+        return l in self._redundancy or (has_pass is not None and has_pass(l))
 
     def redundancy_at(self, l: int, features) -> np.ndarray:
         """|tau(X_j, X_l)| for the features j given (an index array)."""
@@ -233,9 +234,23 @@ def sequence_log_probability(scores: KendallScores, sequence, epsilon) -> float:
     return total
 
 
-def private_kendall_select(X, y, k, epsilon, rng, on_round=None):
-    """DP-Kendall on arrays; returns (ordered selection, KendallScores)."""
-    scores = KendallScores(KendallPanel(X, y, rng))
+def private_kendall_select(X, y, k, epsilon, rng, on_round=None, rows=None):
+    """DP-Kendall on arrays; returns (ordered selection, KendallScores).
+
+    ``rows``: the input-row indices of the rows of X (they index the tie-break keys,
+    :class:`~dpstats.screening.kendall_statistic.TieBreak`); 0..n-1 by default.
+    """
+    scores = KendallScores(KendallPanel(X, y, tiebreak=TieBreak.draw(rng, rows)))
+    chosen = kendall_peel(scores, k, epsilon, rng, on_round)
+    return chosen, scores
+
+
+def dask_kendall_select(frame, k, epsilon, rng, on_round=None, before_pass=None):
+    """DP-Kendall on a Dask DataFrame (:mod:`dpstats.screening.kendall_dask`): the same
+    statistic, draws and release as :func:`private_kendall_select` on the same rows."""
+    from .kendall_dask import DaskKendallPanel
+
+    scores = KendallScores(DaskKendallPanel(frame, TieBreak.draw(rng), before_pass=before_pass))
     chosen = kendall_peel(scores, k, epsilon, rng, on_round)
     return chosen, scores
 
@@ -294,7 +309,17 @@ def run(task) -> MethodOutcome:
                             advice="a smaller k or fewer candidate terms")
         progress.update(t)
 
-    chosen, scores = private_kendall_select(frame.X, frame.y, k, task.epsilon, task.rng, on_round)
+    if getattr(frame, "is_dask", False):
+        def before_pass(reference):
+            task.deadline.check("kendall: a pass over the partitions", reached="a pass over the partitions",
+                                advice="a smaller k, fewer candidate terms or fewer partitions")
+
+        chosen, scores = dask_kendall_select(frame, k, task.epsilon, task.rng, on_round, before_pass)
+    else:
+        # Tie-break keys indexed by input row, so that rows dropped by na_action="omit"
+        # leave the other rows' keys as they are (and as on Dask).
+        chosen, scores = private_kendall_select(frame.X, frame.y, k, task.epsilon, task.rng, on_round,
+                                                rows=task.kept_rows if task.rows_may_drop else None)
     progress.update(k)
     entry = LedgerEntry(
         mechanism="DP-Kendall: k rounds of report-noisy-max (Gumbel) on Kendall scores",
@@ -317,6 +342,7 @@ class KendallMethod(SelectionMethod):
     title = "DP-Kendall (Kendall-tau relevance minus redundancy, Gumbel peeling)"
     size_argument = "k"
     neighbours = ADD_REMOVE
+    supports_dask = True  # the exact statistic over unions of partitions (kendall_dask)
     uses = ()
     options = (
         Integer("sign_blocks", default=DEFAULT_SIGN_BLOCKS, minimum=1,

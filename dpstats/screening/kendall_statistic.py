@@ -28,11 +28,22 @@ How D is computed for all d columns against one reference variable v
 
 Blocks are spread over a few threads (the sorts and the counter release the GIL).
 
-Ties: a column whose values tie is ordered by (value, p[row]) with p a uniformly random
-permutation drawn by :meth:`RandomSource.permutation`'s rule (stable argsort of i.i.d.
-uniforms), once per column and fixed for the whole call (its order is kept, so every
-later statistic of the column uses the same tie-break).  Columns without ties have a
-unique order, which is recomputed when needed instead of stored.
+Ties: every variable v (the response, then each column) is ordered by (value, u_v[row],
+row) with u_v[row] an i.i.d. uniform tie-break key (:class:`TieBreak`), fixed for the
+whole call (a tied column's order is kept, so every later statistic of the column uses
+the same tie-break).  Sorting by i.i.d. keys breaks ties by a uniformly random
+permutation.  The keys come from a counter-based generator (Philox4x64, numpy) keyed by
+128 bits drawn from the call's random source, indexed by (variable, input row): the key
+of a row does not depend on which other rows are present, so a Dask partition (or a union
+of two) computes its rows' keys itself and orders them exactly as the whole data would
+(:mod:`dpstats.screening.kendall_dask`).  Columns without ties have a unique order, which
+is recomputed when needed instead of stored.
+
+Why i.i.d. keys keep Lemma 3.2 of Dick, Gillenwater and Joseph (2023): for every fixed
+assignment of keys the tie-broken data are distinct points, and adding or removing one
+record (with its own key) leaves the other records' keys unchanged, so the statistic
+moves by at most 3/2; the mechanism's output distribution is the average over the keys
+of output distributions that each satisfy the privacy inequality, hence satisfies it.
 """
 from __future__ import annotations
 
@@ -53,13 +64,59 @@ _PARALLEL_ELEMENTS = 1 << 20  # below this, threads cost more than they save
 _SIGN_BIT = np.uint64(1 << 63)
 
 
-def random_tiebreak_ranks(values, rng) -> np.ndarray:
-    """Ranks 0..n-1 of ``values`` with ties broken by a uniformly random permutation."""
+_TWO_POW_53 = float(2**53)
+
+
+class TieBreak:
+    """I.i.d. uniform tie-break keys u_v[i] for variable v at input row i.
+
+    ``key`` is two 64-bit words drawn from the call's random source (:meth:`draw`); the
+    keys are Philox4x64 outputs at counter (i // 4, 0, v, 0), so any subset of rows gets
+    its keys without generating the others.  ``rows`` are the input-row indices of the
+    rows at hand (a panel's rows; 0..n-1 by default).  Variable 0 is the response,
+    variable j + 1 column j.  Equal keys (probability below n^2 / 2^54 per variable) fall
+    back to the row order, which every subset shares.
+    """
+
+    def __init__(self, key, rows=None):
+        self.key = np.asarray(key, dtype=np.uint64)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+
+    @classmethod
+    def draw(cls, rng, rows=None):
+        """Keyed by two words from ``rng`` (one draw, whatever the size of the data)."""
+        return cls([rng.integers(2**63), rng.integers(2**63)], rows)
+
+    def subset(self, rows):
+        """The same keys for other rows (input-row indices)."""
+        return TieBreak(self.key, rows)
+
+    def uniforms(self, variable, n):
+        """u_variable at this object's rows (the first n input rows when it has none)."""
+        rows = np.arange(n, dtype=np.int64) if self.rows is None else self.rows
+        if rows.size != n:
+            raise ValueError("the tie-break rows do not match the data")
+        if n == 0:
+            return np.zeros(0)
+        lo, hi = int(rows.min()), int(rows.max()) + 1
+        start = lo - lo % 4
+        gen = np.random.Philox(key=self.key, counter=np.array([start // 4, 0, int(variable), 0], dtype=np.uint64))
+        raw = gen.random_raw(hi - start)[rows - start]
+        return ((raw >> np.uint64(11)).astype(np.float64) + 0.5) / _TWO_POW_53
+
+
+def tiebreak_ranks(values, keys) -> np.ndarray:
+    """Ranks 0..n-1 of ``values``, ties broken by ``keys`` (then by position)."""
     values = np.asarray(values, dtype=np.float64)
-    order = np.lexsort((rng.permutation(values.size), values))
+    order = np.lexsort((keys, values))
     ranks = np.empty(values.size, dtype=np.int64)
     ranks[order] = np.arange(values.size)
     return ranks
+
+
+def random_tiebreak_ranks(values, rng) -> np.ndarray:
+    """Ranks 0..n-1 of ``values`` with ties broken by a uniformly random permutation."""
+    return tiebreak_ranks(values, rng.uniform(np.asarray(values).size))
 
 
 def count_inversions(rows) -> np.ndarray:
@@ -264,31 +321,41 @@ class KendallPanel:
     X : array (n, d)
         Read in blocks of columns, never copied whole (a float64 array is used as is).
     y : array (n,)
-    rng : RandomSource
-        Draws the tie-breaking permutations (once per variable, fixed for the call): the
-        response's first, then those of the tied columns in column order.
+    rng : RandomSource or None
+        Draws the key of the tie-breaks (:class:`TieBreak`, one draw); or pass
+        ``tiebreak``, a :class:`TieBreak` for these rows (a Dask partition's rows).
 
     The statistic against the response is computed for every column on construction
     (that pass also finds the tied columns and draws their tie-breaks).
     """
 
-    def __init__(self, X, y, rng):
+    def __init__(self, X, y, rng=None, tiebreak=None):
         self.X = np.asarray(X, dtype=np.float64)
         self.n, self.d = self.X.shape
         self.bits = _index_bits(self.n)
-        self.y_ranks = random_tiebreak_ranks(y, rng)
+        self.tiebreak = TieBreak.draw(rng) if tiebreak is None else tiebreak
+        self.y_ranks = tiebreak_ranks(y, self.tiebreak.uniforms(0, self.n))
         # Orders (natural row numbers) of the columns whose keys collide, as drawn or
         # computed exactly; every other column has a unique order, recomputed on demand.
         self._stored: dict[int, np.ndarray] = {}
         self._orders: dict[int, np.ndarray] = {}  # small cache of recomputed orders
         self._orders_budget = 1 << 23  # values (4 bytes each)
-        self._dis_y = self._first_pass(_inverse(self.y_ranks), rng)
+        self._dis_y = self._first_pass(_inverse(self.y_ranks))
 
     # ------------------------------------------------------------ public statistics
     def tau_with_ranks(self, ranks, features=None) -> np.ndarray:
         """tau(X_j, v) for the given features (all by default), v given by its ranks 0..n-1."""
         ranks = np.asarray(ranks, dtype=np.intp)
         return scaled_tau_from_discordant(self._discordant(_inverse(ranks), ranks, features), self.n)
+
+    def discordant_with_response(self) -> np.ndarray:
+        """D(X_j, y) for every column (integers)."""
+        return self._dis_y.copy()
+
+    def discordant_with_feature(self, l) -> np.ndarray:
+        """D(X_j, X_l) for every column (integers)."""
+        order = self.order(l)
+        return self._discordant(order, _inverse(order), None)
 
     def tau_with_response(self, features=None) -> np.ndarray:
         dis = self._dis_y if features is None else self._dis_y[np.asarray(features, dtype=np.intp)]
@@ -328,7 +395,7 @@ class KendallPanel:
         return out
 
     # ------------------------------------------------------------ passes over columns
-    def _first_pass(self, y_order, rng):
+    def _first_pass(self, y_order):
         """D(X_j, y) for every j; finds the columns whose keys collide and fixes their orders."""
         d, n = self.d, self.n
         out = np.zeros(d, dtype=np.int64)
@@ -340,7 +407,7 @@ class KendallPanel:
                              d * n, len(starts))
         collided = np.concatenate(collided) if collided else np.zeros(0, dtype=np.intp)
         for s in range(0, collided.size, width):  # in column order: the draws follow it
-            self._collided_block(y_order, collided[s:s + width], out, rng)
+            self._collided_block(y_order, collided[s:s + width], out)
         return out
 
     def _discordant(self, ref_order, ref_rank, features):
@@ -402,7 +469,7 @@ class KendallPanel:
         out[slot[plain]] = counts
         return cols[collided]
 
-    def _collided_block(self, ref_order, cols, out, rng):
+    def _collided_block(self, ref_order, cols, out):
         """Exact orders of columns whose keys collided: ties get their random permutation."""
         if cols.size == 0:
             return
@@ -415,10 +482,10 @@ class KendallPanel:
         for r in np.flatnonzero(untied):
             orders[r] = np.argsort(values[r], kind="stable")  # unique: no ties
         if tied.size:
-            # One permutation per tied column, in column order, by RandomSource.permutation's
-            # rule (stable argsort of uniforms), drawn for the block at once.
-            perms = _stable_order_rows(rng.uniform((tied.size, self.n)))
-            orders[tied] = _lexsort_rows(values[tied], perms)
+            # Each tied column's own keys (TieBreak), as ranks 0..n-1: ordering by
+            # (value, rank of the key) is ordering by (value, key, row).
+            keys = np.stack([self.tiebreak.uniforms(int(cols[r]) + 1, self.n) for r in tied])
+            orders[tied] = _lexsort_rows(values[tied], _inverse_rows(_stable_order_rows(keys)))
         out[cols] = count_inversions(_inverse(ref_order)[orders])
         dtype = np.uint16 if self.n <= 1 << 16 else np.intp
         for r, j in enumerate(cols):

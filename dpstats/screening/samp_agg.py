@@ -135,23 +135,28 @@ def block_votes(X, y, k, blocks, rng, alpha="auto", intercept=True, assignment="
     for b, rows in enumerate(block_rows(n, blocks, rng, assignment, n_labels, input_rows)):
         if on_block is not None:
             on_block(b)
-        if rows.size == 0:
-            continue
-        Xb, yb = X[rows], y[rows]
-        a = block_alpha(Xb, yb, alpha)
-        if a <= 0:
-            continue  # y constant on the block (after centring): no signal, no vote
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # convergence warnings of tiny blocks
-            coef = Lasso(alpha=a, fit_intercept=intercept, max_iter=5000).fit(Xb, yb).coef_
-        mag = np.abs(coef)
-        nonzero = np.flatnonzero(mag > 0)
-        if nonzero.size == 0:
-            continue
-        # The k largest |coef| among the non-zero ones (ties by column index, a public rule).
-        top = nonzero[np.lexsort((nonzero, -mag[nonzero]))[:k]]
-        votes[b, top] = 1
+        votes[b] = lasso_vote(X[rows], y[rows], k, alpha, intercept, Lasso)
     return votes
+
+
+def lasso_vote(Xb, yb, k, alpha, intercept, Lasso=None):
+    """One block's 0/1 vote: its Lasso's k largest |coefficients| among the non-zero ones."""
+    vote = np.zeros(Xb.shape[1], dtype=np.int64)
+    if yb.size == 0:
+        return vote
+    a = block_alpha(Xb, yb, alpha)
+    if a <= 0:
+        return vote  # y constant on the block (after centring): no signal, no vote
+    Lasso = Lasso or _lasso_class()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence warnings of tiny blocks
+        coef = Lasso(alpha=a, fit_intercept=intercept, max_iter=5000).fit(Xb, yb).coef_
+    mag = np.abs(coef)
+    nonzero = np.flatnonzero(mag > 0)
+    if nonzero.size:
+        # The k largest |coef| among the non-zero ones (ties by column index, a public rule).
+        vote[nonzero[np.lexsort((nonzero, -mag[nonzero]))[:k]]] = 1
+    return vote
 
 
 def samp_agg_select(X, y, k, epsilon, rng, blocks=None, alpha="auto", intercept=True, assignment="split",
@@ -233,10 +238,18 @@ def run(task) -> MethodOutcome:
                             advice="fewer blocks")
         progress.update(b)
 
-    chosen, counts = samp_agg_select(data.X, data.y, k, task.epsilon, task.rng, blocks, task.options["alpha"],
-                                     intercept=data.intercept, assignment=assignment,
-                                     n_labels=n_input if task.rows_may_drop else None,
-                                     input_rows=kept_rows(task) if task.rows_may_drop else None, on_block=on_block)
+    if getattr(data, "is_dask", False):
+        from .samp_agg_dask import dask_block_counts
+
+        on_block(0)
+        counts = dask_block_counts(data, k, blocks, task.rng, task.options["alpha"], assignment, n_input)
+        chosen = peel(counts.astype(float), counts.size, k, task.epsilon, VOTE_SENSITIVITY, task.rng)
+    else:
+        chosen, counts = samp_agg_select(data.X, data.y, k, task.epsilon, task.rng, blocks, task.options["alpha"],
+                                         intercept=data.intercept, assignment=assignment,
+                                         n_labels=n_input if task.rows_may_drop else None,
+                                         input_rows=kept_rows(task) if task.rows_may_drop else None,
+                                         on_block=on_block)
     progress.update(blocks)
     entry = LedgerEntry(
         mechanism="Samp-Agg: Lasso votes on disjoint blocks, k rounds of report-noisy-max (Gumbel)",
@@ -258,6 +271,7 @@ class SampAggMethod(SelectionMethod):
     size_argument = "k"
     uses = ("bounds",)
     requires = (("sklearn", "scikit-learn"),)
+    supports_dask = True  # blocks gathered from the partitions by the workers (samp_agg_dask)
     options = (
         Integer("blocks", default=None, minimum=1, allow_none=True,
                 doc="number of blocks; None: floor(sqrt(input rows))"),
