@@ -12,7 +12,12 @@ What leaves a partition is, by construction, small and of a public shape:
   each partition, summed in a tree (:func:`dask_sufficient_statistics`); with
   ``bounds="auto"`` first the counts of the row maxima below each point of the public
   quantile grid (71 integers per partition), which is all the private quantile needs;
-* the shared sign step: one vote vector per partition (partitions are the blocks).
+* the shared sign step: one vote vector per partition (partitions are the blocks);
+* ``dp_sis``: per partition x'y, the column sums, sum y and the row count
+  (:meth:`DaskClippedData.partition_sums`); ``samp_agg``: blocks gathered from the
+  partitions by the workers, one vote-count vector per group of blocks
+  (:mod:`dpstats.screening.samp_agg_dask`); ``kendall``: exact discordant-pair counts
+  over every union of two partitions (:mod:`dpstats.screening.kendall_dask`).
 
 So ``top_r``, ``mistakes`` and ``exponential`` accept a Dask DataFrame whose rows do not fit
 in the client's memory, as long as a p x p matrix does.

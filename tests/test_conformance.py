@@ -378,3 +378,31 @@ def test_register_method_adds_a_method_that_the_contract_covers():
     finally:
         from dpstats import methods
         methods._REGISTERED.pop("first_k_for_test", None)
+
+
+DASK_METHODS = [m for m in METHODS if get_method(m).supports_dask and m != "dpvote"]  # dpvote: tests/test_dask.py
+
+
+@pytest.mark.parametrize("na_action", ["raise", "omit"])
+@pytest.mark.parametrize("name", DASK_METHODS)
+def test_seeded_pandas_and_dask_calls_release_the_same(name, na_action):
+    # Same random_state, same data: the private randomness is drawn the same way on both
+    # backends (blocks, tie-break keys, noise), so the whole release is equal, at a finite
+    # epsilon.  signs=False: on Dask the partitions are the sign step's blocks.
+    dd = pytest.importorskip("dask.dataframe")
+    call = {**base_call(name), "signs": False}
+    if name in ("dp_sis", "kendall", "samp_agg"):
+        call[_size(name)] = 3
+    frame = data(n=150, p=7, seed=4)
+    frame["x3"] = np.round(frame["x3"])  # ties, for the rank-based method
+    if na_action == "omit":
+        frame.loc[[2, 70, 149], "x2"] = np.nan
+    ddf = dd.from_pandas(frame, npartitions=5)
+    on_pandas = dpstats.dp_select("y ~ .", frame, method=name, epsilon=1.0, random_state=7, na_action=na_action,
+                                  **call)
+    on_dask = dpstats.dp_select("y ~ .", ddf, method=name, epsilon=1.0, random_state=7, na_action=na_action,
+                                **call)
+    assert on_dask.release() == on_pandas.release()
+    assert "dask DataFrame, 5 partitions" in on_dask.call
+    other = dpstats.dp_select("y ~ .", ddf, method=name, epsilon=1.0, random_state=8, na_action=na_action, **call)
+    assert other.ledger.total_epsilon == on_dask.ledger.total_epsilon

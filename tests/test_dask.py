@@ -3,6 +3,7 @@ pandas-vs-Dask equality, a LocalCluster run, and bad input."""
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpstats
@@ -178,3 +179,124 @@ def test_dpvote_omit_on_dask_uses_input_rows_and_empty_machines_vote_zero(monkey
     assert fit.ledger.entries[0].details["machines"] == 4
     assert sorted(calls) == sorted([(0, 400)] + [(r, 400) for r in ddf.map_partitions(len).compute().iloc[1:]])
     assert fit.curator["vote_counts"] and acc.remaining()[0] == pytest.approx(4)
+
+
+# ------------------------------------------------------------ screening methods on Dask
+def brute_force_discordant(x, v, ux, uv):
+    """O(n^2) oracle: discordant pairs under the orders (value, key) of x and of v."""
+    n = x.size
+    rx = np.lexsort((ux, x)).argsort()  # ranks under (value, key)
+    rv = np.lexsort((uv, v)).argsort()
+    i, j = np.triu_indices(n, 1)
+    return int(np.sum((rx[i] - rx[j]) * (rv[i] - rv[j]) < 0))
+
+
+def test_tiebreak_keys_of_a_row_do_not_depend_on_the_other_rows():
+    from dpstats.screening.kendall_statistic import TieBreak
+
+    key = TieBreak.draw(dpstats.privacy.randomness.RandomSource(3))
+    full = key.uniforms(5, 1000)
+    rows = np.array([3, 4, 17, 500, 999])
+    assert np.array_equal(key.subset(rows).uniforms(5, rows.size), full[rows])
+    assert not np.array_equal(key.uniforms(6, 1000), full)  # one stream per variable
+    assert 0 < full.min() and full.max() < 1 and abs(full.mean() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("npartitions", [1, 2, 3, 7])
+def test_dask_kendall_counts_are_the_exact_discordant_pairs(npartitions):
+    # D = sum_{p<q} D(p u q) - (P - 2) sum_p D(p) equals the whole data's count, with ties,
+    # checked against the pandas panel and an O(n^2) oracle.
+    from dpstats.privacy.randomness import RandomSource
+    from dpstats.screening.kendall_dask import DaskKendallPanel
+    from dpstats.screening.kendall_statistic import KendallPanel, TieBreak
+
+    rng = np.random.default_rng(npartitions)
+    n = 90
+    frame = pd.DataFrame({"a": rng.integers(0, 4, n).astype(float), "b": rng.normal(size=n),
+                          "c": rng.integers(0, 3, n).astype(float)})
+    frame["y"] = np.round(frame["a"] + rng.normal(size=n))
+    ddf = dd.from_pandas(frame, npartitions=npartitions)
+    if npartitions == 3:  # an empty partition is no special case
+        ddf = ddf.map_partitions(lambda part: part.iloc[:0] if part.index[0] == 0 else part)
+    keep = np.concatenate([part.index.to_numpy() for part in
+                           [ddf.get_partition(i).compute() for i in range(ddf.npartitions)]])
+    dframe = build_dask_model_frame("y ~ .", ddf)
+    key = TieBreak.draw(RandomSource(1))
+    dask_panel = DaskKendallPanel(dframe, key)
+    kept = frame.loc[keep]
+    local_rows = np.arange(n) if keep.size == n else None
+    X, y = kept[["a", "b", "c"]].to_numpy(), kept["y"].to_numpy()
+    if local_rows is None:
+        # the empty partition's input rows are missing: index the keys by input row
+        offsets = np.concatenate([[0], np.cumsum(dframe.partition_rows)[:-1]])
+        local_rows = np.concatenate([off + np.arange(len(ddf.get_partition(i).compute()))
+                                     for i, off in enumerate(offsets)])
+    panel = KendallPanel(X, y, tiebreak=key.subset(local_rows))
+    assert dask_panel.n == X.shape[0]
+    assert np.array_equal(dask_panel.tau_with_response(), panel.tau_with_response())
+    for l in range(3):
+        assert np.array_equal(dask_panel.tau_with_feature(l), panel.tau_with_feature(l))
+    sub = key.subset(local_rows)
+    uy = sub.uniforms(0, y.size)
+    for j in range(3):
+        expected = brute_force_discordant(X[:, j], y, sub.uniforms(j + 1, y.size), uy)
+        assert panel.discordant_with_response()[j] == expected
+    assert np.array_equal(panel.discordant_with_feature(2)[:1],
+                          [brute_force_discordant(X[:, 0], X[:, 2], sub.uniforms(1, y.size),
+                                                  sub.uniforms(3, y.size))])
+
+
+SEEN = []  # what the client-side reductions of the screening methods received (module level:
+# the spies are pickled by reference, so the in-process workers append to this list)
+
+
+def _sum_spy(*arrays):
+    SEEN.extend(np.asarray(a).shape for a in arrays)
+    return np.sum(np.stack(arrays), axis=0)
+
+
+def test_localcluster_screening_methods_send_only_vectors_and_match_pandas(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from dpstats import dask_engine
+    from dpstats.screening import kendall_dask, samp_agg_dask
+
+    data = regression_frame(n=400, p=6)
+    ddf = dd.from_pandas(data, npartitions=4)
+    calls = [("dp_sis", {"bounds": (2.0, 3.0)}), ("kendall", {}), ("samp_agg", {"bounds": (2.0, 3.0)})]
+    pandas_fits = [dpstats.dp_select("y ~ .", data, method=m, epsilon=2, k=2, signs=False, random_state=3, **kw)
+                   for m, kw in calls]
+    for module in (dask_engine, kendall_dask, samp_agg_dask):
+        name = "_sum_arrays" if module is dask_engine else "_sum"
+        monkeypatch.setattr(module, name, _sum_spy)
+    SEEN.clear()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        dask_fits = [dpstats.dp_select("y ~ .", ddf, method=m, epsilon=2, k=2, signs=False, random_state=3, **kw)
+                     for m, kw in calls]
+        signed = dpstats.dp_select("y ~ .", ddf, method="kendall", epsilon=2, k=2, random_state=3)
+    for a, b in zip(pandas_fits, dask_fits):
+        assert a.release() == b.release()
+    # dp_sis: 2 d + 2 sums per partition; kendall: d counts and n per task; samp_agg: d counts
+    assert set(SEEN) == {(2 * 6 + 2,), (6 + 1,), (6,)}
+    assert signed.signs_private and signed.ledger.entries[-1].details["blocks"] == 4
+
+
+@pytest.mark.parametrize("center", ["data", None, (0.5, -0.2), {"x1": 0.3, "y": 0.1}])
+def test_dask_dp_sis_scores_equal_pandas_to_rounding(center):
+    from dpstats.screening.dp_sis import sis_partition_sums, sis_scores, sis_scores_from_sums
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (300, 5)), rng.uniform(-1, 1, 300)
+    cx = None if center in ("data", None) else rng.uniform(-0.5, 0.5, 5)
+    sums = sum(sis_partition_sums(X[i:i + 70], y[i:i + 70]) for i in range(0, 300, 70))
+    mode = center if center in ("data", None) else None
+    np.testing.assert_allclose(sis_scores_from_sums(sums, mode, cx, 0.3), sis_scores(X, y, mode, cx, 0.3),
+                               rtol=1e-12, atol=1e-12)
+    data = regression_frame(n=300, p=5)
+    a = dpstats.dp_select("y ~ .", data, method="dp_sis", epsilon=2, k=2, bounds=(2, 3), center=center,
+                          signs=False, random_state=1)
+    b = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), method="dp_sis", epsilon=2, k=2,
+                          bounds=(2, 3), center=center, signs=False, random_state=1)
+    assert a.release() == b.release()
+    assert b.curator["score_gap_k_to_k_plus_1"] == pytest.approx(a.curator["score_gap_k_to_k_plus_1"], rel=1e-10)
+    assert b.curator["probability_true_topk"] == pytest.approx(a.curator["probability_true_topk"], rel=1e-9)

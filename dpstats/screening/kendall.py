@@ -6,7 +6,10 @@ Neighbours: add or remove one record, so n is private; nothing here is derived f
 outside the budget (no bounds, no clipping: the statistic only uses ranks).
 
 * Ties are broken by a uniformly random permutation drawn by the mechanism, once per
-  variable (the paper's infinitesimal jitter without a data-dependent jitter scale).
+  variable (the paper's infinitesimal jitter without a data-dependent jitter scale): i.i.d.
+  uniform keys per (variable, input row) from a generator keyed by the call's random
+  source (:class:`~dpstats.screening.kendall_statistic.TieBreak`, which states why the
+  lemma below holds with them).
 * tau(u, v) = n/2 - 2 D / (n - 1) with D the discordant pairs, in [-n/2, n/2]: (n/2) times
   Kendall's tau-a of the tie-broken data.  Adding or removing a point moves it by at most
   3/2 (Dick, Gillenwater and Joseph 2023, Lemma 3.2).
@@ -25,6 +28,10 @@ one block; each block's least-squares fit on the *unclipped* selected columns is
 vote in {-1, 0, +1} (0 when the fit is degenerate, e.g. a block with fewer rows than
 columns), so every count moves by at most 1.  Choose ``sign_blocks`` so that n / sign_blocks
 comfortably exceeds k + 1.
+
+On a Dask DataFrame the statistic is computed exactly, without collecting the rows
+(:mod:`dpstats.screening.kendall_dask`), and the sign step uses the partitions as its
+blocks (their number is public; a record is in one partition).
 
 ``epsilon = inf`` gives the non-private counterpart: the same rounds with the argmax
 (ties broken at random).

@@ -38,6 +38,9 @@ A block's own data can only change that block's vote, so this keeps sensitivity 
 A number gives a public constant alpha for every block.  Columns are fitted as clipped
 (no data-dependent standardisation), with an intercept when the formula has one.
 
+On a Dask DataFrame the same blocks are drawn on the client and the rows are gathered into
+them by the workers (:mod:`dpstats.screening.samp_agg_dask`): same counts, same release.
+
 ``epsilon = inf`` gives the plain vote: the k largest counts (ties broken at random).
 
 scikit-learn is an optional dependency (``pip install dpstats[lasso]``).
