@@ -100,6 +100,8 @@ CURATOR_KEYS = {
     "non_private_topk": "the k best features by the non-private score",
     "non_private_ranking": "the leading features with their non-private score (dp_sis: score / sensitivity; "
                            "kendall: |tau(x_j, y)|; samp_agg: vote count)",
+    "non_private_scores": "the non-private score of the leading features and of the released ones, as numbers, "
+                          "with its meaning (what fit.plot() draws)",
     "non_private_selection": "kendall: the non-private selection with the same redundancy rule, in order",
     "private_selection_order": "kendall: the released features in the order they were picked",
     "probability_true_topk": "dp_sis: exact P(the mechanism returns the non-private top k)",

@@ -276,6 +276,18 @@ class MethodOutcome:
     sign_blocks: Any = None  # a method's own row blocks, reusable by the sign step
 
 
+def leading_scores(terms, values, released, count) -> dict:
+    """Curator only: {term: score} of the ``count`` highest scores and of the released terms.
+
+    What ``fit.plot()`` draws for methods that score terms one by one (a dict, so the
+    curator text does not list it twice next to ``non_private_ranking``)."""
+    values = np.asarray(values, dtype=np.float64)
+    count = min(int(count), values.size)
+    lead = np.argpartition(-values, count - 1)[:count] if 0 < count < values.size else np.arange(values.size)
+    chosen = sorted(set(int(j) for j in lead) | set(int(j) for j in released))
+    return {terms[j]: float(values[j]) for j in chosen}
+
+
 def available_methods() -> list[str]:
     """Names of the methods this installation can run (their dependencies import)."""
     out = []

@@ -358,25 +358,49 @@ class Plan:
         t = self.table
         return "n" if t["n"].nunique() >= t["epsilon"].nunique() else "epsilon"
 
-    def plot(self, ax=None, axis=None):
-        """Predicted recovery probability against n (or epsilon) with the interval band.
+    def _default_grid(self, axis):
+        if axis == "n":
+            return sorted({max(2, int(round(self.n * f))) for f in (0.25, 0.5, 1, 2, 4, 8)})
+        if math.isinf(self.epsilon):
+            raise InvalidArgumentError("plot(axis='epsilon') needs grid= when the planned epsilon is inf.")
+        return [self.epsilon * 2.0**k for k in range(-2, 5)]
+
+    def plot(self, ax=None, axis=None, grid=None):
+        """Predicted recovery probability against n (or epsilon): a curve with its interval band.
 
         ``axis`` is "n" or "epsilon" (default: the one with more evaluated points); the
-        other is held at its planned value.  Returns the matplotlib Axes (needs
-        ``pip install "dpstats[plots]"``).
+        other is held at its planned value.  ``grid``: the values of ``axis`` to draw
+        (evaluated now when not in :attr:`table`).  Without it, points already evaluated
+        (by :meth:`evaluate`, :meth:`required_n`, ...) are drawn, and when there are fewer
+        than three, the default grid of :meth:`required_n` (:meth:`required_epsilon`) is
+        evaluated first: ``reps`` simulated calls per new point.  The planned point is
+        marked.  Returns the matplotlib Axes (needs ``pip install "dpstats[plots]"``).
         """
         plt = _pyplot()
         axis = axis or self._axis()
         if axis not in ("n", "epsilon"):
             raise InvalidArgumentError(f"axis must be 'n' or 'epsilon'; got {axis!r}.")
-        t = self.table
         other = "epsilon" if axis == "n" else "n"
+        if grid is not None:
+            self.evaluate(**{f"{axis}_grid": grid})
+        else:
+            t = self.table
+            if (t[other] == getattr(self, other)).sum() < 3:
+                self.evaluate(**{f"{axis}_grid": self._default_grid(axis)})
+        t = self.table
         t = t[t[other] == getattr(self, other)].sort_values(axis)
+        if grid is not None:
+            wanted = {float(v) for v in grid}
+            t = t[t[axis].astype(float).isin(wanted)]
         if ax is None:
-            _, ax = plt.subplots(figsize=(5, 3.5))
+            _, ax = plt.subplots(figsize=(5.5, 3.8), layout="constrained")
         x = t[axis].to_numpy(dtype=float)
         ax.fill_between(x, t["lower"], t["upper"], alpha=0.25, label=f"{self.level:.0%} Monte Carlo interval")
         ax.plot(x, t["probability"], marker="o", label="predicted P(true support)")
+        planned = float(getattr(self, axis))
+        if planned in set(x):
+            ax.scatter([planned], [self.probability], s=90, facecolors="none", edgecolors="black", zorder=3,
+                       label=f"planned {axis} = {planned:g}")
         if len(x) > 1 and x.max() / x.min() >= 4:
             ax.set_xscale("log")
             ax.set_xticks(x, [f"{v:g}" for v in x], minor=False)
@@ -385,8 +409,8 @@ class Plan:
         ax.set_ylabel("P(returns the true support)")
         ax.set_ylim(0, 1.02)
         ax.set_title(f"plan: {self.method}, p = {self.p}, s = {self.s}, "
-                     + (f"epsilon = {self.epsilon:g}" if axis == "n" else f"n = {self.n}"))
-        ax.legend(loc="lower right")
+                     + (f"epsilon = {self.epsilon:g}" if axis == "n" else f"n = {self.n}"), fontsize=9)
+        ax.legend(loc="lower right", fontsize=8)
         return ax
 
     def __str__(self):

@@ -287,36 +287,91 @@ class SelectionResult:
         sections.append(("Diagnostics (curator only)", self._curator_text()))
         return Summary(sections, curator=True)
 
-    def plot(self, ax=None):
-        """Curator only: the exact P(returned) of the best supports, with the uniform level.
+    def plot(self, ax=None, top=20):
+        """Curator only: what the mechanism chose among, with the released support marked.
 
-        Bars: ``probability`` of each support in ``curator["top_supports"]`` (best first);
-        horizontal line: 1 / C(p, s), the probability of a uniform random pick.  Titled
-        "curator only": never publish the figure.  Returns the matplotlib Axes (needs
-        ``pip install "dpstats[plots]"``).
+        One horizontal bar per candidate (best first), the released support in red with
+        its label in bold:
+
+        * ``exponential``, ``top_r`` (and ``mistakes`` when its guard ran top_r): the
+          exact P(returned) of the best supports (``curator["top_supports"]``), with the
+          probability of a uniform pick, 1 / C(p, s), as a dashed line;
+        * ``mistakes``: P(block i) of the mechanism that ran, each block labelled by its
+          best support S^(i);
+        * ``mcmc``: the objective R (lower is better) of the chain's start and of the
+          released support, and the exact mechanism's most likely support when it was
+          computed;
+        * ``dp_sis``, ``kendall``, ``samp_agg``: the non-private score of the leading terms
+          (``curator["non_private_scores"]``), released terms added when they rank lower;
+        * ``dpvote``: the stability st_j of the leading coordinates.
+
+        At most ``top`` candidates (plus released terms outside them).  The names are on
+        the vertical axis and wrap, so they are readable at any length; a figure made here
+        keeps them on ``savefig`` without ``bbox_inches``.  Titled "curator only": never
+        publish the figure (it shows non-private numbers).  Returns the matplotlib Axes
+        (needs ``pip install "dpstats[plots]"``).
         """
-        from .planning import _pyplot
+        from .errors import InvalidArgumentError
+        from .plots import marked_barh, new_axes, wrap
 
-        top = (self.curator or {}).get("top_supports")
-        if not top:
-            from .errors import InvalidArgumentError
-
-            raise InvalidArgumentError(f"fit.plot() needs curator['top_supports'], which method {self.method!r} "
-                                       "does not compute.")
-        plt = _pyplot()
-        if ax is None:
-            _, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(top) + 2), 3.5))
-        labels = ["{" + ", ".join(r["support"]) + "}" for r in top]
-        ax.bar(range(len(top)), [r["probability"] for r in top], color="#c44", label="P(returned), exact")
-        size = self._public_call.get("s", len(top[0]["support"]))
-        uniform = 1.0 / math.comb(len(self.terms), size)
-        ax.axhline(uniform, color="black", linestyle="--", label=f"uniform pick 1/C({len(self.terms)}, {size})")
-        ax.set_xticks(range(len(top)))
-        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
-        ax.set_ylabel("P(mechanism returns the support)")
-        ax.set_title(f"curator only - {self.method}: best supports")
-        ax.legend(fontsize=8)
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
+        chart = self._plot_rows(top)
+        if chart is None:
+            raise InvalidArgumentError(f"fit.plot() needs the curator diagnostics of method {self.method!r}, and "
+                                       "this result has none (they are never part of a release).")
+        rows, xlabel, what, line = chart
+        labels = [wrap(label) for label, _, _ in rows]
+        ax = new_axes(labels, ax)
+        released_label = "released support" if what == "supports" else "released terms"
+        handles = marked_barh(ax, labels, [v for _, v, _ in rows], [m for _, _, m in rows], xlabel=xlabel,
+                              marked_label=released_label, other_label=f"other {what}")
+        if line is not None:
+            value, text = line
+            handles.append(ax.axvline(value, color="black", linestyle="--", label=text))
+        if not any(m for _, _, m in rows):
+            ax.text(0.99, 0.01, "the released support is not among these", transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize=8)
+        ax.set_title(f"curator only - {self.method}: released {{{', '.join(self.support)}}}" if
+                     len(", ".join(self.support)) <= 60 else f"curator only - {self.method}", fontsize=9)
+        ax.legend(handles=handles, fontsize=8, loc="lower right")
         return ax
+
+    def _plot_rows(self, top):
+        """(rows of (label, value, released?), x label, "supports"/"terms", reference line) or None."""
+        c = self.curator or {}
+        released = set(self.support)
+
+        def support_label(support):
+            return "{" + ", ".join(support) + "}"
+
+        tops = c.get("top_supports") or (c.get("fallback_top_r") or {}).get("top_supports")
+        if tops:
+            rows = [(support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
+                    for r in tops[:top]]
+            size = len(tops[0]["support"])
+            line = (1.0 / math.comb(len(self.terms), size), f"uniform pick 1/C({len(self.terms)}, {size})")
+            return rows, "P(mechanism returns the support), exact", "supports", line
+        if c.get("block_supports") and c.get("block_probabilities") is not None:
+            rows = [(f"block {i}: " + support_label(sup), float(prob), set(sup) == released)
+                    for i, (sup, prob) in enumerate(zip(c["block_supports"], c["block_probabilities"]))][:top]
+            return rows, "P(mechanism draws from the block), exact", "supports", None
+        if "objective_final" in c and "objective_start" in c:
+            rows = [("start " + support_label(c.get("start_support", [])), float(c["objective_start"]), False),
+                    ("released " + support_label(self.support), float(c["objective_final"]), True)]
+            if "objective_min_visited" in c:
+                rows.insert(0, ("lowest visited by the chain", float(c["objective_min_visited"]), False))
+            return rows, "objective R (lower is better)", "supports", None
+        if isinstance(c.get("non_private_scores"), dict):
+            scores, xlabel = c["non_private_scores"]["scores"], c["non_private_scores"]["meaning"]
+        else:
+            scores, xlabel = c.get("stability"), "stability st_j = max(N+, N-) - floor(m/2) - 1"
+        if isinstance(scores, dict) and scores:
+            order = sorted(scores, key=lambda t: (-scores[t], self.terms.index(t) if t in self.terms else 0))
+            shown = order[:top] + [t for t in order[top:] if t in released]
+            rows = [(t, float(scores[t]), t in released) for t in shown]
+            return rows, xlabel, "terms", None
+        return None
 
     def _curator_text(self) -> str:
         c = self.curator

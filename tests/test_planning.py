@@ -182,12 +182,12 @@ def test_fit_plot_bars_are_the_exact_probabilities_and_the_line_is_uniform():
                             random_state=5, signs=False)
     ax = fit.plot()
     top = fit.curator["top_supports"]
-    heights = [patch.get_height() for patch in ax.patches]
-    assert heights == pytest.approx([r["probability"] for r in top])
+    widths = [patch.get_width() for patch in ax.patches]  # horizontal bars, best first
+    assert widths == pytest.approx([r["probability"] for r in top][:len(widths)])
     [line] = ax.get_lines()
-    assert np.allclose(line.get_ydata(), 1 / math.comb(6, 2))
+    assert np.allclose(line.get_xdata(), 1 / math.comb(6, 2))
     assert "curator only" in ax.get_title()
-    assert [t.get_text() for t in ax.get_xticklabels()][0] == "{" + ", ".join(top[0]["support"]) + "}"
+    assert [t.get_text() for t in ax.get_yticklabels()][0] == "{" + ", ".join(top[0]["support"]) + "}"
     plt.close(ax.figure)
 
 

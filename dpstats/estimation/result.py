@@ -201,6 +201,51 @@ class EstimateResult:
 
     conf_int = confint  # statsmodels' name
 
+    def plot(self, ax=None, level=None, intercept=False):
+        """The private coefficients with their intervals (R's ``coefplot``), one row per term.
+
+        Points: :attr:`coef`; horizontal lines: :meth:`confint` at ``level`` (default: the
+        estimate's level); a dashed line at 0.  The intercept is left out unless
+        ``intercept=True`` (its scale differs from the slopes').  An estimate without
+        intervals (objective perturbation with the logistic loss, Tukey depth) draws the
+        points alone and says so.  Everything drawn is released (the coefficients and the
+        bootstrap on released statistics), so the figure may be published with the
+        estimate.  Names are on the vertical axis and wrap; a figure made here keeps them
+        on ``savefig`` without ``bbox_inches``.  Returns the matplotlib Axes (needs
+        ``pip install "dpstats[plots]"``).
+        """
+        from ..plots import new_axes, wrap
+
+        if not isinstance(intercept, bool):
+            raise InvalidTypeError(f"intercept must be True or False; got {intercept!r}.")
+        level = self.level if level is None else check_level(level)
+        if self.status != "released":
+            raise InvalidArgumentError(f"nothing to plot: no coefficients were released ({self.status}).")
+        names = [n for n in self.names if intercept or n != INTERCEPT]
+        if not names:
+            raise InvalidArgumentError("nothing to plot: the estimate has only the intercept; pass intercept=True.")
+        labels = [wrap(n) for n in names]
+        ax = new_axes(labels, ax, width=5.0)
+        y = np.arange(len(names))
+        coef = self.coef[names].to_numpy()
+        if self.has_intervals:
+            # Drawn as segments, not error bars: a basic bootstrap interval need not contain the point.
+            ci = self.confint(level).loc[names].to_numpy()
+            ax.hlines(y, ci[:, 0], ci[:, 1], color="#247", linewidth=2,
+                      label=f"{_pct(level)} basic bootstrap interval")
+            ax.plot(coef, y, "o", color="#247", label="coefficient")
+        else:
+            ax.plot(coef, y, "o", color="#247", label="coefficient (no intervals: " +
+                    ("Tukey depth" if self.is_tukey else "logistic objective perturbation") + ")")
+        ax.axvline(0.0, color="black", linestyle="--", linewidth=0.8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"coefficient (original units of {self.response})" if self.response else "coefficient")
+        ax.set_title(f"private estimate: {self.mechanism}", fontsize=9)
+        ax.legend(fontsize=8, loc="best")
+        return ax
+
     def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
         """Predictions for new rows through the formula's design of the selected terms.
 

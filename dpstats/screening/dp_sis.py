@@ -58,7 +58,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
 from ..method_options import Custom
-from ..methods import MethodOutcome, SelectionMethod
+from ..methods import MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
@@ -220,6 +220,8 @@ def run(task) -> MethodOutcome:
                  ("data" if center == "data" else "public values"), "b_x": data.b_x, "b_y": data.b_y},
     )
     curator = curator_summary(task.terms, z, k, task.epsilon, delta)
+    curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
+                                     "scores": leading_scores(task.terms, z, support, max(2 * k, 20))}
     return MethodOutcome(support=np.sort(support), entries=[entry], curator=curator)
 
 

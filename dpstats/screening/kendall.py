@@ -68,7 +68,7 @@ import numpy as np
 
 from ..mechanisms.gumbel import gumbel_scale, noisy_max_log_probabilities, report_noisy_max
 from ..method_options import Integer
-from ..methods import MethodOutcome, SelectionMethod
+from ..methods import MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
 from .kendall_statistic import KendallPanel, TieBreak
@@ -338,6 +338,8 @@ def run(task) -> MethodOutcome:
                  "ties": "broken by a uniformly random permutation", "composition": "basic over k rounds"},
     )
     curator = curator_summary(task.terms, scores, chosen, k, task.epsilon)
+    curator["non_private_scores"] = {"meaning": "|tau(x_j, y)|, round-1 score (non-private)",
+                                     "scores": leading_scores(task.terms, scores.relevance, chosen, max(2 * k, 20))}
     return MethodOutcome(support=np.sort(np.asarray(chosen, dtype=np.int64)), entries=[entry], curator=curator,
                          sign_blocks=task.options["sign_blocks"])
 

@@ -62,7 +62,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
 from ..method_options import Custom, Integer
-from ..methods import MethodOutcome, SelectionMethod
+from ..methods import MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 
@@ -263,6 +263,8 @@ def run(task) -> MethodOutcome:
                  "alpha": task.options["alpha"], "block assignment": ASSIGNMENT_TEXT[assignment]},
     )
     curator = curator_summary(task.terms, counts, chosen, k, task.epsilon, blocks)
+    curator["non_private_scores"] = {"meaning": "Lasso votes: blocks voting for the term (non-private)",
+                                     "scores": leading_scores(task.terms, counts, chosen, max(2 * k, 20))}
     return MethodOutcome(support=np.sort(np.asarray(chosen, dtype=np.int64)), entries=[entry], curator=curator)
 
 
