@@ -149,7 +149,11 @@ def _isotonic(values, weights):
     return [m for m, _, c in blocks for _ in range(c)]
 
 
-def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, random_state=None, level=0.95,
+#: ``plan``'s default bounds: (1, 1) for a method that clips, none for one that does not (kendall, dpvote).
+DEFAULT_BOUNDS = "default"
+
+
+def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=100, random_state=None, level=0.95,
          signs=False, **select_options) -> "Plan":
     """Predicted probability that ``dp_select`` returns the true support, for a planned design.
 
@@ -163,8 +167,9 @@ def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, rand
         terms); the design needs 2s - 1 < p (:func:`dpstats.simulate`).
     epsilon : float
         Budget of the planned call.
-    bounds : as in ``dp_select``, default (1, 1)
-        Public clipping bounds of the planned call.
+    bounds : as in ``dp_select``
+        Public clipping bounds of the planned call; default (1, 1) (the simulated design's
+        scale), and none for a method that uses no bounds (``kendall``, ``dpvote``).
     design : dict, optional
         ``rho`` (default 0.1), ``snr`` (default 5), ``family`` and ``link`` of
         :func:`dpstats.simulate`.
@@ -189,7 +194,12 @@ def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, rand
 
     if not isinstance(method, str):
         raise InvalidTypeError(f"method must be a method name (str); got {method!r}.")
-    get_method(method)  # unknown names raise InvalidArgumentError with the list
+    meth = get_method(method)  # unknown names raise InvalidArgumentError with the list
+    if isinstance(bounds, str) and bounds == DEFAULT_BOUNDS:
+        bounds = (1, 1) if meth.needs_bounds else None
+    elif bounds is not None and not meth.needs_bounds:
+        raise InvalidArgumentError(f"method {method!r} uses no bounds (it needs no clipping); do not pass bounds= "
+                                   "to plan for it.")
     refused = sorted(set(select_options) & set(_REFUSED))
     if refused:
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "

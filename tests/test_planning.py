@@ -217,3 +217,13 @@ def test_missing_matplotlib_gives_the_pip_command(monkeypatch, small_plan):
     with pytest.raises(MissingPlotDependencyError, match=r'pip install "dpstats\[plots\]"') as info:
         small_plan.plot()
     assert isinstance(info.value, dpstats.DPStatsError) and isinstance(info.value, ImportError)
+
+
+def test_a_method_without_bounds_plans_without_bounds_and_refuses_them_by_name():
+    # plan's default bounds (1, 1) belong to the methods that clip; kendall uses none, and a
+    # user who passed none must not be told to "leave bounds=None".
+    planned = dpstats.plan(method="kendall", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0)
+    assert planned.bounds is None and "bounds = None" in str(planned)
+    with pytest.raises(dpstats.InvalidArgumentError, match="do not pass bounds= to plan"):
+        dpstats.plan(method="kendall", n=60, p=4, s=1, epsilon=4.0, reps=2, bounds=(1, 1))
+    assert dpstats.plan(method="dp_sis", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0).bounds == (1, 1)
