@@ -14,6 +14,7 @@ fits instead.
 
     python benchmarks/bench_dask_screening.py                 # n = 400,000, p = 50, 16 partitions
     python benchmarks/bench_dask_screening.py --quick         # n = 40,000, a smoke run
+    python benchmarks/bench_dask_screening.py --methods kendall --union-mb 0,64   # two group sizes
 """
 from __future__ import annotations
 
@@ -55,9 +56,13 @@ def vm_hwm_mb():
     return None if kb is None else kb / 1024
 
 
-def run_one(backend, method, n, p, partitions):
+def run_one(backend, method, n, p, partitions, union_mb):
     """In a fresh process: one dp_select call; prints a JSON line."""
     import dpstats
+    from dpstats.screening import kendall_dask
+
+    if union_mb:
+        kendall_dask.UNION_BYTES = int(union_mb * 2**20)
 
     rows = n // partitions
     call = dict(CALLS[method], epsilon=2.0, signs=False, random_state=1)
@@ -83,8 +88,8 @@ def run_one(backend, method, n, p, partitions):
     print("RESULT " + json.dumps(out, default=str))
 
 
-def measure(backend, method, n, p, partitions):
-    cmd = [sys.executable, __file__, "--one", backend, method, str(n), str(p), str(partitions)]
+def measure(backend, method, n, p, partitions, union_mb=0):
+    cmd = [sys.executable, __file__, "--one", backend, method, str(n), str(p), str(partitions), str(union_mb)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.dirname(HERE))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     if proc.returncode or not lines:
@@ -99,11 +104,14 @@ def main():
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--p", type=int, default=50)
     parser.add_argument("--partitions", type=int, default=16)
-    parser.add_argument("--one", nargs=5, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--union-mb", default="0",
+                        help="kendall: comma-separated budgets (MB) of a union of two groups of partitions to "
+                             "run with (0: the default dpstats.screening.kendall_dask.UNION_BYTES)")
+    parser.add_argument("--one", nargs=6, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        backend, method, n, p, partitions = args.one
-        return run_one(backend, method, int(n), int(p), int(partitions))
+        backend, method, n, p, partitions, union_mb = args.one
+        return run_one(backend, method, int(n), int(p), int(partitions), float(union_mb))
     n = args.n or (40_000 if args.quick else 400_000)
     p, m = args.p, args.partitions
     full_mb = n * (p + 1) * 8 / 2**20
@@ -111,14 +119,19 @@ def main():
     print(f"load before: {os.getloadavg()[0]:.2f} (1-min average, 2 cores shared)")
     for method in args.methods.split(","):
         a = measure("pandas", method, n, p, m)
-        b = measure("dask", method, n, p, m)
-        same = a["release"] == b["release"]
-        print(f"{method:9s} pandas: {a['wall']:6.1f} s, peak {a['peak_mb']:7,.0f} MB | "
-              f"dask: {b['wall']:6.1f} s, client peak {b['peak_mb']:6,.0f} MB, worker peak "
-              f"{b['worker_peak_mb']:6,.0f} MB | pandas/client {a['peak_mb'] / b['peak_mb']:.1f}x, "
-              f"pandas/worker {a['peak_mb'] / b['worker_peak_mb']:.1f}x | same release: {same} | "
-              f"load {os.getloadavg()[0]:.2f}")
+        for union_mb in (args.union_mb.split(",") if method == "kendall" else ["0"]):
+            report(method, a, measure("dask", method, n, p, m, float(union_mb)), float(union_mb))
     return 0
+
+
+def report(method, a, b, union_mb):
+    same = a["release"] == b["release"]
+    name = method + (f" (unions <= {union_mb:g} MB)" if union_mb else "")
+    print(f"{name:9s} pandas: {a['wall']:6.1f} s, peak {a['peak_mb']:7,.0f} MB | "
+          f"dask: {b['wall']:6.1f} s, client peak {b['peak_mb']:6,.0f} MB, worker peak "
+          f"{b['worker_peak_mb']:6,.0f} MB | pandas/client {a['peak_mb'] / b['peak_mb']:.1f}x, "
+          f"pandas/worker {a['peak_mb'] / b['worker_peak_mb']:.1f}x | same release: {same} | "
+          f"load {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

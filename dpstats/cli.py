@@ -1,8 +1,14 @@
-"""Command line: ``python -m dpstats select|demo|datasets``.
+"""Command line: ``python -m dpstats select|plan|demo|datasets``.
 
 ``select`` runs :func:`dpstats.dp_select` on a CSV file (or a bundled dataset) and prints
 the summary, or with ``--json`` the releasable output only.  Every argument of
 ``dp_select`` has a flag; method options without one go through ``--option NAME=VALUE``.
+With ``--estimate EPSILON`` it then refits the selected terms privately
+(``fit.estimate``, its own budget) and prints the estimate too.
+
+``plan`` runs :func:`dpstats.plan` (public inputs only, no data) and prints the predicted
+probability of returning the true support, optionally the n or epsilon needed for a
+target probability, and with ``--plot FILE`` saves the curve.
 
 Bad input (an unreadable or malformed CSV file, malformed ``--bounds`` or ``--option``
 values, or any error dpstats raises for its arguments or the data) is reported as one
@@ -15,6 +21,9 @@ Examples::
     python -m dpstats select "z ~ ." --data d.csv --method exponential --epsilon 1 --s 2 --bounds 1,1 --loss hinge
     python -m dpstats select "y ~ ." --data d.csv --method top_r --epsilon 1 --s 2 --bounds b.json \\
         --time-limit 60
+    python -m dpstats select "y ~ ." --dataset diabetes --bounds dataset:diabetes --method exponential \\
+        --epsilon 1 --s 3 --estimate 1 --level 0.9
+    python -m dpstats plan --method exponential --n 500 --p 10 --s 2 --epsilon 1 --required-n 0.8
 """
 from __future__ import annotations
 
@@ -270,9 +279,178 @@ def _build_parser():
     sel.add_argument("--json", action="store_true", help="print release() as JSON instead of the summary")
     sel.add_argument("--curator", action="store_true",
                      help="also print the curator-only report (never publish it: not differentially private)")
+    est = sel.add_argument_group("private estimate of the selected terms (fit.estimate, its own budget)")
+    est.add_argument("--estimate", type=_epsilon, metavar="EPSILON",
+                     help="refit the selected terms privately with this epsilon (added to the selection's)")
+    est.add_argument("--estimate-method", choices=("adassp", "objective_perturbation", "tukey"),
+                     help="the refit's mechanism (default adassp)")
+    est.add_argument("--estimate-delta", type=float, metavar="DELTA", help="the refit's delta (default 0; tukey "
+                     "needs > 0)")
+    est.add_argument("--estimate-bounds", help="public ranges for the refit after a selection without them "
+                     "(kendall, dpvote); same forms as --bounds")
+    est.add_argument("--level", type=float, help="level of the intervals (default 0.95)")
+    est.add_argument("--bootstrap", type=int, help="bootstrap draws of the intervals (default 1000)")
+    _plan_parser(sub)
     sub.add_parser("demo", help="private best subset selection on the bundled diabetes data")
     sub.add_parser("datasets", help="list the bundled datasets")
     return parser
+
+
+def _plan_parser(sub):
+    pl = sub.add_parser(
+        "plan", help="predict the chance of recovering the true support, from public inputs only",
+        description="Run dpstats.plan: simulate the planned design and predict the probability that the "
+                    "planned dp_select call returns the true support. No data, no budget.",
+        epilog="Errors are reported on stderr with exit status 2.")
+    pl.add_argument("--method", required=True, help="the planned dp_select method")
+    pl.add_argument("--n", required=True, type=int, help="planned number of rows")
+    pl.add_argument("--p", required=True, type=int, help="planned number of candidate terms")
+    pl.add_argument("--s", required=True, type=int, help="size of the true support (the call selects s terms)")
+    pl.add_argument("--epsilon", required=True, type=_epsilon, help="budget of the planned call")
+    pl.add_argument("--bounds", help="public bounds of the planned call: 'BX,BY' (default 1,1; none for kendall "
+                    "and dpvote), 'auto' or a JSON file")
+    pl.add_argument("--rho", type=float, help="Toeplitz correlation of the design (default 0.1)")
+    pl.add_argument("--snr", type=float, help="signal-to-noise ratio of the design (default 5)")
+    pl.add_argument("--reps", type=int, help="simulated data sets per point (default 100)")
+    pl.add_argument("--level", type=float, help="level of the Monte Carlo interval (default 0.95)")
+    pl.add_argument("--signs", type=_signs, metavar="{true,false,SHARE}",
+                    help="plan a call that also releases signs (default false)")
+    pl.add_argument("--random-state", type=int, help="seed of the simulation (default: fresh randomness)")
+    pl.add_argument("--option", action="append", metavar="NAME=VALUE",
+                    help="other arguments of the planned dp_select call (R, radius, ridge, method options)")
+    target = pl.add_mutually_exclusive_group()
+    target.add_argument("--required-n", type=float, metavar="TARGET",
+                        help="also find the smallest n reaching probability TARGET (at the planned epsilon)")
+    target.add_argument("--required-epsilon", type=float, metavar="TARGET",
+                        help="also find the smallest epsilon reaching probability TARGET (at the planned n)")
+    grid = pl.add_mutually_exclusive_group()
+    grid.add_argument("--n-grid", type=_number_list(int), metavar="N[,N...]", help="values of n to evaluate")
+    grid.add_argument("--epsilon-grid", type=_number_list(float), metavar="EPS[,EPS...]",
+                      help="values of epsilon to evaluate")
+    pl.add_argument("--plot", metavar="FILE", help="save plan.plot() to FILE (png, pdf, svg; needs matplotlib)")
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    return pl
+
+
+def _number_list(kind):
+    def parse(text):
+        try:
+            return [kind(part) for part in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a comma-separated list of {'integers' if kind is int else 'numbers'}; got {text!r}") from None
+    return parse
+
+
+def _plan_arguments(args):
+    """Keyword arguments of dpstats.plan from the parsed flags (only those given)."""
+    kwargs = {"method": args.method, "n": args.n, "p": args.p, "s": args.s, "epsilon": args.epsilon}
+    for name in ("reps", "level", "signs", "random_state"):
+        if getattr(args, name) is not None:
+            kwargs[name] = getattr(args, name)
+    if args.bounds is not None:
+        kwargs["bounds"] = _parse_bounds(args.bounds)
+    design = {name: getattr(args, name) for name in ("rho", "snr") if getattr(args, name) is not None}
+    if design:
+        kwargs["design"] = design
+    options = _parse_options(args.option, {})
+    refused = sorted(set(options) & {"reps", "level", "design", "bounds", "signs"})
+    if refused:
+        raise _UsageError(f"--option {refused[0]}=...: use --{refused[0].replace('_', '-')}")
+    kwargs.update(options)
+    if args.n_grid and args.required_epsilon is not None:
+        raise _UsageError("--n-grid goes with --required-n (or alone); --required-epsilon uses --epsilon-grid")
+    if args.epsilon_grid and args.required_n is not None:
+        raise _UsageError("--epsilon-grid goes with --required-epsilon (or alone); --required-n uses --n-grid")
+    return kwargs
+
+
+def _run_plan(args):
+    """The plan and what was asked of it; returns (plan, {"required_n": ...} or {})."""
+    from .planning import plan
+
+    planned = plan(**_plan_arguments(args))
+    found = {}
+    if args.required_n is not None:
+        found["required_n"] = planned.required_n(target=args.required_n, n_grid=args.n_grid)
+        found["target"] = args.required_n
+    elif args.required_epsilon is not None:
+        found["required_epsilon"] = planned.required_epsilon(target=args.required_epsilon,
+                                                             epsilon_grid=args.epsilon_grid)
+        found["target"] = args.required_epsilon
+    elif args.n_grid:
+        planned.evaluate(n_grid=args.n_grid)
+    elif args.epsilon_grid:
+        planned.evaluate(epsilon_grid=args.epsilon_grid)
+    if args.plot:
+        axis = "epsilon" if (args.required_epsilon is not None or args.epsilon_grid) else "n"
+        ax = planned.plot(axis=axis)
+        try:
+            ax.figure.savefig(args.plot)
+        except (OSError, ValueError) as exc:
+            raise _UsageError(f"--plot: cannot save {args.plot!r} ({exc})") from None
+        finally:
+            import matplotlib.pyplot as plt
+
+            plt.close(ax.figure)
+    return planned, found
+
+
+def _plan_output(planned, found, as_json):
+    if as_json:
+        table = planned.table.to_dict(orient="records")
+        out = {"method": planned.method, "n": planned.n, "p": planned.p, "s": planned.s,
+               "epsilon": "inf" if math.isinf(planned.epsilon) else planned.epsilon,
+               "bounds": list(planned.bounds) if isinstance(planned.bounds, tuple) else planned.bounds,
+               "design": planned.design, "reps": planned.reps, "truth": planned.truth,
+               "probability": planned.probability, "interval": list(planned.interval), "table": table, **found}
+        return json.dumps(out, indent=2, default=str)
+    text = str(planned)
+    if "required_n" in found:
+        value = found["required_n"]
+        text += (f"\nrequired n for P(true support) >= {found['target']:g}: "
+                 + (f"{value}" if value is not None else "not reached on the grid (extend --n-grid)"))
+    if "required_epsilon" in found:
+        value = found["required_epsilon"]
+        text += (f"\nrequired epsilon for P(true support) >= {found['target']:g}: "
+                 + (f"{value:.4g}" if value is not None else "not reached on the grid (extend --epsilon-grid)"))
+    return text
+
+
+def _estimate_arguments(args):
+    """Keyword arguments of fit.estimate from the flags, checked before anything runs; None without --estimate."""
+    from .estimation.result import check_level
+
+    extra = [flag for flag, name in (("--estimate-method", "estimate_method"), ("--estimate-delta", "estimate_delta"),
+                                     ("--estimate-bounds", "estimate_bounds"), ("--level", "level"),
+                                     ("--bootstrap", "bootstrap")) if getattr(args, name) is not None]
+    if args.estimate is None:
+        if extra:
+            raise _UsageError(f"{extra[0]} needs --estimate EPSILON (the refit's budget)")
+        return None
+    if not args.estimate > 0:
+        raise _UsageError(f"--estimate must be a positive epsilon or 'inf'; got {args.estimate!r}")
+    kwargs = {"epsilon": args.estimate}
+    if args.estimate_method is not None:
+        kwargs["method"] = args.estimate_method
+    if args.estimate_delta is not None:
+        if not (math.isfinite(args.estimate_delta) and 0 <= args.estimate_delta < 1):
+            raise _UsageError(f"--estimate-delta must be in [0, 1); got {args.estimate_delta!r}")
+        kwargs["delta"] = args.estimate_delta
+    if args.estimate_bounds is not None:
+        kwargs["bounds"] = _parse_bounds(args.estimate_bounds)
+    if args.level is not None:
+        try:
+            kwargs["level"] = check_level(args.level, "--level")
+        except DPStatsError as exc:
+            raise _UsageError(str(exc)) from None
+    if args.bootstrap is not None:
+        if args.bootstrap < 1:
+            raise _UsageError(f"--bootstrap must be a positive number of draws; got {args.bootstrap}")
+        kwargs["bootstrap"] = args.bootstrap
+    if args.random_state is not None:
+        kwargs["random_state"] = args.random_state
+    return kwargs
 
 
 def _select_arguments(args):
@@ -334,13 +512,28 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
+            if args.command == "plan":
+                planned, found = _run_plan(args)
+                print(_plan_output(planned, found, args.json))
+                return 0
             kwargs = _select_arguments(args)
+            estimate = _estimate_arguments(args)  # checked before the data is read
             data = _read_csv(args.data) if args.data else load_dataset(args.dataset)
             fit = dp_select(args.formula, data, **kwargs)
+            est = fit.estimate(**estimate) if estimate is not None else None
         except (_UsageError, DPStatsError) as exc:
             print(f"{prog}: error: {exc}", file=sys.stderr)
             return 2
-    print(fit.release_json(indent=2) if args.json else fit.summary())
+    if est is None:
+        print(fit.release_json(indent=2) if args.json else fit.summary())
+    elif args.json:
+        print(json.dumps({"selection": fit.release(), "estimate": est.release()}, indent=2))
+    else:
+        print(fit.summary())
+        print()
+        print(est.summary())
+        total = fit.epsilon_spent + est.epsilon_spent
+        print(f"\nepsilon spent in all (selection + estimate, basic composition): {total:g}")
     if args.curator:
         print(fit.curator_report())
     return 0

@@ -57,3 +57,12 @@ def marked_barh(ax, labels, values, marked, *, xlabel, marked_label, other_label
     if not all(marked):
         handles.append(Patch(color=OTHER_COLOUR, label=other_label))
     return handles
+
+
+def add_legend(ax, handles, own_figure):
+    """Below the plot on a figure made here (constrained layout makes room), inside it otherwise."""
+    if own_figure:
+        ax.figure.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)), fontsize=8,
+                         frameon=False)
+    else:
+        ax.legend(handles=handles, fontsize=8, loc="best")

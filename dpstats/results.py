@@ -312,7 +312,7 @@ class SelectionResult:
         (needs ``pip install "dpstats[plots]"``).
         """
         from .errors import InvalidArgumentError
-        from .plots import marked_barh, new_axes, wrap
+        from .plots import add_legend, marked_barh, new_axes, wrap
 
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
@@ -322,6 +322,7 @@ class SelectionResult:
                                        "this result has none (they are never part of a release).")
         rows, xlabel, what, line = chart
         labels = [wrap(label) for label, _, _ in rows]
+        own_figure = ax is None
         ax = new_axes(labels, ax)
         released_label = "released support" if what == "supports" else "released terms"
         handles = marked_barh(ax, labels, [v for _, v, _ in rows], [m for _, _, m in rows], xlabel=xlabel,
@@ -329,12 +330,11 @@ class SelectionResult:
         if line is not None:
             value, text = line
             handles.append(ax.axvline(value, color="black", linestyle="--", label=text))
+        title = f"curator only - {self.method}"
         if not any(m for _, _, m in rows):
-            ax.text(0.99, 0.01, "the released support is not among these", transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize=8)
-        ax.set_title(f"curator only - {self.method}: released {{{', '.join(self.support)}}}" if
-                     len(", ".join(self.support)) <= 60 else f"curator only - {self.method}", fontsize=9)
-        ax.legend(handles=handles, fontsize=8, loc="lower right")
+            title += f" (the released {'support is' if what == 'supports' else 'terms are'} not among these)"
+        ax.set_title(wrap(title, 70), fontsize=9)
+        add_legend(ax, handles, own_figure)
         return ax
 
     def _plot_rows(self, top):

@@ -202,8 +202,9 @@ def test_tiebreak_keys_of_a_row_do_not_depend_on_the_other_rows():
     assert 0 < full.min() and full.max() < 1 and abs(full.mean() - 0.5) < 0.05
 
 
+@pytest.mark.parametrize("budget", [None, 1])  # None: the default groups (2 here); 1: every partition its own group
 @pytest.mark.parametrize("npartitions", [1, 2, 3, 7])
-def test_dask_kendall_counts_are_the_exact_discordant_pairs(npartitions):
+def test_dask_kendall_counts_are_the_exact_discordant_pairs(npartitions, budget):
     # D = sum_{p<q} D(p u q) - (P - 2) sum_p D(p) equals the whole data's count, with ties,
     # checked against the pandas panel and an O(n^2) oracle.
     from dpstats.privacy.randomness import RandomSource
@@ -222,7 +223,8 @@ def test_dask_kendall_counts_are_the_exact_discordant_pairs(npartitions):
                            [ddf.get_partition(i).compute() for i in range(ddf.npartitions)]])
     dframe = build_dask_model_frame("y ~ .", ddf)
     key = TieBreak.draw(RandomSource(1))
-    dask_panel = DaskKendallPanel(dframe, key)
+    dask_panel = DaskKendallPanel(dframe, key, budget=budget)
+    assert len(dask_panel.groups) == (min(npartitions, 2) if budget is None else npartitions)
     kept = frame.loc[keep]
     local_rows = np.arange(n) if keep.size == n else None
     X, y = kept[["a", "b", "c"]].to_numpy(), kept["y"].to_numpy()

@@ -214,7 +214,7 @@ class EstimateResult:
         on ``savefig`` without ``bbox_inches``.  Returns the matplotlib Axes (needs
         ``pip install "dpstats[plots]"``).
         """
-        from ..plots import new_axes, wrap
+        from ..plots import add_legend, new_axes, wrap
 
         if not isinstance(intercept, bool):
             raise InvalidTypeError(f"intercept must be True or False; got {intercept!r}.")
@@ -225,6 +225,7 @@ class EstimateResult:
         if not names:
             raise InvalidArgumentError("nothing to plot: the estimate has only the intercept; pass intercept=True.")
         labels = [wrap(n) for n in names]
+        own_figure = ax is None
         ax = new_axes(labels, ax, width=5.0)
         y = np.arange(len(names))
         coef = self.coef[names].to_numpy()
@@ -243,7 +244,7 @@ class EstimateResult:
         ax.invert_yaxis()
         ax.set_xlabel(f"coefficient (original units of {self.response})" if self.response else "coefficient")
         ax.set_title(f"private estimate: {self.mechanism}", fontsize=9)
-        ax.legend(fontsize=8, loc="best")
+        add_legend(ax, ax.get_legend_handles_labels()[0], own_figure)
         return ax
 
     def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name

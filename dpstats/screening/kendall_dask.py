@@ -11,17 +11,17 @@ partitions
     D = sum_{p < q} D(p u q) - (P - 2) sum_p D(p)        (P >= 2),
 
 since a pair inside partition p is counted by the P - 1 unions that contain p and a pair
-across p and q by the union p u q alone.  The keys of a row depend only on its input-row
+across p and q by the union p u q alone.  The same holds for groups of partitions: the
+partitions are joined into G contiguous groups, as few as keep a union of two groups
+within :data:`UNION_BYTES` of design (:func:`union_groups`).  The keys of a row depend only on its input-row
 index and the variable (a counter-based generator), so a union orders its rows exactly
 as the whole data would, and D is the integer the pandas path computes: the scores, and
 with them every Gumbel draw and the release, are the same for the same ``random_state``.
 
-Cost: each pass reads every partition P times (in P - 1 unions and once alone), about
-P times the sorting work of the pandas path, with at most two partitions in a task; only
+Cost: each pass reads every group G times (in G - 1 unions and once alone), about G
+times the sorting work of the pandas path, with at most two groups in a task; only
 integer p-vectors reach the client.  DP-Kendall makes one pass for the response and one
-per chosen column (k passes), and its curator diagnostics at most k - 1 more.  Every
-pass also repeats the response pass inside each task (it finds the tied columns, whose
-tie-broken orders the later counts use).
+per chosen column (k passes), and its curator diagnostics at most k - 1 more.
 
 This is the exact statistic of the pandas path, so the privacy statement of
 :mod:`dpstats.screening.kendall` holds unchanged.  n (private under add/remove
@@ -33,6 +33,9 @@ import numpy as np
 
 from ..dask_engine import partition_design, require_dask
 from .kendall_statistic import KendallPanel, TieBreak, scaled_tau_from_discordant
+
+#: Bytes of design a task may hold (a union of two groups of partitions; :func:`union_groups`).
+UNION_BYTES = 256 * 2**20
 
 
 def _rows_design(pdf, spec, offset):
@@ -48,10 +51,29 @@ def _discordant(key, reference, *designs):
     rows = np.concatenate([d[2] for d in designs]) if len(designs) > 1 else designs[0][2]
     n, d = X.shape
     if n < 2:
-        return np.zeros(d + 1, dtype=np.int64)
-    panel = KendallPanel(X, y, tiebreak=TieBreak(key).subset(rows))
+        return np.append(np.zeros(d, dtype=np.int64), n)
+    panel = KendallPanel(X, y, tiebreak=TieBreak(key).subset(rows), response=reference is None)
     out = panel.discordant_with_response() if reference is None else panel.discordant_with_feature(reference)
     return np.append(out, n).astype(np.int64)
+
+
+def union_groups(partition_rows, d, budget=None) -> list:
+    """Contiguous groups of partitions (lists of partition indices) whose unions of two fit ``budget``.
+
+    The formula holds for any partition of the rows into groups, so the partitions are
+    joined into G groups, the fewest (at least 2, at most P) such that a union of two
+    groups holds about ``budget`` bytes of design (default :data:`UNION_BYTES`).  The
+    work is about G - 1 times the pandas path's.  Decided from the input row counts and
+    d; it changes how the work is split, never the counts.
+    """
+    budget = UNION_BYTES if budget is None else budget
+    P = len(partition_rows)
+    if P <= 2:
+        return [[p] for p in range(P)]
+    total = float(np.sum(partition_rows)) * (d + 2) * 8
+    G = int(min(P, max(2, np.ceil(2 * total / budget))))
+    bounds = np.linspace(0, P, G + 1).round().astype(int)
+    return [list(range(bounds[g], bounds[g + 1])) for g in range(G) if bounds[g + 1] > bounds[g]]
 
 
 def _sum(*arrays):
@@ -72,10 +94,11 @@ class DaskKendallPanel:
     the kept vector.
     """
 
-    def __init__(self, frame, tiebreak: TieBreak, before_pass=None):
+    def __init__(self, frame, tiebreak: TieBreak, before_pass=None, budget=None):
         self.frame = frame
         self.key = tiebreak.key
         self.d = len(frame.terms)
+        self.groups = union_groups(frame.partition_rows, self.d, budget)
         self.before_pass = before_pass
         self._cache: dict = {}
         counts = self._pass(None)
@@ -89,14 +112,15 @@ class DaskKendallPanel:
         offsets = np.concatenate([[0], np.cumsum(self.frame.partition_rows)[:-1]])
         designs = [dask.delayed(_rows_design, pure=False)(part, self.frame.spec, int(off))
                    for part, off in zip(self.frame.ddf.to_delayed(), offsets)]
-        P = len(designs)
-        singles = [dask.delayed(_discordant, pure=False)(self.key, reference, designs[p]) for p in range(P)]
-        if P == 1:
+        groups = [[designs[p] for p in members] for members in self.groups]
+        G = len(groups)
+        singles = [dask.delayed(_discordant, pure=False)(self.key, reference, *groups[g]) for g in range(G)]
+        if G == 1:
             return singles[0].compute()
-        pairs = [dask.delayed(_discordant, pure=False)(self.key, reference, designs[p], designs[q])
-                 for p in range(P) for q in range(p + 1, P)]
+        pairs = [dask.delayed(_discordant, pure=False)(self.key, reference, *groups[g], *groups[h])
+                 for g in range(G) for h in range(g + 1, G)]
         single_sum, pair_sum = dask.compute(_tree(dask, singles), _tree(dask, pairs))
-        total = pair_sum - (P - 2) * single_sum
+        total = pair_sum - (G - 2) * single_sum
         total[-1] = single_sum[-1]  # n: each row once
         return total
 

@@ -325,11 +325,14 @@ class KendallPanel:
         Draws the key of the tie-breaks (:class:`TieBreak`, one draw); or pass
         ``tiebreak``, a :class:`TieBreak` for these rows (a Dask partition's rows).
 
-    The statistic against the response is computed for every column on construction
-    (that pass also finds the tied columns and draws their tie-breaks).
+    response : bool, default True
+        Compute the statistic against the response for every column on construction
+        (that pass also finds the tied columns and fixes their tie-broken orders).  With
+        False only the statistics against columns are asked for (a Dask pass for a chosen
+        column): tied columns are then found when their order is first needed.
     """
 
-    def __init__(self, X, y, rng=None, tiebreak=None):
+    def __init__(self, X, y, rng=None, tiebreak=None, response=True):
         self.X = np.asarray(X, dtype=np.float64)
         self.n, self.d = self.X.shape
         self.bits = _index_bits(self.n)
@@ -340,7 +343,7 @@ class KendallPanel:
         self._stored: dict[int, np.ndarray] = {}
         self._orders: dict[int, np.ndarray] = {}  # small cache of recomputed orders
         self._orders_budget = 1 << 23  # values (4 bytes each)
-        self._dis_y = self._first_pass(_inverse(self.y_ranks))
+        self._dis_y = self._first_pass(_inverse(self.y_ranks)) if response else None
 
     # ------------------------------------------------------------ public statistics
     def tau_with_ranks(self, ranks, features=None) -> np.ndarray:
@@ -385,10 +388,20 @@ class KendallPanel:
                 out[r] = known
         if todo:
             todo = np.asarray(todo)
-            fresh = _stable_order_rows(self.X.T[features[todo]])  # unique orders: these columns have no ties
+            fresh = _stable_order_rows(self.X.T[features[todo]])
             out[todo] = fresh
             dtype = np.int32 if self.n < 2**31 else np.intp
             for r, order in zip(todo, fresh):
+                column = self.X[:, int(features[r])]
+                in_order = column[order]
+                if self.n > 1 and np.any(in_order[1:] == in_order[:-1]):
+                    # A tied column not met by the response pass (none ran, or it found no
+                    # collision): its own keys break the ties, and the order is kept.
+                    keys = self.tiebreak.uniforms(int(features[r]) + 1, self.n)
+                    exact = np.lexsort((keys, column))
+                    self._stored[int(features[r])] = exact
+                    out[r] = exact
+                    continue
                 if self._orders_budget >= self.n:
                     self._orders_budget -= self.n
                     self._orders[int(features[r])] = order.astype(dtype)
