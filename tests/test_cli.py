@@ -199,3 +199,127 @@ def test_flags_reach_dp_select(files):
     assert call["bounds"] == {c: [-3.0, 3.0] for c in make_regression().columns}  # b means the range (-b, b)
     plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"))
     assert "Traceback" not in plain.stdout and plain.stdout.strip()
+
+
+# ---------------------------------------------------------------- plan, and select --estimate
+PLAN = [sys.executable, "-m", "dpstats", "plan"]
+
+
+def run_cli(args, capsys):
+    """``dpstats.cli.main`` in this process for any subcommand: (exit status, stdout, stderr)."""
+    from dpstats.cli import main
+
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _plan(*extra):
+    return ["plan", "--method", "exponential", "--n", "100", "--p", "4", "--s", "1", "--epsilon", "2",
+            "--reps", "3", "--random-state", "1", *extra]
+
+
+BAD_PLAN = {
+    "no_method": (["plan", "--n", "100", "--p", "4", "--s", "1", "--epsilon", "1"], "--method"),
+    "unknown_method": (_plan("--method", "nope"), "unknown method"),
+    "n_word": (_plan("--n", "many"), "--n"),
+    "n_one": (_plan("--n", "1"), "n must"),
+    "p_too_small": (_plan("--p", "1"), "p must exceed"),
+    "epsilon_zero": (_plan("--epsilon", "0"), "epsilon"),
+    "reps_one": (_plan("--reps", "1"), "reps"),
+    "level_above_one": (_plan("--level", "2"), "level"),
+    "bounds_word": (_plan("--bounds", "big"), "--bounds takes"),
+    "bounds_for_kendall": (_plan("--method", "kendall", "--bounds", "1,1"), "do not pass bounds"),
+    "option_is_plan_flag": (_plan("--option", "reps=3"), "use --reps"),
+    "option_is_refused": (_plan("--option", "accountant=1"), "not available from the command line"),
+    "option_unknown": (_plan("--option", "colour=red"), "colour"),
+    "both_targets": (_plan("--required-n", "0.5", "--required-epsilon", "0.5"), "not allowed with"),
+    "grid_words": (_plan("--n-grid", "50,lots"), "--n-grid"),
+    "grid_with_other_target": (_plan("--n-grid", "50,100", "--required-epsilon", "0.5"), "--n-grid goes with"),
+    "target_above_one": (_plan("--required-n", "1.5"), "target"),
+    "plot_unwritable": (_plan("--plot", "/nonexistent-dir/plan.png"), "--plot"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PLAN))
+def test_plan_bad_input_exits_2_with_a_message(name, capsys):
+    args, expected = BAD_PLAN[name]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2, (out, err)
+    assert "error:" in err and expected in err, err
+    assert out == ""
+
+
+def test_plan_prints_the_prediction_and_the_required_n(capsys, tmp_path):
+    import dpstats
+
+    code, out, err = run_cli(_plan("--required-n", "0.6", "--n-grid", "30,60,120,240,480",
+                                   "--plot", tmp_path / "plan.png"), capsys)
+    assert code == 0, err
+    same = dpstats.plan(method="exponential", n=100, p=4, s=1, epsilon=2, reps=3, random_state=1)
+    needed = same.required_n(target=0.6, n_grid=[30, 60, 120, 240, 480])
+    assert f"predicted P(returns the true support) = {same.probability:.3f}" in out
+    assert f"required n for P(true support) >= 0.6: {needed}" in out
+    assert (tmp_path / "plan.png").stat().st_size > 1000
+    code, out, err = run_cli(_plan("--method", "kendall", "--json", "--rho", "0.3", "--snr", "2"), capsys)
+    assert code == 0, err
+    plan_json = json.loads(out)
+    kendall = dpstats.plan(method="kendall", n=100, p=4, s=1, epsilon=2, reps=3, random_state=1,
+                           design={"rho": 0.3, "snr": 2})
+    assert plan_json["bounds"] is None and plan_json["probability"] == kendall.probability
+    assert plan_json["design"] == {"rho": 0.3, "snr": 2.0} and len(plan_json["table"]) == 1
+
+
+def _estimate(files, *extra):
+    return ["select", "y ~ .", "--data", files["good"], "--method", "exponential", "--epsilon", "2", "--s", "2",
+            "--bounds", "3,3", "--random-state", "4", *extra]
+
+
+BAD_ESTIMATE = {
+    "estimate_word": (["--estimate", "lots"], "--estimate"),
+    "estimate_zero": (["--estimate", "0"], "--estimate must be a positive"),
+    "method_without_estimate": (["--estimate-method", "tukey"], "needs --estimate"),
+    "level_without_estimate": (["--level", "0.9"], "needs --estimate"),
+    "estimate_method_choice": (["--estimate", "1", "--estimate-method", "ols"], "--estimate-method"),
+    "level_above_one": (["--estimate", "1", "--level", "1.5"], "level"),
+    "bootstrap_zero": (["--estimate", "1", "--bootstrap", "0"], "--bootstrap"),
+    "delta_negative": (["--estimate", "1", "--estimate-delta=-0.1"], "--estimate-delta"),
+    "tukey_bounds": (["--estimate", "1", "--estimate-method", "tukey", "--estimate-delta", "1e-6",
+                      "--estimate-bounds", "3,3"], "bounds"),
+    "op_with_delta": (["--estimate", "1", "--estimate-method", "objective_perturbation", "--estimate-delta",
+                       "1e-6"], "delta"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ESTIMATE))
+def test_select_estimate_bad_input_exits_2_and_prints_nothing(files, name, capsys):
+    extra, expected = BAD_ESTIMATE[name]
+    code, out, err = run_cli(_estimate(files, *extra), capsys)
+    assert code == 2, (out, err)
+    assert "error:" in err and expected in err, err
+    assert out == ""  # nothing released, not even the selection
+
+
+def test_select_estimate_prints_the_selection_and_the_estimate(files, capsys):
+    import dpstats
+
+    code, out, err = run_cli(_estimate(files, "--estimate", "1", "--level", "0.9", "--bootstrap", "200",
+                                       "--json"), capsys)
+    assert code == 0, err
+    released = json.loads(out)
+    data = pd.read_csv(files["good"])
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=2, s=2, bounds=(3, 3), random_state=4)
+    est = fit.estimate(epsilon=1, level=0.9, bootstrap=200, random_state=4)
+    assert released == json.loads(json.dumps({"selection": fit.release(), "estimate": est.release()}))
+    code, out, err = run_cli(_estimate(files, "--estimate", "1"), capsys)
+    assert code == 0 and "epsilon spent in all (selection + estimate, basic composition): 3" in out
+    assert str(fit.summary()).splitlines()[0] in out and "AdaSSP" in out
+
+
+def test_plan_as_a_subprocess():
+    out = run_ok(PLAN + ["--method", "exponential", "--n", "60", "--p", "4", "--s", "1", "--epsilon", "2",
+                         "--reps", "2", "--random-state", "0", "--json"])
+    assert json.loads(out.stdout)["method"] == "exponential"
