@@ -343,3 +343,16 @@ def test_dask_frames_omit_incomplete_rows_too():
     fit = dpstats.dp_select(formula, dd.from_pandas(d, npartitions=3), method="exponential", s=2, bounds=(3, 3),
                             epsilon=1, accountant=acc, random_state=0)
     _assert_released(fit, acc, 1.0)
+
+
+def test_dask_results_pickle_without_the_lazy_frame():
+    dd = pytest.importorskip("dask.dataframe")
+    d = _data(n=60)
+    d["x0"] = d["x0"] + 0.123456789012345
+    fit = dpstats.dp_select("y ~ .", dd.from_pandas(d, npartitions=3), method="exponential", s=2, bounds=(3, 3),
+                            epsilon=1, random_state=0, estimate=0.5)
+    blob = pickle.dumps(fit)
+    assert not any(np.float64(v).tobytes() in blob for v in d["x0"])
+    back = pickle.loads(blob)
+    new = d.iloc[:3]
+    assert np.allclose(back.estimates.predict(new), fit.estimates.predict(new))
