@@ -300,3 +300,16 @@ def test_dask_dp_sis_scores_equal_pandas_to_rounding(center):
     assert a.release() == b.release()
     assert b.curator["score_gap_k_to_k_plus_1"] == pytest.approx(a.curator["score_gap_k_to_k_plus_1"], rel=1e-10)
     assert b.curator["probability_true_topk"] == pytest.approx(a.curator["probability_true_topk"], rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["dp_sis", "samp_agg", "kendall"])
+def test_dask_screening_releases_on_data_without_a_complete_row(name):
+    # Totality after the charge on Dask too: every row omitted, the call still releases, and
+    # releases what the pandas call releases.
+    data = regression_frame(n=90, p=4)
+    data["x1"] = np.nan
+    kw = {} if name == "kendall" else {"bounds": (3, 3)}
+    a = dpstats.dp_select("y ~ .", data, method=name, k=2, epsilon=1, random_state=0, signs=False, **kw)
+    b = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), method=name, k=2, epsilon=1,
+                          random_state=0, signs=False, **kw)
+    assert a.release() == b.release() and len(b.support) == 2

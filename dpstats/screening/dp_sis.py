@@ -130,6 +130,8 @@ def sis_scores_from_sums(sums, center=None, x_centres=None, y_centre=0.0):
     d = (sums.size - 2) // 2
     xy, xsum, ysum, n = sums[:d], sums[d:2 * d], sums[2 * d], sums[2 * d + 1]
     if center == "data":
+        if n == 0:  # no complete row: every score is 0 and the mechanism samples uniformly (as on pandas)
+            return np.zeros(d)
         return np.abs(xy - xsum * (ysum / n))
     if x_centres is not None:
         # (X - c)' (y - c_y) = X'y - c_y X'1 - c (sum y - n c_y)
