@@ -313,3 +313,18 @@ def test_dask_screening_releases_on_data_without_a_complete_row(name):
     b = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), method=name, k=2, epsilon=1,
                           random_state=0, signs=False, **kw)
     assert a.release() == b.release() and len(b.support) == 2
+
+
+@pytest.mark.parametrize("max_pieces", [4, 8, 100_000])  # 1, 2 and 5 groups of blocks for 5 partitions
+def test_dask_samp_agg_counts_do_not_depend_on_the_groups(monkeypatch, max_pieces):
+    from dpstats.screening import samp_agg_dask
+
+    monkeypatch.setattr(samp_agg_dask, "MAX_PIECES", max_pieces)
+    data = regression_frame(n=300, p=5)
+    data.loc[[4, 150], "x2"] = np.nan
+    a = dpstats.dp_select("y ~ .", data, method="samp_agg", k=2, epsilon=1, bounds=(2, 3), blocks=7,
+                          random_state=2, signs=False)
+    b = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=5), method="samp_agg", k=2, epsilon=1,
+                          bounds=(2, 3), blocks=7, random_state=2, signs=False)
+    assert a.release() == b.release()
+    assert a.curator["non_private_scores"] == b.curator["non_private_scores"]

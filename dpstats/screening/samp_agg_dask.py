@@ -7,7 +7,8 @@ the cut, and its place in the block is that position); with i.i.d. labels
 (``na_action="omit"``), one label per input row (its place is its input index).  That is
 8 bytes per input row on the client and no data.  Each partition then receives the labels
 of its own rows, and the rows travel worker to worker: partition p sends to group task g
-the rows of the blocks b with b mod G = g (G = min(partitions, blocks)); the group task
+the rows of the blocks b with b mod G = g (G = min(partitions, blocks), and at most
+:data:`MAX_PIECES` / partitions); the group task
 puts each block's rows in their pandas order, fits the block's Lasso
 (:func:`samp_agg.lasso_vote`, the same function) and returns the group's vote counts, a
 d-vector.  Only those counts reach the client, summed in a tree.  The blocks, their rows
@@ -21,6 +22,10 @@ import numpy as np
 
 from ..dask_engine import _clip_partition, partition_design, require_dask
 from .samp_agg import lasso_vote
+
+
+#: The most pieces (partition x group) the shuffle of rows into block groups may have.
+MAX_PIECES = 100_000
 
 
 def client_blocks(n_input, blocks, rng, assignment):
@@ -73,7 +78,9 @@ def dask_block_counts(data, k, blocks, rng, alpha, assignment, n_input):
     d = len(frame.terms)
     labels, keys = client_blocks(int(n_input), blocks, rng, assignment)
     P = frame.npartitions
-    groups = max(1, min(P, blocks))
+    # One group per partition (a group task then holds about a partition's rows), but at most
+    # MAX_PIECES pieces in the shuffle graph (P pieces per group).
+    groups = max(1, min(P, blocks, MAX_PIECES // P))
     offsets = np.concatenate([[0], np.cumsum(frame.partition_rows)])
     pieces = [dask.delayed(_partition_pieces, pure=False, nout=groups)(
         part, frame.spec, data.clip, labels[offsets[p]:offsets[p + 1]], keys[offsets[p]:offsets[p + 1]], groups)
