@@ -373,11 +373,22 @@ class SelectionResult:
         def support_label(support):
             return "{" + ", ".join(support) + "}"
 
-        tops = c.get("top_supports") or (c.get("fallback_top_r") or {}).get("top_supports")
+        source = c if c.get("top_supports") else (c.get("fallback_top_r") or {})
+        tops = source.get("top_supports")
         if tops:
             rows = [(support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
                     for r in tops[:top]]
             size = len(tops[0]["support"])
+            if not any(m for _, _, m in rows):
+                later = [r for r in tops[top:] if set(r["support"]) == released]
+                outside = source.get("probability_outside_top_r")
+                R = self._public_call.get("R")
+                if later:
+                    rows.append((support_label(later[0]["support"]), float(later[0]["probability"]), True))
+                elif outside is not None and R is not None and math.comb(len(self.terms), size) > R:
+                    # top_r's uniform draw outside its R best supports: every one equally likely.
+                    share = float(outside) / (math.comb(len(self.terms), size) - R)
+                    rows.append((support_label(self.support) + f" (outside the top {R})", share, True))
             line = (1.0 / math.comb(len(self.terms), size), f"uniform pick 1/C({len(self.terms)}, {size})")
             return rows, "P(mechanism returns the support), exact", "supports", line
         if c.get("block_supports") and c.get("block_probabilities") is not None:

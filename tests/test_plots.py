@@ -80,9 +80,16 @@ def test_fit_plot_draws_every_method_and_marks_the_released_support(name, long_n
     assert drawn and len(labels) == len(drawn) and bold == released
     c = fit.curator
     if name in ("exponential", "top_r") or (name == "mistakes" and "fallback_top_r" in c):
-        tops = c.get("top_supports") or c["fallback_top_r"]["top_supports"]
-        assert [w for _, w in drawn] == pytest.approx([r["probability"] for r in tops][:len(drawn)])
-        assert [set(r["support"]) == set(fit.support) for r in tops][:len(drawn)] == released
+        source = c if c.get("top_supports") else c["fallback_top_r"]
+        tops = source["top_supports"]
+        listed = min(len(tops), 20)
+        assert [w for _, w in drawn[:listed]] == pytest.approx([r["probability"] for r in tops][:listed])
+        assert [set(r["support"]) == set(fit.support) for r in tops][:listed] == released[:listed]
+        if len(drawn) > listed:  # the released support, outside the listed ones, added and marked
+            assert released[listed:] == [True] and not any(released[:listed])
+            if name == "top_r":
+                share = c["probability_outside_top_r"] / (math.comb(len(fit.terms), 2) - 5)
+                assert drawn[-1][1] == pytest.approx(share)
         [line] = ax.get_lines()
         assert np.allclose(line.get_xdata(), 1 / math.comb(len(fit.terms), 2))
     elif name == "mistakes":
@@ -109,7 +116,7 @@ def test_fit_plot_on_a_given_axes_and_bad_top():
     fit = dpstats.dp_select("y ~ .", wide_frame(False), method="exponential", epsilon=2, s=2, bounds=(3, 3),
                             random_state=0)
     fig, ax = plt.subplots()
-    assert fit.plot(ax=ax, top=3) is ax and len(ax.patches) == 3
+    assert fit.plot(ax=ax, top=3) is ax and len(ax.patches) in (3, 4)  # 4: the released support below the top 3
     with pytest.raises(dpstats.InvalidArgumentError, match="top"):
         fit.plot(top=0)
     plt.close(fig)
@@ -160,3 +167,22 @@ def test_estimate_plot_draws_the_coefficients_and_their_intervals():
     plt.close(ax.figure)
     with pytest.raises(dpstats.InvalidTypeError, match="intercept"):
         est.plot(intercept="no")
+
+
+def test_top_r_plot_adds_a_released_support_outside_the_top_r():
+    # top_r draws outside its R best supports uniformly: the plot adds that support with its
+    # exact probability P(a = R + 1) / (C(p, s) - R), marked.
+    frame = make_regression(n=100, p=7, seed=0)
+    for seed in range(40):
+        fit = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=0.5, s=2, R=3, bounds=(3, 3),
+                                random_state=seed, signs=False)
+        if fit.curator["outside_top_r_draws"]:
+            break
+    else:
+        pytest.skip("no draw outside the top R in 40 seeds")
+    ax = fit.plot()
+    drawn = bars(ax)
+    assert [c == to_hex(RELEASED_COLOUR) for c, _ in drawn] == [False, False, False, True]
+    assert drawn[-1][1] == pytest.approx(fit.curator["probability_outside_top_r"] / (math.comb(7, 2) - 3))
+    assert "outside the top 3" in ax.get_yticklabels()[-1].get_text().replace("\n", " ")
+    plt.close(ax.figure)
