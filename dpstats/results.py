@@ -333,7 +333,9 @@ class SelectionResult:
           (``curator["non_private_scores"]``), released terms added when they rank lower;
         * ``dpvote``: the stability st_j of the leading coordinates.
 
-        At most ``top`` candidates (plus released terms outside them).  The names are on
+        At most ``top`` candidates, plus the released support or terms when they rank lower
+        (for ``top_r``'s uniform draw outside its R best supports, with its exact
+        probability P(a = R + 1) / (C(p, s) - R)).  The names are on
         the vertical axis and wrap, so they are readable at any length; a figure made here
         keeps them on ``savefig`` without ``bbox_inches``.  Titled "curator only": never
         publish the figure (it shows non-private numbers).  Returns the matplotlib Axes
