@@ -62,7 +62,10 @@ def marked_barh(ax, labels, values, marked, *, xlabel, marked_label, other_label
 def add_legend(ax, handles, own_figure):
     """Below the plot on a figure made here (constrained layout makes room), inside it otherwise."""
     if own_figure:
-        ax.figure.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)), fontsize=8,
-                         frameon=False)
-    else:
-        ax.legend(handles=handles, fontsize=8, loc="best")
+        try:
+            ax.figure.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)), fontsize=8,
+                             frameon=False)
+            return
+        except ValueError:  # matplotlib < 3.7 has no "outside" locations
+            pass
+    ax.legend(handles=handles, fontsize=8, loc="best")
