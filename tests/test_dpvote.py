@@ -236,7 +236,8 @@ def test_mean_entry_point_and_infinite_epsilon_is_plain_vote():
     fit = dpstats.dp_select("~ .", data, method="dpvote", epsilon=math.inf, k=3, machines=10, random_state=0)
     # Plain majority vote computed independently from the same random machine assignment.
     order = RandomSource(0).permutation(1000)
-    V = np.vstack([local_sign_vector(data.to_numpy()[g], None, total_rows=1000, max_nonzero=3)
+    V = np.vstack([local_sign_vector(data.to_numpy()[g], None, total_rows=1000, max_nonzero=3, machines=10,
+                                     rule="binomial")
                    for g in np.array_split(order, 10)])
     expected = dv.majority_vote(one_hot_counts(V))
     assert fit.signs.astype(int).tolist() == expected.tolist()
