@@ -262,6 +262,11 @@ def test_refusals_before_the_charge_leave_the_accountant_unchanged(big, kendall_
     _refused(kendall_fit, acc, InvalidArgumentError, "bounds=", bounds=(3.0, 5.0))
     _refused(kendall_fit, acc, InvalidArgumentError, "bounds=", bounds={"x0": (0, 1), "x2": (0, 1), "y": (0, 1)})
     _refused(kendall_fit, acc, InvalidArgumentError, "radius", radius=1.0)
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", rows_per_model=0)
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", rows_per_model="3d")
+    _refused(kendall_fit, acc, InvalidTypeError, "rows_per_model", rows_per_model=[3])
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", method="adassp", rows_per_model="d",
+             bounds=None)
     _refused(kendall_fit, acc, InvalidArgumentError, "epsilon", epsilon=0.0)
     _refused(kendall_fit, acc, InvalidTypeError, "epsilon", epsilon="1")
     _refused(kendall_fit, acc, InvalidArgumentError, "delta", delta=1.0)
@@ -325,3 +330,19 @@ def test_number_of_models_is_capped_after_a_large_noisy_count():
     res = tukey.tukey_estimate(X, y, 1e-9, DELTA, random_state=4207)
     assert res.noisy_n_lower > 6 * tukey.MAX_MODELS and res.num_models == tukey.MAX_MODELS
     assert res.coefficients is None
+
+
+@pytest.mark.parametrize("rows_per_model,factor", [("d", 1.0), ("2d", 2.0), (None, 2.0), (4.5, None)])
+def test_rows_per_model_reaches_the_mechanism_and_the_ledger(big, kendall_fit, rows_per_model, factor):
+    # The same randomness as the standalone mechanism with r rows per model (d = 3 here):
+    # m = floor(n_lower / r) is released, so a wrong r shows in num_models.
+    est = kendall_fit.estimate(epsilon=2.0, delta=DELTA, method="tukey", random_state=41,
+                               rows_per_model=rows_per_model)
+    ctx = kendall_fit._refit
+    X, y = design_rows_of(big, ctx["plan"], [ctx["plan"].terms.index(t) for t in kendall_fit.support])
+    r = 4.5 if factor is None else factor * X.shape[1]
+    direct = tukey.tukey_estimate(X, y, 2.0, DELTA, random_state=RandomSource(41), rows_per_model=r)
+    (entry,) = est.ledger.entries
+    assert entry.released["num_models"] == direct.num_models == int(math.floor(direct.noisy_n_lower / r))
+    assert entry.released["coefficients"] == direct.to_dict()["coefficients"]
+    assert f"{r:g} rows" in entry.details["rows_per_model"] or rows_per_model is None
