@@ -427,10 +427,9 @@ class TukeyEstimator(Estimator):
                 "conversion": ("replace one = remove one + add one (group privacy): epsilon' = epsilon / 2, "
                                "delta' = delta / (1 + exp(epsilon / 2))") if group else "none (add/remove neighbours)",
                 "n_share": tukey.DEFAULT_N_SHARE, "n_failure_probability": tukey.DEFAULT_N_FAILURE_PROBABILITY,
-                "rows_per_model": (f"{tukey.DEFAULT_ROWS_PER_COLUMN} d (d = {d} design columns)"
-                                   if rows_per_model is None else
-                                   f"{rows_per_model} (d = {d} design columns): "
-                                   f"{tukey.resolve_rows_per_model(rows_per_model, d):g} rows"),
+                "rows_per_model": (f"{rows_per_model} (d = {d} design columns): "
+                                   f"{tukey.resolve_rows_per_model(rows_per_model, d, result.noisy_n_lower, budget):g}"
+                                   " rows"),
                 "min_models": tukey.MIN_MODELS, "em_coefficient": budget.em_coefficient,
                 "ptr_threshold_factor": tukey.PTR_THRESHOLD_FACTOR,
             }
