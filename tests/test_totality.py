@@ -19,30 +19,11 @@ import pytest
 import dpstats
 import dpstats.api
 from dpstats.deadline import Deadline
-from dpstats.methods import get_method, registered_methods
-from conftest import make_regression
+from dpstats.methods import registered_methods
+from conftest import base_call, make_regression
 from release_checks import assert_release_equivalent
 
-#: The smallest valid call of each built-in method (as in the conformance suite).
-BASE = {
-    "exponential": {"s": 2},
-    "top_r": {"s": 2, "R": 5},
-    "mistakes": {"s": 2},
-    "mcmc": {"s": 2, "n_iter": 200, "tv_chains": 0},
-    "dp_sis": {"k": 2},
-    "kendall": {"k": 2},
-    "samp_agg": {"k": 2},
-    "dpvote": {"k": 2, "machines": 4},
-}
 HINGE_METHODS = ("exponential", "top_r", "mistakes")
-
-
-def base_call(name):
-    meth = get_method(name)
-    call = dict(BASE.get(name, {meth.size_argument: 2}))
-    if meth.needs_bounds:
-        call["bounds"] = (3, 3)
-    return call
 
 
 def _data(n=40):
@@ -128,6 +109,9 @@ def test_every_method_releases_on_every_kind_of_bad_value(name, kind):
         expected = {"no complete row": 0, "one complete row": 1}.get(kind)
         if expected is not None:
             assert fit.curator["rows_complete"] == expected
+    if kind == "1e300" and "share_clipped" in fit.curator:  # one value of 40 outside (-3, 3) at least
+        assert fit.curator["share_clipped"]["x1"] >= 1 / 40
+        assert "share clipped" in str(fit.curator_report())
 
 
 @pytest.mark.parametrize("kind", ["response not 0/1", "response 0.5", "response missing", "no complete row",
