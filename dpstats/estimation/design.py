@@ -184,6 +184,10 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
             col = pdf[c]
             pdf = pdf.assign(**{c: pd.Series(pd.Categorical(col.where(col.isin(levels)), categories=levels),
                                              index=col.index)})
+    for c in needed:
+        levels = _declared_levels(plan, c)
+        if levels and c not in plan.level_casts:  # strings for a declared Categorical: the fit's coding
+            pdf = pdf.assign(**{c: pd.Series(pd.Categorical(pdf[c], categories=levels), index=pdf.index)})
     complete = ~pdf.isna().any(axis=1).to_numpy() if needed else np.ones(n, dtype=bool)
     out = np.full((n, len(selected)), np.nan)
     if complete.any():
