@@ -154,6 +154,7 @@ def test_active_ridge_interval_is_centred_at_the_corrected_estimate_and_says_so(
     assert np.all(ci.iloc[:, 0] < est.coef_corrected) and np.all(est.coef_corrected < ci.iloc[:, 1])
     assert not np.allclose(est.coef_corrected, est.coef)
     assert any("coef may lie outside the intervals" in n for n in est.notes)
+    assert "corrected" in str(est) and "corrected" in str(est.summary())
 
 
 def _coverage(epsilon, factor, reps, n=2000, draws=400, seed=0, rho=0.0, error=0.5):

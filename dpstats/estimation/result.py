@@ -426,6 +426,10 @@ class EstimateResult:
 
     tidy = to_frame
 
+    @property
+    def _centre_differs(self) -> bool:
+        return not np.allclose(self.coef.to_numpy(), self.coef_corrected.to_numpy(), rtol=1e-12, atol=0)
+
     def release(self) -> dict:
         """What may be published: the public call, the coefficients, their intervals and the ledger.
 
@@ -462,9 +466,12 @@ class EstimateResult:
         a = (1 - self.level) / 2
         if self.has_intervals:
             ci = self.confint()
-            rows = [[name, _fmt(float(self.coef[name])), _fmt(float(self.bse[name])),
-                     _fmt(float(ci.loc[name].iloc[0])), _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
-            columns = ["", "coef", "std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"]
+            shifted = self._centre_differs
+            rows = [[name, _fmt(float(self.coef[name]))] + ([_fmt(float(self.coef_corrected[name]))] if shifted else [])
+                    + [_fmt(float(self.bse[name])), _fmt(float(ci.loc[name].iloc[0])),
+                       _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
+            columns = (["", "coef"] + (["corrected"] if shifted else [])
+                       + ["std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"])
         else:
             rows = [[name, _fmt(float(self.coef[name]))] for name in self.names]
             columns = ["", "coef"]
@@ -524,7 +531,9 @@ class EstimateResult:
         lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
         if self.has_intervals:
             ci = self.confint()
-            table = pd.DataFrame({"coef": self.coef, ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
+            table = pd.DataFrame({"coef": self.coef, **({"corrected": self.coef_corrected} if self._centre_differs
+                                                         else {}),
+                                  ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
         else:
             table = pd.DataFrame({"coef": self.coef})
         lines.append(table.to_string(float_format=lambda v: f"{v:.6g}"))
