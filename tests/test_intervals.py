@@ -294,3 +294,30 @@ def test_selection_adjusted_intervals_are_wider_or_refused_in_plain_words():
     with pytest.raises(InvalidArgumentError, match="no selection-adjusted interval.*epsilon = 5"):
         big.confint(selection_adjusted=True)
     assert any("the selection spent epsilon = 5" in n for n in big.notes)
+
+
+def test_intervals_are_post_processing_of_the_published_release():
+    """Rebuild the release from the published ledger entry alone; with the call's random stream
+    (after the mechanism's own draws) the intervals come out identical: no data value is read."""
+    from dpstats.estimation.design import augmented_gram_of, selection_ranges
+    from dpstats.estimation.result import original_units_map
+
+    df = _data(n=2500)
+    fit = _select(df, epsilon=5.0)
+    est = fit.estimate(epsilon=2.0, random_state=6, bootstrap=300)
+    entry = est.release()["ledger"]["entries"][0]
+    plan = fit._refit["plan"]
+    ranges = selection_ranges(plan, fit.support, fit._refit["bounds_used"], None)
+    m, d = len(fit.support) + 2, len(fit.support) + 1
+    spec = adassp.calibrate(2.0, 0.0, m, d)
+    rng = RandomSource(6)
+    G = augmented_gram_of(df, plan, [plan.terms.index(t) for t in fit.support], ranges)
+    adassp.release(G, True, spec, rng)  # advances the stream exactly as the call did; its output is discarded
+    published = adassp.Release(adassp.from_upper(np.array(entry["released"]["gram_upper"]), m),
+                               entry["released"]["min_eigenvalue"], spec, True)
+    theta, lam = adassp.fit_release(published)
+    ivs = intervals.adassp_intervals(published, theta, lam, 300, rng)
+    T, t0 = original_units_map(ranges, True)
+    q = intervals.half_widths(ivs.errors @ T.T, est.level)
+    centre = T @ ivs.centre + t0
+    np.testing.assert_allclose(est.confint().to_numpy(), np.column_stack([centre - q, centre + q]), rtol=1e-12)
