@@ -527,9 +527,10 @@ COVERAGE_THETA = np.array([0.1, 0.3, -0.2])
 
 
 def coverage(epsilon, reps, n=2000, draws=1000, seed=0, radius=1.0):
-    """Share of ``reps`` simulated data sets whose 95 % interval covers each true coefficient (mapped scale)."""
+    """Coverage of each true coefficient (mapped scale) among the ``reps`` simulated data sets with
+    intervals, and the share refused (the Gram release's noise dominating the design)."""
     gen, rng = np.random.default_rng(seed), RandomSource(seed + 1)
-    hits = np.zeros(3)
+    hits, refused = np.zeros(3), 0
     eps_gram = epsilon * op.INTERVAL_SHARE
     spec = op.calibrate("squared", epsilon - eps_gram, 3, radius)
     gspec = op_bootstrap.gram_spec(eps_gram, 4, 3)
@@ -540,19 +541,22 @@ def coverage(epsilon, reps, n=2000, draws=1000, seed=0, radius=1.0):
         theta = op.release_squared(G, True, spec, rng)
         gram = op_bootstrap.release_gram(G, gspec, rng)
         ivs = intervals.op_intervals(op.Release(theta, spec, gram, gspec, True), draws, rng)
-        assert ivs.available, ivs.reason
+        if not ivs.available:
+            refused += 1
+            continue
         hits += np.abs(ivs.centre - COVERAGE_THETA) <= intervals.half_widths(ivs.errors, 0.95)
-    return hits / reps
+    return hits / (reps - refused), refused / reps
 
 
 def test_coverage_smoke():
     """Fast version (100 data sets): far from nominal only if something is broken (SE 2.2 points)."""
-    assert np.all(coverage(1.0, reps=100, draws=400) >= 0.86)
+    cov, refused = coverage(1.0, reps=100, draws=400)
+    assert refused <= 0.1 and np.all(cov >= 0.86), (cov, refused)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [1.0, 10.0])
 def test_coverage_within_two_points_of_nominal(epsilon):
     """2000 simulated data sets (n = 2000) per epsilon: Monte Carlo SE 0.49 points, so 2 points is 4 SE."""
-    cov = coverage(epsilon, reps=2000, seed=int(epsilon))
-    assert np.all(np.abs(cov - 0.95) <= 0.02), cov
+    cov, refused = coverage(epsilon, reps=2000, seed=int(epsilon))
+    assert refused <= 0.1 and np.all(np.abs(cov - 0.95) <= 0.02), (cov, refused)
