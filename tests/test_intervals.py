@@ -294,6 +294,9 @@ def test_selection_adjusted_intervals_are_wider_or_refused_in_plain_words():
     with pytest.raises(InvalidArgumentError, match="no selection-adjusted interval.*epsilon = 5"):
         big.confint(selection_adjusted=True)
     assert any("the selection spent epsilon = 5" in n for n in big.notes)
+    # both epsilons in the estimate's ledger entry (the selection's is public: its own ledger)
+    assert big.ledger.entries[0].details["selection_epsilon"] == 5.0
+    assert big.release()["ledger"]["entries"][0]["details"]["after_selection"] == "dp_select(method='exponential')"
 
 
 def test_intervals_are_post_processing_of_the_published_release():

@@ -174,6 +174,12 @@ class Request:
         value = getattr(self.fit, "epsilon_spent", None)
         return float(value) if isinstance(value, numbers.Real) else None
 
+    def selection_details(self) -> dict:
+        """For the ledger entry: the selection this estimate follows (public: its ledger's epsilon)."""
+        eps = self.selection_epsilon()
+        return {} if eps is None else {"after_selection": f"dp_select(method={self.fit.method!r})",
+                                       "selection_epsilon": "inf" if math.isinf(eps) else eps}
+
     def rows_public(self):
         return getattr(self.plan, "n_rows_input", None) if self.relation == REPLACE_ONE else None
 
@@ -228,7 +234,7 @@ class AdaSSPEstimator(Estimator):
             mechanism=MECHANISM + (f" ({spec.kind} noise)" if spec.kind != "none" else ""),
             epsilon=req.epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
             released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
-            details=spec.details()))
+            details={**spec.details(), **req.selection_details()}))
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
                               terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
                               intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
@@ -315,7 +321,8 @@ class ObjectivePerturbationEstimator(Estimator):
         if columns is not None:
             released["gram_columns"] = columns
         ledger.add(LedgerEntry(mechanism=mechanism, epsilon=req.epsilon, delta=0.0, neighbours=req.relation,
-                               caveats=req.relation_caveats(), released=released, details=details))
+                               caveats=req.relation_caveats(), released=released,
+                               details={**details, **req.selection_details()}))
         public_call = req.public_call()
         if loss == "squared":
             public_call["radius"] = "inf" if math.isinf(radius) else radius
@@ -401,7 +408,7 @@ class TukeyEstimator(Estimator):
                 mechanism=TUKEY_MECHANISM + ": epsilon = inf, least squares on the selected terms (not private)",
                 epsilon=math.inf, delta=0.0, neighbours=req.relation, caveats=req.relation_caveats(),
                 released={"coefficient_names": names, "coefficients": theta.tolist(), "status": "released"},
-                details={"private": False}))
+                details={"private": False, **req.selection_details()}))
             result = None
         else:
             budget, group = req.options["budget"], req.options["group"]
@@ -438,7 +445,8 @@ class TukeyEstimator(Estimator):
                 "ptr_threshold_factor": tukey.PTR_THRESHOLD_FACTOR,
             }
             ledger.add(LedgerEntry(mechanism=TUKEY_MECHANISM, epsilon=req.epsilon, delta=req.delta,
-                                   neighbours=req.relation, caveats=caveats, released=released, details=details,
+                                   neighbours=req.relation, caveats=caveats, released=released,
+                                   details={**details, **req.selection_details()},
                                    parts=parts))
         identity = (np.eye(d), np.zeros(d))
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
