@@ -324,3 +324,12 @@ def test_intervals_are_post_processing_of_the_published_release():
     q = intervals.half_widths(ivs.errors @ T.T, est.level)
     centre = T @ ivs.centre + t0
     np.testing.assert_allclose(est.confint().to_numpy(), np.column_stack([centre - q, centre + q]), rtol=1e-12)
+
+
+def test_selection_adjustment_refuses_a_selection_with_delta():
+    df = _data(n=3000)
+    fit = dpstats.dp_select("y ~ .", df, method="mistakes", s=3, epsilon=0.004, delta=1e-6, bounds=BOUNDS,
+                            random_state=1)
+    assert fit.delta_spent > 0
+    with pytest.raises(InvalidArgumentError, match="pure epsilon-DP"):
+        fit.estimate(epsilon=math.inf).confint(selection_adjusted=True)

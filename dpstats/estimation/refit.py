@@ -174,6 +174,10 @@ class Request:
         value = getattr(self.fit, "epsilon_spent", None)
         return float(value) if isinstance(value, numbers.Real) else None
 
+    def selection_delta(self):
+        value = getattr(self.fit, "delta_spent", None)
+        return float(value) if isinstance(value, numbers.Real) else None
+
     def selection_details(self) -> dict:
         """For the ledger entry: the selection this estimate follows (public: its ledger's epsilon)."""
         eps = self.selection_epsilon()
@@ -239,7 +243,8 @@ class AdaSSPEstimator(Estimator):
                               terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
                               intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
                               ranges=req.ranges, level=req.level, public_call=req.public_call(),
-                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon())
+                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 OP_MECHANISM = "objective perturbation (Kifer, Smith and Thakurta 2012)"
@@ -331,7 +336,8 @@ class ObjectivePerturbationEstimator(Estimator):
                               intervals=ivs, ridge=spec.ridge, spec=spec, release=rel, ledger=ledger,
                               plan=plan, ranges=req.ranges, level=req.level, public_call=public_call,
                               rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic",
-                              selection_epsilon=req.selection_epsilon())
+                              selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 TUKEY_MECHANISM = ("Tukey-depth mechanism (Amin, Joseph, Ribero and Vassilvitskii 2023; PTR and private number "
@@ -453,7 +459,8 @@ class TukeyEstimator(Estimator):
                               terms=selected, theta=theta, affine=identity, intervals=None, ridge=None, spec=spec,
                               release=result, ledger=ledger, plan=plan, ranges=None, level=req.level,
                               public_call=req.public_call(), rows_public=req.rows_public(),
-                              selection_epsilon=req.selection_epsilon())
+                              selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 #: method name -> its estimator (more estimators register here).

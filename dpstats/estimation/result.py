@@ -108,7 +108,8 @@ class EstimateResult:
     """
 
     def __init__(self, *, call, formula, response, terms, theta, affine, intervals, ridge, spec, release, ledger,
-                 plan, ranges, level, public_call, rows_public, model="linear", selection_epsilon=None):
+                 plan, ranges, level, public_call, rows_public, model="linear", selection_epsilon=None,
+                 selection_delta=None):
         self.call = call
         self.formula = formula
         self.response = response
@@ -148,6 +149,7 @@ class EstimateResult:
         self._rows_public = rows_public
         #: epsilon of the selection this estimate follows (its own ledger), or None.
         self.selection_epsilon = selection_epsilon
+        self._selection_delta = selection_delta
 
     # statsmodels' name
     @property
@@ -256,6 +258,11 @@ class EstimateResult:
                 "selection_adjusted=True needs the selection's epsilon and a public row count (replace-one "
                 "neighbours); this estimate has " + ("no selection epsilon." if eps_s is None else
                                                       "no public row count."))
+        if self._selection_delta:
+            raise InvalidArgumentError(
+                "no selection-adjusted interval: the selection spent delta > 0, and the max-information correction "
+                "of Zrnic and Jordan (2020) used here is for pure epsilon-DP selections; the intervals of confint() "
+                "are conditional on the selected terms.")
         alpha = iv.selection_adjusted_alpha(1 - level, eps_s, n)
         if alpha < iv.MIN_ADJUSTED_ALPHA:
             raise InvalidArgumentError(
