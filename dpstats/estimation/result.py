@@ -151,6 +151,14 @@ class EstimateResult:
         self.selection_epsilon = selection_epsilon
         self._selection_delta = selection_delta
 
+    def __getstate__(self):
+        # A design planned on a Dask frame holds the lazy frame, whose graph may hold rows:
+        # a pickled result keeps only the plan made from the schema (predict needs no more).
+        state = dict(self.__dict__)
+        if getattr(state.get("_plan"), "is_dask", False):
+            state["_plan"] = state["_plan"].plan
+        return state
+
     # statsmodels' name
     @property
     def params(self) -> pd.Series:
