@@ -122,12 +122,14 @@ class EstimateResult:
         self._iv = intervals if intervals is not None else iv.IntervalSet("none", reason=NO_INTERVALS_NOTE)
         self.coef = pd.Series(self._T @ self._theta + self._t0, index=self.names, name="coef")
         T = self._T
-        if self._iv.centre is not None:
+        if self._iv.available and self._iv.centre is not None:
             corrected = T @ np.asarray(self._iv.centre, dtype=np.float64) + self._t0
+        elif not self._iv.available and self._iv.reason is not None and self._iv.centre is not None:
+            corrected = np.full(len(self.names), np.nan)  # no reliable correction where no interval is given
         else:
             corrected = self.coef.to_numpy()
         #: The interval's centre: the estimate with the ridge undone (``help(dpstats.estimation.intervals)``);
-        #: equal to ``coef`` when the ridge is 0.
+        #: equal to ``coef`` when the ridge is 0; NaN where no interval is given (the correction is unreliable).
         self.coef_corrected = pd.Series(corrected, index=self.names, name="coef (bias-corrected)")
         self._errors = None if self._iv.errors is None else np.asarray(self._iv.errors) @ T.T
         self._cov = None if self._iv.cov is None else T @ self._iv.cov @ T.T
@@ -380,7 +382,7 @@ class EstimateResult:
         floor = getattr(getattr(self._release, "spec", None), "gram_sd", None)
         if floor is None:  # objective perturbation: the Gram release's own noise
             floor = self._release.gram_spec.gram_sd
-        centre = self._iv.centre if self._iv.centre is not None else self._theta
+        centre = self._iv.centre if self._iv.available and self._iv.centre is not None else self._theta
         return iv.fit_statistics(gram, self.intercept, centre, floor)
 
     @property
