@@ -360,3 +360,19 @@ def test_private_intervals_on_real_data_contain_their_centre(name, method, given
     if est.ridge == 0:  # AdaSSP without ridge: the released estimate is the centre
         assert np.all(ci.iloc[:, 0] < est.coef) and np.all(est.coef < ci.iloc[:, 1])
         assert np.all(band.lwr < band.fit) and np.all(band.fit < band.upr)
+
+
+@pytest.mark.parametrize("method", BOUND_METHODS)
+@pytest.mark.parametrize("epsilon", [1.0, 1e300])
+def test_degenerate_designs_release_without_raising(method, epsilon):
+    """Totality after the charge: constant terms (a singular design), at any epsilon, give a result
+    whose intervals are refused in plain words; nothing raises (the failure would reveal the data)."""
+    df = pd.DataFrame({"a": [0.5] * 50, "b": [0.2] * 50, "c": np.linspace(-1, 1, 50), "y": [1.0] * 50})
+    bounds = {"a": (-1, 1), "b": (-1, 1), "c": (-1, 1), "y": (-2, 2)}
+    fit = dpstats.dp_select("y ~ a + b + c", df, method="exponential", s=2, epsilon=math.inf, bounds=bounds,
+                            random_state=0)
+    est = fit.estimate(epsilon=epsilon, method=method, random_state=1)
+    assert not est.has_intervals and est.no_interval_reason.startswith("no interval: ")
+    str(est.summary())
+    est.to_frame()
+    est.release_json()

@@ -96,6 +96,9 @@ RIDGE_DOMINANCE = 1.0
 #: No interval when the noisy row count is below this multiple of the design columns.
 MIN_ROWS_PER_COLUMN = 5.0
 
+#: Eigenvalues below this fraction of the largest count as zero (a singular design).
+SINGULAR_RTOL = 1e-10
+
 #: Relative tolerance for "on the boundary of the ball".
 BALL_TOL = 1e-9
 
@@ -112,6 +115,8 @@ TOO_FEW_ROWS = ("no interval: too little data for the budget (the noisy row coun
                 f"{MIN_ROWS_PER_COLUMN:g} per coefficient)")
 BALL_BINDS = ("no interval: the estimate lies on the boundary of the public ball ||theta|| <= radius (the constraint "
               "binds, so its shrinkage is unknown); a larger radius= makes intervals available")
+SINGULAR = ("no interval: the selected terms are constant or collinear in the released design, so some "
+            "coefficient is not identified")
 LOGISTIC = ("no interval: objective perturbation with the logistic loss releases the coefficients only, and nothing "
             "about the design that a bootstrap would need")
 
@@ -154,9 +159,9 @@ def deconvolved_design(A_bar, noise_var):
     bootstrap's model uses M - v M (M + tr(M) I) M (M = A_bar^-1) inverted, when it is
     positive definite (else A_bar), so that its draws' noisy inverses are not inflated twice.
     """
-    if noise_var <= 0:
+    if noise_var <= 0 or _singular(A_bar):
         return A_bar
-    M = np.linalg.inv(A_bar)
+    M = _pinv_psd(A_bar)
     corr = M - noise_var * M @ (M + np.trace(M) * np.eye(M.shape[0])) @ M
     corr = (corr + corr.T) / 2.0
     e, Q = np.linalg.eigh(corr)
@@ -165,10 +170,19 @@ def deconvolved_design(A_bar, noise_var):
     return (Q / e) @ Q.T
 
 
+def _pinv_psd(A):
+    """Pseudo-inverse of a batch (or one) of symmetric matrices through eigh (never raises on singular ones)."""
+    e, Q = np.linalg.eigh(A)
+    scale = np.maximum(np.max(np.abs(e), axis=-1, keepdims=True), np.finfo(float).tiny)
+    keep = e > SINGULAR_RTOL * scale
+    inv_e = np.where(keep, 1.0 / np.where(keep, e, 1.0), 0.0)
+    return np.einsum("...ij,...j,...kj->...ik", Q, inv_e, Q)
+
+
 def _undo_ridge(A_bar, lam, theta):
     """A_bar^-1 (A_bar + lam I) theta = theta + lam A_bar^-1 theta, batched."""
     lam = np.asarray(lam, dtype=np.float64)
-    return theta + lam[..., None] * np.linalg.solve(A_bar, theta[..., None])[..., 0]
+    return theta + lam[..., None] * np.einsum("...ij,...j->...i", _pinv_psd(A_bar), theta)
 
 
 def statistics(gram, intercept):
@@ -212,7 +226,14 @@ def _refusal(gram, intercept, floor, lam, d):
     smallest = float(np.min(np.maximum(np.linalg.eigvalsh(A), floor)))
     if lam > RIDGE_DOMINANCE * smallest:
         return RIDGE_DOMINATES
+    if _singular(_project(A, floor)):
+        return SINGULAR
     return None
+
+
+def _singular(A):
+    e = np.linalg.eigvalsh(A)
+    return not e[0] > SINGULAR_RTOL * max(float(np.max(np.abs(e))), np.finfo(float).tiny)
 
 
 def adassp_intervals(rel: adassp.Release, theta, lam, n_draws, rng) -> IntervalSet:
