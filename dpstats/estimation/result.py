@@ -88,8 +88,19 @@ class EstimateResult:
     coef : pandas.Series
         The private coefficients (``Intercept`` first when the formula has one), on the
         original units of the terms and the response (the clipped variables).
+    coef_corrected : pandas.Series
+        The intervals' centre: ``coef`` with the ridge undone (equal to ``coef`` when the
+        ridge is 0; NaN where no interval is given). ``help(dpstats.estimation.intervals)``.
     bse : pandas.Series
-        Bootstrap standard errors (NaN where the estimate has no intervals).
+        Standard errors: OLS's at epsilon = inf, else the bootstrap standard deviation of the
+        corrected estimate (NaN where the estimate has no intervals).
+    interval_method, no_interval_reason : str, str or None
+        ``"ols"``, ``"bootstrap"`` or ``"none"``; and, for ``"none"``, why, in plain words.
+    nobs, df_resid, sigma2, rsquared : float
+        Rows, residual degrees of freedom, residual variance (response units) and R^2, from
+        the released statistics: private, covered by the ledger entry (exact at epsilon = inf).
+    selection_epsilon : float or None
+        The epsilon of the selection this estimate follows (its own ledger).
     level : float
         Level of the intervals of :meth:`release` and :meth:`summary`.
     ridge : float or None
