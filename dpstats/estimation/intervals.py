@@ -50,6 +50,8 @@ When no interval is given (``reason`` says why, in plain words, and the result r
   is no longer reliable (more rows, a larger epsilon or tighter public ranges help);
 * too little data for the budget: the noisy row count is below ``MIN_ROWS_PER_COLUMN``
   times the number of design columns;
+* the released design is singular (a selected term constant or collinear: some
+  coefficient is not identified);
 * objective perturbation's estimate lies on the boundary of its public ball (the
   constraint binds: the shrinkage is unknown; a larger ``radius`` helps);
 * objective perturbation: the noise of the Gram release its intervals read (20 % of its
