@@ -76,6 +76,7 @@ from .exhaustive import (LOSS_OPTION, check_enumeration_memory, curator_summary,
 from .gram import GramSource, MatrixFreeSource
 from .hinge import HingeObjective, hinge_default_radius, hinge_default_ridge, hinge_sensitivity
 from .hinge_source import HingeSource
+from .losses import RIDGE_PER_ROW
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
 DEFAULT_TOLERANCE = 5e-4
@@ -143,8 +144,6 @@ def engine_default_ridge(n, p):
     benchmarks/README.md, bench_public.py).  Continuous in p at p = n.  n and p are public
     (the input row count and the number of terms of the formula), so the ridge is too.
     """
-    from ..api import RIDGE_PER_ROW
-
     return RIDGE_PER_ROW * math.sqrt(float(n) * max(float(n), float(p)))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..results import Summary, _fmt
+from ..display import Summary, _fmt
 from . import bootstrap
 from .design import prediction_design
 
