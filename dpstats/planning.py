@@ -226,7 +226,7 @@ class Plan:
         if self.method == "exponential":
             return "exact"
         if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.top_r import DEFAULT_MAX_ENUMERATE
+            from .bss.certified import DEFAULT_MAX_ENUMERATE
 
             count = math.comb(self.p, self.s)
             if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:
