@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpstats.bss.engine import OuterApproximationEngine
+from dpstats.bss.engine import EngineSettings, OuterApproximationEngine
 
 DATA = Path(__file__).parent / "data"
 RECORDS = json.loads((DATA / "certified_lists.json").read_text())["cases"]
@@ -41,14 +41,9 @@ def build_engine(record):
     name, loss, n, p, s, rho, snr, R, _ = CASES[record["case"]]
     source, tau, ridge = MAKER.case_data(loss, n, p, s, rho, snr)
     assert tau == pytest.approx(record["tau"], rel=1e-12) and ridge == record["ridge"]
-    engine = OuterApproximationEngine(source, s, ridge, MAKER.RADIUS, tau)
-    if record["route"] == "milp":
-        engine.exact_blocks = False
-        engine._far_by_dual_bounds = lambda anchor, threshold: None
-        engine._far_by_dual_search = lambda anchor, threshold, skip: None
-        engine._best_by_dual_bounds = lambda anchor: None
-        engine._dual_block = lambda anchor, i, incumbent, cap=np.inf: None
-    return engine
+    routes = {"default": EngineSettings(),
+              "milp": EngineSettings(exact_blocks=False, dual_bounds=False, dual_search=False)}
+    return OuterApproximationEngine(source, s, ridge, MAKER.RADIUS, tau, settings=routes[record["route"]])
 
 
 def _param(record):

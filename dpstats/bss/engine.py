@@ -42,7 +42,7 @@ benchmarks/README.md):
   at fractional z (simulate(1000, 250, 7), rho 0.7, R = 100: root bound about 20 below the
   optimum, some 300 nodes per solve), so CBC met the near-optimal supports one solve at a
   time (162 solves, 110 s); the search needed about 3000 hinge solves (12 s in all).
-  It gives way to the MILP after :attr:`OuterApproximationEngine.DUAL_SEARCH_SOLVES`.
+  It gives way to the MILP after :attr:`EngineSettings.dual_search_solves` solves.
 * **Shifted objective.**  eta is stored minus a constant (the first incumbent's value), so
   CBC's absolute gap tolerance acts on numbers of the size of the gap, not of y'y.
 
@@ -83,7 +83,7 @@ import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import mip
 import numpy as np
@@ -91,13 +91,61 @@ import numpy as np
 from ..deadline import Deadline
 from ..errors import InvalidArgumentError, SolverError
 from ..privacy.progress import Progress, curator_printer
-from .gram import GramSource, MatrixFreeSource
+from .gram import EVAL_RELATIVE_ERROR, GramSource, MatrixFreeSource  # noqa: F401  (EVAL_RELATIVE_ERROR re-exported)
 from .iht import iht_support
 from .objective import SufficientStats
 
-#: Relative error budget of one exact evaluation of R(S) (an s x s eigendecomposition
-#: and a monotone Newton solve); tau_eval = this * (y'y + 1).
-EVAL_RELATIVE_ERROR = 1e-10
+
+
+@dataclass
+class EngineSettings:
+    """The engine's declared switches: public, fixed before the data, the same for every query.
+
+    Which certificate routes the engine tries is decided by these and by what the source can
+    do (:class:`~dpstats.bss.gram.SourceCapabilities`); whichever route certifies, the
+    certified quantities are the same (module docstring), so these change speed, never the
+    mechanism's output distribution.
+
+    exact_blocks, exact_block_nodes
+        The Schur-complement block search (sources with ``block_search``), and its node
+        budget per block before the MILP takes over.
+    dual_bounds
+        One certified dual per block (sources with ``dual_blocks``).
+    dual_search, dual_search_solves
+        The dual branch and bound over the blocks (sources with ``dual_blocks``), and the
+        hinge solves one search may spend before the MILP takes over.
+    init_neighbour_cuts
+        Cuts at this many best 1-swap neighbours of the first local optimum (None: 2 s).
+    round_neighbour_cuts
+        Cuts at this many best 1-swap neighbours of each new MILP solution.
+    list_cuts
+        Cuts at the listed supports with two or more mistakes before a top-R MILP.
+    threads
+        CBC threads.
+    cbc_settings
+        Extra python-mip Model attributes (e.g. ``{"preprocess": 0}``), for measurements;
+        CBC's own cutting planes are off unless this sets ``cuts``.
+    """
+
+    exact_blocks: bool = True
+    exact_block_nodes: int = 200_000
+    dual_bounds: bool = True
+    dual_search: bool = True
+    dual_search_solves: int = 4000
+    init_neighbour_cuts: int | None = None
+    round_neighbour_cuts: int = 2
+    list_cuts: bool = True
+    threads: int = 1
+    cbc_settings: dict = field(default_factory=dict)
+
+    @classmethod
+    def names(cls):
+        return tuple(f.name for f in fields(cls))
+
+
+#: The settings of engines built without explicit ones (the methods' engines); a test or a
+#: measurement may swap it for another declared EngineSettings.
+DEFAULT_SETTINGS = EngineSettings()
 
 
 @dataclass
@@ -194,19 +242,17 @@ class OuterApproximationEngine:
         The method's name in progress lines and time-limit messages.
     printer : callable
         Where progress lines go (default ``print``), after labelling.
-    init_neighbour_cuts : int, optional
-        Cuts at this many best 1-swap neighbours of the first local optimum (default 2 s).
-    round_neighbour_cuts : int
-        Cuts at this many best 1-swap neighbours of each new MILP solution (default 2).
-    threads : int
-        CBC threads.
-    cbc_settings : dict, optional
-        Extra python-mip Model attributes (e.g. ``{"cuts": 0}``), for measurements.
+    settings : EngineSettings, optional
+        The declared switches (routes, budgets, cuts, CBC); keyword arguments named after
+        its fields (``threads=2``, ``exact_blocks=False``, ...) replace single fields.
     """
 
-    def __init__(self, source, s, ridge, radius, tolerance, *, time_limit=None, deadline=None, verbose=False,
-                 init_neighbour_cuts=None, round_neighbour_cuts=2, list_cuts=True, threads=1, cbc_settings=None,
-                 printer=print, label="engine"):
+    def __init__(self, source, s, ridge, radius, tolerance, *, settings=None, time_limit=None, deadline=None,
+                 verbose=False, printer=print, label="engine", **overrides):
+        unknown = set(overrides) - set(EngineSettings.names())
+        if unknown:
+            raise TypeError(f"unknown engine settings: {sorted(unknown)}; see EngineSettings.")
+        settings = replace(settings if settings is not None else DEFAULT_SETTINGS, **overrides)
         ridge = float(ridge)
         if not ridge > 0:
             raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "
@@ -222,9 +268,10 @@ class OuterApproximationEngine:
         if not 1 <= self.s <= self.p:
             raise InvalidArgumentError(f"s={s} must be between 1 and the number of candidates ({self.p}).")
         self.tau = float(tolerance)
-        # A source whose values carry a certified error of their own (the hinge loss: duality
-        # gaps) says so; the squared loss is exact up to rounding.
-        self.tau_eval = float(getattr(source, "evaluation_error", EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)))
+        # The certified error of one value: rounding for the squared loss, the duality gaps of
+        # the hinge loss.
+        self.capabilities = source.capabilities
+        self.tau_eval = float(source.evaluation_error)
         self.tau_mip = self.tau - 2.0 * self.tau_eval
         if self.tau_mip <= 0:
             # tau_eval is computed from the data (y'y): the message does not quote it.
@@ -236,17 +283,7 @@ class OuterApproximationEngine:
         self._reached = ""
         self.verbose = bool(verbose)
         self._printer = printer
-        self.init_neighbour_cuts = 2 * self.s if init_neighbour_cuts is None else int(init_neighbour_cuts)
-        self.round_neighbour_cuts = int(round_neighbour_cuts)
-        self.threads = int(threads)
-        self.list_cuts = bool(list_cuts)
-        # CBC's own cutting planes cost more than they gain on these small dense MILPs:
-        # measured on (1000, 250, 7), block i = 2, 30 s budget: defaults 40 solves (gap left
-        # 5.2), cuts=0 138 solves (1.5).  Preprocessing stays on: with preprocess=0 the CBC of
-        # cbcbox 2.935 returned "optimal" solutions with a binary at 2 (the fair data's hinge
-        # top-R query; CBC issues 734 and 751 report the same class of bug), and it saved
-        # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
-        self.cbc_settings = {"cuts": 0, **dict(cbc_settings or {})}
+        self.settings = settings
         self._print = curator_printer(printer)  # progress is curator-only
         self.stats = EngineStats()
         self._start = time.perf_counter()
@@ -266,6 +303,10 @@ class OuterApproximationEngine:
         self._best = None
         self._tops = {}  # R -> TopCertificate (a second query for the same R reuses it)
         self._initialised = False
+        # supports memoised per expansion inside the MILP rounds (the query's R; 1 for best)
+        self._keep = 1
+        # the block search met a block too large for it: the top-R queries go to the MILP
+        self._far_blocks_too_large = False
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -286,6 +327,31 @@ class OuterApproximationEngine:
         if matrix_free:
             return cls(MatrixFreeSource(X, y, intercept), s, ridge, radius, tolerance, **kwargs)
         return cls(GramSource(SufficientStats.from_arrays(X, y, intercept)), s, ridge, radius, tolerance, **kwargs)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def init_neighbour_cuts(self) -> int:
+        n = self.settings.init_neighbour_cuts
+        return 2 * self.s if n is None else int(n)
+
+    @property
+    def cbc_settings(self) -> dict:
+        # CBC's own cutting planes cost more than they gain on these small dense MILPs:
+        # measured on (1000, 250, 7), block i = 2, 30 s budget: defaults 40 solves (gap left
+        # 5.2), cuts=0 138 solves (1.5).  Preprocessing stays on: with preprocess=0 the CBC of
+        # cbcbox 2.935 returned "optimal" solutions with a binary at 2 (the fair data's hinge
+        # top-R query; CBC issues 734 and 751 report the same class of bug), and it saved
+        # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
+        return {"cuts": 0, **dict(self.settings.cbc_settings)}
+
+    def _block_search_on(self):
+        return self.settings.exact_blocks and self.capabilities.block_search
+
+    def _dual_bounds_on(self):
+        return self.settings.dual_bounds and self.capabilities.dual_blocks
+
+    def _dual_search_on(self):
+        return self.settings.dual_search and self.capabilities.dual_blocks
 
     # ------------------------------------------------------------------ helpers
     def _full(self, supports):
@@ -479,7 +545,7 @@ class OuterApproximationEngine:
 
     def _configure(self, m, settings):
         m.verbose = 0
-        m.threads = self.threads
+        m.threads = int(self.settings.threads)
         m.max_mip_gap = 1e-12
         for key, value in settings.items():
             setattr(m, key, value)
@@ -603,7 +669,7 @@ class OuterApproximationEngine:
             progress = False
             for sup in sols:
                 new = sup not in self._cut_at
-                nb, vals = self._expand(sup, keep=max(getattr(self, "_keep", 0), 1))
+                nb, vals = self._expand(sup, keep=max(self._keep, 1))
                 progress |= new
                 cand = np.vstack([np.array(sup)[None, :], nb])
                 cvals = np.concatenate([self.evaluate([sup]), vals])
@@ -614,9 +680,9 @@ class OuterApproximationEngine:
                         inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
                         self.evaluated.setdefault(inc, inc_val)
                 # cuts at the best few feasible neighbours as well
-                if self.round_neighbour_cuts and vals.size:
+                if self.settings.round_neighbour_cuts and vals.size:
                     okn = feasible(nb)
-                    order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.round_neighbour_cuts]
+                    order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.settings.round_neighbour_cuts]
                     for k in order:
                         if okn[k]:
                             progress |= self._add_cut(tuple(int(j) for j in nb[k]))
@@ -744,7 +810,7 @@ class OuterApproximationEngine:
                     # ranked by tightened bounds (closer to the values than the first ones)
                     need = R + 1 - len(self.evaluated)
                     take = unknown[np.argsort(lower[unknown], kind="stable")[:2 * need]]
-                    if hasattr(self.source, "tightened_bounds"):
+                    if self.capabilities.lower_bounds:
                         fresh = take[~tightened[take]]
                         lower, upper = lower.copy(), upper.copy()
                         lower[fresh], upper[fresh] = self.source.tightened_bounds(self._full(nb[fresh]), lower[fresh])
@@ -779,7 +845,7 @@ class OuterApproximationEngine:
             if pending.size:
                 # in batches, most promising first: each batch can only lower v_R
                 pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
-                if hasattr(self.source, "tightened_bounds"):
+                if self.capabilities.lower_bounds:
                     # cheaper than a solve: dual ascent rules many out (hinge loss)
                     fresh = pending[~tightened[pending]]
                     lower = lower.copy()
@@ -814,7 +880,7 @@ class OuterApproximationEngine:
                 sups = [k for k, _ in L]
                 vals_L = self.evaluate(np.array(sups))
                 rest = [v for k, v in self.evaluated.items() if k not in members]
-                if getattr(self.source, "provides_lower_bounds", False):
+                if self.capabilities.lower_bounds:
                     # values are upper bounds within tau_eval; screened ball neighbours have bounds
                     rest = [v - self.tau_eval for v in rest] + [float(x) for x in lower[~np.isfinite(vals)]]
                 return TopCertificate(sups, vals_L, min([far_bound] + rest), self.tau_mip, total_solves)
@@ -842,7 +908,7 @@ class OuterApproximationEngine:
             else:
                 inc = min(outside, key=lambda kv: (kv[1], kv[0]))
                 constraints = [("<=", list(s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
-                if self.list_cuts:
+                if self.settings.list_cuts:
                     for k in far:
                         self._add_cut(k)
                 certified, _, _, lb, solves = self._minimise(
@@ -856,7 +922,7 @@ class OuterApproximationEngine:
                 # the part of the bound from the exactly evaluated ball
                 ball_rest = [v for k, v in self.evaluated.items() if k not in members and k != s1
                              and (~in1[list(k)]).sum() <= 1]
-                if getattr(self.source, "provides_lower_bounds", False):
+                if self.capabilities.lower_bounds:
                     # values are upper bounds within tau_eval; screened neighbours have bounds
                     ball_rest = [v - self.tau_eval for v in ball_rest] + [float(x) for x in lower[~np.isfinite(vals)]]
                 bound = min([lb] + ball_rest)
@@ -876,7 +942,7 @@ class OuterApproximationEngine:
         anchor = tuple(sorted(anchor))
         self.initialise()
         cap = float(self.evaluate([anchor])[0]) + float(cap_width) if math.isfinite(cap_width) else math.inf
-        self._keep = max(getattr(self, "_keep", 1), 1)
+        self._keep = max(self._keep, 1)
         in0 = np.zeros(self.p, dtype=bool)
         in0[list(anchor)] = True
         out = []
@@ -945,7 +1011,7 @@ class OuterApproximationEngine:
         every support it can bound above cap - tau_mip / 2); when no support below the cap
         turns up, the block is certified capped.
         """
-        if not self._blocks_usable():
+        if not self._block_search_on():
             return None
         from .blocks import minimise_block
 
@@ -957,7 +1023,7 @@ class OuterApproximationEngine:
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
         res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
                              (inc_sup, min(inc_val, cap)), self.tau_mip / 2.0, self.evaluate, mu=mu,
-                             max_nodes=int(getattr(self, "exact_block_nodes", 200000)), check_time=self._check_time)
+                             max_nodes=int(self.settings.exact_block_nodes), check_time=self._check_time)
         self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
         if self.verbose:
@@ -983,14 +1049,14 @@ class OuterApproximationEngine:
         certificate of the block's minimum below the cap, and of a capped block above it.
         None when the source cannot search or the search gives up.
         """
-        if not hasattr(self.source, "search_blocks"):
+        if not self._dual_search_on():
             return None
         t0 = time.perf_counter()
         inc_sup, inc_val = incumbent
         threshold = min(inc_val, cap) - self.tau_mip
         found = self._dual_search(anchor, [i], threshold)
         self.stats.log.append({"dual_search": True, "block": i, "exact": found is not None,
-                               "solves": found[2] if found is not None else self.DUAL_SEARCH_SOLVES,
+                               "solves": found[2] if found is not None else self.settings.dual_search_solves,
                                "seconds": time.perf_counter() - t0})
         if self.verbose:
             self._print(f"[engine] mistakes i={i} dual branch and bound: "
@@ -1007,8 +1073,6 @@ class OuterApproximationEngine:
             return None  # only when tau_eval > tau_mip: the MILP decides
         return Certificate(sup, val, min(lower, val), self.tau_mip, 0, capped=bool(val > cap))
 
-    def _blocks_usable(self):
-        return getattr(self, "exact_blocks", True) and type(self.source) in (GramSource, MatrixFreeSource)
 
     def _ball_multiplier(self, support):
         full = self._full(np.array(support))
@@ -1038,7 +1102,7 @@ class OuterApproximationEngine:
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
-                                       self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)),
+                                       self.evaluate, mu=mu, max_nodes=int(self.settings.exact_block_nodes),
                                        check_time=self._check_time)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
@@ -1059,7 +1123,7 @@ class OuterApproximationEngine:
         local optimum of :meth:`initialise`); each is searched below the best value known
         (:meth:`_search_blocks_below`).
         """
-        if not self._blocks_usable():
+        if not self._block_search_on():
             return None
         bound = self._search_blocks_below(anchor, 1, lambda: min(self.evaluated.values()), "best", "best_block")
         if bound is None:
@@ -1079,7 +1143,7 @@ class OuterApproximationEngine:
         anchor's own value is within tau_eval.  The certificate holds when all of them reach
         v_1 - tau_mip; otherwise the MILP decides.
         """
-        if not hasattr(self.source, "block_lower_bounds"):
+        if not (self._dual_bounds_on() or self._dual_search_on()):
             return None
         _, _, lower = self._expand_with_bounds(anchor, keep=1)
         sup, val = min(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
@@ -1114,7 +1178,7 @@ class OuterApproximationEngine:
         Returns the smallest bound when it reaches ``threshold``, else None (the caller
         then runs the MILP).
         """
-        if not hasattr(self.source, "block_lower_bounds") or self.s < 2 or self.p - self.s < 2:
+        if not self._dual_bounds_on() or self.s < 2 or self.p - self.s < 2:
             return None
         from itertools import combinations
 
@@ -1145,10 +1209,6 @@ class OuterApproximationEngine:
                         f"{'>=' if ok else '<'} {threshold:.6f} in {time.perf_counter() - t0:.2f}s")
         return bound if ok else None
 
-    #: Hinge solves one dual branch and bound (:meth:`_far_by_dual_search`) may spend before
-    #: the MILP takes over.
-    DUAL_SEARCH_SOLVES = 4000
-
     def _far_by_dual_search(self, anchor, threshold, skip):
         """(bound, hits) over every support with >= 2 mistakes from ``anchor``, or None.
 
@@ -1157,14 +1217,14 @@ class OuterApproximationEngine:
         (:meth:`_dual_search`).  ``hits``: supports outside ``skip`` whose certified lower
         bound is below ``threshold``, with their values; ``bound``: a certified lower bound on
         R over all the others outside ``skip``.  None when the search needs more than
-        :attr:`DUAL_SEARCH_SOLVES` solves (the MILP then decides).
+        :attr:`EngineSettings.dual_search_solves` solves (the MILP then decides).
         """
-        if not hasattr(self.source, "search_blocks") or self.s < 2 or self.p - self.s < 2:
+        if not self._dual_search_on() or self.s < 2 or self.p - self.s < 2:
             return None
         t0 = time.perf_counter()
         found = self._dual_search(anchor, range(2, min(self.s, self.p - self.s) + 1), threshold, skip)
         done = found is not None
-        bound, hits, solves = found if done else (math.inf, [], self.DUAL_SEARCH_SOLVES)
+        bound, hits, solves = found if done else (math.inf, [], self.settings.dual_search_solves)
         self.stats.log.append({"dual_search": True, "solves": solves, "hits": len(hits), "exact": done and not hits,
                                "seconds": time.perf_counter() - t0})
         if self.verbose:
@@ -1176,7 +1236,7 @@ class OuterApproximationEngine:
 
     def _dual_search(self, anchor, sizes, threshold, skip=()):
         """:meth:`HingeSource.search_blocks` over the blocks (anchor minus D) + B, |D| = |B| = i
-        for each i in ``sizes``, within :attr:`DUAL_SEARCH_SOLVES` solves in all.
+        for each i in ``sizes``, within :attr:`EngineSettings.dual_search_solves` solves in all.
 
         Returns (bound, hits as (candidate support, value), solves), or None when the budget
         runs out.  ``skip``: candidate supports left out (neither hits nor bounded).
@@ -1190,7 +1250,7 @@ class OuterApproximationEngine:
         for i in sizes:
             bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
             found = self.source.search_blocks(bases, outside, i, threshold, skip=skip_full,
-                                              node_limit=self.DUAL_SEARCH_SOLVES - solves, check=self._check_time)
+                                              node_limit=self.settings.dual_search_solves - solves, check=self._check_time)
             if found is None:
                 return None
             b, h, used = found
@@ -1207,8 +1267,7 @@ class OuterApproximationEngine:
         v_R, so blocks done earlier stay covered.  Returns the smallest threshold used, or
         None when a block is too large for the search (the caller then runs the MILP).
         """
-        if (not self._blocks_usable() or self.s < 2 or self.p - self.s < 2
-                or getattr(self, "_far_blocks_too_large", False)):
+        if not self._block_search_on() or self.s < 2 or self.p - self.s < 2 or self._far_blocks_too_large:
             return None
         bound = self._search_blocks_below(s1, 2, lambda: heapq.nsmallest(R, self.evaluated.values())[-1],
                                           f"top-{R}", "top_block")

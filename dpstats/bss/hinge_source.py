@@ -93,6 +93,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
+from .gram import SourceCapabilities
 from .hinge import HingeObjective, HingeSolution, best_intercepts
 from .scratch import work_array
 
@@ -136,7 +137,9 @@ class HingeSource:
         Neighbours solved exactly per expansion regardless of their lower bounds.
     """
 
-    provides_lower_bounds = True
+    #: values are certified upper bounds (duality gaps) with certified lower bounds beside
+    #: them; the dual routes of the engine apply, the Schur-complement block search does not
+    capabilities = SourceCapabilities(exact_values=False, lower_bounds=True, block_search=False, dual_blocks=True)
 
     def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT):
         if not float(gap_tolerance) > 0:

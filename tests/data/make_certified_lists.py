@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from dpstats.bss import engine as engine_module
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.errors import TimeLimitError
 from dpstats.bss.gram import GramSource
@@ -74,8 +75,12 @@ def case_data(loss, n, p, s, rho, snr):
 def certify(case, route):
     name, loss, n, p, s, rho, snr, R, _ = case
     source, tau, ridge = case_data(loss, n, p, s, rho, snr)
-    engine = OuterApproximationEngine(source, s, ridge, RADIUS, tau, time_limit=TIME_LIMIT)
-    if route == "milp":
+    if route == "milp" and hasattr(engine_module, "EngineSettings"):  # the engine after issue 27
+        engine = OuterApproximationEngine(source, s, ridge, RADIUS, tau, time_limit=TIME_LIMIT, exact_blocks=False,
+                                          dual_bounds=False, dual_search=False)
+    else:
+        engine = OuterApproximationEngine(source, s, ridge, RADIUS, tau, time_limit=TIME_LIMIT)
+    if route == "milp" and not hasattr(engine_module, "EngineSettings"):  # the reference engine (d65055d)
         engine.exact_blocks = False
         engine._far_by_dual_bounds = lambda anchor, threshold: None
         engine._far_by_dual_search = lambda anchor, threshold, skip: None
