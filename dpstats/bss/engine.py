@@ -212,6 +212,101 @@ class _UnreliableSolve(Exception):
 FALLBACK_MAX_SUPPORTS = 200_000
 
 
+@dataclass
+class _TopQuery:
+    """A top-R query in progress: S_1, its 1-swap ball (values, certified lower and upper
+    bounds of screened neighbours) and the list as last ranked."""
+
+    R: int
+    s1: tuple
+    in1: np.ndarray
+    nb: np.ndarray
+    vals: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    tightened: np.ndarray
+    members: set = field(default_factory=set)
+    v_R: float = math.inf
+
+    @classmethod
+    def around(cls, engine, s1, R):
+        in1 = np.zeros(engine.p, dtype=bool)
+        in1[list(s1)] = True
+        nb, vals, lower = engine._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
+        return cls(R, s1, in1, nb, vals.copy(), lower.copy(), np.full(vals.size, np.inf),
+                   np.zeros(vals.size, dtype=bool))
+
+    def mistakes(self, support):
+        return int((~self.in1[list(support)]).sum())
+
+    def rank(self, engine):
+        L = heapq.nsmallest(self.R, engine.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        if len(L) < self.R:
+            raise InvalidArgumentError(f"R={self.R} is at least the number of supports; use the exact path.")
+        self.members = {k for k, _ in L}
+        self.v_R = L[-1][1]
+
+
+@dataclass
+class _Far:
+    """A route's answer for the supports with two or more mistakes from S_1 outside the list."""
+
+    bound: float = math.inf
+    solves: int = 0
+    #: new supports entered the candidates (or the MILP met a better one): rank again
+    rank_again: bool = False
+    #: the bound covers the evaluated supports with two or more mistakes too (the MILP's)
+    covers_evaluated: bool = False
+
+
+class BlockSearchRoute:
+    """The exact Schur-complement block search below v_R (squared loss)."""
+
+    @staticmethod
+    def bound(engine, q):
+        b = engine._top_far_by_blocks(q.s1, q.R)
+        return None if b is None else _Far(b)
+
+
+class DualBoundsRoute:
+    """One certified dual per block (hinge loss)."""
+
+    @staticmethod
+    def bound(engine, q):
+        b = engine._far_by_dual_bounds(q.s1, q.v_R - engine.tau_mip)
+        return None if b is None else _Far(b)
+
+
+class DualSearchRoute:
+    """The dual branch and bound over the blocks (hinge loss): its hits join the candidates."""
+
+    @staticmethod
+    def bound(engine, q):
+        found = engine._far_by_dual_search(q.s1, q.v_R - engine.tau_mip, q.members)
+        if found is None:
+            return None
+        bound, hits = found
+        new = [(k, v) for k, v in hits if k not in engine.evaluated]
+        for k, v in new:
+            engine.evaluated[k] = v
+        if new:
+            return _Far(rank_again=True)
+        return None if hits else _Far(bound)
+
+
+class MilpRoute:
+    """The outer-approximation MILP over the far region; always answers."""
+
+    @staticmethod
+    def bound(engine, q):
+        return engine._top_far_by_milp(q)
+
+
+#: The far-region routes of a top-R query, in the order they are asked; each declines
+#: (None) when the engine's settings or the source's capabilities rule it out or it gives up.
+TOP_ROUTES = (BlockSearchRoute(), DualBoundsRoute(), DualSearchRoute(), MilpRoute())
+
+
 class OuterApproximationEngine:
     """Certified best / top-R / mistakes queries for one data set and subset size.
 
@@ -633,24 +728,21 @@ class OuterApproximationEngine:
         inc, inc_val = incumbent
         solves = 0
         reserve = self.tau_mip / 4.0
-        # Supports cut off by no-good constraints (see below) and the smallest certified
-        # lower bound of their values: the bound over the feasible set is the smaller of
-        # the MILP's bound over the rest and this floor.
-        excluded_floor = math.inf
-        excluded = set()
+        # Supports cut off by no-good constraints (see _exclude_repeated) and the smallest
+        # certified lower bound of their values: the bound over the feasible set is the smaller
+        # of the MILP's bound over the rest and this floor.
+        excluded = {"supports": set(), "floor": math.inf}
         while True:
             n_in = self._add_cuts_to(m, z, eta, n_in)
             try:
                 lb, sols = self._solve(m, z, inc, label, solves)
             except _UnreliableSolve:
-                fallback = self._enumerated_minimum(feasible, early_exit)
-                if fallback is not None:
-                    return (*fallback, solves + 1)
-                raise SolverError(f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
-                                  "bounds with and without preprocessing; nothing was released.") from None
+                return self._fallback(feasible, early_exit, solves + 1, SolverError(
+                    f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
+                    "bounds with and without preprocessing; nothing was released."), from_none=True)
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
-            lb = min(lb - reserve, excluded_floor)
+            lb = min(lb - reserve, excluded["floor"])
             thr = min(inc_val, cap) if target is None else target
             if self.verbose:
                 self._print(f"[engine] {label} iter {solves:3d}  incumbent {inc_val:.6f}  bound {lb:.6f}  "
@@ -659,60 +751,75 @@ class OuterApproximationEngine:
             if lb > inc_val + reserve + self.tau_eval:
                 # CBC claimed a bound above a feasible support's certified value (seen with
                 # the CBC of cbcbox 2.927 on steep hinge cuts): its bound cannot be trusted.
-                fallback = self._enumerated_minimum(feasible, early_exit)
-                if fallback is not None:
-                    return (*fallback, solves)
-                raise SolverError(f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
-                                  "value of a feasible support (solver numerics); nothing was released.")
+                return self._fallback(feasible, early_exit, solves, SolverError(
+                    f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
+                    "value of a feasible support (solver numerics); nothing was released."))
             if lb >= thr - self.tau_mip:
                 return True, inc, inc_val, lb, solves
-            progress = False
-            for sup in sols:
-                new = sup not in self._cut_at
-                nb, vals = self._expand(sup, keep=max(self._keep, 1))
-                progress |= new
-                cand = np.vstack([np.array(sup)[None, :], nb])
-                cvals = np.concatenate([self.evaluate([sup]), vals])
-                ok = feasible(cand)
-                if np.any(ok):
-                    k = int(np.argmin(np.where(ok, cvals, np.inf)))
-                    if cvals[k] < inc_val:
-                        inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
-                        self.evaluated.setdefault(inc, inc_val)
-                # cuts at the best few feasible neighbours as well
-                if self.settings.round_neighbour_cuts and vals.size:
-                    okn = feasible(nb)
-                    order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.settings.round_neighbour_cuts]
-                    for k in order:
-                        if okn[k]:
-                            progress |= self._add_cut(tuple(int(j) for j in nb[k]))
+            inc, inc_val, progress = self._absorb_solutions(sols, feasible, inc, inc_val)
             if early_exit is not None and early_exit(inc_val):
                 return False, inc, inc_val, lb, solves
             if not progress:
-                # The MILP returned supports that already carry a cut, yet its bound is below
-                # the target: CBC accepted eta below its own cut at that support, within its
-                # feasibility tolerances (steep cuts, slopes -w^2 / lam, amplify them).  A
-                # support whose certified value already reaches the target is no counterexample:
-                # cut it off with a no-good constraint and keep its value's lower bound
-                # (value - tau_eval) as a floor of the certificate.
-                cleared = False
-                for sup in sols:
-                    if sup not in self._cut_at or sup in excluded:
-                        continue  # returned again despite its no-good: CBC cannot be trusted here
-                    floor = float(self.evaluate([sup])[0]) - self.tau_eval
-                    thr = min(inc_val, cap) if target is None else target
-                    if floor >= thr - self.tau_mip:
-                        excluded.add(sup)
-                        m += mip.xsum(z[j] for j in sup) <= self.s - 1
-                        excluded_floor = min(excluded_floor, floor)
-                        cleared = True
-                if not cleared:
-                    fallback = self._enumerated_minimum(feasible, early_exit)
-                    if fallback is not None:
-                        return (*fallback, solves)
-                    raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
-                                      "but its bound stays below the target (solver numerics); "
-                                      "nothing was released. Try a larger tolerance.")
+                thr = min(inc_val, cap) if target is None else target
+                if not self._exclude_repeated(m, z, sols, excluded, thr):
+                    return self._fallback(feasible, early_exit, solves, SolverError(
+                        f"no progress in {label}: the MILP returned supports that already carry cuts "
+                        "but its bound stays below the target (solver numerics); "
+                        "nothing was released. Try a larger tolerance."))
+
+    def _fallback(self, feasible, early_exit, solves, error, from_none=False):
+        """Every feasible support scored (:meth:`_enumerated_minimum`) when CBC's answer cannot
+        be used, or ``error`` raised when there are too many."""
+        fallback = self._enumerated_minimum(feasible, early_exit)
+        if fallback is not None:
+            return (*fallback, solves)
+        if from_none:
+            raise error from None
+        raise error
+
+    def _absorb_solutions(self, sols, feasible, inc, inc_val):
+        """Cuts at the MILP's solutions and their best feasible neighbours; a better feasible
+        incumbent among them.  Returns (incumbent, value, whether a new cut was added)."""
+        progress = False
+        for sup in sols:
+            new = sup not in self._cut_at
+            nb, vals = self._expand(sup, keep=max(self._keep, 1))
+            progress |= new
+            cand = np.vstack([np.array(sup)[None, :], nb])
+            cvals = np.concatenate([self.evaluate([sup]), vals])
+            ok = feasible(cand)
+            if np.any(ok):
+                k = int(np.argmin(np.where(ok, cvals, np.inf)))
+                if cvals[k] < inc_val:
+                    inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
+                    self.evaluated.setdefault(inc, inc_val)
+            # cuts at the best few feasible neighbours as well
+            if self.settings.round_neighbour_cuts and vals.size:
+                okn = feasible(nb)
+                order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.settings.round_neighbour_cuts]
+                for k in order:
+                    if okn[k]:
+                        progress |= self._add_cut(tuple(int(j) for j in nb[k]))
+        return inc, inc_val, progress
+
+    def _exclude_repeated(self, m, z, sols, excluded, thr):
+        """The MILP returned supports that already carry a cut, yet its bound is below the
+        target: CBC accepted eta below its own cut at that support, within its feasibility
+        tolerances (steep cuts, slopes -w^2 / lam, amplify them).  A support whose certified
+        value already reaches the target is no counterexample: cut it off with a no-good
+        constraint and keep its value's lower bound (value - tau_eval) as a floor of the
+        certificate.  False when no support could be cleared (CBC cannot be trusted here)."""
+        cleared = False
+        for sup in sols:
+            if sup not in self._cut_at or sup in excluded["supports"]:
+                continue  # returned again despite its no-good: CBC cannot be trusted here
+            floor = float(self.evaluate([sup])[0]) - self.tau_eval
+            if floor >= thr - self.tau_mip:
+                excluded["supports"].add(sup)
+                m += mip.xsum(z[j] for j in sup) <= self.s - 1
+                excluded["floor"] = min(excluded["floor"], floor)
+                cleared = True
+        return cleared
 
     def _enumerated_minimum(self, feasible, early_exit):
         """(certified, support, value, lower bound) by scoring every feasible support, or None
@@ -791,142 +898,140 @@ class OuterApproximationEngine:
         return cert
 
     def _top(self, R) -> TopCertificate:
+        """Fill the list, ask the far-region routes in order (:data:`TOP_ROUTES`), build one certificate."""
         best = self.best()
         self._stage, self._reached = f"certifying the top-{R} list", "best support certified"
-        s1 = best.support
-        in1 = np.zeros(self.p, dtype=bool)
-        in1[list(s1)] = True
         self._keep = R
-        nb, vals, lower = self._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
-        tightened = np.zeros(vals.size, dtype=bool)
-        upper = np.full(vals.size, np.inf)  # certified upper bounds of the screened neighbours
+        q = _TopQuery.around(self, best.support, R)
         total_solves = 0
         while True:
-            # enough candidates: expand the best unexpanded supports until R + 1 are known
-            while len(self.evaluated) < R + 1:
-                unknown = np.nonzero(~np.isfinite(vals))[0]
-                if unknown.size:
-                    # screened ball neighbours (hinge loss): solve the most promising first,
-                    # ranked by tightened bounds (closer to the values than the first ones)
-                    need = R + 1 - len(self.evaluated)
-                    take = unknown[np.argsort(lower[unknown], kind="stable")[:2 * need]]
-                    if self.capabilities.lower_bounds:
-                        fresh = take[~tightened[take]]
-                        lower, upper = lower.copy(), upper.copy()
-                        lower[fresh], upper[fresh] = self.source.tightened_bounds(self._full(nb[fresh]), lower[fresh])
-                        tightened[fresh] = True
-                    # Solve every candidate that can still be in the list: v_R will be at most
-                    # the R-th smallest of the known values and the candidates' certified upper
-                    # bounds (up to the evaluation slack), so those with lower bounds above that
-                    # are out; solving the others now leaves (almost) nothing for the pending
-                    # step below.  At least ``need``, the most promising first.
-                    known = np.fromiter(self.evaluated.values(), float)
-                    pool = np.concatenate([known, upper[take]])
-                    reach = np.partition(pool, R - 1)[R - 1] + self.tau_eval if pool.size >= R else np.inf
-                    take = take[np.argsort(lower[take], kind="stable")]
-                    take = take[:max(need, int(np.sum(lower[take] < reach - self.tau_mip)))]
-                    vals = vals.copy()
-                    vals[take] = self.evaluate(nb[take])
-                    continue
-                fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-                         if k not in self._expanded]
-                if not fresh:
+            self._fill_candidates(q)
+            q.rank(self)
+            if self._screen_pending(q):
+                continue  # v_R only decreases, so screened neighbours stay screened
+            for route in TOP_ROUTES:
+                far = route.bound(self, q)
+                if far is not None:
                     break
-                self._expand(fresh[0], keep=R)
-            L = heapq.nsmallest(R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-            if len(L) < R:
-                raise InvalidArgumentError(f"R={R} is at least the number of supports; use the exact path.")
-            members = {k for k, _ in L}
-            v_R = L[-1][1]
-            # Ball neighbours screened out by certified lower bounds (hinge loss) must stay out
-            # of reach of the list, lower >= v_R - tau_mip ("Solver slack and epsilon"); evaluate the
-            # others and rank again (v_R only decreases, so screened ones stay screened).
-            pending = np.nonzero(~np.isfinite(vals) & (lower < v_R - self.tau_mip))[0]
-            if pending.size:
-                # in batches, most promising first: each batch can only lower v_R
-                pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
-                if self.capabilities.lower_bounds:
-                    # cheaper than a solve: dual ascent rules many out (hinge loss)
-                    fresh = pending[~tightened[pending]]
-                    lower = lower.copy()
-                    lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
-                    tightened[fresh] = True
-                    pending = pending[lower[pending] < v_R - self.tau_mip]
-                    if pending.size == 0:
-                        continue
-                vals = vals.copy()
-                vals[pending] = self.evaluate(nb[pending])
+            total_solves += far.solves
+            if far.rank_again:
+                continue  # supports entered the candidates: rank again, then ask again
+            self._finish()
+            return self._top_certificate(q, far, total_solves)
+
+    def _fill_candidates(self, q):
+        """Expand the best unexpanded supports until R + 1 are known; screened ball neighbours
+        (the hinge loss) are solved first, the most promising first."""
+        while len(self.evaluated) < q.R + 1:
+            unknown = np.nonzero(~np.isfinite(q.vals))[0]
+            if unknown.size:
+                self._solve_screened(q, unknown)
                 continue
-            far_bound = self._top_far_by_blocks(s1, R)
-            if far_bound is None:
-                far_bound = self._far_by_dual_bounds(s1, v_R - self.tau_mip)
-            if far_bound is None:
-                found = self._far_by_dual_search(s1, v_R - self.tau_mip, members)
-                if found is not None:
-                    bound, hits = found
-                    new = [(k, v) for k, v in hits if k not in self.evaluated]
-                    for k, v in new:
-                        self.evaluated[k] = v
-                    if new:
-                        continue  # supports that enter the list: rank again, then search again
-                    if not hits:
-                        far_bound = bound
-            if far_bound is not None:
-                # every support with two or more mistakes from S_1 is evaluated or has
-                # R >= far_bound >= v_R - tau_mip (no MILP needed)
-                self._finish()
-                L = heapq.nsmallest(R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-                members = {k for k, _ in L}
-                sups = [k for k, _ in L]
-                vals_L = self.evaluate(np.array(sups))
-                rest = [v for k, v in self.evaluated.items() if k not in members]
-                if self.capabilities.lower_bounds:
-                    # values are upper bounds within tau_eval; screened ball neighbours have bounds
-                    rest = [v - self.tau_eval for v in rest] + [float(x) for x in lower[~np.isfinite(vals)]]
-                return TopCertificate(sups, vals_L, min([far_bound] + rest), self.tau_mip, total_solves)
-            far = [k for k in members if (~in1[list(k)]).sum() >= 2]
+            fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+                     if k not in self._expanded]
+            if not fresh:
+                return
+            self._expand(fresh[0], keep=q.R)
 
-            def feasible(a, members=members):
-                a = np.asarray(a, dtype=np.int64)
-                ok = (~in1[a]).sum(axis=1) >= 2
-                return ok & np.array([tuple(int(j) for j in row) not in members for row in a], dtype=bool)
+    def _solve_screened(self, q, unknown):
+        """Solve the screened ball neighbours that can still be in the list, ranked by tightened
+        bounds (closer to the values than the first ones), at least as many as are missing."""
+        R = q.R
+        need = R + 1 - len(self.evaluated)
+        take = unknown[np.argsort(q.lower[unknown], kind="stable")[:2 * need]]
+        if self.capabilities.lower_bounds:
+            fresh = take[~q.tightened[take]]
+            q.lower[fresh], q.upper[fresh] = self.source.tightened_bounds(self._full(q.nb[fresh]), q.lower[fresh])
+            q.tightened[fresh] = True
+        # v_R will be at most the R-th smallest of the known values and the candidates'
+        # certified upper bounds (up to the evaluation slack), so those with lower bounds above
+        # that are out; solving the others now leaves (almost) nothing for the pending step.
+        known = np.fromiter(self.evaluated.values(), float)
+        pool = np.concatenate([known, q.upper[take]])
+        reach = np.partition(pool, R - 1)[R - 1] + self.tau_eval if pool.size >= R else np.inf
+        take = take[np.argsort(q.lower[take], kind="stable")]
+        take = take[:max(need, int(np.sum(q.lower[take] < reach - self.tau_mip)))]
+        q.vals[take] = self.evaluate(q.nb[take])
 
-            outside = [(k, v) for k, v in self.evaluated.items()
-                       if k not in members and (~in1[list(k)]).sum() >= 2]
-            if not outside:
-                # a feasible start: the best 1-swap of the best 1-swap that has 2 mistakes
-                k1 = tuple(int(j) for j in nb[int(np.argmin(vals))])
-                nb2, vals2 = self._expand(k1, keep=0)
-                ok2 = feasible(nb2)
-                if np.any(ok2):
-                    k = int(np.argmin(np.where(ok2, vals2, np.inf)))
-                    v2 = float(vals2[k]) if np.isfinite(vals2[k]) else float(self.evaluate(nb2[k:k + 1])[0])
-                    outside = [(tuple(int(j) for j in nb2[k]), v2)]
-            if self.s < 2 or self.p - self.s < 2 or not outside:
-                # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
-                lb, solves, certified = math.inf, 0, True
-            else:
-                inc = min(outside, key=lambda kv: (kv[1], kv[0]))
-                constraints = [("<=", list(s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
-                if self.settings.list_cuts:
-                    for k in far:
-                        self._add_cut(k)
-                certified, _, _, lb, solves = self._minimise(
-                    f"top-{R}", constraints, feasible, inc, target=v_R,
-                    early_exit=lambda v, v_R=v_R: v < v_R - 1e-12 * (abs(v_R) + 1.0))
-            total_solves += solves
-            if certified:
-                self._finish()
-                sups = [k for k, _ in L]
-                vals_L = self.evaluate(np.array(sups))  # exact, canonical evaluation
-                # the part of the bound from the exactly evaluated ball
-                ball_rest = [v for k, v in self.evaluated.items() if k not in members and k != s1
-                             and (~in1[list(k)]).sum() <= 1]
-                if self.capabilities.lower_bounds:
-                    # values are upper bounds within tau_eval; screened neighbours have bounds
-                    ball_rest = [v - self.tau_eval for v in ball_rest] + [float(x) for x in lower[~np.isfinite(vals)]]
-                bound = min([lb] + ball_rest)
-                return TopCertificate(sups, vals_L, bound, self.tau_mip, total_solves)
+    def _screen_pending(self, q):
+        """Ball neighbours screened out by certified lower bounds (hinge loss) must stay out of
+        reach of the list, lower >= v_R - tau_mip ("Solver slack and epsilon").  Evaluates (or
+        rules out by dual ascent) the next batch of the others; False when none is left."""
+        pending = np.nonzero(~np.isfinite(q.vals) & (q.lower < q.v_R - self.tau_mip))[0]
+        if not pending.size:
+            return False
+        # in batches, most promising first: each batch can only lower v_R
+        pending = pending[np.argsort(q.lower[pending], kind="stable")[:48]]
+        if self.capabilities.lower_bounds:
+            # cheaper than a solve: dual ascent rules many out (hinge loss)
+            fresh = pending[~q.tightened[pending]]
+            q.lower[fresh] = self.source.tightened_lower_bounds(self._full(q.nb[fresh]), q.lower[fresh])
+            q.tightened[fresh] = True
+            pending = pending[q.lower[pending] < q.v_R - self.tau_mip]
+            if pending.size == 0:
+                return True
+        q.vals[pending] = self.evaluate(q.nb[pending])
+        return True
+
+    def _top_certificate(self, q, far, solves):
+        """The one top-R certificate: every support with two or more mistakes from S_1 is
+        evaluated or has R >= far.bound >= v_R - tau_mip; the ball is evaluated or screened.
+
+        The bound outside the list is the smallest of far.bound and the lower bounds of the
+        evaluated supports outside it (values, less tau_eval where they are upper bounds, and
+        the screened neighbours' bounds); where far.bound covers the evaluated supports with
+        two or more mistakes as well (the MILP's bound is over all of them), only the ball's
+        enter.
+        """
+        L = heapq.nsmallest(q.R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        members = {k for k, _ in L}
+        sups = [k for k, _ in L]
+        vals_L = self.evaluate(np.array(sups))  # exact, canonical evaluation
+        rest = [v for k, v in self.evaluated.items() if k not in members
+                and not (far.covers_evaluated and (k == q.s1 or q.mistakes(k) >= 2))]
+        if self.capabilities.lower_bounds:
+            # values are upper bounds within tau_eval; screened ball neighbours have bounds
+            rest = [v - self.tau_eval for v in rest] + [float(x) for x in q.lower[~np.isfinite(q.vals)]]
+        return TopCertificate(sups, vals_L, min([far.bound] + rest), self.tau_mip, solves)
+
+    def _top_far_by_milp(self, q):
+        """The far region by the MILP with sum_{j in S_1} z_j <= s - 2 and a no-good constraint
+        per listed far support; always answers (a certificate, or supports to rank again)."""
+        in1, members = q.in1, q.members
+        far = [k for k in members if q.mistakes(k) >= 2]
+
+        def feasible(a, members=members):
+            a = np.asarray(a, dtype=np.int64)
+            ok = (~in1[a]).sum(axis=1) >= 2
+            return ok & np.array([tuple(int(j) for j in row) not in members for row in a], dtype=bool)
+
+        outside = [(k, v) for k, v in self.evaluated.items() if k not in members and q.mistakes(k) >= 2]
+        if not outside:
+            outside = self._two_mistakes_start(q, feasible)
+        if self.s < 2 or self.p - self.s < 2 or not outside:
+            # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
+            return _Far(math.inf, covers_evaluated=True)
+        inc = min(outside, key=lambda kv: (kv[1], kv[0]))
+        constraints = [("<=", list(q.s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
+        if self.settings.list_cuts:
+            for k in far:
+                self._add_cut(k)
+        v_R = q.v_R
+        certified, _, _, lb, solves = self._minimise(
+            f"top-{q.R}", constraints, feasible, inc, target=v_R,
+            early_exit=lambda v, v_R=v_R: v < v_R - 1e-12 * (abs(v_R) + 1.0))
+        return _Far(lb, solves=solves, covers_evaluated=True, rank_again=not certified)
+
+    def _two_mistakes_start(self, q, feasible):
+        """A feasible MILP start: the best 1-swap of the best 1-swap that has 2 mistakes."""
+        k1 = tuple(int(j) for j in q.nb[int(np.argmin(q.vals))])
+        nb2, vals2 = self._expand(k1, keep=0)
+        ok2 = feasible(nb2)
+        if not np.any(ok2):
+            return []
+        k = int(np.argmin(np.where(ok2, vals2, np.inf)))
+        v2 = float(vals2[k]) if np.isfinite(vals2[k]) else float(self.evaluate(nb2[k:k + 1])[0])
+        return [(tuple(int(j) for j in nb2[k]), v2)]
 
     def mistakes(self, anchor=None, cap_width=math.inf) -> list:
         """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
