@@ -12,6 +12,7 @@ from scipy.special import comb
 
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
+from ..methods import SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import CERTIFIED_MAX_ENUMERATE, check_enumeration_memory, log_n_supports, n_supports
 from .losses import HINGE, LOSS_OPTION, loss_of
@@ -141,3 +142,26 @@ def loss_items(task, best_support, best_value):
     """Curator-only items of the loss: sigma2_hat for the squared loss; loss, Delta_h and the
     training misclassification rate of the best support for the hinge loss."""
     return loss_of(task.options).curator_items(task, best_support, best_value)
+
+
+class CertifiedMethod(SelectionMethod):
+    """What ``top_r`` and ``mistakes`` share as selection methods: the size check, the
+    defaults of radius and ridge for the path that runs, the response type and the
+    cross-option rules (a subclass adds its own to :meth:`check_options`)."""
+
+    size_argument = "s"
+    supports_dask = True
+    response_type = staticmethod(response_type)
+
+    def check_options(self, options, context):
+        return check_certified_options(options, context.get("ridge"))
+
+    def check_size(self, p, size, options, context):
+        check_certified_size(p, size, options, context, self.name)
+
+    def default_radius(self, p, size, options):
+        return certified_default_radius(p, size, options)
+
+    def default_ridge(self, n, p, size, options, radius=1.0):
+        return certified_default_ridge(n, p, size, options, radius)
+

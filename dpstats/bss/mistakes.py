@@ -93,10 +93,9 @@ from scipy.special import comb, gammaln, logsumexp
 
 from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_threshold
 from ..method_options import Choice, Real
-from ..methods import MethodOutcome, SelectionMethod, get_method
+from ..methods import MethodOutcome, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from .certified import (CERTIFIED_OPTIONS, certified_default_radius, certified_default_ridge, check_certified_options,
-                        check_certified_size, exact_scores, loss_items, make_engine, response_type, sensitivity_of,
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
                         uses_exact_path)
 from .engine import OuterApproximationEngine
 from .enumeration import log_n_supports, slack_parts
@@ -426,13 +425,11 @@ def run(task) -> MethodOutcome:
                          released=released)
 
 
-class MistakesMethod(SelectionMethod):
+class MistakesMethod(CertifiedMethod):
     """The mistakes mechanism over certified block minimisers, guarded by propose-test-release."""
 
     name = "mistakes"
     title = "mistakes mechanism over certified block minimisers (MIP on CBC)"
-    size_argument = "s"
-    supports_dask = True
     options = CERTIFIED_OPTIONS + (
         Choice("guard", default=DEFAULT_GUARD, choices=("ptr", "none"),
                doc="ptr: propose-test-release on the certified gap (unconditional); none: conditional on the gap"),
@@ -442,20 +439,7 @@ class MistakesMethod(SelectionMethod):
              doc="total variation allowed by capping block scores at R(S^(0)) + K; 0: no cap"),
     )
 
-    def check_options(self, options, context):
-        return check_certified_options(options, context.get("ridge"))
-
-    def check_size(self, p, size, options, context):
-        check_certified_size(p, size, options, context, self.name)
-
-    def default_radius(self, p, size, options):
-        return certified_default_radius(p, size, options)
-
-    def default_ridge(self, n, p, size, options, radius=1.0):
-        return certified_default_ridge(n, p, size, options, radius)
-
     selection_cost = staticmethod(selection_cost)
-    response_type = staticmethod(response_type)
     charge_condition = staticmethod(charge_condition)
     run = staticmethod(run)
 

@@ -71,7 +71,7 @@ from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 # the parts shared with mistakes; their names stay importable from here
-from .certified import (CERTIFIED_OPTIONS, DEFAULT_MAX_ENUMERATE, DEFAULT_MAX_ENUMERATE_HINGE,  # noqa: F401
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_MAX_ENUMERATE, DEFAULT_MAX_ENUMERATE_HINGE,  # noqa: F401
                         DEFAULT_TOLERANCE, ExactScores, certified_default_radius, certified_default_ridge,
                         check_certified_options, check_certified_size, exact_scores, loss_items, make_engine,
                         response_type, sensitivity_of, uses_exact_path)
@@ -396,35 +396,23 @@ def _margin_items(scored, sups, vals, delta, epsilon, max_tries, s):
     return out
 
 
-class TopRMethod(SelectionMethod):
+class TopRMethod(CertifiedMethod):
     """The top-R mechanism over certified best supports."""
 
     name = "top_r"
     title = "top-R mechanism over certified best supports (MIP on CBC)"
-    size_argument = "s"
-    supports_dask = True
     options = CERTIFIED_OPTIONS + (
         Integer("max_tries", default=None, minimum=1, allow_none=True,
                 doc="cap on uniform draws outside the top R (needs bounds=(b_x, b_y)); None: unlimited"),
     )
 
     def check_options(self, options, context):
-        options = check_certified_options(options, context.get("ridge"))
+        options = super().check_options(options, context)
         if options["max_tries"] is not None and not isinstance(context.get("bounds"), tuple):
             raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
         return options
 
-    def check_size(self, p, size, options, context):
-        check_certified_size(p, size, options, context, self.name)
-
-    def default_radius(self, p, size, options):
-        return certified_default_radius(p, size, options)
-
-    def default_ridge(self, n, p, size, options, radius=1.0):
-        return certified_default_ridge(n, p, size, options, radius)
-
     selection_cost = staticmethod(selection_cost)
-    response_type = staticmethod(response_type)
     run = staticmethod(run)
 
 
