@@ -307,6 +307,34 @@ class MilpRoute:
 TOP_ROUTES = (BlockSearchRoute(), DualBoundsRoute(), DualSearchRoute(), MilpRoute())
 
 
+class BlockSearchBlock:
+    """A mistakes block by the exact Schur-complement branch and bound (squared loss)."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._exact_block(anchor, i, incumbent, cap)
+
+
+class DualSearchBlock:
+    """A mistakes block by the dual branch and bound (hinge loss)."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._dual_block(anchor, i, incumbent, cap)
+
+
+class MilpBlock:
+    """A mistakes block by the outer-approximation MILP; always answers."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._block_by_milp(anchor, i, incumbent, cap, feasible)
+
+
+#: The routes of a mistakes block, in the order they are asked.
+BLOCK_ROUTES = (BlockSearchBlock(), DualSearchBlock(), MilpBlock())
+
+
 class OuterApproximationEngine:
     """Certified best / top-R / mistakes queries for one data set and subset size.
 
@@ -1059,48 +1087,52 @@ class OuterApproximationEngine:
             self._reached = f"{i - 1} of {n_blocks} blocks certified"
             if i > 1:
                 progress.update(i - 1, detail=self._block_route(out[-1]))
-            def feasible(a, i=i):
-                a = np.asarray(a, dtype=np.int64)
-                return (~in0[a]).sum(axis=1) == i
-
-            known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
-            nb, vals = self._expand(previous, keep=0)
-            ok = feasible(nb)
-            usable = ok & np.isfinite(vals)  # a screened neighbour (+inf, hinge) has no exact value yet
-            if usable.any():
-                k = int(np.argmin(np.where(usable, vals, np.inf)))
-                known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
-            elif not known and ok.any():
-                # every feasible neighbour was screened: score one exactly for an incumbent
-                sup = tuple(int(j) for j in nb[int(np.argmax(ok))])
-                known.append((sup, float(self.evaluate([sup])[0])))
-            inc = min(known, key=lambda kv: (kv[1], kv[0]))
-            if i == 1 and previous == anchor:
-                # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
-                # exactly and completely just above: no MILP needed
-                sup = inc[0]
-                val = float(self.evaluate([sup])[0])
-                out.append(Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0))
-                previous = sup
-                continue
-            exact = self._exact_block(anchor, i, inc, cap)
-            if exact is None:
-                exact = self._dual_block(anchor, i, inc, cap)
-            if exact is not None:
-                out.append(exact)
-                previous = exact.support
-                continue
-            constraints = [("==", list(anchor), self.s - i)]
-            self._block_cuts(anchor, i)
-            _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc, cap=cap)
-            val = float(self.evaluate([sup])[0])
-            # certified below the cap: lb >= val - tau_mip; above it: lb >= cap - tau_mip only
-            out.append(Certificate(sup, val, lb, self.tau_mip, solves, capped=bool(val > cap)))
-            previous = sup
+            cert = self._certify_block(anchor, i, in0, previous, cap)
+            out.append(cert)
+            previous = cert.support
         if out:
             progress.update(len(out), detail=self._block_route(out[-1]))
         self._finish()
         return out
+
+    def _certify_block(self, anchor, i, in0, previous, cap):
+        """Block i: an incumbent from the expansion of the previous block's minimiser, then the
+        block routes in order (:data:`BLOCK_ROUTES`); block 1 of the anchor needs none."""
+        def feasible(a, i=i):
+            a = np.asarray(a, dtype=np.int64)
+            return (~in0[a]).sum(axis=1) == i
+
+        known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
+        nb, vals = self._expand(previous, keep=0)
+        ok = feasible(nb)
+        usable = ok & np.isfinite(vals)  # a screened neighbour (+inf, hinge) has no exact value yet
+        if usable.any():
+            k = int(np.argmin(np.where(usable, vals, np.inf)))
+            known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
+        elif not known and ok.any():
+            # every feasible neighbour was screened: score one exactly for an incumbent
+            sup = tuple(int(j) for j in nb[int(np.argmax(ok))])
+            known.append((sup, float(self.evaluate([sup])[0])))
+        inc = min(known, key=lambda kv: (kv[1], kv[0]))
+        if i == 1 and previous == anchor:
+            # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
+            # exactly and completely just above: no MILP needed
+            sup = inc[0]
+            val = float(self.evaluate([sup])[0])
+            return Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0)
+        for route in BLOCK_ROUTES:
+            cert = route.certify(self, anchor, i, inc, cap, feasible)
+            if cert is not None:
+                return cert
+
+    def _block_by_milp(self, anchor, i, incumbent, cap, feasible):
+        """Block i by the MILP with sum_{j in S^(0)} z_j = s - i; always answers."""
+        constraints = [("==", list(anchor), self.s - i)]
+        self._block_cuts(anchor, i)
+        _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, incumbent, cap=cap)
+        val = float(self.evaluate([sup])[0])
+        # certified below the cap: lb >= val - tau_mip; above it: lb >= cap - tau_mip only
+        return Certificate(sup, val, lb, self.tau_mip, solves, capped=bool(val > cap))
 
     @staticmethod
     def _block_route(cert):
