@@ -25,8 +25,9 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
     add/remove neighbours, where n is private).  A block's ridge is ``ridge`` times its
     share of ``n_ridge`` rows (default: the design's rows); pass the input row count when
     rows may have been dropped, so that one record leaving changes no other block's ridge.
-    ``kept_rows`` (with ``"iid"``): the input-row positions of the design's rows; labels
-    are then drawn for all ``n_ridge`` input rows.  ``intercept``: ``columns[0]`` is the
+    ``kept_rows``: the input-row positions of the design's rows (rows dropped by
+    ``na_action``); labels, or the permutation of ``"split"``, are then drawn for all
+    ``n_ridge`` input rows (:mod:`dpstats.mechanisms.partition`).  ``intercept``: ``columns[0]`` is the
     intercept column, profiled out of each block's fit as in the selection objective
     (unpenalised, outside the ball).
     """

@@ -19,6 +19,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .partition import split_rows
+
 SIGN_VALUES = np.array([-1, 0, 1])
 SIGNS_SHARE = 0.10
 
@@ -37,7 +39,7 @@ def block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
         else:
             labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
         return [np.flatnonzero(labels == b) for b in range(blocks)]
-    return np.array_split(rng.permutation(n), blocks)
+    return split_rows(n, blocks, rng, kept_rows, n_input)
 
 
 def vote_counts(votes):
