@@ -34,7 +34,8 @@ from .deadline import Deadline, check_time_limit, public_failure
 from .errors import InvalidArgumentError, InvalidTypeError, SolverError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
-from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
+from .bss.sign_votes import block_sign_votes
+from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
 from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds,
@@ -43,22 +44,7 @@ from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
-#: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
-#: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
-#: support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` / ``mistakes`` when
-#: C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary least-squares best
-#: subset.  The engine needs lam > 0 (its outer-approximation cuts have slopes
-#: -(X_j'a)^2 / lam) and certifies several times faster at lam = 0.1 n than at 0.01 n on
-#: the papers' design (benchmarks/README.md, bench_recovery.py --speed).  So the engine
-#: keeps the papers' setting, lam = 0.1 n (100 at
-#: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
-#: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
-#: about a third of its public range: the curator report flags it
-#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  With fewer rows
-#: than terms the engine's default grows to RIDGE_PER_ROW * sqrt(n p)
-#: (:func:`dpstats.bss.top_r.engine_default_ridge`: its bounds need it there).  n is public
-#: under replace-one neighbours, p is the formula's number of terms.
-RIDGE_PER_ROW = 0.1
+from .bss.losses import RIDGE_PER_ROW  # noqa: F401  (public; documented in dpstats.bss.losses)
 
 #: The ledger's caveat for a dict ``na_action`` (public: it depends on the argument only).
 #: Omitting incomplete rows, the default, needs no caveat (as R's ``na.omit``); how many

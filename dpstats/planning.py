@@ -45,11 +45,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .errors import DPStatsError, InvalidArgumentError, InvalidTypeError
+from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
+from .errors import InvalidArgumentError, InvalidTypeError
 
-
-class MissingPlotDependencyError(DPStatsError, ImportError):
-    """A plot was asked for and matplotlib is not installed."""
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
 _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
@@ -124,17 +122,6 @@ def _seed_root(random_state):
         raise InvalidTypeError(f"random_state must be None, a non-negative int or a numpy Generator; "
                                f"got {random_state!r}.")
     return np.random.SeedSequence(int(random_state))
-
-
-def _pyplot():
-    """matplotlib.pyplot, or a dpstats error saying how to install it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise MissingPlotDependencyError(
-            'plots need matplotlib, which is not installed. Install it with: pip install "dpstats[plots]"  '
-            "(or pip install matplotlib).") from exc
-    return plt
 
 
 def _isotonic(values, weights):
@@ -239,7 +226,7 @@ class Plan:
         if self.method == "exponential":
             return "exact"
         if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.top_r import DEFAULT_MAX_ENUMERATE
+            from .bss.certified import DEFAULT_MAX_ENUMERATE
 
             count = math.comb(self.p, self.s)
             if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:

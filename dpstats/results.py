@@ -8,14 +8,14 @@ must not be published.
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import textwrap
 
-import numpy as np
 import pandas as pd
 from tabulate import tabulate
+
+from .display import Summary, _fmt  # noqa: F401  (re-exported)
 
 CURATOR_BANNER = "CURATOR ONLY - not differentially private, do not publish"
 
@@ -32,56 +32,6 @@ def _public_text(value):
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_fmt(v) for v in value) + ")"
     return _fmt(value)
-
-
-def _fmt(x):
-    if isinstance(x, (float, np.floating)):
-        if math.isinf(x):
-            return "inf"
-        return f"{x:.6g}"
-    return str(x)
-
-
-class Summary:
-    """Printable summary tables (plain text, and HTML in notebooks)."""
-
-    def __init__(self, sections, curator=False):
-        self.sections = sections  # list of (title, rows, headers) or (title, text)
-        self.curator = curator  # curator-only content: marked in text and HTML
-
-    def as_text(self) -> str:
-        parts = []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(title)
-            parts.append("=" * len(title))
-            if len(body) == 1:
-                parts.append(body[0])
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="simple", disable_numparse=True))
-            parts.append("")
-        return "\n".join(parts).rstrip() + "\n"
-
-    def as_html(self) -> str:
-        parts = ['<div style="border: 3px solid #c00; padding: 0.5em">'] if self.curator else []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(f"<h4>{html.escape(title)}</h4>")
-            if len(body) == 1:
-                parts.append(f"<pre>{html.escape(body[0])}</pre>")
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="html", disable_numparse=True))
-        if self.curator:
-            parts.append("</div>")
-        return "\n".join(parts)
-
-    def __str__(self):
-        return self.as_text()
-
-    __repr__ = __str__
-
-    def _repr_html_(self):
-        return self.as_html()
 
 
 #: Ranges listed inline by ``print(fit)`` (all of them are in ``summary()``).
@@ -323,7 +273,7 @@ class SelectionResult:
         "curator only": never publish the figure.  Returns the matplotlib Axes (needs
         ``pip install "dpstats[plots]"``).
         """
-        from .planning import _pyplot
+        from .display import _pyplot
 
         top = (self.curator or {}).get("top_supports")
         if not top:

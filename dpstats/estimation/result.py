@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..results import Summary, _fmt
+from ..display import Summary, _fmt
 from . import intervals as iv
 from .design import prediction_design
 
