@@ -1,0 +1,391 @@
+"""``s="auto"``: the model size and the support chosen together by one exponential mechanism.
+
+The mechanism
+-------------
+Candidates: every pair (s, S) with s in 1..s_max (``s_max`` public; default min(p, 10)) and S a
+support of s candidate terms (a formula's intercept is profiled out, as for fixed s).  Loss
+
+    L(s, S; D) = R(S; D) + pen(s),     pen(s) = sigma0^2 k_n s,
+
+R the ridge-and-ball least-squares objective of :mod:`dpstats.bss.objective` on the clipped,
+public-range-mapped data, sigma0 a public noise standard deviation in the mapped units and
+k_n = log n (``criterion="bic"``: the Bayesian information criterion of a Gaussian linear model
+with known variance sigma0^2, RSS / sigma0^2 + s log n, scaled by sigma0^2) or k_n = 2
+(``criterion="cp"``: Mallows' Cp with the public variance sigma0^2, equivalently AIC with known
+variance).  n is the input row count (public under replace-one neighbours).  ``noise_sd`` is
+given in the response's units and divided by the response's public half-range; by default
+sigma0 = 1/2 in mapped units, a quarter of the response's public range (the range/4 rule).
+
+Base measure: a geometric prior over sizes, uniform over the supports of each size,
+
+    mu(s, S) = exp(-kappa s) / C(p, s),      kappa = ``size_prior`` (public),
+
+and the draw is
+
+    P(s, S) proportional to mu(s, S) exp(-eps Lhat(s, S; D) / (2 Delta_max)).
+
+``method="exponential"``: Lhat = L over every support of every size (sum_s C(p, s) <=
+``max_enumerate``).  ``method="top_r"``: for each size whose C(p, s) exceeds R, Lhat(s, S) = L(s, S)
+for the R best supports of size s (the list ``top_r`` uses: exact enumeration up to
+``max_enumerate``, the certified MIP engine above) and R(S_R^(s)) + pen(s) for the other
+C(p, s) - R supports of that size, which are drawn uniformly (rejection as in ``top_r``); sizes
+with C(p, s) <= R are scored over every support.  Sampling is
+:mod:`dpstats.mechanisms.listed_exponential` (log-space weights, log C(p, s) counts).
+
+Privacy (replace-one neighbours, n public)
+-------------------------------------------
+For fixed s, R(S; .) moves by at most Delta(s) = (b_y + b_x r sqrt(s))^2, times 4 with a
+profiled intercept (:func:`dpstats.bss.objective.least_squares_sensitivity`); Delta(s) increases
+with s, so every R(S; .) with |S| <= s_max moves by at most Delta_max = Delta(s_max).  pen(s) is
+public, so L(s, S; .) moves by at most Delta_max for every pair.  On the top_r lists, Lhat moves
+by at most Delta(s) + 2 tau_s per size (Behdin, Prastakos and Mazumder 2024, Lemmas A.1-A.2: the
+R-th smallest of values that each move by Delta moves by Delta; tau_s = tolerance Delta(s) the
+certified solver slack, 0 on exact enumeration), hence by Delta_max (1 + 2 tolerance) overall.
+The base measure is public.  So the draw is the exponential mechanism with base measure mu on a
+loss of sensitivity Delta_max (1 + 2 tolerance): sampled with eps_nom, it is
+eps_nom (1 + 2 tolerance)-DP; the method samples with eps_nom = eps / (1 + 2 tolerance) rounded
+down (:func:`dpstats.bss.exhaustive.slack_split`) when some size runs the engine (decided by p,
+s_max, R and ``max_enumerate``: public), and with eps itself otherwise.  It spends exactly the
+selection share eps, in one ledger entry, releasing the support and its size.
+
+The price of not knowing s: every size is scored on the scale of Delta_max, not Delta(s)
+(at s = 3 and s_max = 10 with r = 1 that is (1 + sqrt(10))^2 / (1 + sqrt(3))^2 = 2.3 times).
+Dividing each size's loss by its own Delta(s) would keep the within-size scale but change the
+epsilon = inf answer to argmin L / Delta(s), which is not a model-selection criterion; the
+generalised exponential mechanism (Raskhodnikova and Smith 2016) keeps the argmin of L at
+epsilon = inf but halves the within-size scale.  The measured cost is in benchmarks/README.md.
+
+epsilon = inf
+-------------
+The base measure does not move the argmin: the answer is the (s, S) of smallest
+R(S) + pen(s) over all sizes 1..s_max and all supports (first size, then the lexicographic
+order of supports, on ties): best-subset BIC (or Cp) with the public variance sigma0^2, the
+``regsubsets`` choice of R's leaps with that criterion.  With ``top_r`` on the engine path the
+list's first support is the certified best within tau.
+
+Recovery condition
+------------------
+Let (s*, S*) minimise L, A = eps_nom / (2 Delta'), Delta' the sampling sensitivity, and for
+i = |S* minus S|, j = |S minus S*| (so s = s* - i + j) let g_ij be the smallest L(s, S) - L(s*, S*)
+over such pairs (on top_r lists, outputs of a tail score R(S_R^(s)) + pen(s)).  Then
+
+    P(output != (s*, S*)) <= sum_{(i, j) != (0, 0)} C(s*, i) C(p - s*, j) exp(-kappa (j - i))
+                              * C(p, s*) / C(p, s* - i + j) * exp(-A g_ij).
+
+The leading terms: one superfluous term (i = 0, j = 1) costs (s* + 1) exp(-kappa - A g_01), and
+g_01 >= pen(1) minus the drop in R from one more term, which is why kappa must exceed
+log(s* + 1); one missing term (i = 1, j = 0) costs (p - s* + 1) exp(kappa - A g_10); one swap
+(i = j = 1) costs s* (p - s*) exp(-A g_11).  So recovery with probability 1 - beta needs,
+roughly, A g_10 >= kappa + log((p - s*) / beta) and A g_11 >= log(s* (p - s*) / beta): the margin
+of the fixed-s mechanism plus kappa, on the Delta_max scale.  The curator's Conditions table
+shows the exact probability that (s*, S*) is returned (exact on every path, given the lists).
+
+Loss: squared only.  The same argument applies to the hinge loss (Delta_h(s) increases with
+s), but a size criterion for the hinge loss is not a standard one; ``s="auto"`` refuses
+``loss="hinge"`` before the charge, as it refuses ``mistakes`` (its block scores rest on the
+gap of one fixed size) and ``max_tries``.
+
+References
+----------
+McSherry and Talwar (2007); Behdin, Prastakos and Mazumder (2024), Algorithm 1 and Lemmas
+A.1-A.2; Schwarz (1978) for BIC; Mallows (1973) for Cp; Raskhodnikova and Smith (2016) for the
+generalised exponential mechanism; Lumley's leaps package (``regsubsets``) for the table.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import comb, logsumexp
+
+from ..errors import InvalidArgumentError
+from ..mechanisms.listed_exponential import ListedGroup, listed_entries, listed_log_probabilities, sample_listed
+from ..method_options import Choice, Real, validate_options
+from ..methods import MethodOutcome
+from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .exhaustive import check_enumeration_memory, log_n_supports, score_all_supports, slack_parts
+from .objective import RidgeBallObjective, least_squares_sensitivity
+
+#: s_max when not given: min(p, DEFAULT_S_MAX).
+DEFAULT_S_MAX = 10
+#: Methods that accept s="auto".
+AUTO_SIZE_METHODS = ("exponential", "top_r")
+#: sigma0 in mapped units when noise_sd is not given: a quarter of the response's public range.
+DEFAULT_MAPPED_NOISE_SD = 0.5
+#: Default kappa = log(s_max + 1) + DEFAULT_PRIOR_OFFSET (module docstring, "Recovery condition":
+#: kappa must exceed log(s* + 1) to keep supersets away; the offset was chosen on simulate()
+#: designs, benchmarks/bench_model_size.py).
+DEFAULT_PRIOR_OFFSET = 1.0
+
+SIZE_OPTIONS = (
+    Choice("criterion", default="bic", choices=("bic", "cp"),
+           doc="s='auto' only: the size criterion, BIC (penalty sigma0^2 log n per term) or Cp (2 sigma0^2 per term) "
+               "with the public noise variance sigma0^2"),
+    Real("noise_sd", default=None, low=0.0, allow_none=True,
+         doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
+             "response's public range)"),
+    Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
+         doc="s='auto' only: kappa of the size prior exp(-kappa s) (default log(s_max + 1) + 1)"),
+)
+SIZE_OPTION_NAMES = tuple(o.name for o in SIZE_OPTIONS)
+
+
+def default_size_prior(s_max) -> float:
+    return math.log(s_max + 1) + DEFAULT_PRIOR_OFFSET
+
+
+def size_penalty(s, n, criterion, sigma2) -> float:
+    """pen(s) = sigma0^2 k_n s, k_n = log n (BIC) or 2 (Cp); mapped units."""
+    k_n = math.log(max(n, 1)) if criterion == "bic" else 2.0
+    return float(sigma2) * k_n * s
+
+
+def joint_groups(scored, p, n, criterion, sigma2, kappa):
+    """The :class:`ListedGroup` of each size: ``scored`` maps s -> (values ascending, listed count
+    taken as all supports when it equals C(p, s)).  Returns (sizes, groups)."""
+    sizes, groups = [], []
+    for s in sorted(scored):
+        values = np.asarray(scored[s], dtype=np.float64)
+        pen = size_penalty(s, n, criterion, sigma2)
+        log_count = log_n_supports(p, s)
+        R = values.size
+        n_sup = int(comb(p, s, exact=True)) if log_count < 40 else None
+        if n_sup is not None and R >= n_sup:
+            log_tail, tail = -math.inf, math.inf
+        else:
+            log_tail = log_count + math.log1p(-math.exp(math.log(R) - log_count))  # log(C(p, s) - R)
+            tail = float(values[-1]) + pen
+        groups.append(ListedGroup(losses=values + pen, log_base=-kappa * s - log_count,
+                                  log_tail_count=log_tail, tail_loss=tail))
+        sizes.append(s)
+    return sizes, groups
+
+
+# ------------------------------------------------------------------ the call's size settings
+@dataclass
+class AutoSize:
+    """The validated ``s="auto"`` settings of one call (public values only)."""
+
+    s_max: int | None
+    options: dict
+    p: int | None = None
+    kappa: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def check(cls, meth, size, s_max, method_options):
+        """(AutoSize or None, the method's own options).  Before the charge, values only."""
+        given = {k: method_options[k] for k in SIZE_OPTION_NAMES if k in method_options}
+        rest = {k: v for k, v in method_options.items() if k not in SIZE_OPTION_NAMES}
+        if size != "auto":
+            if s_max is not None:
+                raise InvalidArgumentError(f"s_max applies to s='auto' only; got s={size!r} and s_max={s_max!r}.")
+            return None, method_options
+        if meth.name not in AUTO_SIZE_METHODS:
+            raise InvalidArgumentError(
+                f"{meth.size_argument}='auto' is available for methods {list(AUTO_SIZE_METHODS)}; method {meth.name!r} "
+                f"needs {meth.size_argument}= as a positive integer.")
+        if s_max is not None:
+            from ..api import _check_positive_int
+
+            s_max = _check_positive_int("s_max", s_max)
+        if rest.get("loss", "squared") != "squared":
+            raise InvalidArgumentError("s='auto' supports loss='squared' only (a size criterion for the hinge loss is "
+                                       "not implemented); give s= as an integer for loss='hinge'.")
+        if rest.get("max_tries") is not None:
+            raise InvalidArgumentError("s='auto' needs max_tries=None (unlimited retries: the exact top-R mechanism).")
+        return cls(s_max=s_max, options=validate_options(SIZE_OPTIONS, given, "s='auto'")), rest
+
+    def resolve(self, p, options):
+        """After the formula: s_max (default min(p, 10)) and the size the method's public hooks
+        (radius, ridge, size checks) see: the size with the most supports, min(s_max, p // 2)."""
+        if self.s_max is None:
+            self.s_max = min(p, DEFAULT_S_MAX)
+        if self.s_max > p:
+            raise InvalidArgumentError(f"s_max={self.s_max} exceeds the number of candidate terms ({p}).")
+        self.p = p
+        self.kappa = (default_size_prior(self.s_max) if self.options["size_prior"] is None
+                      else self.options["size_prior"])
+        return max(1, min(self.s_max, p // 2))
+
+    def check_size(self, meth, options):
+        """exponential: every support of every size is enumerated (public p, s_max)."""
+        if meth.name == "exponential":
+            total = sum(int(comb(self.p, s, exact=True)) for s in range(1, self.s_max + 1))
+            if total > options["max_enumerate"]:
+                raise InvalidArgumentError(
+                    f"method='exponential' with s='auto' would enumerate {total:,} supports of sizes 1..{self.s_max}, "
+                    f"more than max_enumerate={options['max_enumerate']:,}. Use method='top_r', a smaller s_max, or "
+                    "raise max_enumerate.")
+            check_enumeration_memory(int(comb(self.p, min(self.s_max, self.p // 2), exact=True)), self.s_max,
+                                     "method='exponential' with s='auto'")
+
+    def public_items(self):
+        """What the call records about the size choice (public)."""
+        return {"s_max": self.s_max, "criterion": self.options["criterion"], "noise_sd": self.options["noise_sd"],
+                "size_prior": self.kappa}
+
+    # -------------------------------------------------------------- the mechanism
+    def run(self, meth, task) -> MethodOutcome:
+        return run_auto(meth.name, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
+                        self.kappa)
+
+    def condition_rows(self, curator, epsilon):
+        return condition_rows(curator, epsilon)
+
+
+def mapped_noise_variance(data, noise_sd) -> float:
+    """sigma0^2 in mapped units: noise_sd / (the response's public half-range), squared."""
+    if noise_sd is None:
+        return DEFAULT_MAPPED_NOISE_SD**2
+    ranges = getattr(data, "ranges", None)
+    half = getattr(ranges, "response_half", None) if ranges is not None else None
+    return (float(noise_sd) / float(half if half else 1.0)) ** 2
+
+
+def _size_slack(p, s, R, options):
+    from .top_r import uses_slack
+
+    return uses_slack(p, s, R, options)
+
+
+def score_sizes(method, task, s_max):
+    """s -> (supports (K, s) candidate indices, values ascending) for every size, and the tau per size.
+
+    exponential: every support; top_r: top_r's own list (every support when C(p, s) <= R).
+    """
+    from .top_r import certified_top
+
+    p, R = len(task.terms), int(task.R)
+    objective = None
+    scored, taus = {}, {}
+    for s in range(1, s_max + 1):
+        n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
+        task_s = dataclasses.replace(task, size=s)
+        if method == "exponential" or (n_sup is not None and R >= n_sup):
+            if objective is None:
+                objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
+            supports, values = score_all_supports(objective, s, task_s, f"s='auto' (s = {s})")
+            order = np.lexsort((np.arange(values.size), values))
+            scored[s] = (supports[order], values[order])
+            taus[s] = 0.0
+            continue
+        delta_s = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
+        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, R, task.options) else 0.0
+        sups, vals, _, _ = certified_top(task_s, R, tau)
+        scored[s] = (np.asarray(sups, dtype=np.int64).reshape(len(sups), s), np.asarray(vals, dtype=np.float64))
+        taus[s] = tau
+    return scored, taus
+
+
+def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
+    """The joint (s, S) exponential mechanism (module docstring)."""
+    from .top_r import draw_uniform_outside
+
+    p, R = len(task.terms), int(task.R)
+    n = task.n_input if task.n_input is not None else task.stats.n
+    data = task.data
+    delta_max = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s_max, data.intercept)
+    # Public: p, s_max, R, max_enumerate (top_r's own rule per size).
+    slack = method == "top_r" and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1))
+    eps = task.epsilon
+    if slack:
+        nominal, parts = slack_parts(eps, task.options["tolerance"], "joint (s, support) exponential mechanism")
+    else:
+        nominal, parts = eps, ()
+    sigma2 = mapped_noise_variance(data, noise_sd)
+    scored, taus = score_sizes(method, task, s_max)
+    sizes, groups = joint_groups({s: v for s, (_, v) in scored.items()}, p, n, criterion, sigma2, kappa)
+    g, k = sample_listed(groups, nominal, delta_max, task.rng)
+    s_chosen = sizes[g]
+    supports = scored[s_chosen][0]
+    tries = 0
+    if k >= 0:
+        chosen = tuple(int(j) for j in supports[k])
+    else:
+        chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), task.rng)
+    terms = [task.terms[j] for j in sorted(chosen)]
+    details = {"s_max": s_max, "sizes": list(sizes), "criterion": criterion,
+               "penalty_per_term (mapped units)": size_penalty(1, n, criterion, sigma2),
+               "noise_sd (mapped units)": math.sqrt(sigma2), "size_prior kappa": kappa,
+               "sensitivity (Delta at s_max)": delta_max, "nominal_epsilon": nominal, "ridge": task.ridge,
+               "radius": task.radius, "loss": "least squares"}
+    if method == "top_r":
+        details["R"] = R
+        details["tau per size"] = {str(s): taus[s] for s in sizes}
+    caveat = ("every support of every size scored exactly: no solver slack" if not slack else
+              f"certified top-{R} lists per size within tau = {task.options['tolerance']:g} Delta(s); sampled with "
+              "the nominal eps / (1 + 2 tolerance), so the guarantee is eps")
+    entry = LedgerEntry(
+        mechanism=f"joint (s, support) exponential mechanism, s in 1..{s_max} ({method})",
+        epsilon=eps, neighbours=REPLACE_ONE,
+        released={"support": terms, "s_selected": int(s_chosen)}, caveats=(caveat,), details=details, parts=parts)
+    curator = _curator(task, scored, sizes, groups, nominal, delta_max, n, sigma2, criterion)
+    curator["outside_top_r_draws"] = tries
+    return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
+                         released={"s_selected": int(s_chosen)})
+
+
+def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion):
+    """Curator-only: the criterion table across sizes (``regsubsets``-like) and the exact law."""
+    logp = listed_log_probabilities(groups, epsilon, delta)
+    entries = listed_entries(groups)
+    by_group = {}
+    for (g, k), lp in zip(entries, logp):
+        by_group.setdefault(g, []).append((k, lp))
+    intercept = 1 if task.data.intercept else 0
+    rows = []
+    for g, s in enumerate(sizes):
+        supports, values = scored[s]
+        rss = float(values[0])
+        probs = dict(by_group[g])
+        rows.append({
+            "s": s,
+            "best_support": [task.terms[j] for j in supports[0]],
+            "objective": rss,
+            "criterion": float(groups[g].losses[0]),
+            "bic_known_variance": rss / sigma2 + s * math.log(n) if sigma2 > 0 else math.inf,
+            "cp_public_variance": rss / sigma2 - n + 2 * (s + intercept) if sigma2 > 0 else math.inf,
+            "bic_leaps": n * math.log(max(rss, 1e-300) / n) + (s + intercept) * math.log(n),
+            "probability_size": float(np.exp(logsumexp([lp for _, lp in by_group[g]]))),
+            "probability_best_of_size": float(np.exp(probs[0])),
+        })
+    best = int(np.argmin([r["criterion"] for r in rows]))
+    choice = rows[best]
+    return {
+        "size_table": rows,
+        "criterion_choice": {"s": choice["s"], "support": choice["best_support"], "criterion": criterion},
+        "best_support": choice["best_support"],
+        "best_objective": choice["objective"],
+        "probability_best": choice["probability_best_of_size"],
+        "probability_criterion_size": choice["probability_size"],
+        "sensitivity": delta,
+        "sigma2_hat": choice["objective"] / max(n - choice["s"], 1),
+        "method_detail": f"joint exponential mechanism over sizes 1..{sizes[-1]} and their supports",
+    }
+
+
+def condition_rows(curator, epsilon):
+    """Curator-only Conditions rows of ``s="auto"`` (:mod:`dpstats.conditions`)."""
+    from ..conditions import RECOVERY_PROBABILITY, row
+
+    ref = "dpstats.bss.model_size (recovery condition); Behdin, Prastakos and Mazumder (2024)"
+    if math.isinf(epsilon):
+        return [row("recovery", "epsilon = inf: the criterion's choice is returned", "n/a", "n/a", "holds", ref,
+                    note="non-private answer")]
+    p_best = curator["probability_best"]
+    p_size = curator["probability_criterion_size"]
+    choice = curator["criterion_choice"]
+    return [
+        row("privacy", "loss sensitivity uniform over sizes (Delta_max = Delta(s_max))", "by construction", "n/a",
+            "holds", ref, note="the public penalty and base measure do not depend on the data", required=True),
+        row("recovery", f"P(the criterion's choice, s = {choice['s']} and its best support, is returned) >= "
+                        f"{RECOVERY_PROBABILITY:g}", p_best, RECOVERY_PROBABILITY,
+            "holds" if p_best >= RECOVERY_PROBABILITY else "fails", ref,
+            note="exact probability of the joint mechanism given the scored lists"),
+        row("recovery", f"P(the criterion's size s = {choice['s']} is returned) >= {RECOVERY_PROBABILITY:g}",
+            p_size, RECOVERY_PROBABILITY, "holds" if p_size >= RECOVERY_PROBABILITY else "fails", ref,
+            note="exact marginal probability of the size"),
+    ]
