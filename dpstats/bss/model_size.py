@@ -280,10 +280,24 @@ def score_sizes(method, task, s_max):
     return scored, taus
 
 
-def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
-    """The joint (s, S) exponential mechanism (module docstring)."""
-    from .top_r import draw_uniform_outside
+@dataclass
+class JointLaw:
+    """Everything the joint draw needs, computed once (the scored lists, the groups and the scale)."""
 
+    scored: dict
+    taus: dict
+    sizes: list
+    groups: list
+    nominal: float
+    parts: tuple
+    sensitivity: float
+    sigma2: float
+    n: int
+    slack: bool
+
+
+def joint_law(method, task, s_max, criterion, noise_sd, kappa) -> JointLaw:
+    """The groups and the sampling scale of the joint mechanism for a task (module docstring)."""
     p, R = len(task.terms), int(task.R)
     n = task.n_input if task.n_input is not None else task.stats.n
     data = task.data
@@ -298,31 +312,65 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
     sigma2 = mapped_noise_variance(data, noise_sd)
     scored, taus = score_sizes(method, task, s_max)
     sizes, groups = joint_groups({s: v for s, (_, v) in scored.items()}, p, n, criterion, sigma2, kappa)
-    g, k = sample_listed(groups, nominal, delta_max, task.rng)
-    s_chosen = sizes[g]
-    supports = scored[s_chosen][0]
+    return JointLaw(scored, taus, sizes, groups, nominal, parts, delta_max, sigma2, n, slack)
+
+
+def output_log_probabilities(law: JointLaw, p) -> dict:
+    """Exact log P(output = S) for every support S of every size (small p): the audit oracle.
+
+    A tail's mass is spread evenly over the supports of its size that are not listed.
+    """
+    from itertools import combinations
+
+    logp = listed_log_probabilities(law.groups, law.nominal, law.sensitivity)
+    out = {}
+    for (g, k), lp in zip(listed_entries(law.groups), logp):
+        s = law.sizes[g]
+        supports = law.scored[s][0]
+        if k >= 0:
+            out[tuple(int(j) for j in supports[k])] = float(lp)
+        else:
+            listed = set(map(tuple, supports.tolist()))
+            each = float(lp) - law.groups[g].log_tail_count
+            for sup in combinations(range(p), s):
+                if sup not in listed:
+                    out[sup] = each
+    return out
+
+
+def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
+    """The joint (s, S) exponential mechanism (module docstring)."""
+    from .top_r import draw_uniform_outside
+
+    p, R = len(task.terms), int(task.R)
+    law = joint_law(method, task, s_max, criterion, noise_sd, kappa)
+    g, k = sample_listed(law.groups, law.nominal, law.sensitivity, task.rng)
+    s_chosen = law.sizes[g]
+    supports = law.scored[s_chosen][0]
     tries = 0
     if k >= 0:
         chosen = tuple(int(j) for j in supports[k])
     else:
         chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), task.rng)
     terms = [task.terms[j] for j in sorted(chosen)]
-    details = {"s_max": s_max, "sizes": list(sizes), "criterion": criterion,
-               "penalty_per_term (mapped units)": size_penalty(1, n, criterion, sigma2),
-               "noise_sd (mapped units)": math.sqrt(sigma2), "size_prior kappa": kappa,
-               "sensitivity (Delta at s_max)": delta_max, "nominal_epsilon": nominal, "ridge": task.ridge,
-               "radius": task.radius, "loss": "least squares"}
+    details = {"s_max": s_max, "sizes": list(law.sizes), "criterion": criterion,
+               "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
+               "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": kappa,
+               "sensitivity (Delta at s_max)": law.sensitivity, "nominal_epsilon": law.nominal,
+               "ridge": task.ridge, "radius": task.radius, "loss": "least squares"}
     if method == "top_r":
         details["R"] = R
-        details["tau per size"] = {str(s): taus[s] for s in sizes}
-    caveat = ("every support of every size scored exactly: no solver slack" if not slack else
+        details["tau per size"] = {str(s): law.taus[s] for s in law.sizes}
+    caveat = ("every support of every size scored exactly: no solver slack" if not law.slack else
               f"certified top-{R} lists per size within tau = {task.options['tolerance']:g} Delta(s); sampled with "
               "the nominal eps / (1 + 2 tolerance), so the guarantee is eps")
     entry = LedgerEntry(
         mechanism=f"joint (s, support) exponential mechanism, s in 1..{s_max} ({method})",
-        epsilon=eps, neighbours=REPLACE_ONE,
-        released={"support": terms, "s_selected": int(s_chosen)}, caveats=(caveat,), details=details, parts=parts)
-    curator = _curator(task, scored, sizes, groups, nominal, delta_max, n, sigma2, criterion)
+        epsilon=task.epsilon, neighbours=REPLACE_ONE,
+        released={"support": terms, "s_selected": int(s_chosen)}, caveats=(caveat,), details=details,
+        parts=law.parts)
+    curator = _curator(task, law.scored, law.sizes, law.groups, law.nominal, law.sensitivity, law.n, law.sigma2,
+                       criterion)
     curator["outside_top_r_draws"] = tries
     return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
                          released={"s_selected": int(s_chosen)})

@@ -1,0 +1,204 @@
+"""s = "auto" against s known and against "try each s and split the budget", in one run.
+
+Design: dpstats.simulate(n, p, s0) (Toeplitz rho 0.1, SNR 5, beta*_j = 1/sqrt(s0)), formula
+``y ~ .`` (intercept profiled out), public ranges x in [-4, 4] (the terms are N(0, 1)) and
+y in [-5, 5] (sd about 1.1), default radius 1 and ridge 0 (every size is scored exactly),
+R = 100.  For each data set every support of every size 1..s_max is scored once, and the
+*exact* probability that each mechanism returns the true support is computed from the scores
+(no sampling error for the first two rows):
+
+* ``known``: top_r with s = s0 (the lower bound): the top-100 list of size s0 and its tail;
+* ``auto``: the joint (s, support) mechanism of dpstats.bss.model_size with top_r's lists per
+  size (the same code dp_select(s="auto", method="top_r") runs, joint_groups and
+  listed_log_probabilities);
+* ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
+  mechanism (eps / (s_max + 1), Delta_max, the same penalty and size prior) choosing among the
+  s_max released supports; its probability is estimated from ``--draws`` draws per data set.
+
+For each mechanism the script finds, by bisection on log epsilon, the smallest epsilon at which
+the mean recovery probability over ``--reps`` data sets reaches 0.9, and prints the ratio to
+``known``.  ``--offsets`` compares size priors kappa = log(s_max + 1) + offset.  A dp_select
+call per mechanism checks that the library runs the same thing (timing, load shown).
+
+Reduced scale for a shared 2-core machine: p = 20 (not 30..250: every size up to s_max = 10 is
+enumerated, 616,665 supports per data set), n = 500, 10 data sets per design.
+
+Run: python benchmarks/bench_model_size.py [--reps 10] [--p 20] [--n 500] [--s0 3,5,8]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+from scipy.special import comb, logsumexp
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from dpstats.bss.exhaustive import score_all_supports  # noqa: E402
+from dpstats.bss.model_size import (DEFAULT_MAPPED_NOISE_SD, joint_groups, size_penalty)  # noqa: E402
+from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity  # noqa: E402
+from dpstats.bss.top_r import top_r_log_weights  # noqa: E402
+from dpstats.mechanisms.listed_exponential import listed_entries, listed_log_probabilities  # noqa: E402
+from dpstats.simulate import simulate  # noqa: E402
+
+X_HALF, Y_HALF = 4.0, 5.0
+R = 100
+
+
+def scored_data(n, p, s0, s_max, seed):
+    sim = simulate(n, p, s0, rho=0.1, snr=5.0, random_state=seed)
+    terms = [c for c in sim.data.columns if c != "y"]
+    X = np.clip(sim.data[terms].to_numpy(float), -X_HALF, X_HALF) / X_HALF
+    y = np.clip(sim.data["y"].to_numpy(float), -Y_HALF, Y_HALF) / Y_HALF
+    stats = SufficientStats.centred_from_arrays(X, y)
+    objective = RidgeBallObjective(stats, 0.0, 1.0)
+    truth = tuple(sorted(terms.index(t) for t in sim.support))
+    per_size = {}
+    for s in range(1, s_max + 1):
+        supports, values = score_all_supports(objective, s)
+        order = np.lexsort((np.arange(values.size), values))
+        per_size[s] = (supports[order], values[order])
+    return per_size, truth
+
+
+def position(supports, truth):
+    hit = np.nonzero((supports == np.asarray(truth)).all(axis=1))[0] if supports.shape[1] == len(truth) else []
+    return int(hit[0]) if len(hit) else None
+
+
+def p_known(data, eps, p):
+    per_size, truth = data
+    s0 = len(truth)
+    supports, values = per_size[s0]
+    N = values.size
+    delta = least_squares_sensitivity(1, 1, 1, s0, True)
+    if R >= N:
+        logw = -eps * values / (2 * delta)
+        return float(np.exp(logw[position(supports, truth)] - logsumexp(logw)))
+    logw = top_r_log_weights(values[:R], math.log(N), eps, delta)
+    logp = logw - logsumexp(logw)
+    k = position(supports, truth)
+    return float(np.exp(logp[k] if k < R else logp[-1] - math.log(N - R)))
+
+
+def listed(per_size):
+    return {s: v[:R] for s, (_, v) in per_size.items()}
+
+
+def p_auto(data, eps, p, n, s_max, kappa):
+    per_size, truth = data
+    s0 = len(truth)
+    delta = least_squares_sensitivity(1, 1, 1, s_max, True)
+    sizes, groups = joint_groups(listed(per_size), p, n, "bic", DEFAULT_MAPPED_NOISE_SD**2, kappa)
+    logp = listed_log_probabilities(groups, eps, delta)
+    entries = listed_entries(groups)
+    g = sizes.index(s0)
+    k = position(per_size[s0][0], truth)
+    if k < len(groups[g].losses):
+        return float(np.exp(logp[entries.index((g, k))]))
+    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+
+
+def p_split(data, eps, p, n, s_max, kappa, draws, rng):
+    """Monte Carlo: top_r per size at eps / (s_max + 1), then an exponential mechanism over sizes."""
+    per_size, truth = data
+    s0 = len(truth)
+    share = eps / (s_max + 1)
+    delta_max = least_squares_sensitivity(1, 1, 1, s_max, True)
+    sigma2 = DEFAULT_MAPPED_NOISE_SD**2
+    # Per size: the law of the released support's loss (listed values; a tail draw has the
+    # value of a uniform support outside the list, which the exact scores give).
+    laws = {}
+    for s in range(1, s_max + 1):
+        supports, values = per_size[s]
+        N = values.size
+        delta = least_squares_sensitivity(1, 1, 1, s, True)
+        if R >= N:
+            logp = -share * values / (2 * delta)
+            logp -= logsumexp(logp)
+            laws[s] = (np.exp(logp), values, None)
+        else:
+            logw = top_r_log_weights(values[:R], math.log(N), share, delta)
+            laws[s] = (np.exp(logw - logsumexp(logw)), values, N)
+    k_true = position(per_size[s0][0], truth)
+    hits = 0.0
+    for _ in range(draws):
+        losses, is_true = [], False
+        for s in range(1, s_max + 1):
+            prob, values, N = laws[s]
+            a = rng.choice(prob.size, p=prob / prob.sum())
+            if N is not None and a == R:  # uniform outside the list
+                a = rng.integers(R, N)
+            if s == s0:
+                is_true = a == k_true
+            losses.append(values[a] + size_penalty(s, n, "bic", sigma2))
+        logw = -kappa * np.arange(1, s_max + 1) - share * np.asarray(losses) / (2 * delta_max)
+        if is_true:
+            hits += float(np.exp(logw[s0 - 1] - logsumexp(logw)))
+    return hits / draws
+
+
+def needed(prob_of_eps, target=0.9, lo=0.1, hi=1e5, steps=40):
+    if prob_of_eps(hi) < target:
+        return math.inf
+    for _ in range(steps):
+        mid = math.sqrt(lo * hi)
+        if prob_of_eps(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo < 1.01:
+            break
+    return hi
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--p", type=int, default=20)
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--s0", default="3,5,8")
+    ap.add_argument("--offsets", default="0,1,2")
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--no-split", action="store_true")
+    args = ap.parse_args()
+    p, n, s_max = args.p, args.n, min(args.p, 10)
+    print(f"load: {os.getloadavg()}; p = {p}, n = {n}, s_max = {s_max}, R = {R}, {args.reps} data sets per design")
+    rng = np.random.default_rng(0)
+    for s0 in [int(x) for x in args.s0.split(",")]:
+        t0 = time.time()
+        datasets = [scored_data(n, p, s0, s_max, 1 + seed) for seed in range(args.reps)]
+        scoring = time.time() - t0
+
+        def mean(f):
+            return lambda eps: float(np.mean([f(d, eps) for d in datasets]))
+
+        e_known = needed(mean(lambda d, e: p_known(d, e, p)))
+        line = [f"s0 = {s0}: eps for 0.9 recovery: known {e_known:.3g}"]
+        for off in [float(x) for x in args.offsets.split(",")]:
+            kappa = math.log(s_max + 1) + off
+            e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa)))
+            line.append(f"auto(kappa offset {off:g}) {e_auto:.3g} ({e_auto / e_known:.2f}x)")
+        if not args.no_split:
+            kappa = math.log(s_max + 1) + 1.0
+            e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng)), steps=12)
+            line.append(f"split {e_split:.3g} ({e_split / e_known:.2f}x)")
+        print("; ".join(line) + f"  [scoring {scoring:.0f} s]", flush=True)
+    # One public call each, to check the library runs and time it.
+    import dpstats
+
+    sim = simulate(n, p, 5, rho=0.1, snr=5.0, random_state=1)
+    bounds = {t: (-X_HALF, X_HALF) for t in sim.data.columns if t != "y"} | {"y": (-Y_HALF, Y_HALF)}
+    for kwargs in ({"s": 5}, {"s": "auto"}):
+        t0 = time.time()
+        fit = dpstats.dp_select("y ~ .", sim.data, method="top_r", epsilon=1000.0, bounds=bounds, random_state=0,
+                                **kwargs)
+        print(f"dp_select(top_r, {kwargs}): {time.time() - t0:.1f} s, selected {fit.support}; load {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

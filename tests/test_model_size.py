@@ -1,0 +1,240 @@
+"""s="auto": the joint (s, support) exponential mechanism of dpstats.bss.model_size.
+
+Exact-distribution audits on small instances (every support of every size enumerated), a
+brute-force check of the loss's sensitivity across sizes, sampling against the exact law,
+argument checks before the charge, the ledger, and release equivalence on neighbours.  The
+epsilon = inf equality with exhaustive BIC / Cp on real data is in test_model_size_real_data.py.
+"""
+import math
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import comb, logsumexp
+
+import dpstats
+from conftest import make_regression
+from dpstats.bss import model_size as MS
+from dpstats.bss.objective import least_squares_sensitivity
+from dpstats.errors import InvalidArgumentError
+from dpstats.methods import SelectionTask
+from dpstats.privacy.bounds import ClippedData
+from dpstats.privacy.randomness import RandomSource
+from release_checks import assert_release_equivalent
+
+TOP_R_OPTIONS = {"tolerance": 5e-4, "max_enumerate": 10**5, "loss": "squared", "max_tries": None}
+EXPONENTIAL_OPTIONS = {"max_enumerate": 10**6, "loss": "squared", "tolerance": None}
+
+
+def small_data(seed, n=30, p=5):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.clip(0.6 * X[:, 0] - 0.5 * X[:, 2] + 0.3 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+def task_for(X, y, epsilon, method, *, R=3, ridge=0.0, radius=1.0, seed=0, options=None, intercept=True):
+    opts = dict(options or (TOP_R_OPTIONS if method == "top_r" else EXPONENTIAL_OPTIONS))
+    return SelectionTask(data=ClippedData(X, y, 1.0, 1.0, intercept), terms=[f"x{j}" for j in range(X.shape[1])],
+                         size=1, epsilon=epsilon, radius=radius, ridge=ridge, R=R, rng=RandomSource(seed),
+                         options=opts, n_input=X.shape[0])
+
+
+def law_of(X, y, epsilon, method, s_max=3, kappa=1.0, criterion="bic", **kwargs):
+    task = task_for(X, y, epsilon, method, **kwargs)
+    return MS.joint_law(method, task, s_max, criterion, None, kappa), task
+
+
+def neighbours(X, y, seed):
+    """Random replacements and adversarial ones (a corner of the cube, the response at +-1)."""
+    rng = np.random.default_rng(seed)
+    n, p = X.shape
+    out = []
+    for i in (0, n - 1):
+        for corner in (np.ones(p), -np.ones(p), np.where(np.arange(p) % 2 == 0, 1.0, -1.0)):
+            for resp in (1.0, -1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = corner, resp
+                out.append((X2, y2))
+    y2 = y.copy()
+    y2[0] = -1.0 if y[0] > 0 else 1.0  # the response alone moves across its range
+    out.append((X.copy(), y2))
+    for _ in range(4):
+        i = int(rng.integers(n))
+        X2, y2 = X.copy(), y.copy()
+        X2[i], y2[i] = rng.uniform(-1, 1, size=p), rng.uniform(-1, 1)
+        out.append((X2, y2))
+    return out
+
+
+def max_log_ratio(a, b):
+    assert set(a) == set(b)
+    return max(abs(a[k] - b[k]) for k in a)
+
+
+# ---------------------------------------------------------------------------- exact audits
+@pytest.mark.parametrize("method, R, ridge, options", [
+    ("exponential", 3, 0.0, None),
+    ("top_r", 3, 0.0, None),  # lists of 3 per size with tails, exact scores
+    ("top_r", 2, 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1}),  # the certified engine per size
+])
+@pytest.mark.parametrize("epsilon", [2.0, 40.0])
+def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon):
+    X, y = small_data(1)
+    law, _ = law_of(X, y, epsilon, method, R=R, ridge=ridge, options=options)
+    base = MS.output_log_probabilities(law, X.shape[1])
+    assert len(base) == sum(comb(5, s, exact=True) for s in (1, 2, 3))
+    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
+    if options is not None:
+        assert law.slack and law.nominal < epsilon  # the engine path samples with the nominal epsilon
+    worst = 0.0
+    for X2, y2 in neighbours(X, y, 2):
+        other = MS.output_log_probabilities(law_of(X2, y2, epsilon, method, R=R, ridge=ridge, options=options)[0], 5)
+        worst = max(worst, max_log_ratio(base, other))
+    assert worst <= epsilon * (1 + 1e-9), worst
+    assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
+
+
+def test_joint_law_equals_the_direct_formula():
+    """Independent oracle: least squares with an intercept by numpy (radius large, no ridge),
+    P(s, S) proportional to exp(-kappa s) / C(p, s) * exp(-eps (RSS + sigma0^2 log(n) s) / (2 Delta(s_max)))."""
+    X, y = small_data(3)
+    n, p, eps, kappa, s_max = X.shape[0], X.shape[1], 7.0, 1.3, 3
+    law, _ = law_of(X, y, eps, "exponential", s_max=s_max, kappa=kappa, radius=1e6)
+    got = MS.output_log_probabilities(law, p)
+    delta = 4 * (1 + 1e6 * math.sqrt(s_max)) ** 2
+    logw = {}
+    for s in range(1, s_max + 1):
+        for sup in combinations(range(p), s):
+            A = np.column_stack([np.ones(n), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit = r @ r + 0.25 * math.log(n) * s
+            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * crit / (2 * delta)
+    norm = logsumexp(list(logw.values()))
+    assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-9
+
+
+def test_sampling_matches_the_exact_law():
+    """run_auto's draws against the exact law (top_r lists with tails): total variation."""
+    X, y = small_data(4, p=4)
+    eps = 6.0
+    law, _ = law_of(X, y, eps, "top_r", s_max=2, R=2)
+    exact = MS.output_log_probabilities(law, 4)
+    draws = 4000
+    counts = dict.fromkeys(exact, 0)
+    task = task_for(X, y, eps, "top_r", R=2, seed=11)
+    for _ in range(draws):
+        out = MS.run_auto("top_r", task, 2, "bic", None, 1.0)
+        counts[tuple(int(j) for j in out.support)] += 1
+    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    # 10 outputs, 4000 draws: E[TV] is about 0.02; 0.06 has a false-alarm rate below 1e-4.
+    assert tv < 0.06, tv
+
+
+# ---------------------------------------------------------------------------- sensitivity
+def test_loss_sensitivity_is_uniform_over_sizes_by_brute_force():
+    """|L(s, S; D) - L(s, S; D')| <= Delta(s) <= Delta(s_max) for every support of every size,
+    over random and adversarial neighbours; and on top_r lists the tail-scored Lhat too."""
+    p, s_max = 5, 3
+    deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(1, s_max + 1)]
+    assert deltas == sorted(deltas)  # Delta(s) increases: the max over sizes is Delta(s_max)
+    worst_ratio = 0.0
+    # Random data sets, and one near the bound: no term varies and y = -1, so a record whose
+    # response moves to +1 changes every R(S) by 4 (1 - 1/n) b_y^2 (the profiled intercept's factor 4).
+    cases = [small_data(10 + seed, n=12, p=p) for seed in range(3)] + [(np.zeros((12, p)), -np.ones(12))]
+    for seed, (X, y) in enumerate(cases):
+        for method, R in (("exponential", 3), ("top_r", 2)):
+            law, _ = law_of(X, y, 1.0, method, R=R)
+            lhat = lhat_of(law, p)
+            for X2, y2 in neighbours(X, y, seed):
+                other = lhat_of(law_of(X2, y2, 1.0, method, R=R)[0], p)
+                for sup, value in lhat.items():
+                    change = abs(value - other[sup])
+                    assert change <= deltas[len(sup) - 1] * (1 + 1e-9)
+                    worst_ratio = max(worst_ratio, change / deltas[len(sup) - 1])
+    assert worst_ratio > 0.2  # the neighbours come within a few times of the bound
+
+
+def lhat_of(law, p):
+    out = {}
+    for g, s in enumerate(law.sizes):
+        supports = law.scored[s][0]
+        group = law.groups[g]
+        listed = {tuple(int(j) for j in row): float(v) for row, v in zip(supports, group.losses)}
+        for sup in combinations(range(p), s):
+            out[sup] = listed.get(sup, group.tail_loss)
+    return out
+
+
+# ---------------------------------------------------------------------------- through dp_select
+@pytest.fixture(scope="module")
+def data():
+    return make_regression(n=80, p=6, s=2, seed=5)
+
+
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_epsilon_inf_is_the_exhaustive_criterion(data, method):
+    fit = dpstats.dp_select("y ~ .", data, method=method, epsilon=math.inf, s="auto", s_max=4, bounds=(4, 4),
+                            radius=1e6, noise_sd=0.5, random_state=0)
+    terms = [f"x{j}" for j in range(6)]
+    X = np.clip(data[terms].to_numpy(), -4, 4)
+    y = np.clip(data["y"].to_numpy(), -4, 4)
+    best, best_crit = None, math.inf
+    for s in range(1, 5):
+        for sup in combinations(range(6), s):
+            A = np.column_stack([np.ones(len(y)), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit = r @ r + 0.25 * math.log(len(y)) * s
+            if crit < best_crit:
+                best, best_crit = [terms[j] for j in sup], crit
+    assert fit.support == best
+    assert fit.release()["s_selected"] == len(best)
+
+
+def test_ledger_spends_exactly_epsilon_in_one_entry(data):
+    acc = dpstats.Accountant(epsilon=1.0)
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1 / 3, s="auto", bounds=(4, 4), accountant=acc,
+                            random_state=1)
+    (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
+    assert entry.epsilon == pytest.approx(0.9 / 3, rel=1e-12)
+    assert set(entry.released) == {"support", "s_selected"}
+    assert entry.released["s_selected"] == len(fit.support)
+    assert abs(Fraction(fit.ledger.total_epsilon) - Fraction(1 / 3)) <= Fraction(1, 3) * Fraction(1, 10**12)
+    release = fit.release()
+    assert release["call"]["s"] == "auto" and release["call"]["size_selection"]["s_max"] == 6
+    assert release["s_selected"] == len(fit.support)
+    table = fit.size_table()
+    assert list(table.index) == list(range(1, 7))
+    assert table["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
+    assert "Size chosen privately" in str(fit)
+    kinds = {r["kind"] for r in fit.curator["conditions"]}
+    assert kinds == {"privacy", "recovery"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "mistakes", "s": "auto"}, "available for methods"),
+    ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
+    ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be >= 1"),
+    ({"method": "top_r", "s": "auto", "s_max": 7}, "exceeds the number of candidate terms"),
+    ({"method": "top_r", "s": "auto", "loss": "hinge"}, "loss='squared' only"),
+    ({"method": "top_r", "s": "auto", "criterion": "aic"}, "criterion"),
+    ({"method": "top_r", "s": "auto", "noise_sd": -1.0}, "noise_sd"),
+    ({"method": "exponential", "s": "auto", "max_enumerate": 20}, "Use method='top_r'"),
+])
+def test_bad_arguments_are_refused_before_the_charge(data, kwargs, match):
+    acc = dpstats.Accountant(epsilon=1.0)
+    with pytest.raises(InvalidArgumentError, match=match):
+        dpstats.dp_select("y ~ .", data, epsilon=0.5, bounds=(4, 4), accountant=acc, **kwargs)
+    assert acc.spent()[0] == 0
+
+
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_release_equivalence_on_neighbours(data, method):
+    other = data.copy()
+    other.iloc[7] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]  # an extreme replacement
+    a = dpstats.dp_select("y ~ .", data, method=method, epsilon=2.0, s="auto", s_max=3, bounds=(4, 4), random_state=3)
+    b = dpstats.dp_select("y ~ .", other, method=method, epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                          random_state=3)
+    assert_release_equivalent(a.release(), b.release(), method)
