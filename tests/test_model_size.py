@@ -97,23 +97,33 @@ def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsil
     assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
 
 
-def test_joint_law_equals_the_direct_formula():
+@pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
+def test_joint_law_equals_the_direct_formula(method, R):
     """Independent oracle: least squares with an intercept by numpy (radius large, no ridge),
-    P(s, S) proportional to exp(-kappa s) / C(p, s) * exp(-eps (RSS + sigma0^2 log(n) s) / (2 Delta(s_max)))."""
+    P(s, S) proportional to exp(-kappa s) / C(p, s) * exp(-eps Lhat(s, S) / (2 Delta(s_max))),
+    Lhat = RSS + sigma0^2 log(n) s, and for top_r Lhat = the R-th smallest of size s outside the
+    R best of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
     X, y = small_data(3)
-    n, p, eps, kappa, s_max = X.shape[0], X.shape[1], 7.0, 1.3, 3
-    law, _ = law_of(X, y, eps, "exponential", s_max=s_max, kappa=kappa, radius=1e6)
+    n, p, kappa, s_max = X.shape[0], X.shape[1], 1.3, 3
+    delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
+    eps = 2 * delta  # the losses, not only the base measure, shape the law
+    law, _ = law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=1e3, R=R)
     got = MS.output_log_probabilities(law, p)
-    delta = 4 * (1 + 1e6 * math.sqrt(s_max)) ** 2
     logw = {}
     for s in range(1, s_max + 1):
+        crit = {}
         for sup in combinations(range(p), s):
             A = np.column_stack([np.ones(n), X[:, sup]])
             r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
-            crit = r @ r + 0.25 * math.log(n) * s
-            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * crit / (2 * delta)
+            crit[sup] = r @ r + 0.25 * math.log(n) * s
+        if method == "top_r" and len(crit) > R:
+            ranked = sorted(crit, key=lambda k: (crit[k], k))
+            cap = crit[ranked[R - 1]]
+            crit = {k: (v if k in ranked[:R] else cap) for k, v in crit.items()}
+        for sup, value in crit.items():
+            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * value / (2 * delta)
     norm = logsumexp(list(logw.values()))
-    assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-9
+    assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
 
 
 def test_sampling_matches_the_exact_law():
