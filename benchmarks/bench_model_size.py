@@ -17,7 +17,7 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
 
 For each mechanism the script finds, by bisection on log epsilon, the smallest epsilon at which
 the mean recovery probability over ``--reps`` data sets reaches 0.9, and prints the ratio to
-``known``.  ``--offsets`` compares size priors kappa = log(s_max + 1) + offset.  A dp_select
+``known``.  ``--kappas`` compares size priors (default: dp_select's).  A dp_select
 call per mechanism checks that the library runs the same thing (timing, load shown).
 
 Reduced scale for a shared 2-core machine: p = 20 (not 30..250: every size up to s_max = 10 is
@@ -39,7 +39,7 @@ from scipy.special import comb, logsumexp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpstats.bss.exhaustive import score_all_supports  # noqa: E402
-from dpstats.bss.model_size import (DEFAULT_MAPPED_NOISE_SD, joint_groups, size_penalty)  # noqa: E402
+from dpstats.bss.model_size import DEFAULT_MAPPED_NOISE_SD, default_size_prior, joint_groups, size_penalty  # noqa: E402
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity  # noqa: E402
 from dpstats.bss.top_r import top_r_log_weights  # noqa: E402
 from dpstats.mechanisms.listed_exponential import listed_entries, listed_log_probabilities  # noqa: E402
@@ -89,11 +89,13 @@ def listed(per_size):
     return {s: v[:R] for s, (_, v) in per_size.items()}
 
 
-def p_auto(data, eps, p, n, s_max, kappa):
+def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
     per_size, truth = data
     s0 = len(truth)
     delta = least_squares_sensitivity(1, 1, 1, s_max, True)
-    sizes, groups = joint_groups(listed(per_size), p, n, "bic", DEFAULT_MAPPED_NOISE_SD**2, kappa)
+    if kappa is None:  # dp_select's default, a function of eps
+        kappa = default_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), delta)
+    sizes, groups = joint_groups(listed(per_size), p, n, "bic", sigma2, kappa)
     logp = listed_log_probabilities(groups, eps, delta)
     entries = listed_entries(groups)
     g = sizes.index(s0)
@@ -103,13 +105,12 @@ def p_auto(data, eps, p, n, s_max, kappa):
     return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
 
 
-def p_split(data, eps, p, n, s_max, kappa, draws, rng):
+def p_split(data, eps, p, n, s_max, kappa, draws, rng, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
     """Monte Carlo: top_r per size at eps / (s_max + 1), then an exponential mechanism over sizes."""
     per_size, truth = data
     s0 = len(truth)
     share = eps / (s_max + 1)
     delta_max = least_squares_sensitivity(1, 1, 1, s_max, True)
-    sigma2 = DEFAULT_MAPPED_NOISE_SD**2
     # Per size: the law of the released support's loss (listed values; a tail draw has the
     # value of a uniform support outside the list, which the exact scores give).
     laws = {}
@@ -162,9 +163,11 @@ def main():
     ap.add_argument("--p", type=int, default=20)
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--s0", default="3,5,8")
-    ap.add_argument("--offsets", default="0,1,2")
+    ap.add_argument("--kappas", default="default", help="size priors: 'default' (dp_select's) and/or numbers")
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--no-split", action="store_true")
+    ap.add_argument("--noise", default="default,true",
+                    help="noise_sd settings: 'default' (sigma0 = 1/2 mapped, range/4) and/or 'true' (the simulated sigma)")
     args = ap.parse_args()
     p, n, s_max = args.p, args.n, min(args.p, 10)
     print(f"load: {os.getloadavg()}; p = {p}, n = {n}, s_max = {s_max}, R = {R}, {args.reps} data sets per design")
@@ -172,6 +175,7 @@ def main():
     for s0 in [int(x) for x in args.s0.split(",")]:
         t0 = time.time()
         datasets = [scored_data(n, p, s0, s_max, 1 + seed) for seed in range(args.reps)]
+        sigmas = [simulate(n, p, s0, rho=0.1, snr=5.0, random_state=1 + seed).sigma / Y_HALF for seed in range(args.reps)]
         scoring = time.time() - t0
 
         def mean(f):
@@ -179,14 +183,18 @@ def main():
 
         e_known = needed(mean(lambda d, e: p_known(d, e, p)))
         line = [f"s0 = {s0}: eps for 0.9 recovery: known {e_known:.3g}"]
-        for off in [float(x) for x in args.offsets.split(",")]:
-            kappa = math.log(s_max + 1) + off
-            e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa)))
-            line.append(f"auto(kappa offset {off:g}) {e_auto:.3g} ({e_auto / e_known:.2f}x)")
-        if not args.no_split:
-            kappa = math.log(s_max + 1) + 1.0
-            e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng)), steps=12)
-            line.append(f"split {e_split:.3g} ({e_split / e_known:.2f}x)")
+        for noise in args.noise.split(","):
+            # 'true': the simulated noise sd (realised, n = 500) in mapped units, as a user with a good guess.
+            sigma2 = DEFAULT_MAPPED_NOISE_SD**2 if noise == "default" else float(np.mean(sigmas)) ** 2
+            for name in args.kappas.split(","):
+                kappa = None if name == "default" else float(name)
+                e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa, sigma2)))
+                line.append(f"auto[noise {noise}, kappa {name}] {e_auto:.3g} ({e_auto / e_known:.2f}x)")
+            if not args.no_split:
+                kappa = math.log((s_max + 1) / 0.05)  # the default's value where the penalty is negligible
+                e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng, sigma2)),
+                                 steps=12)
+                line.append(f"split[noise {noise}] {e_split:.3g} ({e_split / e_known:.2f}x)")
         print("; ".join(line) + f"  [scoring {scoring:.0f} s]", flush=True)
     # One public call each, to check the library runs and time it.
     import dpstats

@@ -24,6 +24,15 @@ and the draw is
 
     P(s, S) proportional to mu(s, S) exp(-eps Lhat(s, S; D) / (2 Delta_max)).
 
+Size prior.  A support with one superfluous term has nearly the RSS of the right one, so only
+the per-term penalty on the mechanism's scale, kappa + eps pen(1) / (2 Delta_max), keeps the
+supersets away: the C(s* + j, j) supersets with j extra terms carry, relative to the right
+support, about C(s* + j, j) exp(-j (kappa + eps pen(1) / (2 Delta_max))) (base measure
+included), at most (s* + 1) e^-k / (1 - (s* + 1) e^-k) in all for k the per-term penalty.  By
+default kappa = max(0, log((s_max + 1) / 0.05) - eps pen(1) / (2 Delta_max)), which makes that
+share at most about 5 % for every s* <= s_max; eps is the sampling (nominal) epsilon, and every
+input is public (kappa is shown in the ledger entry).  ``size_prior=`` fixes kappa instead.
+
 ``method="exponential"``: Lhat = L over every support of every size (sum_s C(p, s) <=
 ``max_enumerate``).  ``method="top_r"``: for each size whose C(p, s) exceeds R, Lhat(s, S) = L(s, S)
 for the R best supports of size s (the list ``top_r`` uses: exact enumeration up to
@@ -114,10 +123,9 @@ DEFAULT_S_MAX = 10
 AUTO_SIZE_METHODS = ("exponential", "top_r")
 #: sigma0 in mapped units when noise_sd is not given: a quarter of the response's public range.
 DEFAULT_MAPPED_NOISE_SD = 0.5
-#: Default kappa = log(s_max + 1) + DEFAULT_PRIOR_OFFSET (module docstring, "Recovery condition":
-#: kappa must exceed log(s* + 1) to keep supersets away; the offset was chosen on simulate()
-#: designs, benchmarks/bench_model_size.py).
-DEFAULT_PRIOR_OFFSET = 1.0
+#: The default size prior keeps the supersets of the chosen support below this share of the mass
+#: (module docstring, "Size prior").
+SUPERSET_MASS = 0.05
 
 SIZE_OPTIONS = (
     Choice("criterion", default="bic", choices=("bic", "cp"),
@@ -127,13 +135,21 @@ SIZE_OPTIONS = (
          doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
              "response's public range)"),
     Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
-         doc="s='auto' only: kappa of the size prior exp(-kappa s) (default log(s_max + 1) + 1)"),
+         doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
+             "eps pen(1) / (2 Delta_max)), see dpstats.bss.model_size)"),
 )
 SIZE_OPTION_NAMES = tuple(o.name for o in SIZE_OPTIONS)
 
 
-def default_size_prior(s_max) -> float:
-    return math.log(s_max + 1) + DEFAULT_PRIOR_OFFSET
+def default_size_prior(s_max, epsilon, penalty_per_term, sensitivity) -> float:
+    """kappa = max(0, log((s_max + 1) / SUPERSET_MASS) - eps pen(1) / (2 Delta_max)): public inputs only.
+
+    Module docstring, "Size prior": the per-term penalty on the mechanism's scale,
+    kappa + eps pen(1) / (2 Delta_max), is at least log((s_max + 1) / 0.05)."""
+    if math.isinf(epsilon):
+        return 0.0  # the argmin does not depend on the prior
+    target = math.log((s_max + 1) / SUPERSET_MASS)
+    return max(0.0, target - float(epsilon) * float(penalty_per_term) / (2.0 * float(sensitivity)))
 
 
 def size_penalty(s, n, criterion, sigma2) -> float:
@@ -206,8 +222,7 @@ class AutoSize:
         if self.s_max > p:
             raise InvalidArgumentError(f"s_max={self.s_max} exceeds the number of candidate terms ({p}).")
         self.p = p
-        self.kappa = (default_size_prior(self.s_max) if self.options["size_prior"] is None
-                      else self.options["size_prior"])
+        self.kappa = self.options["size_prior"]  # None: chosen at run time from public values (default_size_prior)
         return max(1, min(self.s_max, p // 2))
 
     def check_size(self, meth, options):
@@ -225,7 +240,7 @@ class AutoSize:
     def public_items(self):
         """What the call records about the size choice (public)."""
         return {"s_max": self.s_max, "criterion": self.options["criterion"], "noise_sd": self.options["noise_sd"],
-                "size_prior": self.kappa}
+                "size_prior": "default" if self.kappa is None else self.kappa}
 
     # -------------------------------------------------------------- the mechanism
     def run(self, meth, task) -> MethodOutcome:
@@ -294,6 +309,7 @@ class JointLaw:
     sigma2: float
     n: int
     slack: bool
+    kappa: float
 
 
 def joint_law(method, task, s_max, criterion, noise_sd, kappa) -> JointLaw:
@@ -310,9 +326,11 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa) -> JointLaw:
     else:
         nominal, parts = eps, ()
     sigma2 = mapped_noise_variance(data, noise_sd)
+    if kappa is None:
+        kappa = default_size_prior(s_max, nominal, size_penalty(1, n, criterion, sigma2), delta_max)
     scored, taus = score_sizes(method, task, s_max)
     sizes, groups = joint_groups({s: v for s, (_, v) in scored.items()}, p, n, criterion, sigma2, kappa)
-    return JointLaw(scored, taus, sizes, groups, nominal, parts, delta_max, sigma2, n, slack)
+    return JointLaw(scored, taus, sizes, groups, nominal, parts, delta_max, sigma2, n, slack, kappa)
 
 
 def output_log_probabilities(law: JointLaw, p) -> dict:
@@ -355,7 +373,7 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
     terms = [task.terms[j] for j in sorted(chosen)]
     details = {"s_max": s_max, "sizes": list(law.sizes), "criterion": criterion,
                "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
-               "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": kappa,
+               "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": law.kappa,
                "sensitivity (Delta at s_max)": law.sensitivity, "nominal_epsilon": law.nominal,
                "ridge": task.ridge, "radius": task.radius, "loss": "least squares"}
     if method == "top_r":
