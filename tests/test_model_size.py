@@ -248,3 +248,30 @@ def test_release_equivalence_on_neighbours(data, method):
     b = dpstats.dp_select("y ~ .", other, method=method, epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
                           random_state=3)
     assert_release_equivalent(a.release(), b.release(), method)
+
+
+# ---------------------------------------------------------------------------- plan(s="auto")
+def test_plan_auto_averages_the_exact_probability_of_the_truth():
+    """plan(s="auto") against the joint law computed here from the same simulated data sets."""
+    n, p, s0, eps = 300, 6, 2, 150.0
+    pl = dpstats.plan(method="exponential", n=n, p=p, s="auto", s0=s0, s_max=3, epsilon=eps, reps=3,
+                      random_state=4, bounds=(4, 4))
+    assert pl.computed == "exact" and "s = auto (true size 2)" in str(pl)
+    probs = []
+    for data_seed, _ in pl._seeds:
+        sim = dpstats.simulate(n, p, s0, random_state=data_seed)
+        terms = [f"x{j}" for j in range(p)]
+        X = np.clip(sim.data[terms].to_numpy(), -4, 4) / 4
+        y = np.clip(sim.data["y"].to_numpy(), -4, 4) / 4
+        law, _ = law_of(X, y, eps, "exponential", s_max=3, kappa=None)
+        logp = MS.output_log_probabilities(law, p)
+        probs.append(math.exp(logp[tuple(terms.index(t) for t in sim.support)]))
+    assert pl.probability == pytest.approx(float(np.mean(probs)), rel=1e-9)
+    assert 0.05 < pl.probability < 0.999  # a point where the answer is not trivial
+
+
+def test_plan_auto_arguments():
+    with pytest.raises(InvalidArgumentError, match="needs s0="):
+        dpstats.plan(method="top_r", n=100, p=6, s="auto", epsilon=1.0, reps=2)
+    with pytest.raises(InvalidArgumentError, match="s0 applies"):
+        dpstats.plan(method="top_r", n=100, p=6, s=2, s0=2, epsilon=1.0, reps=2)

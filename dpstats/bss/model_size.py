@@ -117,6 +117,8 @@ from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .exhaustive import check_enumeration_memory, log_n_supports, score_all_supports, slack_parts
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
+#: Outputs listed in the curator's ``top_supports`` (the most probable, across sizes).
+TOP_SHOWN = 50
 #: s_max when not given: min(p, DEFAULT_S_MAX).
 DEFAULT_S_MAX = 10
 #: Methods that accept s="auto".
@@ -420,7 +422,14 @@ def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion):
         })
     best = int(np.argmin([r["criterion"] for r in rows]))
     choice = rows[best]
+    # The most probable listed outputs across sizes (a tail entry is not one output).
+    listed = [(lp, g, k) for (g, k), lp in zip(entries, logp) if k >= 0]
+    listed.sort(key=lambda x: -x[0])
+    top = [{"support": [task.terms[j] for j in scored[sizes[g]][0][k]], "s": sizes[g],
+            "objective": float(scored[sizes[g]][1][k]), "probability": float(np.exp(lp))}
+           for lp, g, k in listed[:TOP_SHOWN]]
     return {
+        "top_supports": top,
         "size_table": rows,
         "criterion_choice": {"s": choice["s"], "support": choice["best_support"], "criterion": criterion},
         "best_support": choice["best_support"],
