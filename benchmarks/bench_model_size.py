@@ -13,7 +13,14 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
   listed_log_probabilities);
 * ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
   mechanism (eps / (s_max + 1), Delta_max, the same penalty and size prior) choosing among the
-  s_max released supports; its probability is estimated from ``--draws`` draws per data set.
+  s_max released supports; its probability is estimated from ``--draws`` draws per data set;
+* ``liu_talwar``: generic private selection from private candidates (Liu and Talwar 2019,
+  random stopping, 3x the per-run epsilon): runs of (s uniform, top_r at s, Laplace-noised
+  criterion), see :func:`p_liu_talwar`; Monte Carlo as for ``split``.
+
+``--noise``: the public noise_sd the size criterion uses: ``default`` (a quarter of the
+response's public range, sigma0 = 1/2 mapped) and ``true`` (the simulated noise sd, a user
+with a good guess).
 
 For each mechanism the script finds, by bisection on log epsilon, the smallest epsilon at which
 the mean recovery probability over ``--reps`` data sets reaches 0.9, and prints the ratio to
@@ -143,6 +150,71 @@ def p_split(data, eps, p, n, s_max, kappa, draws, rng, sigma2=DEFAULT_MAPPED_NOI
     return hits / draws
 
 
+def top_r_laws(per_size, eps, s_max):
+    """Per size: (probabilities of the top-R draw a, values, N or None) of top_r at eps."""
+    laws = {}
+    for s in range(1, s_max + 1):
+        supports, values = per_size[s]
+        N = values.size
+        delta = least_squares_sensitivity(1, 1, 1, s, True)
+        if R >= N:
+            logp = -eps * values / (2 * delta)
+            laws[s] = (np.exp(logp - logsumexp(logp)), values, None)
+        else:
+            logw = top_r_log_weights(values[:R], math.log(N), eps, delta)
+            laws[s] = (np.exp(logw - logsumexp(logw)), values, N)
+    return laws
+
+
+def p_liu_talwar(data, eps, p, n, s_max, draws, rng, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+    """Liu and Talwar (2019), private selection from private candidates with random stopping:
+    each run draws s uniformly from 1..s_max, runs top_r at s with eps / 6 and releases the
+    criterion of its output plus Laplace(Delta_max / (eps / 6)); after each run stop with
+    probability gamma = 1 / (20 s_max) (so that every size is tried with probability about
+    0.95); return the best run.  Each run is (eps / 3)-DP, the whole 3 (eps / 3) = eps (their
+    Theorem 3.1).  Monte Carlo over ``draws``."""
+    per_size, truth = data
+    s0 = len(truth)
+    delta_max = least_squares_sensitivity(1, 1, 1, s_max, True)
+    laws = top_r_laws(per_size, eps / 6, s_max)
+    cums = {s: np.cumsum(law[0]) for s, law in laws.items()}
+    k_true = position(per_size[s0][0], truth)
+    pens = {s: size_penalty(s, n, "bic", sigma2) for s in laws}
+    hits = 0
+    for _ in range(draws):
+        runs = int(rng.geometric(1 / (20 * s_max)))
+        sizes = rng.integers(1, s_max + 1, size=runs)
+        best, best_true = -math.inf, False
+        for s in np.unique(sizes):
+            m = int(np.sum(sizes == s))
+            prob, values, N = laws[s]
+            a = np.minimum(np.searchsorted(cums[s], rng.random(m) * cums[s][-1], side="right"), prob.size - 1)
+            if N is not None:
+                out = a == R
+                a[out] = rng.integers(R, N, size=int(out.sum()))
+            scores = -(values[a] + pens[s]) + rng.laplace(0, delta_max / (eps / 6), size=m)
+            i = int(np.argmax(scores))
+            if scores[i] > best:
+                best, best_true = scores[i], bool(s == s0 and a[i] == k_true)
+        hits += best_true
+    return hits / draws
+
+
+def cached(folder, fn, *args):
+    if folder is None:
+        return fn(*args)
+    import pickle
+
+    path = os.path.join(folder, "scored_" + "_".join(map(str, args)) + ".pkl")
+    if os.path.exists(path):
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    out = fn(*args)
+    with open(path, "wb") as fh:
+        pickle.dump(out, fh)
+    return out
+
+
 def needed(prob_of_eps, target=0.9, lo=0.1, hi=1e5, steps=40):
     if prob_of_eps(hi) < target:
         return math.inf
@@ -165,6 +237,7 @@ def main():
     ap.add_argument("--s0", default="3,5,8")
     ap.add_argument("--kappas", default="default", help="size priors: 'default' (dp_select's) and/or numbers")
     ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--cache", default=None, help="directory for the scored data sets (reused by later runs)")
     ap.add_argument("--no-split", action="store_true")
     ap.add_argument("--noise", default="default,true",
                     help="noise_sd settings: 'default' (sigma0 = 1/2 mapped, range/4) and/or 'true' (the simulated sigma)")
@@ -174,7 +247,7 @@ def main():
     rng = np.random.default_rng(0)
     for s0 in [int(x) for x in args.s0.split(",")]:
         t0 = time.time()
-        datasets = [scored_data(n, p, s0, s_max, 1 + seed) for seed in range(args.reps)]
+        datasets = [cached(args.cache, scored_data, n, p, s0, s_max, 1 + seed) for seed in range(args.reps)]
         sigmas = [simulate(n, p, s0, rho=0.1, snr=5.0, random_state=1 + seed).sigma / Y_HALF for seed in range(args.reps)]
         scoring = time.time() - t0
 
@@ -195,6 +268,8 @@ def main():
                 e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng, sigma2)),
                                  steps=12)
                 line.append(f"split[noise {noise}] {e_split:.3g} ({e_split / e_known:.2f}x)")
+                e_lt = needed(mean(lambda d, e: p_liu_talwar(d, e, p, n, s_max, args.draws, rng, sigma2)), steps=12)
+                line.append(f"liu_talwar[noise {noise}] {e_lt:.3g} ({e_lt / e_known:.2f}x)")
         print("; ".join(line) + f"  [scoring {scoring:.0f} s]", flush=True)
     # One public call each, to check the library runs and time it.
     import dpstats
