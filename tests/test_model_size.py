@@ -275,3 +275,23 @@ def test_plan_auto_arguments():
         dpstats.plan(method="top_r", n=100, p=6, s="auto", epsilon=1.0, reps=2)
     with pytest.raises(InvalidArgumentError, match="s0 applies"):
         dpstats.plan(method="top_r", n=100, p=6, s=2, s0=2, epsilon=1.0, reps=2)
+
+
+# ---------------------------------------------------------------------------- totality
+@pytest.mark.parametrize("rows", ["none complete", "one", "identical"])
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_auto_releases_on_degenerate_data(data, rows, method):
+    """After the charge a call releases, whatever the data hold (no complete row, one row,
+    identical rows); the ledger is the same as on ordinary data."""
+    frame = data.copy()
+    if rows == "none complete":
+        frame["y"] = np.nan
+    elif rows == "one":
+        frame.loc[frame.index[1:], "y"] = np.nan  # one complete row (fewer than 2 input rows is refused)
+    else:
+        frame.iloc[:] = frame.iloc[0].to_numpy()
+    fit = dpstats.dp_select("y ~ .", frame, method=method, epsilon=1.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=0)
+    assert 1 <= fit.release()["s_selected"] <= 3 and len(fit.support) == fit.release()["s_selected"]
+    assert fit.ledger.total_epsilon == pytest.approx(1.0, rel=1e-12)
+    fit.size_table()

@@ -404,6 +404,9 @@ def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion):
     for (g, k), lp in zip(entries, logp):
         by_group.setdefault(g, []).append((k, lp))
     intercept = 1 if task.data.intercept else 0
+    # Rows actually used (private under na_action="omit"; curator only).  Totality: no row at all
+    # gives NaN for the likelihood-based columns instead of raising.
+    used = int(task.stats.n) if task._stats is not None or not hasattr(task.data, "X") else int(task.data.X.shape[0])
     rows = []
     for g, s in enumerate(sizes):
         supports, values = scored[s]
@@ -414,9 +417,10 @@ def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion):
             "best_support": [task.terms[j] for j in supports[0]],
             "objective": rss,
             "criterion": float(groups[g].losses[0]),
-            "bic_known_variance": rss / sigma2 + s * math.log(n) if sigma2 > 0 else math.inf,
-            "cp_public_variance": rss / sigma2 - n + 2 * (s + intercept) if sigma2 > 0 else math.inf,
-            "bic_leaps": n * math.log(max(rss, 1e-300) / n) + (s + intercept) * math.log(n),
+            "bic_known_variance": rss / sigma2 + s * math.log(max(n, 1)) if sigma2 > 0 else math.inf,
+            "cp_public_variance": rss / sigma2 - used + 2 * (s + intercept) if sigma2 > 0 else math.inf,
+            "bic_leaps": (used * math.log(max(rss, 1e-300) / used) + (s + intercept) * math.log(used)
+                          if used > 0 else math.nan),
             "probability_size": float(np.exp(logsumexp([lp for _, lp in by_group[g]]))),
             "probability_best_of_size": float(np.exp(probs[0])),
         })
