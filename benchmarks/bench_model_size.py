@@ -259,6 +259,9 @@ def main():
         for noise in args.noise.split(","):
             # 'true': the simulated noise sd (realised, n = 500) in mapped units, as a user with a good guess.
             sigma2 = DEFAULT_MAPPED_NOISE_SD**2 if noise == "default" else float(np.mean(sigmas)) ** 2
+            # The criterion's own answer (epsilon = inf): how often is it the true support?
+            hits = sum(p_auto(d, math.inf, p, n, s_max, 0.0, sigma2) for d in datasets)
+            line.append(f"[noise {noise}] criterion at eps = inf returns the truth in {hits:.0f}/{len(datasets)}")
             for name in args.kappas.split(","):
                 kappa = None if name == "default" else float(name)
                 e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa, sigma2)))
