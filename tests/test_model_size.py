@@ -295,3 +295,34 @@ def test_auto_releases_on_degenerate_data(data, rows, method):
     assert 1 <= fit.release()["s_selected"] <= 3 and len(fit.support) == fit.release()["s_selected"]
     assert fit.ledger.total_epsilon == pytest.approx(1.0, rel=1e-12)
     fit.size_table()
+
+
+# ---------------------------------------------------------------------------- the engine path
+def test_top_r_auto_on_the_certified_engine(data):
+    """Sizes above max_enumerate run the certified engine: the default ridge is the engine's for
+    every size (one criterion), the ledger splits the solver slack out of epsilon, and epsilon = inf
+    gives the exhaustive criterion's choice on the same ridge-and-ball objective."""
+    from dpstats.bss.exhaustive import score_all_supports
+    from dpstats.bss.objective import RidgeBallObjective, SufficientStats
+
+    kwargs = dict(method="top_r", s="auto", s_max=3, bounds=(4, 4), max_enumerate=10, R=4, random_state=2)
+    fit = dpstats.dp_select("y ~ .", data, epsilon=3.0, **kwargs)
+    (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
+    (label, nominal), (slack_label, slack) = entry.parts
+    assert "nominal epsilon" in label and slack_label.startswith("solver slack")
+    assert Fraction(nominal) * (1 + 2 * Fraction(5e-4)) <= Fraction(entry.epsilon)
+    assert nominal + slack == pytest.approx(entry.epsilon, rel=1e-15)
+    ridge = fit.release()["call"]["ridge"]
+    assert ridge == pytest.approx(0.1 * len(data))  # the engine's default, for every size
+
+    best = dpstats.dp_select("y ~ .", data, epsilon=math.inf, **kwargs)
+    terms = [f"x{j}" for j in range(6)]
+    X = np.clip(data[terms].to_numpy(), -4, 4) / 4
+    y = np.clip(data["y"].to_numpy(), -4, 4) / 4
+    objective = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), ridge, 1.0)
+    crit = []
+    for s in range(1, 4):
+        supports, values = score_all_supports(objective, s)
+        k = int(np.argmin(values))
+        crit.append((values[k] + MS.size_penalty(s, len(data), "bic", 0.25), [terms[j] for j in supports[k]]))
+    assert best.support == min(crit)[1]
