@@ -321,6 +321,8 @@ class SelectionResult:
 
         eps = self._public_call.get("epsilon")
         size = self._public_call.get("s", self._public_call.get("k"))
+        if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", 1)
         verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
@@ -351,6 +353,8 @@ class SelectionResult:
         labels = ["{" + ", ".join(r["support"]) + "}" for r in top]
         ax.bar(range(len(top)), [r["probability"] for r in top], color="#c44", label="P(returned), exact")
         size = self._public_call.get("s", len(top[0]["support"]))
+        if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", len(top[0]["support"]))
         uniform = 1.0 / math.comb(len(self.terms), size)
         ax.axhline(uniform, color="black", linestyle="--", label=f"uniform pick 1/C({len(self.terms)}, {size})")
         ax.set_xticks(range(len(top)))

@@ -326,3 +326,25 @@ def test_top_r_auto_on_the_certified_engine(data):
         k = int(np.argmin(values))
         crit.append((values[k] + MS.size_penalty(s, len(data), "bic", 0.25), [terms[j] for j in supports[k]]))
     assert best.support == min(crit)[1]
+
+
+def test_curator_keys_are_documented(data):
+    from dpstats.curator_keys import CURATOR_KEYS, is_curator_key
+
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    keys = set(fit.curator)
+    assert all(is_curator_key(k) for k in keys) and keys <= set(CURATOR_KEYS), sorted(keys - set(CURATOR_KEYS))
+    text = str(fit.curator_report())
+    assert "Conditions" in text or "condition" in text.lower()
+
+
+def test_curator_report_and_plot_with_auto(data):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=5.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    assert "Verdict" in str(fit.curator_report())
+    fit.plot()
