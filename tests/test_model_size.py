@@ -226,7 +226,7 @@ def test_ledger_spends_exactly_epsilon_in_one_entry(data):
 @pytest.mark.parametrize("kwargs, match", [
     ({"method": "mistakes", "s": "auto"}, "available for methods"),
     ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
-    ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be >= 1"),
+    ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be an integer >= 1"),
     ({"method": "top_r", "s": "auto", "s_max": 7}, "exceeds the number of candidate terms"),
     ({"method": "top_r", "s": "auto", "loss": "hinge"}, "loss='squared' only"),
     ({"method": "top_r", "s": "auto", "criterion": "aic"}, "criterion"),
@@ -348,3 +348,13 @@ def test_curator_report_and_plot_with_auto(data):
                             random_state=1)
     assert "Verdict" in str(fit.curator_report())
     fit.plot()
+
+
+def test_auto_on_a_dask_dataframe_equals_pandas(data):
+    dd = pytest.importorskip("dask.dataframe")
+    for method in ("exponential", "top_r"):
+        a = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), method=method, epsilon=math.inf,
+                              s="auto", s_max=3, bounds=(4, 4), random_state=0)
+        b = dpstats.dp_select("y ~ .", data, method=method, epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4),
+                              random_state=0)
+        assert a.support == b.support and a.release()["s_selected"] == b.release()["s_selected"]

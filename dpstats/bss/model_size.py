@@ -111,7 +111,7 @@ from scipy.special import comb, logsumexp
 
 from ..errors import InvalidArgumentError
 from ..mechanisms.listed_exponential import ListedGroup, listed_entries, listed_log_probabilities, sample_listed
-from ..method_options import Choice, Real, validate_options
+from ..method_options import Choice, Integer, Real, validate_options
 from ..methods import MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .exhaustive import check_enumeration_memory, log_n_supports, score_all_supports, slack_parts
@@ -206,9 +206,7 @@ class AutoSize:
                 f"{meth.size_argument}='auto' is available for methods {list(AUTO_SIZE_METHODS)}; method {meth.name!r} "
                 f"needs {meth.size_argument}= as a positive integer.")
         if s_max is not None:
-            from ..api import _check_positive_int
-
-            s_max = _check_positive_int("s_max", s_max)
+            s_max = Integer("s_max", minimum=1).check(s_max)
         if rest.get("loss", "squared") != "squared":
             raise InvalidArgumentError("s='auto' supports loss='squared' only (a size criterion for the hinge loss is "
                                        "not implemented); give s= as an integer for loss='hinge'.")
