@@ -638,6 +638,7 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
         public_call[meth.size_argument] = "auto"
         public_call["size_selection"] = call.auto_size.public_items()
         extra["s_max"] = call.auto_size.s_max
+        extra.update(call.auto_size.given_options())
     public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
                         "bounds": _public_bounds(call.bounds)})
     public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in uses}

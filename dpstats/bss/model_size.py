@@ -237,6 +237,11 @@ class AutoSize:
             check_enumeration_memory(int(comb(self.p, min(self.s_max, self.p // 2), exact=True)), self.s_max,
                                      "method='exponential' with s='auto'")
 
+    def given_options(self):
+        """The size options that differ from their defaults (for the call's text)."""
+        defaults = {o.name: o.default for o in SIZE_OPTIONS}
+        return {k: v for k, v in self.options.items() if v != defaults[k]}
+
     def public_items(self):
         """What the call records about the size choice (public)."""
         return {"s_max": self.s_max, "criterion": self.options["criterion"], "noise_sd": self.options["noise_sd"],
