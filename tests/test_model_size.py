@@ -206,7 +206,7 @@ def test_epsilon_inf_is_the_exhaustive_criterion(data, method):
 def test_ledger_spends_exactly_epsilon_in_one_entry(data):
     acc = dpstats.Accountant(epsilon=1.0)
     fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1 / 3, s="auto", bounds=(4, 4), accountant=acc,
-                            random_state=1)
+                            random_state=1, size_mechanism="joint")
     (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
     assert entry.epsilon == pytest.approx(0.9 / 3, rel=1e-12)
     assert set(entry.released) == {"support", "s_selected"}
@@ -306,16 +306,20 @@ def test_top_r_auto_on_the_certified_engine(data):
     from dpstats.bss.objective import RidgeBallObjective, SufficientStats
 
     kwargs = dict(method="top_r", s="auto", s_max=3, bounds=(4, 4), max_enumerate=10, R=4, random_state=2)
-    fit = dpstats.dp_select("y ~ .", data, epsilon=3.0, **kwargs)
-    (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
-    (label, nominal), (slack_label, slack) = entry.parts
-    assert "nominal epsilon" in label and slack_label.startswith("solver slack")
-    assert Fraction(nominal) * (1 + 2 * Fraction(5e-4)) <= Fraction(entry.epsilon)
-    assert nominal + slack == pytest.approx(entry.epsilon, rel=1e-15)
+    for mechanism, prefix in (("joint", "joint (s, support)"), ("two_stage", "size stage")):
+        fit = dpstats.dp_select("y ~ .", data, epsilon=3.0, size_mechanism=mechanism, **kwargs)
+        (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith(prefix)]
+        (label, nominal), (slack_label, slack) = entry.parts
+        assert "nominal epsilon" in label and slack_label.startswith("solver slack")
+        assert Fraction(nominal) * (1 + 2 * Fraction(5e-4)) <= Fraction(entry.epsilon)
+        assert nominal + slack == pytest.approx(entry.epsilon, rel=1e-15)
+        assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
     ridge = fit.release()["call"]["ridge"]
     assert ridge == pytest.approx(0.1 * len(data))  # the engine's default, for every size
 
     best = dpstats.dp_select("y ~ .", data, epsilon=math.inf, **kwargs)
+    joint = dpstats.dp_select("y ~ .", data, epsilon=math.inf, size_mechanism="joint", **kwargs)
+    assert joint.support == best.support
     terms = [f"x{j}" for j in range(6)]
     X = np.clip(data[terms].to_numpy(), -4, 4) / 4
     y = np.clip(data["y"].to_numpy(), -4, 4) / 4
@@ -358,3 +362,85 @@ def test_auto_on_a_dask_dataframe_equals_pandas(data):
         b = dpstats.dp_select("y ~ .", data, method=method, epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4),
                               random_state=0)
         assert a.support == b.support and a.release()["s_selected"] == b.release()["s_selected"]
+
+
+# ---------------------------------------------------------------------------- two stages
+def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3):
+    """Exact log P(S) of the two-stage mechanism: the size stage's law times top_r's law at each size."""
+    from dpstats.bss import top_r as T
+    from dpstats.bss.exhaustive import score_all_supports
+    from dpstats.bss.objective import RidgeBallObjective
+
+    task = task_for(X, y, epsilon, "top_r", R=R)
+    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon)
+    logp_size = MS.size_stage_log_probabilities(stage)
+    objective = RidgeBallObjective(task.stats, 0.0, 1.0)
+    out = {}
+    for i, s in enumerate(stage["sizes"]):
+        supports, values = score_all_supports(objective, s)
+        delta = least_squares_sensitivity(1, 1, 1, s, True)
+        inner = T.top_r_output_log_probabilities(supports, values, R, epsilon - share * epsilon, delta)
+        for sup, lp in zip(supports, inner):
+            out[tuple(int(j) for j in sup)] = logp_size[i] + lp
+    return out
+
+
+@pytest.mark.parametrize("epsilon", [2.0, 40.0])
+def test_two_stage_exact_distribution_audit(epsilon):
+    X, y = small_data(1)
+    base = two_stage_law(X, y, epsilon)
+    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
+    worst = max(max_log_ratio(base, two_stage_law(X2, y2, epsilon)) for X2, y2 in neighbours(X, y, 2))
+    assert 0.005 * epsilon < worst <= epsilon * (1 + 1e-9), worst
+
+
+def test_two_stage_sampling_matches_its_exact_law(data):
+    """dp_select's two-stage draws (size stage, then top_r) against the exact law, by total variation."""
+    X, y = small_data(4, p=4)
+    eps, draws = 6.0, 1500
+    exact = two_stage_law(X, y, eps, s_max=2, R=2)
+    counts = dict.fromkeys(exact, 0)
+    from dpstats.methods import get_method
+
+    task = task_for(X, y, eps, "top_r", R=2, seed=5)
+    for _ in range(draws):
+        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7)
+        counts[tuple(int(j) for j in out.support)] += 1
+    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
+
+
+def test_two_stage_ledger_and_release(data):
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=3)
+    size_entry, top_entry = fit.ledger.entries[0], fit.ledger.entries[1]
+    assert size_entry.mechanism.startswith("size stage") and set(size_entry.released) == {"s_selected"}
+    assert size_entry.epsilon == pytest.approx(0.7 * 1.8, rel=1e-12)
+    assert top_entry.epsilon == pytest.approx(0.3 * 1.8, rel=1e-12)
+    assert size_entry.released["s_selected"] == len(fit.support) == fit.release()["s_selected"]
+    assert fit.ledger.total_epsilon == pytest.approx(2.0, rel=1e-12)
+    other = data.copy()
+    other.iloc[3] = [-4.0, 4.0, -4.0, 4.0, -4.0, 4.0, -4.0]
+    fit2 = dpstats.dp_select("y ~ .", other, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                             random_state=3)
+    assert_release_equivalent(fit.release(), fit2.release(), "two_stage")
+
+
+def test_size_stage_equals_the_direct_formula():
+    """Independent oracle for the size stage: P(s) proportional to exp(-kappa_1 s - eps_1 (min RSS_s +
+    sigma0^2 log(n) s) / (2 Delta(s_max))), kappa_1 = max(0, log 20 - eps_1 sigma0^2 log(n) / (2 Delta(s_max)))."""
+    X, y = small_data(6)
+    n, p, s_max = X.shape[0], X.shape[1], 3
+    delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
+    for eps1 in (2 * delta, 0.05 * delta):
+        task = task_for(X, y, eps1, "top_r", radius=1e3)
+        stage = MS.size_stage("top_r", task, s_max, "bic", None, None, eps1)
+        got = MS.size_stage_log_probabilities(stage)
+        pen1 = 0.25 * math.log(n)
+        kappa = max(0.0, math.log(20) - eps1 * pen1 / (2 * delta))
+        logw = []
+        for s in range(1, s_max + 1):
+            rss = min(float(np.sum((y - A @ np.linalg.lstsq(A, y, rcond=None)[0]) ** 2))
+                      for A in (np.column_stack([np.ones(n), X[:, sup]]) for sup in combinations(range(p), s)))
+            logw.append(-kappa * s - eps1 * (rss + pen1 * s) / (2 * delta))
+        assert np.max(np.abs(got - (np.array(logw) - logsumexp(logw)))) < 1e-8
