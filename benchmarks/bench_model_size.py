@@ -8,9 +8,11 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
 (no sampling error for the first two rows):
 
 * ``known``: top_r with s = s0 (the lower bound): the top-100 list of size s0 and its tail;
-* ``auto``: the joint (s, support) mechanism of dpstats.bss.model_size with top_r's lists per
-  size (the same code dp_select(s="auto", method="top_r") runs, joint_groups and
+* ``joint``: the joint (s, support) mechanism of dpstats.bss.model_size with top_r's lists per
+  size (dp_select(s="auto", method="top_r", size_mechanism="joint"): joint_groups and
   listed_log_probabilities);
+* ``two_stage``: dp_select(s="auto", method="top_r")'s default, the size stage then top_r at
+  the chosen size (exact, :func:`p_two_stage`);
 * ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
   mechanism (eps / (s_max + 1), Delta_max, the same penalty and size prior) choosing among the
   s_max released supports; its probability is estimated from ``--draws`` draws per data set;
@@ -46,7 +48,8 @@ from scipy.special import comb, logsumexp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpstats.bss.exhaustive import score_all_supports  # noqa: E402
-from dpstats.bss.model_size import DEFAULT_MAPPED_NOISE_SD, default_size_prior, joint_groups, size_penalty  # noqa: E402
+from dpstats.bss.model_size import (DEFAULT_MAPPED_NOISE_SD, DEFAULT_SIZE_SHARE, LARGER_SIZE_MASS,  # noqa: E402
+                                    default_size_prior, joint_groups, size_penalty)
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity  # noqa: E402
 from dpstats.bss.top_r import top_r_log_weights  # noqa: E402
 from dpstats.mechanisms.listed_exponential import listed_entries, listed_log_probabilities  # noqa: E402
@@ -110,6 +113,20 @@ def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
     if k < len(groups[g].losses):
         return float(np.exp(logp[entries.index((g, k))]))
     return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+
+
+def p_two_stage(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2, share=DEFAULT_SIZE_SHARE):
+    """dp_select(s="auto", method="top_r")'s default: the size stage (share of eps, Delta_max, prior
+    kappa_1) then top_r at the chosen size; exact: P(size stage returns s0) * P(top_r at s0 returns S0)."""
+    per_size, truth = data
+    s0 = len(truth)
+    e1 = share * eps
+    delta = least_squares_sensitivity(1, 1, 1, s_max, True)
+    pen1 = size_penalty(1, n, "bic", sigma2)
+    kappa = max(0.0, math.log(1 / LARGER_SIZE_MASS) - e1 * pen1 / (2 * delta))
+    v = np.array([per_size[s][1][0] + size_penalty(s, n, "bic", sigma2) for s in range(1, s_max + 1)])
+    logw = -kappa * np.arange(1, s_max + 1) - e1 * v / (2 * delta)
+    return math.exp(logw[s0 - 1] - logsumexp(logw)) * p_known(data, eps - e1, p)
 
 
 def p_split(data, eps, p, n, s_max, kappa, draws, rng, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
@@ -265,7 +282,9 @@ def main():
             for name in args.kappas.split(","):
                 kappa = None if name == "default" else float(name)
                 e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa, sigma2)))
-                line.append(f"auto[noise {noise}, kappa {name}] {e_auto:.3g} ({e_auto / e_known:.2f}x)")
+                line.append(f"joint[noise {noise}, kappa {name}] {e_auto:.3g} ({e_auto / e_known:.2f}x)")
+            e_two = needed(mean(lambda d, e: p_two_stage(d, e, p, n, s_max, sigma2)))
+            line.append(f"two_stage[noise {noise}] {e_two:.3g} ({e_two / e_known:.2f}x)")
             if not args.no_split:
                 kappa = math.log((s_max + 1) / 0.05)  # the default's value where the penalty is negligible
                 e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng, sigma2)),
