@@ -178,9 +178,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     s, k : int or "auto"
         Subset size (best-subset methods) or number of features (screening methods);
         either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
-        ``top_r``; squared loss) chooses the size and the support together by one
-        exponential mechanism with a BIC or Cp penalty (options ``criterion``,
-        ``noise_sd``, ``size_prior``; :mod:`dpstats.bss.model_size`).
+        ``top_r``, ``mistakes``; squared loss) chooses the size privately with a BIC or
+        Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).
     s_max : int, optional
         With ``s="auto"``: the largest size considered (default min(p, 10)).
     bounds : (b_x, b_y), dict or "auto"

@@ -224,7 +224,8 @@ def test_ledger_spends_exactly_epsilon_in_one_entry(data):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"method": "mistakes", "s": "auto"}, "available for methods"),
+    ({"method": "mcmc", "s": "auto"}, "available for methods"),
+    ({"method": "mistakes", "s": "auto", "size_mechanism": "joint"}, "runs in two stages"),
     ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
     ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be an integer >= 1"),
     ({"method": "top_r", "s": "auto", "s_max": 7}, "exceeds the number of candidate terms"),
@@ -444,3 +445,16 @@ def test_size_stage_equals_the_direct_formula():
                       for A in (np.column_stack([np.ones(n), X[:, sup]]) for sup in combinations(range(p), s)))
             logw.append(-kappa * s - eps1 * (rss + pen1 * s) / (2 * delta))
         assert np.max(np.abs(got - (np.array(logw) - logsumexp(logw)))) < 1e-8
+
+
+def test_mistakes_auto_in_two_stages(data):
+    fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    assert fit.ledger.entries[0].mechanism.startswith("size stage")
+    assert fit.release()["s_selected"] == len(fit.support)
+    assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
+    assert any("mistakes" in e.mechanism or "propose" in e.mechanism.lower() for e in fit.ledger.entries[1:])
+    exact = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s="auto", s_max=3,
+                              bounds=(4, 4))
+    inf = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4))
+    assert inf.support == exact.support

@@ -115,8 +115,9 @@ shows the exact probability that (s*, S*) is returned (exact on every path, give
 
 Loss: squared only.  The same argument applies to the hinge loss (Delta_h(s) increases with
 s), but a size criterion for the hinge loss is not a standard one; ``s="auto"`` refuses
-``loss="hinge"`` before the charge, as it refuses ``mistakes`` (its block scores rest on the
-gap of one fixed size) and ``max_tries``.
+``loss="hinge"`` before the charge, and ``max_tries``.  ``mistakes`` runs in two stages only
+(its block scores rest on the gap of one fixed size): the size stage, then ``mistakes`` with its
+own guard at the released size.
 
 References
 ----------
@@ -151,7 +152,7 @@ TOP_SHOWN = 50
 #: s_max when not given: min(p, DEFAULT_S_MAX).
 DEFAULT_S_MAX = 10
 #: Methods that accept s="auto".
-AUTO_SIZE_METHODS = ("exponential", "top_r")
+AUTO_SIZE_METHODS = ("exponential", "top_r", "mistakes")
 #: sigma0 in mapped units when noise_sd is not given: a quarter of the response's public range.
 DEFAULT_MAPPED_NOISE_SD = 0.5
 #: The default size prior keeps the supersets of the chosen support below this share of the mass
@@ -246,7 +247,11 @@ class AutoSize:
                                        "not implemented); give s= as an integer for loss='hinge'.")
         if rest.get("max_tries") is not None:
             raise InvalidArgumentError("s='auto' needs max_tries=None (unlimited retries: the exact top-R mechanism).")
-        return cls(s_max=s_max, options=validate_options(SIZE_OPTIONS, given, "s='auto'")), rest
+        options = validate_options(SIZE_OPTIONS, given, "s='auto'")
+        if meth.name == "mistakes" and options["size_mechanism"] == "joint":
+            raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
+                                       "size's gap); leave size_mechanism=None or give 'two_stage'.")
+        return cls(s_max=s_max, options=options), rest
 
     def resolve(self, p, options):
         """After the formula: s_max (default min(p, 10)) and the size the method's public hooks
@@ -283,7 +288,7 @@ class AutoSize:
 
     # -------------------------------------------------------------- the mechanism
     def mechanism(self, meth):
-        return self.options["size_mechanism"] or ("two_stage" if meth.name == "top_r" else "joint")
+        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "two_stage")
 
     def run(self, meth, task) -> MethodOutcome:
         if self.mechanism(meth) == "two_stage":
@@ -507,7 +512,7 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
 
         second = run_top_r(task2, stage["scorers"][s_chosen])
     else:
-        second = meth.run(task2)
+        second = meth.run(task2)  # mistakes: its own guard and ledger entries at the released size
     curator = dict(second.curator)
     logp = size_stage_log_probabilities(stage)
     crit_index = int(np.argmin(stage["losses"]))
