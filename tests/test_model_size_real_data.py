@@ -62,7 +62,7 @@ SETTINGS = [(None, "bic"), (0.1, "bic"), (0.1, "cp")]
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda v: f"{v[1]}-{v[0]}")
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("method", ["exponential", "top_r"])
+@pytest.mark.parametrize("method", ["exponential", "top_r", "mistakes"])
 def test_epsilon_inf_equals_exhaustive_criterion(name, method, setting):
     share, criterion = setting
     case = CASES[name]
