@@ -458,3 +458,16 @@ def test_mistakes_auto_in_two_stages(data):
                               bounds=(4, 4))
     inf = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4))
     assert inf.support == exact.support
+
+
+def test_two_stage_keeps_the_methods_own_conditions(data):
+    """mistakes with guard="none" at the released size: its privacy condition reaches the Conditions table."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpstats.PrivacyLeakWarning)
+        fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
+                                random_state=1, guard="none")
+    rows = fit.curator["conditions"]
+    assert any(r["kind"] == "privacy" and r["required"] and "gap" in r["condition"].lower() for r in rows)
+    assert any("criterion" in r["condition"] for r in rows)

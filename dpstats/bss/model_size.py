@@ -514,6 +514,12 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
     else:
         second = meth.run(task2)  # mistakes: its own guard and ledger entries at the released size
     curator = dict(second.curator)
+    # The method's own Conditions rows at the released size (e.g. mistakes' privacy condition with
+    # guard="none"), computed before the size keys replace its best-support keys; condition_rows adds them.
+    from ..conditions import condition_rows as method_condition_rows
+
+    curator["conditions"] = method_condition_rows(meth.name, second.curator, p=len(task.terms), size=s_chosen,
+                                                  epsilon=eps2, options=task.options)
     logp = size_stage_log_probabilities(stage)
     crit_index = int(np.argmin(stage["losses"]))
     rows = []
@@ -611,8 +617,9 @@ def condition_rows(curator, epsilon):
     from ..conditions import RECOVERY_PROBABILITY, row
 
     ref = "dpstats.bss.model_size (recovery condition); Behdin, Prastakos and Mazumder (2024)"
+    second_stage = list(curator.get("conditions") or ())  # two_stage: the method's rows at the released size
     if math.isinf(epsilon):
-        return [row("recovery", "epsilon = inf: the criterion's choice is returned", "n/a", "n/a", "holds", ref,
+        return second_stage + [row("recovery", "epsilon = inf: the criterion's choice is returned", "n/a", "n/a", "holds", ref,
                     note="non-private answer")]
     p_best = curator["probability_best"]
     p_size = curator["probability_criterion_size"]
@@ -634,4 +641,4 @@ def condition_rows(curator, epsilon):
         row("recovery", f"P(the criterion's size s = {choice['s']} is returned) >= {RECOVERY_PROBABILITY:g}",
             p_size, RECOVERY_PROBABILITY, "holds" if p_size >= RECOVERY_PROBABILITY else "fails", ref,
             note="exact marginal probability of the size"),
-    ]
+    ] + second_stage
