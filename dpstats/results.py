@@ -206,6 +206,20 @@ class SelectionResult:
             rows.append([t, "yes" if selected else "", sign])
         return rows
 
+    def size_table(self) -> pd.DataFrame:
+        """[curator only] ``s="auto"``: the non-private criterion across sizes, like
+        ``summary(regsubsets(...))`` in R's leaps: per size the best support, its objective
+        (RSS under the call's ridge and radius, mapped units), the criterion the mechanism
+        uses, BIC and Cp with the public variance, leaps' BIC n log(RSS / n) + k log n, and the
+        exact probabilities of the mechanism.  Computed from the data outside the budget."""
+        rows = self.curator.get("size_table")
+        if rows is None:
+            raise ValueError("size_table() needs a call with s='auto'.")
+        frame = pd.DataFrame(rows).set_index("s")
+        frame["best_support"] = [", ".join(v) for v in frame["best_support"]]
+        frame.attrs["label"] = "[curator only]"
+        return frame
+
     def summary(self) -> Summary:
         """The publishable summary: call, public parameters, selection, signs, ledger.
 
@@ -257,6 +271,8 @@ class SelectionResult:
 
         eps = self._public_call.get("epsilon")
         size = self._public_call.get("s", self._public_call.get("k"))
+        if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", 1)
         verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
@@ -287,6 +303,8 @@ class SelectionResult:
         labels = ["{" + ", ".join(r["support"]) + "}" for r in top]
         ax.bar(range(len(top)), [r["probability"] for r in top], color="#c44", label="P(returned), exact")
         size = self._public_call.get("s", len(top[0]["support"]))
+        if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", len(top[0]["support"]))
         uniform = 1.0 / math.comb(len(self.terms), size)
         ax.axhline(uniform, color="black", linestyle="--", label=f"uniform pick 1/C({len(self.terms)}, {size})")
         ax.set_xticks(range(len(top)))
@@ -327,6 +345,10 @@ class SelectionResult:
             lines[-1:-1] = [public]
         rows = self._selection_rows(only_selected=True)
         what = "with private signs" if self.signs_private else "signs not computed"
+        if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
+            size = self._public_call.get("size_selection", {})
+            lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
+                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')})")
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
         if self.ledger.conditions or self.ledger.caveats:
