@@ -281,7 +281,7 @@ def _partition_apply(pdf, spec, clip, func, args):
 
 
 def _partition_sign_vote(pdf, spec, clip, intercept_value, columns, report, ridge, radius, n):
-    from .mechanisms.signs import block_vote
+    from .bss.sign_votes import block_vote
 
     x, y = partition_design(pdf, spec)
     xc, yc = _clip_partition(x, y, clip)

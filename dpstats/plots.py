@@ -17,7 +17,7 @@ OTHER_COLOUR = "#9aa"
 
 def pyplot():
     """matplotlib.pyplot, or a dpstats error saying how to install it."""
-    from .planning import _pyplot
+    from .display import _pyplot
 
     return _pyplot()
 

@@ -8,14 +8,14 @@ must not be published.
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import textwrap
 
-import numpy as np
 import pandas as pd
 from tabulate import tabulate
+
+from .display import Summary, _fmt  # noqa: F401  (re-exported)
 
 CURATOR_BANNER = "CURATOR ONLY - not differentially private, do not publish"
 
@@ -32,56 +32,6 @@ def _public_text(value):
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_fmt(v) for v in value) + ")"
     return _fmt(value)
-
-
-def _fmt(x):
-    if isinstance(x, (float, np.floating)):
-        if math.isinf(x):
-            return "inf"
-        return f"{x:.6g}"
-    return str(x)
-
-
-class Summary:
-    """Printable summary tables (plain text, and HTML in notebooks)."""
-
-    def __init__(self, sections, curator=False):
-        self.sections = sections  # list of (title, rows, headers) or (title, text)
-        self.curator = curator  # curator-only content: marked in text and HTML
-
-    def as_text(self) -> str:
-        parts = []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(title)
-            parts.append("=" * len(title))
-            if len(body) == 1:
-                parts.append(body[0])
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="simple", disable_numparse=True))
-            parts.append("")
-        return "\n".join(parts).rstrip() + "\n"
-
-    def as_html(self) -> str:
-        parts = ['<div style="border: 3px solid #c00; padding: 0.5em">'] if self.curator else []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(f"<h4>{html.escape(title)}</h4>")
-            if len(body) == 1:
-                parts.append(f"<pre>{html.escape(body[0])}</pre>")
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="html", disable_numparse=True))
-        if self.curator:
-            parts.append("</div>")
-        return "\n".join(parts)
-
-    def __str__(self):
-        return self.as_text()
-
-    __repr__ = __str__
-
-    def _repr_html_(self):
-        return self.as_html()
 
 
 #: Ranges listed inline by ``print(fit)`` (all of them are in ``summary()``).
@@ -191,7 +141,7 @@ class SelectionResult:
         return out
 
     def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
-                 level=0.95, bootstrap=1000, radius=None, data=None):
+                 level=0.95, bootstrap=1000, radius=None, data=None, rows_per_model=None):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
         Refits the selected terms (and the intercept) on the same data, formula and ranges,
@@ -219,7 +169,10 @@ class SelectionResult:
           gives one point, no intervals.  Under replace-one neighbours it runs at
           ``(epsilon / 2, delta / (1 + exp(epsilon / 2)))`` add/remove (group privacy).  Its
           test can fail (too few rows for epsilon): the result then has NaN coefficients and
-          says so (``status``); the budget is spent.
+          says so (``status``); the budget is spent.  ``rows_per_model`` (tukey only): rows
+          per least-squares model, ``None`` for 2 d (d = design columns), ``"d"`` for the
+          paper's rule (passes its test from about half the rows, with a biased point:
+          docs/methods.md), or a number.
 
         ``bounds`` only for selections without ranges (kendall, dpvote) with ``adassp`` or
         ``objective_perturbation``.  Intervals:
@@ -231,7 +184,8 @@ class SelectionResult:
 
         return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
                                         random_state=random_state, accountant=accountant, level=level,
-                                        bootstrap=bootstrap, radius=radius, data=data)
+                                        bootstrap=bootstrap, radius=radius, data=data,
+                                        rows_per_model=rows_per_model)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)
@@ -255,6 +209,20 @@ class SelectionResult:
                 sign = "0 (undetermined)"
             rows.append([t, "yes" if selected else "", sign])
         return rows
+
+    def size_table(self) -> pd.DataFrame:
+        """[curator only] ``s="auto"``: the non-private criterion across sizes, like
+        ``summary(regsubsets(...))`` in R's leaps: per size the best support, its objective
+        (RSS under the call's ridge and radius, mapped units), the criterion the mechanism
+        uses, BIC and Cp with the public variance, leaps' BIC n log(RSS / n) + k log n, and the
+        exact probabilities of the mechanism.  Computed from the data outside the budget."""
+        rows = self.curator.get("size_table")
+        if rows is None:
+            raise ValueError("size_table() needs a call with s='auto'.")
+        frame = pd.DataFrame(rows).set_index("s")
+        frame["best_support"] = [", ".join(v) for v in frame["best_support"]]
+        frame.attrs["label"] = "[curator only]"
+        return frame
 
     def summary(self) -> Summary:
         """The publishable summary: call, public parameters, selection, signs, ledger.
@@ -307,6 +275,8 @@ class SelectionResult:
 
         eps = self._public_call.get("epsilon")
         size = self._public_call.get("s", self._public_call.get("k"))
+        if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", 1)
         verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
@@ -380,7 +350,9 @@ class SelectionResult:
         if tops:
             rows = [(support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
                     for r in tops[:top]]
-            size = len(tops[0]["support"])
+            size = self._public_call.get("s", len(tops[0]["support"]))
+            if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
+                size = c.get("criterion_choice", {}).get("s", len(tops[0]["support"]))
             if not any(m for _, _, m in rows):
                 later = [r for r in tops[top:] if set(r["support"]) == released]
                 outside = source.get("probability_outside_top_r")
@@ -445,6 +417,10 @@ class SelectionResult:
             lines[-1:-1] = [public]
         rows = self._selection_rows(only_selected=True)
         what = "with private signs" if self.signs_private else "signs not computed"
+        if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
+            size = self._public_call.get("size_selection", {})
+            lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
+                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')})")
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
         if self.ledger.conditions or self.ledger.caveats:

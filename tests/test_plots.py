@@ -145,9 +145,10 @@ def test_plan_plot_is_a_curve_over_n_with_the_planned_point():
 
 
 def test_estimate_plot_draws_the_coefficients_and_their_intervals():
-    frame = make_regression(n=400, p=5, seed=2)
+    frame = make_regression(n=3000, p=5, seed=2)
     fit = dpstats.dp_select("y ~ .", frame, method="exponential", epsilon=4, s=2, bounds=(3, 3), random_state=0)
-    est = fit.estimate(epsilon=2, random_state=0, bootstrap=200)
+    est = fit.estimate(epsilon=4, random_state=0, bootstrap=200)
+    assert est.has_intervals
     ax = est.plot()
     points = ax.get_lines()[0]
     slopes = [n for n in est.names if n != "Intercept"]
@@ -167,6 +168,14 @@ def test_estimate_plot_draws_the_coefficients_and_their_intervals():
     plt.close(ax.figure)
     with pytest.raises(dpstats.InvalidTypeError, match="intercept"):
         est.plot(intercept="no")
+    # Without intervals (the noise dominates the design at n = 400): the points alone.
+    small = make_regression(n=400, p=5, seed=2)
+    few = dpstats.dp_select("y ~ .", small, method="exponential", epsilon=4, s=2, bounds=(3, 3), random_state=0)
+    bare = few.estimate(epsilon=1, random_state=0, bootstrap=50)
+    if not bare.has_intervals:
+        ax = bare.plot()
+        assert not ax.collections and np.allclose(ax.get_lines()[0].get_xdata(), bare.coef[bare.selected].to_numpy())
+        plt.close(ax.figure)
 
 
 def test_top_r_plot_adds_a_released_support_outside_the_top_r():
