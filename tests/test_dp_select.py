@@ -35,7 +35,7 @@ def call(data=None, **kwargs):
     ({"bounds": (0, 1)}, dpstats.InvalidArgumentError, "positive"),
     ({"bounds": (1, -2)}, dpstats.InvalidArgumentError, "positive"),
     ({"bounds": "guess"}, dpstats.InvalidArgumentError, "auto"),
-    ({"bounds": {"x0": 1}}, dpstats.InvalidArgumentError, "no bound for"),
+    ({"bounds": {"x0": 1}}, dpstats.InvalidArgumentError, "no public range is given"),
     ({"radius": 0}, dpstats.InvalidArgumentError, "radius"),
     ({"ridge": -1}, dpstats.InvalidArgumentError, "ridge"),
     ({"R": 0}, dpstats.InvalidArgumentError, "R must be"),

@@ -253,6 +253,46 @@ def _patsy_spelling(key):
         return key
 
 
+def complete_bounds(bounds, plan, *, columns, constant=lambda name: None, response_required=True):
+    """``(bounds, derived)``: a bounds dict completed with a range for every term of ``plan``.
+
+    Keys of ``bounds`` may be terms, the response, or columns of the data: a codebook's
+    ranges for every column are accepted with any formula, and the ranges of derived terms
+    (products, powers, ``I(...)``, ``np.log``, contrasts, ...) are computed from the columns'
+    ranges by interval arithmetic (:mod:`dpstats.derived_ranges`).  ``derived`` maps each
+    term whose range was derived to how.  A pair or ``"auto"`` is returned unchanged.  Reads
+    the formula, the schema and the given ranges only, so ``dp_select`` runs it before the
+    charge; a term whose range can be neither found nor derived is named with what to supply.
+    """
+    from ..derived_ranges import RangeUnavailable, formula_ranges
+
+    if not isinstance(bounds, dict):
+        return bounds, {}
+    bounds = normalise_bounds_keys(bounds, plan.terms, plan.response)
+    colset = set(columns)
+    known = set(plan.terms) | ({plan.response} if plan.response is not None else set())
+    unknown = [k for k in bounds if k not in known and k not in colset]
+    if unknown:
+        raise InvalidArgumentError(
+            f"bounds dict names {unknown}, which are neither terms of the formula ({_few(plan.terms)}) nor "
+            "columns of data.")
+    try:
+        found = formula_ranges(bounds, plan, columns=columns, constant=constant,
+                               response_required=response_required)
+    except RangeUnavailable as exc:
+        raise InvalidArgumentError(
+            "bounds: no public range is given for these terms, and none can be derived from the ranges of "
+            "the columns they use (nothing was charged):\n  - " + str(exc).replace("\n", "\n  - ")
+            + "\nDummy columns of categorical terms need no range; ranges of products, powers, I(...) and "
+            "element-wise functions follow from their columns' ranges.") from None
+    return found.ranges, found.derived
+
+
+def _few(names, shown=10):
+    names = list(names)
+    return str(names[:shown])[:-1] + (f", ... ({len(names)} in all)]" if len(names) > shown else "]")
+
+
 def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_required=True):
     """A bounds dict names every term (categorical dummies default to 1) and the response.
 
