@@ -64,6 +64,9 @@ class RangeUnavailable(Exception):
 class _Range:
     lo: float
     hi: float
+    #: A boolean array (a comparison, a logical operation): numpy adds booleans with 'or',
+    #: multiplies them with 'and' and refuses to subtract or negate them.
+    boolean: bool = False
 
     def pair(self):
         return (self.lo, self.hi)
@@ -230,14 +233,16 @@ class _Evaluator:
 
     def eval_Constant(self, node):
         value = node.value
-        if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
+        if isinstance(value, bool):
+            return _Range(float(value), float(value), boolean=True)
+        if (isinstance(value, (int, float)) and math.isfinite(value)):
             return _Range(float(value), float(value))
         self.fail(node, "is not a finite number")
 
     def eval_Name(self, node):
         if node.id in ("True", "False"):
             v = float(node.id == "True")
-            return _Range(v, v)
+            return _Range(v, v, boolean=True)
         value = self.constant(node.id)
         if value is not None:
             return _Range(float(value), float(value))
@@ -251,26 +256,45 @@ class _Evaluator:
 
     def eval_UnaryOp(self, node):
         a = self.eval(node.operand)
+        if isinstance(node.op, (ast.USub, ast.UAdd)) and a.boolean:
+            self.fail(node, "negates a boolean (numpy refuses it)")
         if isinstance(node.op, ast.USub):
             return _Range(-a.hi, -a.lo)
         if isinstance(node.op, ast.UAdd):
             return a
-        return _Range(0.0, 1.0)  # not / ~ of a comparison: a boolean
+        return _Range(1.0 - a.hi, 1.0 - a.lo, boolean=True)  # not / ~ of a comparison
 
     def eval_Compare(self, node):
-        return _Range(0.0, 1.0)  # a boolean, whatever its operands
+        # A boolean: decided where the operands' ranges decide it, else 0 or 1.
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            try:
+                a, b = self.eval(node.left), self.eval(node.comparators[0])
+            except RangeUnavailable:
+                return _Range(0.0, 1.0)
+            if isinstance(node.ops[0], (ast.Gt, ast.GtE)):
+                a, b = b, a  # a < b  or  a <= b
+            strict = isinstance(node.ops[0], (ast.Lt, ast.Gt))
+            true = a.hi < b.lo if strict else a.hi <= b.lo
+            false = a.lo >= b.hi if strict else a.lo > b.hi
+            if true or false:
+                return _Range(float(true), float(true), boolean=True)
+        return _Range(0.0, 1.0, boolean=True)
 
     def eval_BoolOp(self, node):
-        return _Range(0.0, 1.0)
+        return _Range(0.0, 1.0, boolean=True)
 
     def eval_BinOp(self, node):
         what = repr(ast.unparse(node))
-        if isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return _Range(0.0, 1.0)
-        if isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
-            return _int_power(self.eval(node.left), 2, what)  # x * x is a square, not a product
         a, b = self.eval(node.left), self.eval(node.right)
         op = node.op
+        if isinstance(op, (ast.BitAnd, ast.BitOr)) or (a.boolean and b.boolean and isinstance(op, (ast.Add, ast.Mult))):
+            if isinstance(op, (ast.BitOr, ast.Add)):  # 'or'
+                return _Range(max(a.lo, b.lo), max(a.hi, b.hi), boolean=True)
+            return _Range(min(a.lo, b.lo), min(a.hi, b.hi), boolean=True)  # 'and'
+        if a.boolean and b.boolean and isinstance(op, ast.Sub):
+            self.fail(node, "subtracts booleans (numpy refuses it)")
+        if isinstance(op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
+            return _int_power(a, 2, what)  # x * x is a square, not a product
         if isinstance(op, ast.Add):
             return _add(a, b, what)
         if isinstance(op, ast.Sub):
@@ -310,7 +334,7 @@ class _Evaluator:
         name = func.attr
         what = repr(ast.unparse(node))
         if name in _BOOLEAN_FUNCTIONS:
-            return _Range(0.0, 1.0)
+            return _Range(0.0, 1.0, boolean=True)
         args = [self.eval(a) for a in node.args]
         unary = len(args) == 1
         if unary and name in _INCREASING:
@@ -480,9 +504,10 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
                             problems.append(f"{name!r}: {why}; or give {name!r}: (lower, upper) directly")
                         continue
                     if not lo < hi:
-                        problems.append(f"{name!r}: its range is the single value {_fmt(lo)} (the term is "
-                                        "constant and carries no signal); remove it from the formula")
-                        continue
+                        # A constant column (e.g. a contrast's constant column): the range is
+                        # widened to include 0, so that the map to [-1, 1] is defined.
+                        lo, hi = (min(0.0, lo), max(0.0, lo)) if lo != 0 else (0.0, 1.0)
+                        text += f" (constant; range widened to {_show(lo, hi)})"
                     out[name] = (lo, hi)
                     derived[name] = text
         if j != len(terms):  # pragma: no cover - patsy's column order is the plan's
