@@ -433,7 +433,7 @@ def _clean(code):
     return re.sub(r"""Q\((['"])(.*?)\1\)""", r"\2", code)
 
 
-def formula_ranges(given, plan, *, columns, constant=lambda name: None, response_required=True):
+def formula_ranges(given, plan, *, columns, constant=lambda name: None, response_required=True, wanted=None):
     """Complete ``given`` (a bounds dict, keys as validated) into a range for every term.
 
     Parameters
@@ -449,6 +449,8 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
         Public constants of the formula's environment (name -> number or None).
     response_required : bool
         False for a binary response (coded -1 / +1, needs no range).
+    wanted : collection of str, optional
+        Only these terms (and the response) need a range (a refit of selected terms).
 
     Returns :class:`FormulaRanges`.  Raises ``RangeUnavailable`` with one line per term
     that has neither a given nor a derivable range, naming what to supply.  Reads the
@@ -473,6 +475,8 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
     if plan.plain_columns is not None:
         # Every term is a numeric column as is (the fast path): nothing to derive.
         for t in terms:
+            if wanted is not None and t not in wanted:
+                continue
             if t in given:
                 out[t] = tuple(given[t])
             else:
@@ -489,6 +493,8 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
                 for combo in combos:
                     name = terms[j]
                     j += 1
+                    if wanted is not None and name not in wanted:
+                        continue
                     if name in given:
                         out[name] = tuple(given[name])
                         continue

@@ -460,6 +460,9 @@ class DesignPlan:
     #: dtypes of the used columns: with ``level_casts``, all a worker needs to rebuild the
     #: design infos from a synthetic frame.
     used_dtypes: object = None
+    #: Every column name of the data (public schema): a codebook of ranges may name columns
+    #: the formula does not use.  Not pickled (workers do not need it).
+    data_columns: tuple | None = None
 
     def infos(self):
         """(y_info or None, x_info), rebuilt after unpickling (np-only namespace, as on Dask)."""
@@ -481,7 +484,7 @@ class DesignPlan:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["y_info"] = state["x_info"] = None
+        state["y_info"] = state["x_info"] = state["data_columns"] = None
         return state
 
     @property
@@ -553,7 +556,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="raise", require_res
             return DesignPlan(formula=formula, expanded_formula=formula, lhs=fast.response or "", terms=fast.terms,
                               response=fast.response, intercept=fast.intercept, used=tuple(fast.used_columns),
                               na_action=na_action, n_rows_input=int(n_rows_input), plain_columns=tuple(fast.terms),
-                              used_dtypes=dtypes[fast.used_columns])
+                              used_dtypes=dtypes[fast.used_columns], data_columns=tuple(columns))
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(0)
     eval_env = eval_env.with_outer_namespace({"np": np, "numpy": np})
@@ -639,7 +642,8 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="raise", require_res
                       n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
                       categorical_terms=_pure_categorical_columns(x_info, terms, intercept), caveats=caveats,
                       level_casts=level_casts, y_info=y_info, x_info=x_info,
-                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes)
+                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes,
+                      data_columns=tuple(columns))
 
 
 _INFO_CACHE: dict = {}

@@ -236,3 +236,17 @@ def test_derived_ranges_reach_estimate():
     est = fit.estimate(epsilon=1, random_state=0)
     for term in fit.support:
         assert est.bounds_used[term] == fit.release()["bounds_used"][term]
+
+
+def test_estimate_after_a_bound_free_selection_derives_the_selected_ranges():
+    frame = data()
+    codebook = {k: v for k, v in CODEBOOK.items() if k != "other"}
+    fit = dpstats.dp_select("y ~ x1:x2 + x3 + np.log(x2)", frame, method="kendall", epsilon=float("inf"), k=2,
+                            random_state=0)
+    est = fit.estimate(epsilon=1, bounds=codebook, random_state=0)
+    expected = {"x1:x2": [0.0, 50.0], "x3": [-1.0, 1.0], "np.log(x2)": [0.0, pytest.approx(math.log(5))]}
+    for term in fit.support:
+        assert est.bounds_used[term] == expected[term]
+    assert "x1:x2" in fit.support  # y = x1 x2 / 10 + log(x2) + noise
+    with pytest.raises(dpstats.InvalidArgumentError, match="'x1:x2': column 'x1' has no range"):
+        fit.estimate(epsilon=1, bounds={"x2": (1, 5), "x3": (-1, 1), "y": (-5, 15)})
