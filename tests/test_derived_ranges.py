@@ -250,3 +250,51 @@ def test_estimate_after_a_bound_free_selection_derives_the_selected_ranges():
     assert "x1:x2" in fit.support  # y = x1 x2 / 10 + log(x2) + noise
     with pytest.raises(dpstats.InvalidArgumentError, match="'x1:x2': column 'x1' has no range"):
         fit.estimate(epsilon=1, bounds={"x2": (1, 5), "x3": (-1, 1), "y": (-5, 15)})
+
+
+# ------------------------------------------------------------- real data, not bundled
+STATECRIME_RANGES = {  # statsmodels' statecrime NOTE: 50 states and DC, 2009
+    "hs_grad": (0, 100),    # percent high-school graduates
+    "poverty": (0, 100),    # percent below the poverty line
+    "single": (0, 100),     # single-parent share of family households, a percentage
+    "white": (0, 100),      # percent white only
+    "urban": (0, 100),      # percent in urbanised areas
+    "violent": (0, 3000),   # violent crimes per 100,000: below 3,000 for every state and DC throughout the
+                            # FBI UCR series (DC's early-1990s peak was the highest)
+    "murder": (0, 100),     # murders per 100,000: DC's 1991 peak, about 80, is the highest on record
+}
+
+
+def test_all_pairwise_interactions_on_real_data_from_a_codebook():
+    # The issue's case: y ~ (.)**2 with a range for every column only (murder, a part of
+    # violent, is left out).  At epsilon = inf the
+    # exact exponential mechanism returns the least-squares best subset of the 15 terms with
+    # an intercept (the ranges clip nothing, and the map to [-1, 1] is affine per column, so
+    # residual sums of squares keep their order; a wide radius keeps the ball out of it).
+    sm = pytest.importorskip("statsmodels.api")
+    frame = sm.datasets.statecrime.load_pandas().data.reset_index(drop=True)
+    fit = dpstats.dp_select("violent ~ (. - murder)**2", frame, method="exponential", epsilon=float("inf"), s=2,
+                            bounds=STATECRIME_RANGES, radius=1e6, random_state=0)
+    columns = [c for c in frame.columns if c not in ("violent", "murder")]
+    pairs = list(itertools.combinations(columns, 2))
+    assert len(fit.terms) == 15 and set(fit.terms) == set(columns) | {f"{a}:{b}" for a, b in pairs}
+    used = fit.release()["bounds_used"]
+    design = {c: frame[c].to_numpy(float) for c in columns}
+    for a, b in pairs:
+        corners = [x * y for x in STATECRIME_RANGES[a] for y in STATECRIME_RANGES[b]]
+        assert used[f"{a}:{b}"] == [min(corners), max(corners)]
+        design[f"{a}:{b}"] = design[a] * design[b]
+    for term, (lo, hi) in used.items():  # nothing is clipped
+        values = frame["violent"].to_numpy() if term == "violent" else design[term]
+        assert lo <= values.min() and values.max() <= hi
+    y = frame["violent"].to_numpy(float)
+    rss = {}
+    for support in itertools.combinations(fit.terms, 2):
+        X = np.column_stack([np.ones(len(y))] + [design[t] for t in support])
+        rss[support] = float(np.sum((y - X @ np.linalg.lstsq(X, y, rcond=None)[0]) ** 2))
+    best = min(rss, key=rss.get)
+    assert sorted(fit.support) == sorted(best)
+    # And a private run of the same call goes through.
+    private = dpstats.dp_select("violent ~ (. - murder)**2", frame, method="exponential", epsilon=1, s=2,
+                                bounds=STATECRIME_RANGES, random_state=1)
+    assert len(private.support) == 2 and len(private.release()["bounds_derived"]) == 10
