@@ -531,7 +531,7 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
             except RangeUnavailable as exc:
                 problems.append(f"the response {response!r}: {exc}")
     if problems:
-        raise RangeUnavailable("\n".join(problems))
+        raise RangeUnavailable(_clean("\n".join(problems)))
     return FormulaRanges(out, derived)
 
 

@@ -65,6 +65,7 @@ import patsy
 from .errors import (DataContentError, DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
+from .r_spellings import rewrite_r_spellings, spelling_hint
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
 _STATEFUL_HELP = (
@@ -383,7 +384,8 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     if "~" not in formula:
         raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
-    lhs, rhs = formula.split("~", 1)
+    # R's spellings (dotted names, reserved words, backticks, poly) in patsy's words.
+    lhs, rhs = rewrite_r_spellings(formula, columns).split("~", 1)
     lhs = lhs.strip()
     if "~" in rhs:
         raise FormulaError(f"formula {formula!r} has more than one '~'.")
@@ -391,11 +393,17 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
     if re.search(r"\.\s*\^", rhs):
         raise FormulaError("R's '.^2' is written '(.)**2' in a Python formula.")
-    lhs_names = _names_in(lhs) if lhs else set()
-    expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
-    # patsy parses "a + b + ..." recursively: bounded, with the recursion limit raised for
-    # the parse only (wide formulas, e.g. 2308 genes), on a thread with a known stack.
-    desc = _model_desc(expanded, formula)
+    try:
+        lhs_names = _names_in(lhs) if lhs else set()
+        expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
+        # patsy parses "a + b + ..." recursively: bounded, with the recursion limit raised for
+        # the parse only (wide formulas, e.g. 2308 genes), on a thread with a known stack.
+        desc = _model_desc(expanded, formula)
+    except FormulaError as exc:
+        hint = spelling_hint(formula, columns)  # a column named like Python's 'in', 'not', ...
+        if not hint or type(exc) is not FormulaError:
+            raise
+        raise FormulaError(str(exc) + hint) from None
     if eval_env is None:
         eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
     colset = set(columns)
