@@ -1,7 +1,9 @@
 """Formula interface on patsy, with R's ``.``: a design planned from the schema alone.
 
 ``y ~ .`` means every column except those on the left-hand side; ``. - x3`` removes a
-term; ``(.)**2`` expands to all main effects and pairwise interactions.
+term; ``(.)**2`` expands to all main effects and pairwise interactions.  R's spellings
+(dotted names, reserved words as names, backticks, ``poly(x, d)``) are rewritten into
+patsy's first (:mod:`dpstats.r_spellings`).
 
 Two stages, so that no data value can decide for free whether a call fails
 --------------------------------------------------------------------------

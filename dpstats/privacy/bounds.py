@@ -2,9 +2,12 @@
 
 ``bounds=`` takes
 
-* a dict of public ranges ``{term: (lower, upper)}`` naming every term and the response
-  (a single positive number b means (-b, b)); dummy columns of categorical terms take
-  values in {0, 1} by construction and default to (0, 1);
+* a dict of public ranges ``{name: (lower, upper)}`` (a single positive number b means
+  (-b, b)) naming columns of the data, the response and any term: the range of a term not
+  named is derived from its columns' ranges by interval arithmetic
+  (:func:`complete_bounds`, :mod:`dpstats.derived_ranges`), and dummy columns of
+  categorical terms take their contrast's values (0 or 1 for treatment coding); columns
+  the formula does not use are accepted (a codebook);
 * a pair ``(b_x, b_y)``: every term has the range (-b_x, b_x), the response (-b_y, b_y);
 * ``"auto"``: a documented share of epsilon (``AUTO_BOUNDS_SHARE``) buys a private range for
   every numeric term and the response (:mod:`dpstats.privacy.auto_bounds`).
