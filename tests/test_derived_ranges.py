@@ -298,3 +298,16 @@ def test_all_pairwise_interactions_on_real_data_from_a_codebook():
     private = dpstats.dp_select("violent ~ (. - murder)**2", frame, method="exponential", epsilon=1, s=2,
                                 bounds=STATECRIME_RANGES, random_state=1)
     assert len(private.support) == 2 and len(private.release()["bounds_derived"]) == 10
+
+
+def test_the_same_derived_ranges_on_dask():
+    dd = pytest.importorskip("dask.dataframe")
+    frame = data()
+    codebook = {k: v for k, v in CODEBOOK.items() if k != "other"}
+    formula = "y ~ (x1 + x2 + x3)**2 + np.log(x2)"
+    on_pandas = dpstats.dp_select(formula, frame, method="exponential", epsilon=1, s=2, bounds=codebook,
+                                  random_state=1).release()
+    on_dask = dpstats.dp_select(formula, dd.from_pandas(frame, npartitions=3), method="exponential", epsilon=1, s=2,
+                                bounds=codebook, random_state=1).release()
+    assert on_dask["bounds_used"] == on_pandas["bounds_used"]
+    assert on_dask["bounds_derived"] == on_pandas["bounds_derived"] and "x1:x2" in on_dask["bounds_derived"]
