@@ -36,7 +36,7 @@ from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
 from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, clip_to_bounds, complete_bounds,
-                             normalise_bounds_keys)
+                             contrast_ranges, normalise_bounds_keys)
 from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
@@ -302,6 +302,7 @@ class _Call:
     #: term (derived from the columns' ranges where not given), and how each was derived.
     term_bounds: object = None
     derived_bounds: dict = None
+    categorical_ranges: dict = None
     sign_eps: float = 0.0
     selection_eps: float = 0.0
     total_epsilon: float = 0.0
@@ -429,6 +430,9 @@ def _plan_design(call, formula, data, eval_env):
         call.term_bounds, call.derived_bounds = complete_bounds(
             call.bounds, plan, columns=[str(c) for c in data.columns], constant=_public_constant(eval_env),
             response_required=(call.response_type != "binary"))
+        if call.bounds == "auto" and plan.categorical_terms:
+            # Dummy columns are not drawn: they keep their contrast's public values.
+            call.categorical_ranges, call.derived_bounds = contrast_ranges(plan, columns=[str(c) for c in data.columns])
     if call.radius is None:
         # Resolved from public inputs only: the method, its options, p and s.
         call.radius = meth.default_radius(plan.p, call.size, call.options)
@@ -473,11 +477,11 @@ def _clip(call, frame, ledger):
         return None
     if getattr(frame, "is_dask", False):
         clipped = dask_clip_to_bounds(frame, call.term_bounds, call.bounds_eps, call.rng,
-                                      categorical_terms=frame.categorical_terms)
+                                      categorical_terms=call.categorical_ranges or frame.categorical_terms)
     else:
         # The materialised design is this call's own array: mapped in place (no second n x p copy).
         clipped = clip_to_bounds(frame, call.term_bounds, call.bounds_eps, call.rng,
-                                 categorical_terms=frame.categorical_terms, in_place=True)
+                                 categorical_terms=call.categorical_ranges or frame.categorical_terms, in_place=True)
     for entry in clipped.entries:
         ledger.add(entry)
     return clipped

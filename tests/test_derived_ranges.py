@@ -311,3 +311,17 @@ def test_the_same_derived_ranges_on_dask():
                                 bounds=codebook, random_state=1).release()
     assert on_dask["bounds_used"] == on_pandas["bounds_used"]
     assert on_dask["bounds_derived"] == on_pandas["bounds_derived"] and "x1:x2" in on_dask["bounds_derived"]
+
+
+def test_auto_bounds_keep_the_contrast_values_of_dummy_columns():
+    frame = data()
+    frame["g"] = pd.Categorical(np.arange(len(frame)) % 3, categories=[0, 1, 2])
+    fit = dpstats.dp_select("y ~ x1 + C(g, Sum) + C(g, Treatment):x3", frame, method="exponential", epsilon=5, s=1,
+                            bounds="auto", random_state=0)
+    used, derived = fit.release()["bounds_used"], fit.release()["bounds_derived"]
+    assert used["C(g, Sum)[S.0]"] == [-1.0, 1.0] and used["C(g, Sum)[S.1]"] == [-1.0, 1.0]  # not (0, 1)
+    assert "contrast column of C(g, Sum) [-1, 1]" in derived["C(g, Sum)[S.0]"]
+    assert set(derived) == {"C(g, Sum)[S.0]", "C(g, Sum)[S.1]"}  # x1 and the products are drawn
+    from release_checks import check_release_shape
+
+    check_release_shape(fit.release())

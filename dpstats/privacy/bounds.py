@@ -291,6 +291,21 @@ def complete_bounds(bounds, plan, *, columns, constant=lambda name: None, respon
     return found.ranges, found.derived
 
 
+def contrast_ranges(plan, *, columns):
+    """``(ranges, derived)`` of the candidate columns made only of categorical factors.
+
+    Their values are the entries of their contrast columns (0 or 1 for treatment coding,
+    -1, 0, 1 for ``Sum``, ...): public, from the declared levels and the coding alone.
+    ``bounds="auto"`` uses them for the dummy columns it does not draw.
+    """
+    from ..derived_ranges import formula_ranges
+
+    if not plan.categorical_terms:
+        return {}, {}
+    found = formula_ranges({}, plan, columns=columns, response_required=False, wanted=set(plan.categorical_terms))
+    return found.ranges, found.derived
+
+
 def _few(names, shown=10):
     names = list(names)
     return str(names[:shown])[:-1] + (f", ... ({len(names)} in all)]" if len(names) > shown else "]")
@@ -321,7 +336,8 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
                    intercept=True):
     """Turn a validated ``bounds`` argument into public ranges per term (and of the response).
 
-    ``counts_of(which, columns)`` returns :func:`dpstats.privacy.auto_bounds.column_grid_counts`
+    ``categorical_terms`` may map each such term to its contrast's range
+    (:func:`contrast_ranges`) instead of listing it.  ``counts_of(which, columns)`` returns :func:`dpstats.privacy.auto_bounds.column_grid_counts`
     on the public grid ``AUTO_GRID`` of the design's ``columns`` (which = "x") or of the
     response (which = "y"); it is called only for ``bounds="auto"``, after the charge.  ``response`` is None when the formula has no response or it is not mapped
     (a binary response).  Dummy columns of categorical terms take values in {0, 1} and
@@ -340,6 +356,11 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
             names.append(response)
         drawn, entries = draw_ranges(counts, n, epsilon_share, rng, grid=AUTO_GRID, names=names)
         lower, upper = np.zeros(p), np.ones(p)
+        if isinstance(categorical_terms, Mapping):
+            # Dummy columns take their contrast's values (e.g. -1, 0, 1 under Sum coding).
+            for j, t in enumerate(terms):
+                if t in categorical_terms:
+                    lower[j], upper[j] = categorical_terms[t]
         for j, (lo, hi) in zip(ranged, drawn):
             lower[j], upper[j] = lo, hi
         y_range = drawn[-1] if has_y else (None, None)
