@@ -471,6 +471,7 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
             raise RangeUnavailable(f"column {name!r} has no range: add {name!r}: (lower, upper) to bounds")
         raise RangeUnavailable(f"{name!r} is not a column")
 
+    column_range.given = given  # ranges given for terms also serve as factors of products
     out, derived, problems = {}, {}, []
     if plan.plain_columns is not None:
         # Every term is a numeric column as is (the fast path): nothing to derive.
@@ -561,6 +562,13 @@ def _factor_range(factor, info, column, column_range, constant, cache):
         if finfo.type == "categorical":
             raise AssertionError("categorical factors are handled by the caller")
         bare = _bare_column(code)
+        given = getattr(column_range, "given", {})
+        if bare is None and _clean(code) in given:
+            # A range given for the factor as a term of its own (e.g. I(x ** 2) in I(x ** 2):z).
+            lo, hi = (float(v) for v in given[_clean(code)])
+            hit = (lo, hi, f"{_clean(code)} {_show(lo, hi)} (given)")
+            cache[key] = hit
+            return hit
         lo, hi, used = expression_range(code, column_range, constant)
         if bare is not None:
             text = f"{bare} {_show(lo, hi)}"

@@ -325,3 +325,15 @@ def test_auto_bounds_keep_the_contrast_values_of_dummy_columns():
     from release_checks import check_release_shape
 
     check_release_shape(fit.release())
+
+
+def test_public_constants_of_the_caller_and_given_factors():
+    frame = data()
+    centre, scale = 5, 2.5  # public constants written in the caller's code
+    fit = dpstats.dp_select("y ~ I((x1 - centre) / scale) + I(x2**2):x3", frame, method="exponential", epsilon=1,
+                            s=1, bounds={"x1": (0, 10), "x2": (1, 5), "x3": (-1, 1), "y": (-5, 15), "I(x2**2)": (1, 9)},
+                            random_state=0)
+    used, derived = fit.release()["bounds_used"], fit.release()["bounds_derived"]
+    assert used["I((x1 - centre) / scale)"] == [-2.0, 2.0]
+    # The range given for I(x2 ** 2) is used for it as a factor of the product too.
+    assert used["I(x2 ** 2):x3"] == [-9.0, 9.0] and "I(x2 ** 2) [1, 9] (given)" in derived["I(x2 ** 2):x3"]

@@ -23,7 +23,7 @@ import patsy
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..formula import _clean_term_name, _names_in, _validate_data, evaluate_rows
-from ..privacy.bounds import TermRanges, check_bounds, normalise_bounds_keys
+from ..privacy.bounds import TermRanges, check_bounds, factor_names, normalise_bounds_keys
 from . import adassp
 
 
@@ -53,8 +53,9 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
             # (dpstats.derived_ranges); a codebook may name columns the formula does not use.
             from ..derived_ranges import RangeUnavailable, formula_ranges
 
-            checked = normalise_bounds_keys(checked, plan.terms, response)
-            columns = set(getattr(plan, "data_columns", None) or plan.used)
+            factors = factor_names(plan)  # a range may be given for a factor of products (I(x**2) in I(x**2):z)
+            checked = normalise_bounds_keys(checked, list(plan.terms) + factors, response)
+            columns = set(getattr(plan, "data_columns", None) or plan.used) | set(factors)
             unknown = [k for k in checked if k not in plan.terms and k != response and k not in columns]
             if unknown:
                 raise InvalidArgumentError(

@@ -271,9 +271,10 @@ def complete_bounds(bounds, plan, *, columns, constant=lambda name: None, respon
 
     if not isinstance(bounds, dict):
         return bounds, {}
-    bounds = normalise_bounds_keys(bounds, plan.terms, plan.response)
+    factors = factor_names(plan)  # a range may also be given for a factor of products (I(x**2) in I(x**2):z)
+    bounds = normalise_bounds_keys(bounds, list(plan.terms) + factors, plan.response)
     colset = set(columns)
-    known = set(plan.terms) | ({plan.response} if plan.response is not None else set())
+    known = set(plan.terms) | set(factors) | ({plan.response} if plan.response is not None else set())
     unknown = [k for k in bounds if k not in known and k not in colset]
     if unknown:
         raise InvalidArgumentError(
@@ -289,6 +290,17 @@ def complete_bounds(bounds, plan, *, columns, constant=lambda name: None, respon
             + "\nDummy columns of categorical terms need no range; ranges of products, powers, I(...) and "
             "element-wise functions follow from their columns' ranges.") from None
     return found.ranges, found.derived
+
+
+def factor_names(plan):
+    """The numeric factors of the formula's terms, spelled as terms are (``I(x ** 2)``)."""
+    if plan.plain_columns is not None:
+        return []
+    from ..derived_ranges import _clean
+
+    _, x_info = plan.infos()
+    return sorted({_clean(getattr(f, "code", str(f))) for f, info in x_info.factor_infos.items()
+                   if info.type == "numerical"})
 
 
 def contrast_ranges(plan, *, columns):
