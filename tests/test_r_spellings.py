@@ -116,3 +116,13 @@ def test_the_rewrite_leaves_strings_numbers_and_functions_alone():
 def test_a_dotted_name_that_is_not_a_column_is_still_refused():
     with pytest.raises(dpstats.FormulaError, match="not columns of data"):
         fit("Fertility ~ Infant.Mortalty")
+
+
+def test_r_spellings_on_dask():
+    dd = pytest.importorskip("dask.dataframe")
+    formula = "class ~ Infant.Mortality:`my var` + poly(x.1, 2, raw = TRUE)"
+    on_pandas = fit(formula)
+    on_dask = dpstats.dp_select(formula, dd.from_pandas(swiss_like(), npartitions=3), method="exponential",
+                                epsilon=2, s=2, bounds=BOUNDS, random_state=3)
+    assert on_dask.terms == on_pandas.terms == ["Infant.Mortality:my var", "x.1", "I(x.1 ** 2)"]
+    assert on_dask.release()["bounds_used"] == on_pandas.release()["bounds_used"]
