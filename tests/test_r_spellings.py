@@ -53,6 +53,8 @@ def _same(r_formula, patsy_formula):
     ("class ~ .", "Q('class') ~ .", ["Fertility", "Infant.Mortality", "Acid.Conc.", "my var", "x.1"], "class"),
     ("class ~ . - Fertility", "Q('class') ~ . - Fertility", ["Infant.Mortality", "Acid.Conc.", "my var", "x.1"],
      "class"),
+    ("Fertility ~ . - Infant.Mortality - `my var`", "Fertility ~ . - Q('Infant.Mortality') - Q('my var')",
+     ["Acid.Conc.", "class", "x.1"], "Fertility"),
     ("`my var` ~ Fertility + `Infant.Mortality`", "Q('my var') ~ Fertility + Q('Infant.Mortality')",
      ["Fertility", "Infant.Mortality"], "my var"),
     ("class ~ `my var`:Fertility + I(`my var` * 1.5)", "Q('class') ~ Q('my var'):Fertility + I(Q('my var') * 1.5)",
