@@ -337,3 +337,37 @@ def test_public_constants_of_the_caller_and_given_factors():
     assert used["I((x1 - centre) / scale)"] == [-2.0, 2.0]
     # The range given for I(x2 ** 2) is used for it as a factor of the product too.
     assert used["I(x2 ** 2):x3"] == [-9.0, 9.0] and "I(x2 ** 2) [1, 9] (given)" in derived["I(x2 ** 2):x3"]
+
+
+REAL = ["longley", "anes96", "fair", "scotland", "cpunish", "statecrime"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_all_pairwise_interactions_on_more_real_data(name):
+    # y ~ (.)**2 on the real data sets of tests/test_real_data.py, with the column ranges
+    # documented there (reasons next to each): the derived product ranges are the corner
+    # products and clip nothing, and at epsilon = inf the selection is the least-squares
+    # best pair of main effects and interactions (numpy lstsq with an intercept).
+    pytest.importorskip("statsmodels.api")
+    from test_real_data import CASES
+
+    case = CASES[name]
+    frame = case.frame()
+    fit = dpstats.dp_select(f"{case.response} ~ (.)**2", frame, method="exponential", epsilon=math.inf, s=2,
+                            bounds=case.ranges, radius=1e9, random_state=0)
+    y = frame[case.response].to_numpy(float)
+    design = {c: frame[c].to_numpy(float) for c in case.terms}
+    used = fit.release()["bounds_used"]
+    for a, b in itertools.combinations(case.terms, 2):
+        design[f"{a}:{b}"] = design[a] * design[b]
+        corners = [u * v for u in case.ranges[a] for v in case.ranges[b]]
+        assert used[f"{a}:{b}"] == [min(corners), max(corners)]
+        assert min(corners) <= design[f"{a}:{b}"].min() and design[f"{a}:{b}"].max() <= max(corners)
+    assert set(fit.terms) == set(design)
+    rss = {}
+    for support in itertools.combinations(fit.terms, 2):
+        X = np.column_stack([np.ones(len(y))] + [design[t] for t in support])
+        rss[support] = float(np.sum((y - X @ np.linalg.lstsq(X, y, rcond=None)[0]) ** 2))
+    ranked = sorted(rss, key=rss.get)
+    assert (rss[ranked[1]] - rss[ranked[0]]) / rss[ranked[0]] > 1e-5  # not decided by rounding
+    assert sorted(fit.support) == sorted(ranked[0])
