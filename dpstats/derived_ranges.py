@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -322,7 +323,7 @@ class _Evaluator:
         func = node.func
         if node.keywords:
             self.fail(node, "has keyword arguments")
-        if isinstance(func, ast.Name) and func.id in ("I",) and len(node.args) == 1:
+        if isinstance(func, ast.Name) and func.id == "I" and len(node.args) == 1:
             return self.eval(node.args[0])
         if isinstance(func, ast.Name) and func.id == "Q" and len(node.args) == 1:
             return self.column(node.args[0].value)
@@ -428,8 +429,7 @@ def _bare_column(code):
 
 
 def _clean(code):
-    import re
-
+    """A factor's code as patsy names its column (``Q("x y")`` shown as ``x y``)."""
     return re.sub(r"""Q\((['"])(.*?)\1\)""", r"\2", code)
 
 
@@ -471,7 +471,6 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
             raise RangeUnavailable(f"column {name!r} has no range: add {name!r}: (lower, upper) to bounds")
         raise RangeUnavailable(f"{name!r} is not a column")
 
-    column_range.given = given  # ranges given for terms also serve as factors of products
     out, derived, problems = {}, {}, []
     if plan.plain_columns is not None:
         # Every term is a numeric column as is (the fast path): nothing to derive.
@@ -500,7 +499,8 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
                         out[name] = tuple(given[name])
                         continue
                     try:
-                        lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache)
+                        lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache,
+                                                   given)
                     except RangeUnavailable as exc:
                         why = str(exc)
                         if why.startswith(repr(name) + ": "):
@@ -548,7 +548,7 @@ def _column_combinations(info, subterm):
     return list(_subterm_column_combinations(info.factor_infos, subterm))
 
 
-def _factor_range(factor, info, column, column_range, constant, cache):
+def _factor_range(factor, info, column, column_range, constant, cache, given):
     """(lower, upper, text) of one factor's design column ``column``."""
     key = (factor, column)
     if key in cache:
@@ -562,7 +562,6 @@ def _factor_range(factor, info, column, column_range, constant, cache):
         if finfo.type == "categorical":
             raise AssertionError("categorical factors are handled by the caller")
         bare = _bare_column(code)
-        given = getattr(column_range, "given", {})
         if bare is None and _clean(code) in given:
             # A range given for the factor as a term of its own (e.g. I(x ** 2) in I(x ** 2):z).
             lo, hi = (float(v) for v in given[_clean(code)])
@@ -582,7 +581,7 @@ def _factor_range(factor, info, column, column_range, constant, cache):
     return hit
 
 
-def _term_range(subterm, combo, info, column_range, constant, cache):
+def _term_range(subterm, combo, info, column_range, constant, cache, given):
     lo, hi = 1.0, 1.0
     parts = []
     all_bare = True
@@ -599,7 +598,7 @@ def _term_range(subterm, combo, info, column_range, constant, cache):
                 parts.append(f"contrast column of {code} {_show(f_lo, f_hi)}")
             all_bare = False
         else:
-            f_lo, f_hi, text = _factor_range(factor, info, column, column_range, constant, cache)
+            f_lo, f_hi, text = _factor_range(factor, info, column, column_range, constant, cache, given)
             parts.append(text)
             if _bare_column(getattr(factor, "code", "")) is None:
                 all_bare = False

@@ -329,7 +329,7 @@ def test_auto_bounds_keep_the_contrast_values_of_dummy_columns():
 
 def test_public_constants_of_the_caller_and_given_factors():
     frame = data()
-    centre, scale = 5, 2.5  # public constants written in the caller's code
+    centre, scale = 5, 2.5  # noqa: F841 - public constants the formula reads from this frame
     fit = dpstats.dp_select("y ~ I((x1 - centre) / scale) + I(x2**2):x3", frame, method="exponential", epsilon=1,
                             s=1, bounds={"x1": (0, 10), "x2": (1, 5), "x3": (-1, 1), "y": (-5, 15), "I(x2**2)": (1, 9)},
                             random_state=0)
