@@ -51,6 +51,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from .row_functions import ROW_FUNCTIONS
 
@@ -219,9 +220,11 @@ class _Evaluator:
         self.columns = {}  # column -> its range, in the order first used
 
     def column(self, name):
-        lo, hi = self.column_range(name)
+        found = self.column_range(name)
+        lo, hi = found[0], found[1]
         self.columns.setdefault(name, (lo, hi))
-        return _Range(float(lo), float(hi))
+        # A bool column: 0 or 1, and numpy adds bool arrays with 'or'.
+        return _Range(float(lo), float(hi), boolean=len(found) > 2 and bool(found[2]))
 
     def fail(self, node, why="has no interval rule"):
         raise RangeUnavailable(f"{ast.unparse(node)!r} {why}")
@@ -385,7 +388,8 @@ class _Evaluator:
 def expression_range(code, column_range, constant=lambda name: None):
     """``(lower, upper, columns)``: the range of the row-wise expression ``code``.
 
-    ``column_range(name)`` returns a column's public ``(lower, upper)`` or raises
+    ``column_range(name)`` returns a column's public ``(lower, upper)`` (``(0, 1, True)`` for
+    a bool column) or raises
     :class:`RangeUnavailable`; ``constant(name)`` returns the value of a public constant of
     the formula's environment, or None.  ``columns`` maps each column used to its range.
     Raises :class:`RangeUnavailable` when no rule applies or a function is undefined on
@@ -464,7 +468,12 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
     def constant(name):  # noqa: F811 - a column shadows a constant of the same name, as in patsy
         return None if name in colset else outer_constant(name)
 
+    dtypes = getattr(plan, "used_dtypes", None)
+    bool_columns = set() if dtypes is None else {c for c, dt in dtypes.items() if pd.api.types.is_bool_dtype(dt)}
+
     def column_range(name):
+        if name in bool_columns:
+            return (0.0, 1.0, True)  # from the dtype (public schema)
         if name in given:
             return given[name]
         if name in colset:

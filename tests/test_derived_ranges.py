@@ -371,3 +371,14 @@ def test_all_pairwise_interactions_on_more_real_data(name):
     ranked = sorted(rss, key=rss.get)
     assert (rss[ranked[1]] - rss[ranked[0]]) / rss[ranked[0]] > 1e-5  # not decided by rounding
     assert sorted(fit.support) == sorted(ranked[0])
+
+
+def test_bool_columns_take_0_and_1_from_their_dtype():
+    frame = data()
+    frame["flag"] = frame["x3"] > 0
+    fit = dpstats.dp_select("y ~ I(flag * x1) + I((flag + (x3 > 0.5)) * 2.0) + flag", frame, method="exponential", epsilon=1,
+                            s=1, bounds={"x1": (0, 10), "x3": (-1, 1), "y": (-5, 15)}, random_state=0)
+    used = fit.release()["bounds_used"]
+    assert used["I(flag * x1)"] == [0.0, 10.0]
+    assert used["I((flag + (x3 > 0.5)) * 2.0)"] == [0.0, 2.0]  # numpy: bool + bool is 'or'
+    assert used["flag[T.True]"] == [0.0, 1.0]  # as a term, patsy codes a bool as a dummy
