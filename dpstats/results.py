@@ -372,7 +372,7 @@ class SelectionResult:
             origin = "drawn privately" if call.get("bounds") == "auto" else "public"
             derived = self._released_extras.get("bounds_derived") or {}
             if derived:
-                origin += f"; {len(derived)} derived from column ranges, see summary()"
+                origin += f"; {len(derived)} derived from the given ones, see summary()"
             parts.append(f"ranges ({origin}): " + ", ".join(shown) + more)
         return ("Public parameters: " + "; ".join(parts)) if parts else ""
 

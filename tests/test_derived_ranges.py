@@ -192,7 +192,7 @@ def test_dp_select_derives_the_ranges_and_says_how():
     assert "id" not in used  # a codebook column the formula does not use
     text = str(fit.summary())
     assert "product: x1 [0, 10] x x2 [1, 5]" in text and "from" in text
-    assert "5 derived from column ranges" in str(fit)
+    assert "ranges (public; 5 derived from the given ones, see summary())" in str(fit)
 
 
 def test_a_codebook_with_extra_columns_is_accepted_but_a_typo_is_refused():
