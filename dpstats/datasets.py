@@ -117,7 +117,7 @@ def load_dataset(name: str) -> pd.DataFrame:
     levels found in the file.  The levels are therefore public knowledge, and
     downstream code may build indicator columns from them without looking at the data.
     Missing values (only ``Salary`` in ``"hitters"``) are kept as NaN; dpstats
-    refuses them by default (``na_action="raise"``).
+    omits such rows by default (``na_action="omit"``, R's ``na.omit``).
 
     Parameters
     ----------

@@ -203,7 +203,7 @@ def test_codebook_tables_show_the_json_ranges(name):
 def test_codebook_states_missing_values_and_na_action():
     codebook = (DATA_DIR / "CODEBOOK.md").read_text(encoding="utf-8")
     assert "59" in codebook
-    assert 'na_action="raise"' in codebook
+    assert 'na_action="omit"' in codebook and 'na_action="raise"` is refused' in codebook
 
 
 def test_diabetes_equals_scikit_learn():
