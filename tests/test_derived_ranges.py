@@ -33,7 +33,7 @@ EXPRESSIONS = [
     ("I((c <= 1) + (b > a))", True), ("I((c <= 1) * (b > a) * 3.0)", True),  # numpy: bool + bool is 'or'
     ("I(True + (a > 0))", True),
 
-    ("np.arcsinh(a) * np.log2(b)", True),
+    ("np.arcsinh(a) * np.log2(b)", True), ("np.sqrt(b, dtype='float64')", True),
 ]
 
 
