@@ -66,15 +66,25 @@ def _quote(name):
 
 
 def _backticks(text):
-    out = []
-    for is_string, piece in _segments(text):
-        if is_string or "`" not in piece:
-            out.append(piece)
-            continue
-        parts = piece.split("`")
-        if len(parts) % 2 == 0:
-            raise FormulaError(f"formula {text!r} has an unmatched backtick; R's `name` quoting needs two.")
-        out.append("".join(_quote(p) if k % 2 else p for k, p in enumerate(parts)))
+    """`name` (anything but a backtick inside, as in R) to Q('name'); string literals kept."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            j = text.find("`", i + 1)
+            if j < 0:
+                raise FormulaError(f"formula {text!r} has an unmatched backtick; R's `name` quoting needs two.")
+            out.append(_quote(text[i + 1:j]))
+            i = j + 1
+        elif ch in "'\"":
+            j = i + 1
+            while j < n and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
     return "".join(out)
 
 
@@ -120,19 +130,21 @@ def _matching_paren(text, open_at):
 
 def _poly(text, notes, columns):
     while True:
-        m = None
-        for cand in _POLY.finditer(text):
-            # Skip matches inside string literals.
-            if text[:cand.start()].count('"') % 2 == 0 and text[:cand.start()].count("'") % 2 == 0:
-                m = cand
+        m, offset = None, 0
+        for is_string, piece in _segments(text):  # poly( outside string literals only
+            found = None if is_string else _POLY.search(piece)
+            if found is not None:
+                m = found
                 break
+            offset += len(piece)
         if m is None:
             return text
-        open_at = m.end() - 1
+        start = offset + m.start()
+        open_at = offset + m.end() - 1
         close_at = _matching_paren(text, open_at)
-        call = text[m.start():close_at + 1]
+        call = text[start:close_at + 1]
         inner = text[open_at + 1:close_at]
-        text = text[:m.start()] + _expand_poly(call, _names(inner, columns), notes) + text[close_at + 1:]
+        text = text[:start] + _expand_poly(call, _names(inner, columns), notes) + text[close_at + 1:]
 
 
 def _expand_poly(call, inner, notes):

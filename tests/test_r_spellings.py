@@ -111,6 +111,9 @@ def test_the_rewrite_leaves_strings_numbers_and_functions_alone():
     assert rewrite_r_spellings(text, columns) == (
         "y ~ C(g, levels=[\"Infant.Mortality\", \"class\"]) + I(Q('x.1') * 1.5e3) + np.log(Q('Infant.Mortality')) + .")
     assert rewrite_r_spellings("y ~ a.b + np.exp(c)", ["y", "c"]) == "y ~ a.b + np.exp(c)"  # not columns
+    assert rewrite_r_spellings("`O'Brien score` ~ `x (cm)` + Q('a`b') + poly(z, 2, raw = TRUE)", []) == (
+        "Q(\"O'Brien score\") ~ Q('x (cm)') + Q('a`b') + (z + I(z**2))")
+    assert rewrite_r_spellings("y ~ C(g, levels=['poly(x, 2)'])", ["y", "g", "x"]) == "y ~ C(g, levels=['poly(x, 2)'])"
     with pytest.raises(dpstats.FormulaError, match="unmatched backtick"):
         rewrite_r_spellings("y ~ `x", ["x"])
 
