@@ -360,6 +360,10 @@ class SelectionResult:
                   for k, v in c.items() if not isinstance(v, (dict,)) and k not in ("top_supports", "conditions")]
         if isinstance(c.get("certificate"), dict):  # how the solver certified its answer (data-dependent)
             simple.append(["certificate", str(c["certificate"].get("path", ""))])
+        if isinstance(c.get("share_clipped"), dict):  # values outside their public range, most clipped first
+            clipped = sorted(((v, t) for t, v in c["share_clipped"].items() if v > 0), reverse=True)
+            shown = ", ".join(f"{t} {_fmt(v)}" for v, t in clipped[:8]) + (" ..." if len(clipped) > 8 else "")
+            simple.append(["share clipped", shown or "none"])
         lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))
         if c.get("top_supports"):
             rows = [[i + 1, ", ".join(r["support"]), _fmt(r["objective"]), _fmt(r["probability"])]

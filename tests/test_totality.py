@@ -109,6 +109,9 @@ def test_every_method_releases_on_every_kind_of_bad_value(name, kind):
         expected = {"no complete row": 0, "one complete row": 1}.get(kind)
         if expected is not None:
             assert fit.curator["rows_complete"] == expected
+    if kind == "1e300" and "share_clipped" in fit.curator:  # one value of 40 outside (-3, 3) at least
+        assert fit.curator["share_clipped"]["x1"] >= 1 / 40
+        assert "share clipped" in str(fit.curator_report())
 
 
 @pytest.mark.parametrize("kind", ["response not 0/1", "response 0.5", "response missing", "no complete row",
