@@ -3,8 +3,9 @@ prints exactly that text.
 
 The python blocks run in order in one namespace (as a reader pastes them into one
 session), from the repository root.  The comparison is exact, line by line, after removing
-trailing blanks.  ``python tests/test_readme.py`` prints what each block prints, to paste
-into README.md after a change of output.
+trailing blanks.  ``python tests/test_readme.py`` prints what each block prints;
+``python tests/test_readme.py --write`` puts it into README.md's text blocks after a
+deliberate change of output (then read the diff: the prose around a block may need it too).
 """
 import contextlib
 import functools
@@ -105,8 +106,28 @@ def test_the_quick_start_walks_the_whole_path():
         assert mention in _readme()
 
 
+def write_outputs(text):
+    """``text`` with every text block that follows a python block replaced by what it prints."""
+    matches = list(FENCE.finditer(text))
+    printed = iter(outputs(tuple(code for code, _ in pairs(text))))
+    out, last, current = [], 0, None
+    for i, m in enumerate(matches):
+        if m.group(1) == "python":
+            current = next(printed)
+        elif m.group(1) == "text" and i > 0 and matches[i - 1].group(1) == "python":
+            body = "\n".join(line.rstrip() for line in current.strip("\n").splitlines())
+            out += [text[last:m.start()], f"```text\n{body}\n```"]
+            last = m.end()
+    return "".join(out) + text[last:]
+
+
 if __name__ == "__main__":
     sys.path.insert(0, ROOT)
-    found = pairs(_readme())
-    for i, ((code, _), out) in enumerate(zip(found, outputs(tuple(c for c, _ in found)))):
-        sys.stdout.write(f"----- block {i + 1}\n{out}")
+    if "--write" in sys.argv:
+        updated = write_outputs(_readme())  # before opening README for writing
+        with open(README, "w", encoding="utf-8") as fh:
+            fh.write(updated)
+    else:
+        found = pairs(_readme())
+        for i, ((code, _), out) in enumerate(zip(found, outputs(tuple(c for c, _ in found)))):
+            sys.stdout.write(f"----- block {i + 1}\n{out}")
