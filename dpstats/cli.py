@@ -28,7 +28,7 @@ import sys
 import warnings
 
 from .api import dp_select
-from .datasets import dataset_bounds, list_datasets, load_dataset
+from .datasets import EXACT_FLOATS, dataset_bounds, list_datasets, load_dataset
 from .errors import DPStatsError
 from .privacy.progress import curator_printer
 
@@ -188,7 +188,7 @@ def _read_csv(path):
     flag = f"--data {path!r}"
     try:
         _check_csv_shape(path, flag)
-        return pd.read_csv(path, encoding="utf-8")
+        return pd.read_csv(path, encoding="utf-8", **EXACT_FLOATS)
     except FileNotFoundError:
         raise _UsageError(f"{flag}: no such file") from None
     except IsADirectoryError:
