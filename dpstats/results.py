@@ -141,7 +141,7 @@ class SelectionResult:
         return out
 
     def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
-                 level=0.95, bootstrap=1000, radius=None, data=None):
+                 level=0.95, bootstrap=1000, radius=None, data=None, rows_per_model=None):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
         Refits the selected terms (and the intercept) on the same data, formula and ranges,
@@ -169,7 +169,10 @@ class SelectionResult:
           gives one point, no intervals.  Under replace-one neighbours it runs at
           ``(epsilon / 2, delta / (1 + exp(epsilon / 2)))`` add/remove (group privacy).  Its
           test can fail (too few rows for epsilon): the result then has NaN coefficients and
-          says so (``status``); the budget is spent.
+          says so (``status``); the budget is spent.  ``rows_per_model`` (tukey only): rows
+          per least-squares model, ``None`` for 2 d (d = design columns), ``"d"`` for the
+          paper's rule (passes its test from about half the rows, with a biased point:
+          docs/methods.md), or a number.
 
         ``bounds`` only for selections without ranges (kendall, dpvote) with ``adassp`` or
         ``objective_perturbation``.  Intervals:
@@ -181,7 +184,8 @@ class SelectionResult:
 
         return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
                                         random_state=random_state, accountant=accountant, level=level,
-                                        bootstrap=bootstrap, radius=radius, data=data)
+                                        bootstrap=bootstrap, radius=radius, data=data,
+                                        rows_per_model=rows_per_model)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)

@@ -236,7 +236,8 @@ def test_mean_entry_point_and_infinite_epsilon_is_plain_vote():
     fit = dpstats.dp_select("~ .", data, method="dpvote", epsilon=math.inf, k=3, machines=10, random_state=0)
     # Plain majority vote computed independently from the same random machine assignment.
     order = RandomSource(0).permutation(1000)
-    V = np.vstack([local_sign_vector(data.to_numpy()[g], None, total_rows=1000, max_nonzero=3)
+    V = np.vstack([local_sign_vector(data.to_numpy()[g], None, total_rows=1000, max_nonzero=3, machines=10,
+                                     rule="binomial")
                    for g in np.array_split(order, 10)])
     expected = dv.majority_vote(one_hot_counts(V))
     assert fit.signs.astype(int).tolist() == expected.tolist()
@@ -394,3 +395,72 @@ def test_empty_machine_votes_zero():
     warnings.simplefilter("error")  # no degrees-of-freedom warnings from an empty machine
     assert local_sign_vector(np.zeros((0, 4)), None, total_rows=10, max_nonzero=2).tolist() == [0, 0, 0, 0]
     assert local_sign_vector(np.zeros((0, 4)), np.zeros(0), total_rows=10, max_nonzero=2).tolist() == [0, 0, 0, 0]
+
+
+# ----------------------------------------------------------- the binomial local threshold (issue 29)
+@pytest.mark.parametrize("m,p,level", [(2, 10, 0.05), (3, 200, 0.05), (10, 200, 0.05), (11, 50, 0.2),
+                                       (40, 1000, 0.01), (201, 200, 0.05)])
+def test_null_vote_probability_is_the_exact_binomial_boundary(m, p, level):
+    from scipy.stats import binom
+
+    from dpstats.vote.local import null_vote_probability
+
+    q = null_vote_probability(m, p, level)
+
+    def null_majority(qq):
+        # Independent oracle: sum the binomial pmf over the majorities, either sign.
+        a = m // 2 + 1
+        return 2 * sum(binom.pmf(i, m, qq) for i in range(a, m + 1))
+
+    assert 0 < q < 0.5
+    assert null_majority(q) <= level / p * (1 + 1e-9)
+    assert null_majority(q * (1 + 1e-6)) > level / p  # the largest such q, not merely a safe one
+
+
+def test_binomial_threshold_gives_the_stated_machine_and_majority_null_rates():
+    # Null mean model, normal rows: each machine's vote is +1 with probability q (t quantile
+    # of the local standard error), and the plain vote's null selections match the exact
+    # binomial 2 P(Bin(m, q) > m / 2) = level / p.  A large level keeps the Monte Carlo short.
+    from dpstats.vote.local import local_sign_vector, null_vote_probability
+
+    m, p, n_k, level = 7, 2000, 6, 200.0  # level / p = 0.1 per coordinate
+    q = null_vote_probability(m, p, level)
+    gen = np.random.default_rng(3)
+    V = np.vstack([local_sign_vector(gen.standard_normal((n_k, p)), None, total_rows=m * n_k, max_nonzero=p,
+                                     machines=m, rule="binomial", level=level) for _ in range(m)])
+    plus = (V == 1).mean()
+    assert abs(plus - q) < 4 * math.sqrt(q * (1 - q) / V.size)
+    nonzero = (dv.majority_vote(one_hot_counts(V)) != 0).mean()
+    assert abs(nonzero - level / p) < 4 * math.sqrt(0.1 * 0.9 / p)
+
+
+def test_null_majority_rate_does_not_fall_with_machines_under_the_old_rule_but_is_bounded_under_the_new():
+    # The analysis behind the default: with lambda = sigma sqrt(2 log p / N) the null machine
+    # probability is Phi_bar(sqrt(2 log p / m)) and the null majority probability tends to a
+    # constant in m; the binomial rule keeps it at level / p for every m.
+    from scipy.stats import norm
+
+    from dpstats.vote.local import null_majority_probability, null_vote_probability
+
+    p = 200
+    old = [null_majority_probability(m, norm.sf(math.sqrt(2 * math.log(p) / m))) for m in (20, 80, 320, 1280)]
+    assert min(old) > 10 * 0.05 / p and old[-1] > 0.7 * old[0]
+    for m in (20, 80, 320, 1280):
+        assert null_majority_probability(m, null_vote_probability(m, p, 0.05)) <= 0.05 / p * (1 + 1e-9)
+
+
+def test_binomial_rule_options_and_previous_rule_still_available():
+    data, _ = sparse_regression(n=600)
+    new = dpstats.dp_select("y ~ .", data, method="dpvote", epsilon=math.inf, k=3, machines=6, random_state=0)
+    assert new.ledger.entries[0].details["local rule"] == "binomial"
+    old = dpstats.dp_select("y ~ .", data, method="dpvote", epsilon=math.inf, k=3, machines=6, random_state=0,
+                            local_rule="sqrt_log_p", local_size=3)
+    assert old.ledger.entries[0].details["local rule"] == "sqrt_log_p"
+    given = dpstats.dp_select("y ~ .", data, method="dpvote", epsilon=math.inf, k=3, machines=6, random_state=0,
+                              lam=0.05, null_level=0.5)
+    assert given.ledger.entries[0].details["local rule"] == "lam given"
+    for bad in ({"null_level": 0}, {"null_level": 1.5}, {"local_rule": "paper"}):
+        acc = dpstats.Accountant(epsilon=10)
+        with pytest.raises(dpstats.InvalidArgumentError):
+            dpstats.dp_select("y ~ .", data, method="dpvote", epsilon=1, k=3, machines=6, accountant=acc, **bad)
+        assert acc.remaining()[0] == pytest.approx(10)

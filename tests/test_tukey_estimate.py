@@ -262,6 +262,11 @@ def test_refusals_before_the_charge_leave_the_accountant_unchanged(big, kendall_
     _refused(kendall_fit, acc, InvalidArgumentError, "bounds=", bounds=(3.0, 5.0))
     _refused(kendall_fit, acc, InvalidArgumentError, "bounds=", bounds={"x0": (0, 1), "x2": (0, 1), "y": (0, 1)})
     _refused(kendall_fit, acc, InvalidArgumentError, "radius", radius=1.0)
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", rows_per_model=0)
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", rows_per_model="3d")
+    _refused(kendall_fit, acc, InvalidTypeError, "rows_per_model", rows_per_model=[3])
+    _refused(kendall_fit, acc, InvalidArgumentError, "rows_per_model", method="adassp", rows_per_model="d",
+             bounds=None)
     _refused(kendall_fit, acc, InvalidArgumentError, "epsilon", epsilon=0.0)
     _refused(kendall_fit, acc, InvalidTypeError, "epsilon", epsilon="1")
     _refused(kendall_fit, acc, InvalidArgumentError, "delta", delta=1.0)
@@ -325,3 +330,38 @@ def test_number_of_models_is_capped_after_a_large_noisy_count():
     res = tukey.tukey_estimate(X, y, 1e-9, DELTA, random_state=4207)
     assert res.noisy_n_lower > 6 * tukey.MAX_MODELS and res.num_models == tukey.MAX_MODELS
     assert res.coefficients is None
+
+
+@pytest.mark.parametrize("rows_per_model,factor", [("d", 1.0), ("2d", 2.0), (4.5, None)])
+def test_rows_per_model_reaches_the_mechanism_and_the_ledger(big, kendall_fit, rows_per_model, factor):
+    # The same randomness as the standalone mechanism with r rows per model (d = 3 here):
+    # m = floor(n_lower / r) is released, so a wrong r shows in num_models.
+    est = kendall_fit.estimate(epsilon=2.0, delta=DELTA, method="tukey", random_state=41,
+                               rows_per_model=rows_per_model)
+    ctx = kendall_fit._refit
+    X, y = design_rows_of(big, ctx["plan"], [ctx["plan"].terms.index(t) for t in kendall_fit.support])
+    r = 4.5 if factor is None else factor * X.shape[1]
+    direct = tukey.tukey_estimate(X, y, 2.0, DELTA, random_state=RandomSource(41), rows_per_model=r)
+    (entry,) = est.ledger.entries
+    assert entry.released["num_models"] == direct.num_models == int(math.floor(direct.noisy_n_lower / r))
+    assert entry.released["coefficients"] == direct.to_dict()["coefficients"]
+    assert f"{r:g} rows" in entry.details["rows_per_model"]
+
+
+@pytest.mark.parametrize("n,epsilon", [(3000, 1.0), (20000, 1.0), (600, 8.0), (100000, 0.5)])
+def test_auto_rows_per_model_follows_the_published_check_constants(n, epsilon):
+    # Independent of tukey.models_needed: T and tau from Amin et al. (2023, Algorithm 1) and
+    # Dick, Gillenwater and Joseph (2023, Lemma 8.5), c = eps_em / 2; r = min(2d, max(d, n / m_target)).
+    d, delta = 4, 1e-6
+    gen = np.random.default_rng(n)
+    X = np.column_stack([np.ones(n), gen.standard_normal((n, d - 1))])
+    y = X @ np.ones(d) + gen.standard_normal(n)
+    res = tukey.tukey_estimate(X, y, epsilon, delta, random_state=RandomSource(3))
+    eps_r = epsilon * (1 - tukey.DEFAULT_N_SHARE)
+    eps_ptr = eps_em = eps_r / 2
+    c = eps_em / 2
+    T = math.log(1 / (2 * (delta / 2))) / eps_ptr
+    log_inv_tau = -(math.log(delta / 2) - math.log(8) - c)
+    m_target = 10 * (T + log_inv_tau / c)
+    r = min(2 * d, max(d, math.floor(res.noisy_n_lower) / m_target))
+    assert res.num_models == int(math.floor(math.floor(res.noisy_n_lower) / r))

@@ -377,13 +377,14 @@ class TukeyEstimator(Estimator):
 
     def check(self, req):
         self.refuse_hinge_and_radius(req)
+        rows_per_model = tukey._check_rows_per_model(req.options.get("rows_per_model"))
         if getattr(req.plan, "is_dask", False):
             raise InvalidArgumentError(
                 "method='tukey' needs the rows (it fits least squares on random subsets of them): a Dask DataFrame "
                 "is not supported. Use method='adassp' (sufficient statistics, partition by partition), or a "
                 "pandas DataFrame.")
         if math.isinf(req.epsilon):
-            return {"private": False}
+            return {"private": False, "rows_per_model": rows_per_model}
         if not req.delta > 0:
             raise InvalidArgumentError(
                 f"delta must be > 0 for method='tukey' (its propose-test-release step is (epsilon, delta)-DP); got "
@@ -400,7 +401,7 @@ class TukeyEstimator(Estimator):
         else:
             eps_run, delta_run = req.epsilon, req.delta
         budget = tukey.split_budget(eps_run, delta_run)
-        return {"private": True, "group": group, "budget": budget}
+        return {"private": True, "group": group, "budget": budget, "rows_per_model": rows_per_model}
 
     def release(self, req):
         plan, selected, d = req.plan, req.selected, req.d
@@ -419,7 +420,9 @@ class TukeyEstimator(Estimator):
             result = None
         else:
             budget, group = req.options["budget"], req.options["group"]
-            result = tukey.tukey_estimate(X, y, budget.epsilon, budget.delta, random_state=req.rng)
+            rows_per_model = req.options["rows_per_model"]
+            result = tukey.tukey_estimate(X, y, budget.epsilon, budget.delta, random_state=req.rng,
+                                          rows_per_model=rows_per_model)
             del X, y  # nothing below may read the data
             theta = (np.asarray(result.coefficients, dtype=np.float64) if result.released
                      else np.full(d, np.nan))
@@ -447,7 +450,9 @@ class TukeyEstimator(Estimator):
                 "conversion": ("replace one = remove one + add one (group privacy): epsilon' = epsilon / 2, "
                                "delta' = delta / (1 + exp(epsilon / 2))") if group else "none (add/remove neighbours)",
                 "n_share": tukey.DEFAULT_N_SHARE, "n_failure_probability": tukey.DEFAULT_N_FAILURE_PROBABILITY,
-                "rows_per_model": f"{tukey.DEFAULT_ROWS_PER_COLUMN} d (d = {d} design columns)",
+                "rows_per_model": (f"{rows_per_model} (d = {d} design columns): "
+                                   f"{tukey.resolve_rows_per_model(rows_per_model, d, result.noisy_n_lower, budget):g}"
+                                   " rows"),
                 "min_models": tukey.MIN_MODELS, "em_coefficient": budget.em_coefficient,
                 "ptr_threshold_factor": tukey.PTR_THRESHOLD_FACTOR,
             }
@@ -492,6 +497,9 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
         raise InvalidArgumentError("estimate() needs a formula with a response (y ~ ...); this selection's formula "
                                    "has none (the sparse-mean model of dpvote).")
     estimator = ESTIMATORS[method]
+    if method != "tukey" and options.get("rows_per_model") is not None:
+        raise InvalidArgumentError(f"rows_per_model is an option of method='tukey'; method={method!r} does not "
+                                   "use it.")
     if not estimator.needs_bounds:
         if bounds is not None:
             raise InvalidArgumentError(
@@ -521,7 +529,7 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
 
 def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None,
                              accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS, radius=None, data=None,
-                             prepaid=False) -> EstimateResult:
+                             prepaid=False, rows_per_model=None) -> EstimateResult:
     """Private coefficients, intervals and predictions for the terms ``fit`` selected.
 
     See :meth:`dpstats.results.SelectionResult.estimate` and the module docstring.
@@ -529,7 +537,7 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
     for ``dp_select(..., estimate=share)``, whose single charge covered the estimate.
     """
     req = _public_checks(fit, epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state,
-                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius}, data=data)
+                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius, "rows_per_model": rows_per_model}, data=data)
     if accountant is None and not prepaid:
         accountant = req.ctx.get("accountant")
     if accountant is not None and not prepaid:  # checks the budget and the relation first; refuses without charging

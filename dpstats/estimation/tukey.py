@@ -350,11 +350,27 @@ def _check_num_models(num_models):
     return int(num_models)
 
 
+#: Named rules for ``rows_per_model``: multiples of d, the number of design columns ("auto":
+#: :func:`resolve_rows_per_model`).
+ROWS_PER_MODEL_RULES = {"d": 1.0, "2d": 2.0, "auto": None}
+#: m_target = MODELS_FACTOR (T + ln(1 / tau) / c): the number of models from which the check
+#: passes (measured: it passes in 10 of 10 runs from about 8 times this sum, for d = 3 to 12
+#: and epsilon 0.5 to 2; benchmarks/README.md, bench_tukey_rows.py).
+MODELS_FACTOR = 10.0
+
+
 def _check_rows_per_model(rows_per_model):
+    """None or "auto" (default), "d" (the paper's rule), "2d", or a positive number of rows (public)."""
     if rows_per_model is None:
-        return None
+        return "auto"
+    if isinstance(rows_per_model, str):
+        if rows_per_model not in ROWS_PER_MODEL_RULES:
+            raise InvalidArgumentError(f"rows_per_model must be None, one of {list(ROWS_PER_MODEL_RULES)} or a "
+                                       f"positive number; got {rows_per_model!r}.")
+        return rows_per_model
     if not _is_real(rows_per_model):
-        raise InvalidTypeError(f"rows_per_model must be None or a positive number; got {type(rows_per_model).__name__}.")
+        raise InvalidTypeError(f"rows_per_model must be None, 'auto', 'd', '2d' or a positive number; got "
+                               f"{type(rows_per_model).__name__}.")
     rows_per_model = float(rows_per_model)
     if not (math.isfinite(rows_per_model) and rows_per_model > 0):
         raise InvalidArgumentError(f"rows_per_model must be finite and > 0; got {rows_per_model!r}.")
@@ -605,6 +621,34 @@ def sample_ring(proj, k, rng) -> np.ndarray:
     return x
 
 
+def models_needed(budget: TukeyBudget) -> float:
+    """m_target = MODELS_FACTOR (T + ln(1 / tau) / c), from public parameters only.
+
+    Why this form: the check passes when the noisy distance exceeds T, and the distance is
+    at most t - 2 = m / 4 - 2 less the depth gap over which the exponential mechanism's mass
+    ratio climbs from tau to 1, about ln(1 / tau) / c; the factor is measured.
+    """
+    return MODELS_FACTOR * (budget.ptr_threshold - budget.log_check_threshold / budget.em_coefficient)
+
+
+def resolve_rows_per_model(rows_per_model, d, n_lower=None, budget=None) -> float:
+    """r in rows: "d" / "2d" that multiple of d, a number itself; None or "auto" the default rule:
+
+    ``r = min(2 d, max(d, n_lower / m_target))`` (:func:`models_needed`): 2 d rows per model
+    (module docstring: classes below d rows bias the median model) when the released lower
+    bound on n gives m_target models of 2 d rows, fewer rows per model (never below the
+    paper's d) when that keeps m at m_target.  A function of the released ``n_lower`` and
+    public parameters only (post-processing).
+    """
+    if rows_per_model is None or rows_per_model == "auto":
+        if n_lower is None or budget is None:
+            return float(DEFAULT_ROWS_PER_COLUMN * d)
+        return float(min(DEFAULT_ROWS_PER_COLUMN * d, max(d, max(1.0, math.floor(n_lower)) / models_needed(budget))))
+    if isinstance(rows_per_model, str):
+        return ROWS_PER_MODEL_RULES[rows_per_model] * d
+    return float(rows_per_model)
+
+
 def depth_floor(m) -> int:
     """t = floor(floor(m / 2) / 2) (Amin et al. 2023)."""
     return (m // 2) // 2
@@ -660,9 +704,13 @@ def tukey_estimate(
     num_models : int, optional
         A *public* number of models; then all of epsilon goes to PTR and sampling.  By
         default m is chosen privately (Dick, Gillenwater and Joseph 2023, Section 4.2).
-    rows_per_model : float, optional
-        r in ``m = floor(n_lower / r)``; default ``2 * d`` (module docstring; the paper's
-        rule is ``d``).  Unused with ``num_models``.
+    rows_per_model : float, "auto", "d" or "2d", optional
+        r in ``m = floor(n_lower / r)``; default ``"auto"``: between d and 2 d, the most rows
+        per model that still give the number of models the test needs
+        (:func:`resolve_rows_per_model`); ``"2d"`` the previous default; ``"d"`` the paper's
+        rule (more models, so the test passes from about half the rows, but classes with
+        fewer than d rows bias the median model: benchmarks/README.md).  Unused with
+        ``num_models``.
     n_share : float, default 0.05
         Share of epsilon for the noisy lower bound on n (unused with ``num_models``).
     n_failure_probability : float, default 1e-4
@@ -686,7 +734,7 @@ def tukey_estimate(
     noisy_n_lower = None
     if num_models is None:
         noisy_n_lower = float(n + rng.laplace(1.0 / budget.eps_n) - math.log(1.0 / (2.0 * eta)) / budget.eps_n)
-        r = DEFAULT_ROWS_PER_COLUMN * d if rows_per_model is None else rows_per_model
+        r = resolve_rows_per_model(rows_per_model, d, noisy_n_lower, budget)
         m = min(MAX_MODELS, int(math.floor(max(1.0, math.floor(noisy_n_lower)) / r)))
     else:
         m = num_models

@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..dask_engine import partition_design, require_dask
-from .local import local_sign_vector
+from .local import DEFAULT_NULL_LEVEL, local_sign_vector
 
 
-def _partition_signs(pdf, spec, total_rows, lam, max_nonzero):
+def _partition_signs(pdf, spec, total_rows, lam, max_nonzero, machines, rule, level):
     x, y = partition_design(pdf, spec)
-    v = local_sign_vector(x, y, total_rows=total_rows, lam=lam, max_nonzero=max_nonzero, intercept=spec.intercept)
+    v = local_sign_vector(x, y, total_rows=total_rows, lam=lam, max_nonzero=max_nonzero, intercept=spec.intercept,
+                          machines=machines, rule=rule, level=level)
     return v.reshape(1, -1).astype(np.int8)
 
 
@@ -39,7 +40,7 @@ def stack_sign_vectors(*vectors):
     return np.vstack(rows)
 
 
-def dask_sign_matrix(frame, *, lam, max_nonzero, total_rows=None):
+def dask_sign_matrix(frame, *, lam, max_nonzero, total_rows=None, rule="binomial", level=DEFAULT_NULL_LEVEL):
     """Local sign vectors of every partition of a :class:`~dpstats.dask_engine.DaskModelFrame`, shape (m, p).
 
     ``total_rows`` is N of the local default thresholds: the input row count (public), which
@@ -50,6 +51,8 @@ def dask_sign_matrix(frame, *, lam, max_nonzero, total_rows=None):
     total_rows = frame.n_rows_input if total_rows is None else int(total_rows)
     # One task per partition (not map_partitions, which would have to tokenize the design
     # plan); pure=False: nothing is cached between calls.
-    vectors = [dask.delayed(_partition_signs, pure=False)(part, frame.spec, total_rows, lam, max_nonzero)
-               for part in frame.ddf.to_delayed()]
+    parts = frame.ddf.to_delayed()
+    vectors = [dask.delayed(_partition_signs, pure=False)(part, frame.spec, total_rows, lam, max_nonzero,
+                                                          len(parts), rule, level)
+               for part in parts]
     return dask.delayed(stack_sign_vectors, pure=False)(*vectors).compute().astype(np.int64)

@@ -75,7 +75,7 @@ from ..mechanisms.partition import split_rows
 from ..method_options import Choice, Custom, Integer, Real
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
-from .local import local_sign_vector
+from .local import DEFAULT_NULL_LEVEL, LOCAL_RULES, local_sign_vector
 
 SIGN_VALUES = np.array([-1, 0, 1], dtype=np.int64)
 DEFAULT_SPLIT = 0.5
@@ -416,17 +416,33 @@ def _machine_groups(n, machines, rng, *, rows_may_drop=False, n_input=None, kept
     return [np.flatnonzero(codes == g) for g in range(m)], ("labels_omit" if rows_may_drop else "labels")
 
 
-def local_sign_matrix(X, y, groups, *, total_rows, lam, max_nonzero, intercept):
-    """Stack the machines' local sign vectors, shape (m, p)."""
+def local_sign_matrix(X, y, groups, *, total_rows, lam, max_nonzero, intercept, rule="binomial",
+                      level=DEFAULT_NULL_LEVEL):
+    """Stack the machines' local sign vectors, shape (m, p); m = len(groups) (public)."""
     return np.vstack([local_sign_vector(X[g], None if y is None else y[g], total_rows=total_rows, lam=lam,
-                                        max_nonzero=max_nonzero, intercept=intercept) for g in groups])
+                                        max_nonzero=max_nonzero, intercept=intercept, machines=len(groups),
+                                        rule=rule, level=level) for g in groups])
+
+
+def default_local_size(p):
+    """K when ``local_size`` is None: p, no cap, so the local Lasso stops at lambda_0 itself.
+
+    Liu et al. (2022, Remark 1) note that lambda_0 alone suffices when it controls the
+    null coordinates, which the binomial rule does.  Measured (benchmarks/README.md,
+    bench_dpvote_recovery.py, Toeplitz 0.5 design with adjacent true coordinates of
+    opposite signs): K = k keeps the non-private vote's power near 0.1-0.2 for every m,
+    K = 2k reaches about 0.5 at m = 40, no cap about 0.9, with no false discoveries in
+    any of them.
+    """
+    return int(p)
 
 
 def run(task) -> MethodOutcome:
     frame = task.data
     k = task.size
     opts = task.options
-    max_nonzero = opts["local_size"] or k
+    max_nonzero = opts["local_size"] or default_local_size(len(task.terms))
+    rule, level = opts["local_rule"], opts["null_level"]
     model = "mean" if frame.response is None else "regression"
     # N of the local default thresholds: the input row count (public), never the number of
     # complete rows left by na_action="omit".
@@ -434,20 +450,22 @@ def run(task) -> MethodOutcome:
     if getattr(frame, "is_dask", False):
         from .dask_backend import dask_sign_matrix
 
-        V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero, total_rows=n_input)
+        V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero, total_rows=n_input, rule=rule,
+                             level=level)
         source = f"Dask DataFrame, one machine per partition ({frame.npartitions})"
     else:
         groups, how = _machine_groups(frame.n, opts["machines"], task.rng, rows_may_drop=task.rows_may_drop,
                                       n_input=n_input, kept_rows=getattr(task, "kept_rows", None))
         V = local_sign_matrix(frame.X, frame.y, groups, total_rows=n_input, lam=opts["lam"],
-                              max_nonzero=max_nonzero, intercept=frame.intercept)
+                              max_nonzero=max_nonzero, intercept=frame.intercept, rule=rule, level=level)
         source = MACHINES_FROM[how]
     counts = vote_counts(V)
     m = V.shape[0]
     local_rule = ("thresholded local means" if model == "mean" else f"local Lasso, smallest lambda >= lambda_0 "
                   f"with at most K={max_nonzero} non-zeros")
     details = {"machines": m, "k": k, "model": model, "local estimator": local_rule, "machines from": source,
-               "lam": "default" if opts["lam"] is None else opts["lam"]}
+               "lam": "default" if opts["lam"] is None else opts["lam"],
+               "local rule": rule if opts["lam"] is None else "lam given", "null level": level}
     if math.isinf(task.epsilon):
         signs = majority_vote(counts)
         budgets = {"eps_peel": math.inf, "peel_round": math.inf, "sign_round": math.inf}
@@ -509,9 +527,16 @@ class DPVoteMethod(SelectionMethod):
                doc="number of machines (rows assigned at random) or one machine label per row; "
                    "on Dask each partition is a machine"),
         Real("lam", default=None, low=0, low_open=False, allow_none=True,
-             doc="Lasso penalty of the local estimator; None: the paper's rule"),
+             doc="local threshold (mean model) or Lasso penalty floor lambda_0 (regression); None: local_rule"),
+        Choice("local_rule", default="binomial", choices=LOCAL_RULES,
+               doc="default local threshold when lam is None: 'binomial' (expected null selections of the "
+                   "plain vote at most null_level) or 'sqrt_log_p' (sigma_hat sqrt(2 log p / N), the previous "
+                   "default)"),
+        Real("null_level", default=DEFAULT_NULL_LEVEL, low=0, high=1,
+             doc="bound on the expected number of null coordinates the plain majority vote selects "
+                 "(local_rule='binomial')"),
         Integer("local_size", default=None, minimum=1, allow_none=True,
-                doc="K, the number of non-zero local coefficients; None: the paper's rule"),
+                doc="K, the most non-zero local Lasso coefficients; None: no cap (lambda_0 alone)"),
         Real("split", default=DEFAULT_SPLIT, low=0, high=1, doc="share of epsilon for the peeling round"),
         Choice("composition", default="basic", choices=("basic", "advanced"),
                doc="basic (pure DP) or advanced composition (needs delta)"),
