@@ -154,6 +154,10 @@ def margin_needed(p, s, epsilon, sensitivity, cap=None, level=RECOVERY_PROBABILI
     lo = 0.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            # lo and hi are adjacent doubles (about 55 halvings): every further step would
+            # set lo or hi to itself, so stopping here returns the same hi, bit for bit.
+            break
         if concentration_bound(p, s, mid, epsilon, sensitivity, cap) > level:
             lo = mid
         else:
