@@ -68,6 +68,8 @@ def scripts(request, tmp_path_factory):
               if getattr(item, "originalname", None) in ("test_vignette_runs", "test_main_job_runs_as_a_module")
               and hasattr(item, "callspec")}
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    for threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(threads, "1")  # the runs share the cores already; BLAS threads would only contend
     logs = tmp_path_factory.mktemp("script_runs")
     commands = {p.name: ([sys.executable, str(p)], p.parent) for p in VIGNETTES}
     commands[MAIN_JOB] = ([sys.executable, "-m", "dpstats", "demo"], logs)
