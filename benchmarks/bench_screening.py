@@ -25,12 +25,12 @@ from dpstats.screening.kendall import private_kendall_select
 def scipy_kendall_reference(X, y, k, epsilon, gen):
     """The reference's loop: scipy.stats.kendalltau feature by feature, k rounds, Gumbel peeling."""
     n, d = X.shape
-    relevance = np.abs([(n / 2) * kendalltau(X[:, j], y).statistic for j in range(d)])
+    relevance = np.abs([(n / 2) * kendalltau(X[:, j], y)[0] for j in range(d)])
     chosen, redundancy = [], np.zeros(d)
     for t in range(k):
         if chosen:
             l = chosen[-1]
-            redundancy += np.abs([(n / 2) * kendalltau(X[:, j], X[:, l]).statistic for j in range(d)])
+            redundancy += np.abs([(n / 2) * kendalltau(X[:, j], X[:, l])[0] for j in range(d)])
             scores = relevance - redundancy / len(chosen)
         else:
             scores = relevance

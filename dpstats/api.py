@@ -10,12 +10,14 @@ decides for free whether a call fails" true:
    names, dtypes, declared levels, the input row count; :func:`dpstats.formula.plan_design`),
    and everything public is validated: sizes, bounds keys, method prerequisites;
 4. the accountant is charged; only then are the data's values read: the design is
-   evaluated (incomplete rows follow ``na_action``; otherwise DataContentError), then
+   evaluated (incomplete rows follow ``na_action``: omitted, or imputed then omitted), then
    bounds ("auto"), the selection mechanism and the shared sign step add their entries.
 
-A failure after step 4 (DataContentError, a solver time limit) keeps the charge: the data
-was touched, and whether the call failed is itself data-dependent (that single fact is
-not covered by the ledger; the messages quote no data value, count or column).
+After step 4 a call releases or times out: data-content problems go through total rules
+(``na_action``: omit or impute; clipping).  A time-out (or a solve that could not be
+certified) keeps the charge; whether it happened is data-dependent and not covered by the
+ledger, so that one bit is all it says: its message is the same whatever the data hold,
+and the progress is in the exception's curator-only ``curator`` attribute.
 """
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from .deadline import Deadline, check_time_limit
-from .errors import InvalidArgumentError, InvalidTypeError
+from .deadline import Deadline, check_time_limit, public_failure
+from .errors import InvalidArgumentError, InvalidTypeError, SolverError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
 from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
@@ -58,8 +60,11 @@ from .results import SelectionResult
 #: under replace-one neighbours, p is the formula's number of terms.
 RIDGE_PER_ROW = 0.1
 
-OMIT_CAVEAT = ("na_action='omit': incomplete rows were omitted; block counts and splits come from the input "
-               "row count and rows go to blocks by i.i.d. labels")
+#: The ledger's caveat for a dict ``na_action`` (public: it depends on the argument only).
+#: Omitting incomplete rows, the default, needs no caveat (as R's ``na.omit``); how many
+#: rows were complete is private and only in the curator report.
+IMPUTE_CAVEAT = ("na_action: missing values of the named columns were imputed with public constants, and rows "
+                 "still incomplete were omitted; block counts and splits come from the input row count")
 
 
 def _check_epsilon(epsilon, method):
@@ -143,7 +148,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
 
 def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=None, ridge="auto",
-              R=100, random_state=None, accountant=None, signs=True, na_action="raise", verbose=False,
+              R=100, random_state=None, accountant=None, signs=True, na_action="omit", verbose=False,
               time_limit=None, infer_levels=(), estimate=None, estimate_method="adassp",
               **method_options) -> SelectionResult:
     """Differentially private variable selection from a formula.
@@ -166,7 +171,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         method, argument and option with its default is listed in docs/methods.md.
     epsilon : float
         Total privacy budget of the call (``math.inf`` gives the non-private answer).
-        Shares: 5 % for ``bounds="auto"``, 10 % for the sign step (``signs``), the rest
+        Shares: 10 % for ``bounds="auto"``, 10 % for the sign step (``signs``), the rest
         for selection.  The call spends exactly ``epsilon``: a method with certified
         solver slack (or a retry cap) takes it out of its share and samples with a smaller
         nominal epsilon; the ledger shows the split.
@@ -194,10 +199,13 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         Shared budget; the call is refused before touching the data if it does not fit.
     signs : bool or float, default True
         Spend 10 % of epsilon (or the given share) on private signs of the selected terms.
-    na_action : "raise", "omit" or dict
+    na_action : "omit" or dict, default "omit"
         Incomplete rows (a missing value, a value outside declared levels, a term that is
-        not finite after its transformation): raise DataContentError after the charge
-        (default), drop them (R's ``na.omit``), or impute public constants per column.
+        not finite after its transformation, a 0/1 response that is neither): drop them
+        (R's ``na.omit``), or impute public constants per column first (a dict) and drop
+        the rows still incomplete.  ``"raise"`` is refused before anything is charged: an
+        error on incomplete data would release a fact about the values, charged or not.
+        The curator report says how many rows were complete.
     infer_levels : list of str, default ()
         Columns (text or numeric used as categorical) whose levels may be read from the
         data.  Opting in makes the result not differentially private, and the ledger says
@@ -257,7 +265,19 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
                    "parsed without patsy)")
     _charge(call, formula)
     deadline.charged = True
-    # From here on the data's values are read; a failure keeps the charge.
+    # From here on the data's values are read: every data-content problem goes through a
+    # total rule, so the call releases or times out; a time-out (or an uncertified solve)
+    # keeps the charge and says nothing that depends on the data (deadline.public_failure).
+    try:
+        fit = _run_charged(call, formula, data, plan, frame_data, deadline)
+    except SolverError as exc:
+        raise public_failure(exc, call_label=call.label, time_limit=deadline.seconds or math.inf,
+                             advice="a smaller problem (fewer terms, a smaller s, k or R) or a faster method") from None
+    return fit if estimate is None else estimate.attach(fit, call.rng)
+
+
+def _run_charged(call, formula, data, plan, frame_data, deadline):
+    """Stages 5-8, after the charge: evaluate, clip, select, signs, assemble."""
     frame = plan if frame_data is None else materialise(plan, frame_data)
     deadline.check("materialising the design", advice="fewer terms or rows")
     ledger = _start_ledger(call, plan)
@@ -268,9 +288,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
     signs_series, signs_private, curator = _signs(call, plan, frame, clipped, outcome, support_idx, ledger)
     if not math.isinf(call.epsilon) and ledger.total_epsilon > call.total_epsilon * (1 + 1e-12):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
-    fit = _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
-                    clipped)
-    return fit if estimate is None else estimate.attach(fit, call.rng)
+    return _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
+                     clipped)
 
 
 @dataclass
@@ -454,8 +473,8 @@ def _charge(call, formula=None):
 
 def _start_ledger(call, plan):
     ledger = Ledger(caveats=plan.caveats)
-    if call.na_action == "omit":
-        ledger.caveat(OMIT_CAVEAT)
+    if isinstance(call.na_action, dict):
+        ledger.caveat(IMPUTE_CAVEAT)
     if call.rng.seeded:
         ledger.caveat("seeded: reproducible, not for release")
     return ledger
@@ -482,13 +501,15 @@ def _select(call, plan, frame, clipped, ledger):
     task = SelectionTask(data=clipped if clipped is not None else frame, terms=plan.terms, size=call.size,
                          epsilon=call.selection_eps, radius=call.radius, ridge=call.ridge, R=call.R, rng=call.rng,
                          options=call.options, verbose=call.verbose, cost_context=dict(call.context),
-                         n_input=plan.n_rows_input, rows_may_drop=(call.na_action == "omit"),
+                         n_input=plan.n_rows_input, rows_may_drop=True,
                          kept_rows=getattr(frame, "kept_rows", None), response=plan.response,
                          deadline=call.deadline)
     outcome = call.meth.run(task)
     _add_fit_diagnostics(call, task, outcome)
     _add_conditions(call, task, outcome)
     outcome.curator.update(getattr(clipped, "curator", None) or {})
+    if not getattr(frame, "is_dask", False):  # on Dask, counting the complete rows would read every partition
+        outcome.curator.update(rows_input=int(plan.n_rows_input), rows_complete=int(frame.n))
     for entry in outcome.entries:
         ledger.add(entry)
     for text in outcome.caveats:
@@ -558,7 +579,7 @@ def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
     sign_data = clipped if clipped is not None else _unclipped_data(frame)
     drawn, counts, n_blocks = _private_signs(sign_data, support_idx, call.meth, call.radius, call.ridge,
                                              call.sign_eps, outcome, call.rng, n_input=plan.n_rows_input,
-                                             rows_may_drop=(call.na_action == "omit"),
+                                             rows_may_drop=True,
                                              kept_rows=getattr(frame, "kept_rows", None))
     signs_series[support] = drawn
     ledger.add(LedgerEntry(
@@ -583,7 +604,7 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     shown = [("radius", call.radius if ("radius" in uses and given["radius"] is not None) else None),
              ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
              ("signs", given["signs"] if (given["signs"] is not True and not meth.native_signs) else None),
-             ("na_action", call.na_action if call.na_action != "raise" else None),
+             ("na_action", call.na_action if call.na_action != "omit" else None),
              ("random_state", given["random_state"] if isinstance(given["random_state"], int) else None)]
     extra = {k_: v for k_, v in shown if v is not None}
     extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in call.method_options.items()})
@@ -616,7 +637,9 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
                            released_extras=released, curator=curator, intercept=plan.intercept,
                            _refit={"data": data, "formula": formula, "plan": plan, "bounds_used": bounds_used,
                                    "na_action": call.na_action, "response_type": call.response_type,
-                                   "neighbours": meth.neighbours})
+                                   "neighbours": meth.neighbours,
+                                   # follow-up queries on the kept data charge the same budget
+                                   "accountant": getattr(call.accountant, "_inner", call.accountant)})
 
 
 def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context):
@@ -668,11 +691,10 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     # The block count comes from the input row count (public), never from the rows left
     # after na_action="omit" (private).
     blocks = outcome.sign_blocks or default_sign_blocks(n_input)
-    # Where the row count is private (add/remove neighbours, or rows dropped by
-    # na_action="omit") rows go to blocks by i.i.d. labels, so a record that appears,
-    # disappears or becomes incomplete changes exactly one block (an equal-size split
-    # would shift every block boundary).
-    assignment = "iid" if (meth.neighbours == ADD_REMOVE or rows_may_drop) else "split"
+    # Under add/remove neighbours (n private) rows go to blocks by i.i.d. labels; otherwise
+    # by an equal split of the input rows, each kept row in its input position's block
+    # (mechanisms.partition), so a record that becomes incomplete changes one block only.
+    assignment = "iid" if meth.neighbours == ADD_REMOVE else "split"
     votes = block_sign_votes(design, clipped.y, columns, report, ridge, radius, blocks, rng, assignment=assignment,
                              n_ridge=n_input, kept_rows=kept_rows if rows_may_drop else None,
                              intercept=bool(clipped.intercept))

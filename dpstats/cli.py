@@ -28,7 +28,7 @@ import sys
 import warnings
 
 from .api import dp_select
-from .datasets import dataset_bounds, list_datasets, load_dataset
+from .datasets import EXACT_FLOATS, dataset_bounds, list_datasets, load_dataset
 from .errors import DPStatsError
 from .privacy.progress import curator_printer
 
@@ -127,7 +127,7 @@ def _parse_na_action(text):
             raise _UsageError(f"--na-action: {text!r} must hold a JSON dict {{column: public impute value}}")
         return value
     raise _UsageError(
-        "--na-action takes 'raise', 'omit', or a JSON file holding a dict {column: public impute value}; "
+        "--na-action takes 'omit' (the default) or a JSON file holding a dict {column: public impute value}; "
         f"got {text!r}")
 
 
@@ -188,7 +188,7 @@ def _read_csv(path):
     flag = f"--data {path!r}"
     try:
         _check_csv_shape(path, flag)
-        return pd.read_csv(path, encoding="utf-8")
+        return pd.read_csv(path, encoding="utf-8", **EXACT_FLOATS)
     except FileNotFoundError:
         raise _UsageError(f"{flag}: no such file") from None
     except IsADirectoryError:
@@ -253,7 +253,8 @@ def _build_parser():
     sel.add_argument("--signs", type=_signs, metavar="{true,false,SHARE}",
                      help="private signs: true (default, 10%% of epsilon), false, or a budget share in (0, 1)")
     sel.add_argument("--no-signs", action="store_true", help="same as --signs false")
-    sel.add_argument("--na-action", help="'raise' (default), 'omit', or a JSON file {column: public impute value}")
+    sel.add_argument("--na-action", help="'omit' (default: drop incomplete rows, R's na.omit) or a JSON file {column: public impute value}; "
+                     "'raise' is refused: an error on incomplete data would release a fact about the values")
     sel.add_argument("--random-state", type=int, help="seed (reproducible, not for release); default: OS randomness")
     sel.add_argument("--infer-levels", type=_name_list, metavar="COL[,COL...]",
                      help="columns whose levels may be read from the data (the result is then not DP)")

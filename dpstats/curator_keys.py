@@ -74,6 +74,9 @@ CURATOR_KEYS = {
     "least_squares_best_support": "the best support of plain least squares (no ridge, no radius), small problems",
     "fit_warnings": "plain-language notes when the ridge or the radius changes the non-private answer",
     "auto_bounds_clipped_fraction": "bounds='auto': share of each term's values the drawn range clipped",
+    "share_clipped": "public ranges: share of each numeric term's (and the response's) values outside its range",
+    "rows_input": "the input row count (public under replace-one neighbours)",
+    "rows_complete": "the rows left after na_action (private: a replaced record may be incomplete)",
     "auto_bounds_warnings": "bounds='auto': ranges that clip much or are far wider than the data",
     # -- the shared private sign step
     "sign_votes": "per selected term, the block votes (-1, 0, +1) of the sign step",

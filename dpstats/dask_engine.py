@@ -118,7 +118,7 @@ class DaskModelFrame:
         return self.response is not None
 
 
-def build_dask_model_frame(formula, ddf, *, na_action="raise", require_response=True, response_type="numeric",
+def build_dask_model_frame(formula, ddf, *, na_action="omit", require_response=True, response_type="numeric",
                            infer_levels=()) -> DaskModelFrame:
     """Plan ``formula`` against a Dask DataFrame's schema (dtypes, declared categories).
 

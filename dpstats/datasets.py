@@ -109,6 +109,12 @@ def list_datasets() -> list[str]:
     return sorted(_metadata())
 
 
+#: ``read_csv`` options that read decimal text exactly: before pandas 3 the default parser
+#: could be one unit in the last place off (so the data depended on the pandas version);
+#: pandas 3 reads exactly by default and deprecates the option.
+EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def load_dataset(name: str) -> pd.DataFrame:
     """Load an example dataset as a pandas DataFrame.
 
@@ -117,7 +123,7 @@ def load_dataset(name: str) -> pd.DataFrame:
     levels found in the file.  The levels are therefore public knowledge, and
     downstream code may build indicator columns from them without looking at the data.
     Missing values (only ``Salary`` in ``"hitters"``) are kept as NaN; dpstats
-    refuses them by default (``na_action="raise"``).
+    omits such rows by default (``na_action="omit"``, R's ``na.omit``).
 
     Parameters
     ----------
@@ -157,6 +163,7 @@ def load_dataset(name: str) -> pd.DataFrame:
             dtype={col: str for col in categorical},
             keep_default_na=False,
             na_values=[""],
+            **EXACT_FLOATS,
         )
     for col, levels in categorical.items():
         values = frame[col]

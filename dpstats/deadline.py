@@ -3,19 +3,23 @@
 One :class:`Deadline` is created per call from the ``time_limit`` argument and handed to
 every stage (formula, materialising the design, clipping, the method, the sign step).
 Long loops ask it :meth:`Deadline.check` between units of work; when the time is up it
-raises :class:`~dpstats.errors.TimeLimitError` naming the stage, how far the stage got and
-what to change.
+raises :class:`~dpstats.errors.TimeLimitError`.
 
 Why a time-out after the charge keeps the charge.  Once the data's values have been read,
 whether the call finishes within the limit depends on them (a hard design takes longer to
 certify).  The budget was committed before the first value was read and is not given
 back: refunding it would make the time-out a free probe of the data.  The time-out itself
 (one bit: finished or not, and the stage it stopped in) is *not* covered by the
-mechanism's guarantee, any more than the running time of a call is; its message is for the
-curator.  docs/privacy.md, "Time limits", says this for users.
+mechanism's guarantee, any more than the running time of a call is.  Nothing else about
+the data may leave with it: after the charge the message is the same whatever the data
+hold (:func:`public_failure`: the time limit, the call, and advice planned from public
+inputs), and the stage reached, the elapsed time and the work done go to the exception's
+``curator`` attribute, labelled curator-only (on a neighbouring data set the same call may
+have stopped at another stage, or finished).  docs/privacy.md, "Time limits", says this
+for users.
 
 Before the charge only the formula and the public schema have been used, so a time-out
-there is free and says nothing about the data.
+there is free, says nothing about the data, and its message names the stage.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ import math
 import numbers
 import time
 
-from .errors import InvalidArgumentError, InvalidTypeError, TimeLimitError
+from .errors import InvalidArgumentError, InvalidTypeError, SolverError, TimeLimitError
 
 
 def check_time_limit(value):
@@ -85,4 +89,34 @@ class Deadline:
         text += (" and the call's budget stays charged (the data had been read; see docs/privacy.md, "
                  "'Time limits')." if self.charged else "; nothing was charged.")
         text += f" To finish in time: {advice + '; or ' if advice else ''}raise time_limit."
-        raise TimeLimitError(text)
+        error = TimeLimitError(text)
+        error.curator = {"stage": stage, "reached": reached, "elapsed_seconds": self.elapsed}
+        raise error
+
+
+#: What ``curator`` of an exception raised after the charge holds, and why it is kept apart.
+CURATOR_LABEL = ("curator only: how far the work got depends on the data (on a neighbouring data set the same "
+                 "call may stop elsewhere or finish); do not release it")
+
+
+def public_failure(error, *, call_label, time_limit, advice):
+    """The exception to raise for a SolverError ``error`` after the charge: public text only.
+
+    The message names the time limit, the call and ``advice`` (all planned from public
+    inputs) and is the same whatever the data hold; the original message and its
+    progress go to ``.curator`` (a dict labelled curator-only), never into the text.
+    """
+    curator = dict(getattr(error, "curator", None) or {})
+    curator.update(message=str(error), label=CURATOR_LABEL)
+    if isinstance(error, TimeLimitError):
+        text = (f"time_limit={time_limit:g} s ran out in {call_label} after the budget was charged; nothing was "
+                f"released and the charge stands (docs/privacy.md, 'Time limits'). To finish in time: {advice}, or "
+                "raise time_limit. How far the work got is in this exception's .curator (curator only).")
+        out = TimeLimitError(text)
+    else:
+        text = (f"{call_label} could not certify its optimisation after the budget was charged; nothing was released "
+                f"and the charge stands (docs/privacy.md). To finish: {advice}. The solver's own report is in this "
+                "exception's .curator (curator only).")
+        out = type(error)(text) if isinstance(error, SolverError) else SolverError(text)
+    out.curator = curator
+    return out

@@ -4,8 +4,10 @@ Every error a user can trigger with bad input derives from :class:`DPStatsError`
 and from ``ValueError`` or ``TypeError``, so ``except ValueError`` keeps working
 for code that does not know about dpstats.  Errors about arguments, the formula and
 the data's public schema (names, dtypes, declared levels, the input row count) are
-raised before anything is charged.  Two kinds come after the charge, because whether
-they happen depends on the data: :class:`DataContentError` and :class:`SolverError`.
+raised before anything is charged.  After the charge only a time-out can end a call
+without a release (:class:`TimeLimitError`, a :class:`SolverError`); its message is the same
+whatever the data hold (it names the time limit and the stage planned from public inputs),
+and how far the work got is in its curator-only attribute ``curator``.
 """
 
 
@@ -38,13 +40,13 @@ class DataError(InvalidArgumentError):
 
 
 class DataContentError(DataError):
-    """The data's *values* cannot be used as given (missing values under
-    ``na_action="raise"``, a non-finite value after a transform, a numeric binary
-    response not coded 0/1).
+    """Kept for code that catches it; dpstats no longer raises it.
 
-    Raised only after the call was charged: whether it is raised depends on the data, so
-    it may not be free (a free data-dependent failure would be a probe outside the
-    budget).  Its message never quotes data values, counts or which columns are affected.
+    Whether data values are usable is itself a fact about the data, and an error raised on
+    it releases that fact with infinite epsilon, charged or not.  Every data-content problem
+    now goes through a total rule (``na_action``: omit or impute; clipping; a numeric binary
+    response outside {0, 1} makes its row incomplete), so after the charge a call releases
+    or times out.
     """
 
 

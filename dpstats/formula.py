@@ -11,10 +11,9 @@ Two stages, so that no data value can decide for free whether a call fails
    formula on a *synthetic* frame built from the dtypes (the values of the data are never
    read).  Every error here is free: ``dp_select`` calls it before charging anything.
 2. :func:`evaluate_rows` (per pandas frame or Dask partition) and :func:`materialise`
-   evaluate the planned design on the data, after the charge.  Data-content problems are
-   handled by total rules wherever one exists, and otherwise raise
-   :class:`~dpstats.errors.DataContentError` (after the charge, quoting no value, count or
-   column).
+   evaluate the planned design on the data, after the charge.  Every data-content problem
+   is handled by a total rule (below), so evaluation never fails on the data's values:
+   after the charge a call releases (or times out), whatever the data hold.
 
 What is refused, and why
 ------------------------
@@ -35,10 +34,15 @@ Data values: the total rules
 * A row is *incomplete* when a column the formula uses is missing, when a value lies
   outside the declared levels of a categorical, or when a term or the response is not
   finite after evaluation (``np.log`` of a non-positive value, an infinite input).
-  ``na_action="omit"`` drops incomplete rows (R's ``na.omit``; every n-dependent
-  quantity then comes from the input row count, and blocks use i.i.d. labels);
-  ``na_action={column: constant}`` imputes public constants first; ``na_action="raise"``
-  (the default) raises DataContentError after the charge if any row is incomplete.
+  A numeric binary response (hinge loss) that is not 0 or 1 makes its row incomplete too.
+  ``na_action="omit"`` (the default) drops incomplete rows (R's ``na.omit``; every
+  n-dependent quantity then comes from the input row count, and blocks split the input
+  rows, :mod:`dpstats.mechanisms.partition`); ``na_action={column: constant}`` imputes public constants first and then
+  drops the rows still incomplete.  ``na_action="raise"`` is refused before the charge:
+  whether a data set has an incomplete row is a fact about its values, and an error
+  raised on it would release that fact with infinite epsilon, charged or not.
+* Zero complete rows is a data set like any other: every method samples from what the
+  empty design gives (for most, uniformly).
 * A term without variation is kept: it simply carries no signal.
 
 The intercept, when the formula has one, is never a candidate term: it is forced into
@@ -62,7 +66,7 @@ import numpy as np
 import pandas as pd
 import patsy
 
-from .errors import (DataContentError, DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
+from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
@@ -74,7 +78,16 @@ _STATEFUL_HELP = (
     "basis yourself with public knots."
 )
 
-NA_ACTIONS = ("raise", "omit")
+NA_ACTIONS = ("omit",)
+
+#: Why ``na_action="raise"`` is refused (before anything is charged).
+RAISE_REFUSED = (
+    'na_action="raise" cannot be offered: whether some row is incomplete (a missing value, a value outside '
+    "declared levels, a term that is not finite after its transformation) is a fact about the data's values, "
+    "and an error raised on it would release that fact with infinite epsilon, even after the budget is "
+    "charged. Use na_action=\"omit\" (the default: incomplete rows are dropped, R's na.omit) or "
+    "na_action={column: public constant} (impute, then drop the rows still incomplete); the curator report "
+    "says how many rows were complete.")
 #: Names a formula may use that are neither columns nor the caller's: patsy's own.
 _FORMULA_NAMES = frozenset({"Q", "C", "I", "np", "numpy"}) | CONTRASTS
 #: R functions users write out of habit; the message says how to write them here.
@@ -85,15 +98,6 @@ MIN_ROWS = 2
 #: patsy's NA handling is switched off: incomplete rows are found by our own total rules,
 #: and patsy's messages would quote data values.
 _NO_NA = patsy.NAAction(NA_types=[])
-
-INCOMPLETE_MESSAGE = (
-    "some rows of the data are incomplete for this formula (a missing value, a value outside declared "
-    "levels, or a term that is not finite after its transformation). Choose na_action='omit' (drop "
-    "incomplete rows) or na_action={column: public constant} (impute), or fix the data. This check "
-    "reads data values, so it runs after the budget is charged and says nothing about which rows or "
-    "columns are affected; the charge stands."
-)
-
 
 @dataclass
 class ModelFrame:
@@ -148,20 +152,23 @@ def check_na_action(na_action):
                 'na_action="impute" needs the public constants: pass a dict such as '
                 'na_action={"x1": 0.0, "y": 10.0} mapping each column to its impute value.'
             )
+        if na_action == "raise":
+            raise InvalidArgumentError(RAISE_REFUSED)
         if na_action not in NA_ACTIONS:
             raise InvalidArgumentError(
-                f'na_action must be "raise", "omit" or a dict of public impute constants; got {na_action!r}.'
+                f'na_action must be "omit" or a dict of public impute constants; got {na_action!r}.'
             )
         return na_action
     if isinstance(na_action, Mapping):
         for key, value in na_action.items():
             if not isinstance(key, str):
                 raise InvalidTypeError(f"na_action keys must be column names; got {key!r}.")
-            if isinstance(value, (int, float, np.number)) and not np.isfinite(value):
-                raise InvalidArgumentError(f"na_action impute value for {key!r} must be finite.")
+            if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) \
+                    and not np.isfinite(value):
+                raise InvalidArgumentError(f"na_action impute value for {key!r} must be finite; got {value!r}.")
         return dict(na_action)
     raise InvalidTypeError(
-        'na_action must be "raise", "omit" or a dict of public impute constants; '
+        'na_action must be "omit" or a dict of public impute constants; '
         f"got {type(na_action).__name__}."
     )
 
@@ -521,7 +528,7 @@ def synthetic_frame(dtypes: pd.Series, levels: dict, rows: int = 4) -> pd.DataFr
     return pd.DataFrame(out)
 
 
-def plan_design(formula, dtypes, n_rows_input, *, na_action="raise", require_response=True, eval_env=None,
+def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_response=True, eval_env=None,
                 response_type="numeric", infer_levels=(), levels_of=None, unknown_hint="") -> DesignPlan:
     """Plan the design from the formula and the public schema; every error here is free.
 
@@ -532,7 +539,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="raise", require_res
         Column name -> dtype (the schema; categories of Categorical dtypes are declared).
     n_rows_input : int
         The input row count (public under replace-one neighbours).
-    na_action : "raise", "omit" or dict
+    na_action : "omit" (default) or dict
     infer_levels : sequence of str
         Columns whose levels may be read from the data (opt-in; the result is then not
         differentially private and the caveats say so).
@@ -677,8 +684,26 @@ def _check_na_dict(na_action, used, dtypes):
         raise InvalidArgumentError(f"na_action names {unknown}, which are not columns of data.")
     for c, value in na_action.items():
         dtype = dtypes[c]
-        if isinstance(dtype, pd.CategoricalDtype) and value not in list(dtype.categories):
-            raise InvalidArgumentError(f"na_action impute value for {c!r} must be one of its declared categories.")
+        kind = column_kind(dtype)
+        if kind == "categorical":
+            if value not in list(dtype.categories):
+                raise InvalidArgumentError(f"na_action impute value for {c!r} must be one of its declared categories "
+                                           f"{list(dtype.categories)}; got {value!r}.")
+        elif kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise InvalidTypeError(f"na_action impute value for the bool column {c!r} must be True or False; "
+                                       f"got {value!r}.")
+        elif kind == "numeric":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+                raise InvalidTypeError(f"na_action impute value for the numeric column {c!r} must be a finite number; "
+                                       f"got {value!r}.")
+        elif kind == "text":
+            if not isinstance(value, str):
+                raise InvalidTypeError(f"na_action impute value for the text column {c!r} must be a string (one of "
+                                       f"its declared levels); got {value!r}.")
+        else:
+            raise InvalidArgumentError(f"na_action cannot impute the {kind} column {c!r}; convert it to numbers "
+                                       "with a public origin first.")
 
 
 def _plan_binary_response(parsed, dtypes, kinds, level_casts):
@@ -725,8 +750,8 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
 
     Applies the total rules of the module docstring: imputes declared constants, maps
     values outside declared levels to missing, drops incomplete rows under
-    ``na_action="omit"`` and raises :class:`DataContentError` (call after the charge) for
-    any other incomplete row.  ``y`` is -1 / +1 for a binary response.  With
+    always (after imputing the declared constants of a dict ``na_action``), and treats a
+    numeric binary response outside {0, 1} as incomplete.  Never raises on the values.  ``y`` is -1 / +1 for a binary response.  With
     ``with_rows=True`` also returns the positions of the kept rows.
     """
     kept = np.arange(len(pdf))
@@ -741,8 +766,6 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     incomplete = (np.zeros(len(pdf), dtype=bool) if plain or not used
                   else pdf.isna().any(axis=1).to_numpy())
     if incomplete.any():
-        if plan.na_action != "omit":
-            raise DataContentError(INCOMPLETE_MESSAGE)
         pdf = pdf.loc[~incomplete]
         kept = kept[~incomplete]
     X, y = _evaluate(pdf if plain else _numpy_dtypes(pdf), plan)
@@ -750,8 +773,6 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     if y is not None:
         bad |= ~np.isfinite(y)
     if bad.any():
-        if plan.na_action != "omit":
-            raise DataContentError(INCOMPLETE_MESSAGE)
         X, y = X[~bad], (None if y is None else y[~bad])
         kept = kept[~bad]
     if with_rows:
@@ -832,17 +853,35 @@ def _evaluate(pdf, plan):
         return X, y
     y_info, x_info = plan.infos()
     infos = [x_info] if y_info is None else [y_info, x_info]
+    X, y_built = _build_rows(infos, pdf, plan)
+    if y_info is not None:
+        y = y_built
+    return X, y
+
+
+def _build_rows(infos, pdf, plan):
+    """patsy's design matrices for the rows of ``pdf``; a row whose evaluation fails gives NaN.
+
+    The columns are prepared so that patsy should not fail on a value (levels cast, missing
+    rows dropped), but if it does, the failing rows are found by halving the block and
+    become incomplete rows (omitted by the caller): the rule stays total, and patsy's
+    message, which would quote a value, is never shown.
+    """
     try:
         with np.errstate(all="ignore"):
             mats = patsy.build_design_matrices(infos, pdf, NA_action=_NO_NA, return_type="matrix")
-    except patsy.PatsyError:
-        # patsy's message would quote a data value.
-        raise DataContentError(INCOMPLETE_MESSAGE) from None
+    except Exception:  # noqa: BLE001 - any failure on values becomes incomplete rows
+        if len(pdf) <= 1:
+            X = np.full((len(pdf), plan.p), np.nan)
+            return X, np.full(len(pdf), np.nan)
+        half = len(pdf) // 2
+        Xa, ya = _build_rows(infos, pdf.iloc[:half], plan)
+        Xb, yb = _build_rows(infos, pdf.iloc[half:], plan)
+        return np.vstack([Xa, Xb]), np.concatenate([ya, yb])
     X = np.asarray(mats[-1], dtype=np.float64)
     if plan.intercept:
         X = X[:, 1:]
-    if y_info is not None:
-        y = np.asarray(mats[0], dtype=np.float64)[:, 0]
+    y = np.asarray(mats[0], dtype=np.float64)[:, 0] if len(infos) == 2 else np.full(len(pdf), np.nan)
     return X, y
 
 
@@ -850,13 +889,8 @@ def _code_binary(col, plan):
     negative, positive = plan.response_levels
     if plan.response_levels == (0, 1):
         values = col.to_numpy(dtype=np.float64)
-        if not np.all((values == 0) | (values == 1)):
-            raise DataContentError(
-                f"the numeric response {plan.response!r} is not coded 0/1 (the hinge loss needs values in "
-                "{0, 1}, a bool, or a two-level categorical). Recode it with a public threshold, e.g. "
-                "data['y01'] = data['y'] > c. This check reads data values, so it runs after the budget is "
-                "charged; the charge stands.")
-        return np.where(values == 1, 1.0, -1.0)
+        # a value other than 0 or 1 makes its row incomplete (omitted), never an error
+        return np.where(values == 1, 1.0, np.where(values == 0, -1.0, np.nan))
     values = col.to_numpy()
     return np.where(values == positive, 1.0, -1.0)
 
@@ -868,10 +902,10 @@ def materialise(plan: DesignPlan, frame: pd.DataFrame) -> ModelFrame:
                       response=plan.response, intercept=plan.intercept, n_rows_input=plan.n_rows_input,
                       caveats=list(plan.caveats), categorical_terms=list(plan.categorical_terms),
                       response_levels=plan.response_levels,
-                      kept_rows=kept if plan.na_action == "omit" else None)
+                      kept_rows=kept)
 
 
-def plan_pandas_design(formula, data, *, na_action="raise", require_response=True, eval_env=None,
+def plan_pandas_design(formula, data, *, na_action="omit", require_response=True, eval_env=None,
                        response_type="numeric", infer_levels=()):
     """(plan, frame) for a pandas DataFrame: the schema is its dtypes and row count."""
     if not isinstance(formula, str):
@@ -887,13 +921,13 @@ def plan_pandas_design(formula, data, *, na_action="raise", require_response=Tru
     return plan, frame
 
 
-def build_model_frame(formula, data, *, na_action="raise", require_response=True, eval_env=None,
+def build_model_frame(formula, data, *, na_action="omit", require_response=True, eval_env=None,
                       response_type="numeric", infer_levels=()) -> ModelFrame:
     """Plan and evaluate ``formula`` on ``data`` in one step (no budget is involved here).
 
     ``dp_select`` runs the two stages separately, with the charge between them; this
     convenience is for direct use and tests.  Raises FormulaError, StatefulTransformError,
-    DataError (schema) and DataContentError (values).
+    DataError (schema); data values never raise (the total rules of the module docstring).
     """
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(1)

@@ -128,10 +128,34 @@ class SelectionResult:
         self.intercept = intercept
         self._public_call = public_call
         self._released_extras = dict(released_extras)
-        # What fit.estimate() needs to refit on the same data (data, formula, design plan, ranges):
-        # private, never released.  ``estimates`` is set by dp_select(..., estimate=share).
+        # What fit.estimate() needs to refit on the same data (data, formula, design plan, ranges,
+        # the selection's accountant): private, never released, never pickled (__getstate__).
+        # ``estimates`` is set by dp_select(..., estimate=share).
         self._refit = _refit
         self.estimates = None
+
+    @property
+    def holds_data(self) -> bool:
+        """Whether this result still holds the data of its selection (for :meth:`estimate`)."""
+        return bool(self._refit) and self._refit.get("data") is not None
+
+    def drop_data(self):
+        """Forget the data of the selection (kept only so that :meth:`estimate` can refit it).
+
+        Afterwards ``estimate(..., data=...)`` needs the same data set again (checked against the
+        selection's schema).  Pickling drops the data too.  Returns ``self``.
+        """
+        if self._refit:
+            self._refit = _without_data(self._refit)
+        return self
+
+    def __getstate__(self):
+        # The data stays with the curator's process: a pickled result (saved, sent to a
+        # colleague) carries no raw rows.
+        state = dict(self.__dict__)
+        if state.get("_refit"):
+            state["_refit"] = _without_data(state["_refit"])
+        return state
 
     @property
     def epsilon_spent(self) -> float:
@@ -167,11 +191,15 @@ class SelectionResult:
         return out
 
     def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
-                 level=0.95, bootstrap=1000, radius=None):
+                 level=0.95, bootstrap=1000, radius=None, data=None):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
         Refits the selected terms (and the intercept) on the same data, formula and ranges,
-        with its own budget ``epsilon`` (charged to ``accountant`` if given):
+        with its own budget ``epsilon``, charged to ``accountant`` if given, else to the
+        accountant of the selection (``dp_select(..., accountant=...)``), so that follow-up
+        queries on the kept data draw on the same budget and are refused, before anything is
+        read, once it is spent.  ``data``: only after the result lost its data (pickled, or
+        :meth:`drop_data`); the same data set again, checked against the selection's schema.
 
         * ``method="adassp"`` (default, least-squares selections): AdaSSP
           (``help(dpstats.estimation.adassp)``), Laplace noise and pure epsilon-DP for
@@ -203,7 +231,7 @@ class SelectionResult:
 
         return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
                                         random_state=random_state, accountant=accountant, level=level,
-                                        bootstrap=bootstrap, radius=radius)
+                                        bootstrap=bootstrap, radius=radius, data=data)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)
@@ -325,6 +353,10 @@ class SelectionResult:
                   for k, v in c.items() if not isinstance(v, (dict,)) and k not in ("top_supports", "conditions")]
         if isinstance(c.get("certificate"), dict):  # how the solver certified its answer (data-dependent)
             simple.append(["certificate", str(c["certificate"].get("path", ""))])
+        if isinstance(c.get("share_clipped"), dict):  # values outside their public range, most clipped first
+            clipped = sorted(((v, t) for t, v in c["share_clipped"].items() if v > 0), reverse=True)
+            shown = ", ".join(f"{t} {_fmt(v)}" for v, t in clipped[:8]) + (" ..." if len(clipped) > 8 else "")
+            simple.append(["share clipped", shown or "none"])
         lines.append(tabulate(simple, tablefmt="plain", disable_numparse=True))
         if c.get("top_supports"):
             rows = [[i + 1, ", ".join(r["support"]), _fmt(r["objective"]), _fmt(r["probability"])]
@@ -373,3 +405,15 @@ class SelectionResult:
 
     def _repr_html_(self):
         return self.summary().as_html()
+
+
+def _without_data(refit):
+    """The refit context without the data (and, on Dask, without the lazy frame, whose graph may
+    hold the rows); what remains is public: the formula, the design planned from the schema,
+    the ranges and the accountant."""
+    out = dict(refit)
+    out["data"] = None
+    plan = out.get("plan")
+    if getattr(plan, "is_dask", False):
+        out["plan"], out["dask"] = plan.plan, True
+    return out

@@ -42,6 +42,10 @@ ROW_FUNCTIONS = frozenset({
     "floor", "ceil", "trunc", "rint", "clip", "minimum", "maximum", "fmin", "fmax", "where", "isnan",
     "logical_and", "logical_or", "logical_not", "hypot",
 })
+#: Inputs of the allowed functions that are not ufuncs (ufuncs declare theirs as ``nin``).
+_POSITIONAL = {"clip": 3, "where": 3}
+#: The only keywords an allowed numpy function may take, and only as literals.
+_LITERAL_KEYWORDS = frozenset({"dtype", "casting"})
 #: numpy constants that may appear as ``np.pi`` or ``np.e``.
 NUMPY_CONSTANTS = frozenset({"pi", "e"})
 #: patsy's contrast codings (builtins of its formula namespace).
@@ -157,11 +161,14 @@ class _Checker:
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in _NUMPY_NAMES:
             if func.attr not in ROW_FUNCTIONS:
                 self.refuse(f"the function {ast.unparse(func)!r} (not an element-wise function)")
+            self._check_numpy_signature(node, func.attr)
             return self._visit_arguments(node)
         if not isinstance(func, ast.Name):
             self.refuse(f"the call {ast.unparse(node)!r}")
         name = func.id
         if name == "I" or name == "abs":
+            if node.keywords or len(node.args) != 1:
+                self.refuse(f"{ast.unparse(node)!r} ({name}() takes one argument and no keywords)")
             return self._visit_arguments(node)
         if name == "Q":
             if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
@@ -173,6 +180,22 @@ class _Checker:
         if name in ("log", "sqrt", "exp", "log10", "log2", "log1p", "expm1"):
             self.refuse(f"the R function {name}()", f"Write np.{name}(...) in a Python formula.")
         self.refuse(f"the function {name!r}")
+
+    def _check_numpy_signature(self, node, name):
+        # A ufunc's extra positional argument is its output buffer, and ``out=`` / ``where=``
+        # make the term numpy's uninitialised memory or another column written in place:
+        # only the inputs, and a literal ``dtype`` or ``casting``, may be given.
+        most = _POSITIONAL.get(name) or getattr(np, name).nin
+        if len(node.args) > most or any(isinstance(a, ast.Starred) for a in node.args):
+            self.refuse(f"{ast.unparse(node)!r} (np.{name} takes {most} input{'s' if most > 1 else ''} here; a "
+                        "further positional argument would be its output buffer)")
+        for kw in node.keywords:
+            if kw.arg not in _LITERAL_KEYWORDS:
+                shown = "**" if kw.arg is None else f"{kw.arg}="
+                self.refuse(f"the keyword {shown} of np.{name}",
+                            "Only a literal dtype= or casting= may be given: out= and where= would make the term "
+                            "an uninitialised or shared buffer.")
+            self.visit_literal(kw.value)
 
     def _visit_arguments(self, node):
         for arg in node.args:

@@ -32,3 +32,27 @@ def toeplitz_regression(n, p, seed=0, rho=0.5):
 @pytest.fixture
 def small_data():
     return make_regression()
+
+
+#: The smallest valid call of each built-in method; a method registered later inherits
+#: a call built from its declared size argument and bounds use.
+BASE = {
+    "exponential": {"s": 2},
+    "top_r": {"s": 2, "R": 5},
+    "mistakes": {"s": 2},
+    "mcmc": {"s": 2, "n_iter": 200, "tv_chains": 0},
+    "dp_sis": {"k": 2},
+    "kendall": {"k": 2},
+    "samp_agg": {"k": 2},
+    "dpvote": {"k": 2, "machines": 4},
+}
+
+
+def base_call(name):
+    from dpstats.methods import get_method
+
+    meth = get_method(name)
+    call = dict(BASE.get(name, {meth.size_argument: 2}))
+    if meth.needs_bounds:
+        call["bounds"] = (3, 3)
+    return call

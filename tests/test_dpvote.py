@@ -326,14 +326,14 @@ def test_omit_neighbours_machines_thresholds_and_ledger_from_input_rows(monkeypa
         releases.append(fit.release())
         seen.append([c[1] for c in calls])
         assert fit.ledger.entries[0].details["machines"] == 6
-        assert fit.ledger.entries[0].details["machines from"] == dv.MACHINES_FROM["iid"]
+        assert fit.ledger.entries[0].details["machines from"] == dv.MACHINES_FROM["split"]
     assert_release_equivalent(*releases)
     # Six machines, and the local thresholds' N is the input row count (121), never the
     # complete rows (120 or 119).
     assert seen == [[121] * 6, [121] * 6]
 
 
-def test_omit_iid_machines_a_row_that_drops_out_changes_one_machine():
+def test_omitted_row_leaves_its_machine_and_moves_no_other_row():
     keep = np.setdiff1d(np.arange(50), [3])
     keep2 = np.setdiff1d(keep, [20])
 
@@ -343,11 +343,14 @@ def test_omit_iid_machines_a_row_that_drops_out_changes_one_machine():
         return [set(rows[g].tolist()) for g in groups], how
 
     (a, how), (b, _) = machines_of(keep, True), machines_of(keep2, True)
-    assert how == "iid"
+    assert how == "split"
     changed = [i for i in range(5) if a[i] != b[i]]
     assert len(changed) == 1 and a[changed[0]] - b[changed[0]] == {20}
+    # machines of the input rows: sizes 10 each before omission
+    assert sorted(len(g) for g in a) == [9, 10, 10, 10, 10]
+    # an equal split of the *kept* rows would move rows between machines (why it is not used)
     (sa, how), (sb, _) = machines_of(keep, False), machines_of(keep2, False)
-    assert how == "split" and sum(x != z for x, z in zip(sa, sb)) > 1  # why the split is not used
+    assert how == "split" and sum(x != z for x, z in zip(sa, sb)) > 1
 
 
 def test_machine_labels_with_omit_are_public_assignments_of_input_rows(monkeypatch):

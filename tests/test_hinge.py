@@ -20,7 +20,7 @@ from dpstats import Accountant, dp_select
 from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost, slack_split
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
 from dpstats.datasets import dataset_bounds, load_dataset
-from dpstats.errors import DataContentError, DataError, InvalidArgumentError, PrivacyLeakWarning
+from dpstats.errors import DataError, InvalidArgumentError, PrivacyLeakWarning
 from dpstats.formula import build_model_frame
 from dpstats.mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from dpstats.privacy.randomness import RandomSource
@@ -331,15 +331,17 @@ def test_binary_string_response_is_refused_unless_opted_in():
     # schema: refused before the charge
     (["a", "b", "c", "a"], DataError, "infer_levels"),
     (pd.Categorical(["a", "b", "a", "b"], categories=["a", "b", "c"]), DataError, "exactly two"),
-    # values: DataContentError (dp_select raises it only after the charge)
-    ([0, 1, 2, 1], DataContentError, "not coded 0/1"),
-    ([0.5, 1.0, 0.0, 1.0], DataContentError, "not coded 0/1"),
 ])
 def test_binary_response_errors(y, error, match):
-    with pytest.raises(error, match=match) as info:
+    with pytest.raises(error, match=match):
         build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
-    if error is DataError:
-        assert not isinstance(info.value, DataContentError)
+
+
+@pytest.mark.parametrize("y, kept", [([0, 1, 2, 1], [0, 1, 3]), ([0.5, 1.0, 0.0, 1.0], [1, 2, 3])])
+def test_numeric_binary_response_outside_0_1_makes_its_row_incomplete(y, kept):
+    # values: never an error (it would release them); the row is omitted
+    mf = build_model_frame("y ~ x1 + x2", _frame(y), response_type="binary")
+    assert mf.kept_rows.tolist() == kept and set(mf.y.tolist()) <= {-1.0, 1.0}
 
 
 @pytest.mark.parametrize("y", [[1, 1, 1, 1], [True, True, True, True]])
@@ -486,10 +488,11 @@ def test_dp_select_squared_loss_unchanged_and_bad_hinge_response():
     assert res.ledger.entries[0].details["loss"] == "least squares"
     bad = df.assign(had_affair=df["rate_marriage"])
     acc = Accountant(epsilon=5)
-    with pytest.raises(DataContentError, match="not coded 0/1"):
-        dp_select("had_affair ~ .", bad, method="exponential", epsilon=1.0, s=2, bounds=bounds, loss="hinge",
-                  accountant=acc)
-    assert acc.remaining()[0] == pytest.approx(4)  # values were read: the charge stands
+    fit = dp_select("had_affair ~ .", bad, method="exponential", epsilon=1.0, s=2, bounds=bounds, loss="hinge",
+                    accountant=acc, random_state=0)
+    assert acc.remaining()[0] == pytest.approx(4)  # a release, charged exactly
+    # only the rows whose response is 0 or 1 are used
+    assert fit.curator["rows_complete"] == int(bad["had_affair"].isin([0, 1]).sum())
 
 
 # ---------------------------------------------------------------------------- simulate

@@ -106,10 +106,11 @@ except dpstats.StatefulTransformError as err:
 
 # %% [markdown]
 # ## Missing values and categorical terms
-# The Hitters data has 59 missing salaries.  dpstats refuses missing values unless told
-# what to do; `na_action="omit"` drops the incomplete rows and says so in a caveat.  The
-# number of complete rows is private, so block counts and splits then come from the input
-# row count (the caveat says that too).  Its categorical columns are loaded with declared
+# The Hitters data has 59 missing salaries.  Like R's `na.omit`, dpstats drops incomplete
+# rows (`na_action="omit"`, the default; a dict imputes public constants instead).  It never
+# raises on missing values: an error on the data's values would release them.  The number
+# of complete rows is private (it is in the curator report only), so block counts and
+# splits come from the input row count.  Its categorical columns are loaded with declared
 # levels, so no level is inferred from the data.
 
 # %%

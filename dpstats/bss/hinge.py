@@ -303,6 +303,9 @@ def constant_classifier_diagnostic(objective, support, coef=None) -> dict:
     Everything here is a function of the data: curator only, never part of a release.
     """
     support = np.asarray(support, dtype=np.int64)
+    if objective.y.size == 0:  # no complete row: nothing to classify
+        return {"training_misclassification_rate": math.nan, "majority_class_rate": math.nan,
+                "constant_classifier": False, "message": None}
     if coef is None:
         coef = objective.solve(support).coef
     scores = objective.X[:, support] @ np.asarray(coef, dtype=np.float64)

@@ -244,7 +244,8 @@ def augmented_rows(X, y) -> np.ndarray:
     """V = [1, X, y] (n x m) of the mapped rows."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    return np.hstack([np.ones((n, 1)), X.reshape(n, -1), np.asarray(y, dtype=np.float64).reshape(n, 1)])
+    X = X if X.ndim == 2 else X.reshape(n, -1)  # (0, k) stays (0, k): zero complete rows are data too
+    return np.hstack([np.ones((n, 1)), X, np.asarray(y, dtype=np.float64).reshape(n, 1)])
 
 
 def augmented_gram(X, y) -> np.ndarray:

@@ -104,7 +104,7 @@ class EstimateShare:
     def attach(self, fit, rng):
         """Run the estimate on the selection (already paid for) and record it on ``fit``."""
         est = estimate_after_selection(fit, epsilon=self.estimate_epsilon, delta=0.0, method=self.method,
-                                       random_state=rng)
+                                       random_state=rng, prepaid=True)
         for entry in est.ledger.entries:
             fit.ledger.add(entry)
         fit.estimates = est

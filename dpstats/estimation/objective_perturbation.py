@@ -219,7 +219,8 @@ def calibrate(loss, epsilon, d, radius=None) -> PerturbationSpec:
         return PerturbationSpec(loss, epsilon, d, radius, zeta, dg, lam, math.inf, math.inf, 0.0, 0.0)
     eps_j = JACOBIAN_SHARE * epsilon
     eps_b = epsilon - eps_j
-    ridge = lam / math.expm1(eps_j)
+    # lam / (e^eps_j - 1), written so that it never overflows (e^eps_j is inf past eps_j ~ 709)
+    ridge = lam * math.exp(-eps_j) / -math.expm1(-eps_j)
     return PerturbationSpec(loss, epsilon, d, radius, zeta, dg, lam, eps_b, eps_j, ridge, dg / eps_b)
 
 

@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..privacy.accountant import Accountant
@@ -443,7 +444,7 @@ ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstima
 METHODS = tuple(ESTIMATORS)
 
 
-def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, accountant, level, draws, options):
+def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, accountant, level, draws, options, data=None):
     """Stage 1: everything public; returns the checked :class:`Request`."""
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta, epsilon)
@@ -459,6 +460,7 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
         raise InvalidArgumentError(
             "this result does not carry what a refit needs (the data, formula and design of its selection); "
             "estimate() works on the result of dpstats.dp_select.")
+    ctx = _with_data(ctx, data)
     plan = ctx["plan"]
     if plan.response is None:
         raise InvalidArgumentError("estimate() needs a formula with a response (y ~ ...); this selection's formula "
@@ -492,15 +494,19 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
 
 
 def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None,
-                             accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS, radius=None
-                             ) -> EstimateResult:
+                             accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS, radius=None, data=None,
+                             prepaid=False) -> EstimateResult:
     """Private coefficients, intervals and predictions for the terms ``fit`` selected.
 
     See :meth:`dpstats.results.SelectionResult.estimate` and the module docstring.
+    ``accountant=None`` charges the selection's accountant, if it had one; ``prepaid`` is
+    for ``dp_select(..., estimate=share)``, whose single charge covered the estimate.
     """
     req = _public_checks(fit, epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state,
-                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius})
-    if accountant is not None:  # checks the budget and the relation first; refuses without charging
+                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius}, data=data)
+    if accountant is None and not prepaid:
+        accountant = req.ctx.get("accountant")
+    if accountant is not None and not prepaid:  # checks the budget and the relation first; refuses without charging
         accountant.charge(req.epsilon, req.delta, label=f"estimate(method={method!r}) after "
                           f"dp_select(method={fit.method!r})", neighbours=req.relation, method=method,
                           formula=req.formula)
@@ -510,3 +516,49 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
 
 def _show(x):
     return "inf" if math.isinf(x) else f"{x:g}"
+
+
+def _with_data(ctx, data):
+    """The refit context with its data: the kept data, or ``data`` checked against the selection's
+    public schema (the used columns and their kinds, declared levels, the input row count)
+    when the result no longer holds it (pickled, or ``drop_data()``).  Public checks only."""
+    if ctx.get("data") is not None:
+        if data is not None:
+            raise InvalidArgumentError("this result still holds the data of its selection; leave data= out (it is "
+                                       "only for a result that was pickled or had drop_data() called).")
+        return ctx
+    if data is None:
+        raise InvalidArgumentError(
+            "this result no longer holds the data of its selection (it was pickled, or drop_data() was called): "
+            "pass data=, the same data set the selection used (it is checked against the selection's schema).")
+    from ..dask_engine import build_dask_model_frame, is_dask_dataframe
+    from ..formula import _validate_data, column_kind
+
+    plan = ctx["plan"]
+    if ctx.get("dask"):
+        if not is_dask_dataframe(data):
+            raise InvalidTypeError("this selection ran on a Dask DataFrame: pass the same Dask DataFrame as data=.")
+        rebuilt = build_dask_model_frame(ctx["formula"], data, na_action=plan.na_action,
+                                         require_response=plan.response is not None)
+        if list(rebuilt.terms) != list(plan.terms) or rebuilt.n_rows_input != plan.n_rows_input:
+            raise InvalidArgumentError("data= does not match the selection's schema (its terms or input row count "
+                                       "differ): pass the data set the selection used.")
+        return {**ctx, "data": data, "plan": rebuilt}
+    frame = _validate_data(data)
+    missing = [c for c in plan.used if c not in frame.columns]
+    if missing:
+        raise InvalidArgumentError(f"data= lacks the columns {missing} that the selection's formula uses: pass the "
+                                   "data set the selection used.")
+    if frame.shape[0] != plan.n_rows_input:
+        raise InvalidArgumentError("data= has another number of rows than the selection's input: pass the data set "
+                                   "the selection used.")
+    if plan.used_dtypes is not None:
+        for c in plan.used:
+            want, got = plan.used_dtypes[c], frame.dtypes[c]
+            same = column_kind(want) == column_kind(got)
+            if same and isinstance(want, pd.CategoricalDtype):
+                same = list(want.categories) == list(got.categories)
+            if not same:
+                raise InvalidArgumentError(f"data= column {c!r} has dtype {got} where the selection's had {want}: "
+                                           "pass the data set the selection used.")
+    return {**ctx, "data": frame}

@@ -131,6 +131,14 @@ class EstimateResult:
         self._public_call = public_call
         self._rows_public = rows_public
 
+    def __getstate__(self):
+        # A design planned on a Dask frame holds the lazy frame, whose graph may hold rows:
+        # a pickled result keeps only the plan made from the schema (predict needs no more).
+        state = dict(self.__dict__)
+        if getattr(state.get("_plan"), "is_dask", False):
+            state["_plan"] = state["_plan"].plan
+        return state
+
     # statsmodels' name
     @property
     def params(self) -> pd.Series:

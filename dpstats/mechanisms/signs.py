@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..bss.objective import RidgeBallObjective, SufficientStats
+from .partition import split_rows
 
 SIGN_VALUES = np.array([-1, 0, 1])
 SIGNS_SHARE = 0.10
@@ -39,7 +40,7 @@ def _block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
         else:
             labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
         return [np.flatnonzero(labels == b) for b in range(blocks)]
-    return np.array_split(rng.permutation(n), blocks)
+    return split_rows(n, blocks, rng, kept_rows, n_input)
 
 
 def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split", n_ridge=None,
@@ -53,8 +54,9 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
     add/remove neighbours, where n is private).  A block's ridge is ``ridge`` times its
     share of ``n_ridge`` rows (default: the design's rows); pass the input row count when
     rows may have been dropped, so that one record leaving changes no other block's ridge.
-    ``kept_rows`` (with ``"iid"``): the input-row positions of the design's rows; labels
-    are then drawn for all ``n_ridge`` input rows.  ``intercept``: ``columns[0]`` is the
+    ``kept_rows``: the input-row positions of the design's rows (rows dropped by
+    ``na_action``); labels, or the permutation of ``"split"``, are then drawn for all
+    ``n_ridge`` input rows (:mod:`dpstats.mechanisms.partition`).  ``intercept``: ``columns[0]`` is the
     intercept column, profiled out of each block's fit as in the selection objective
     (unpenalised, outside the ball).
     """

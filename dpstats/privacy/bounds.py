@@ -349,12 +349,33 @@ def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()
                               epsilon_share=epsilon_share, rng=rng, counts_of=counts_of,
                               categorical_terms=categorical_terms, intercept=model_frame.intercept)
     ranges = resolved.ranges
-    curator = _auto_bounds_report(X, y if has_y else None, ranges, categorical_terms) if bounds == "auto" else {}
+    curator = (_auto_bounds_report(X, y if has_y else None, ranges, categorical_terms) if bounds == "auto"
+               else _clipped_report(X, y if has_y else None, ranges, categorical_terms))
     in_place = in_place and isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.writeable
     return ClippedData(ranges.map_design(X, in_place=in_place), y if binary else ranges.map_response(y), 1.0,
                        None if binary or y is None else 1.0, model_frame.intercept, entries=resolved.entries,
                        public_bounds=resolved.public_bounds, response_levels=tuple(levels) if binary else None,
                        ranges=ranges, curator=curator)
+
+
+def _clipped_report(X, y, ranges, categorical_terms):
+    """Curator-only: the share of each numeric term's (and the response's) values outside its
+    public range, computed a block of columns at a time (no n x p temporary)."""
+    if X.shape[0] == 0:
+        return {"share_clipped": {}}
+    skip = set(categorical_terms)
+    cols = [j for j, t in enumerate(ranges.terms) if t not in skip]
+    share = {}
+    step = max(1, (1 << 22) // max(X.shape[0], 1))
+    for start in range(0, len(cols), step):
+        block = cols[start:start + step]
+        values = X[:, block]
+        out = (values < ranges.lower[block]) | (values > ranges.upper[block])
+        for j, f in zip(block, out.mean(axis=0)):
+            share[ranges.terms[j]] = float(f)
+    if y is not None:
+        share[ranges.response] = float(np.mean((y < ranges.response_lower) | (y > ranges.response_upper)))
+    return {"share_clipped": share}
 
 
 def _auto_bounds_report(X, y, ranges, categorical_terms):

@@ -103,6 +103,8 @@ def sis_scores(X, y, center=None, x_centres=None, y_centre=0.0):
     """|X' y| after the chosen centring (see module docstring); X (n, d), y (n,)."""
     if center == "data":
         n = X.shape[0]
+        if n == 0:  # no complete row: every score is 0 and the mechanism samples uniformly
+            return np.zeros(X.shape[1])
         return np.abs(X.T @ y - X.sum(axis=0) * (y.sum() / n))
     if x_centres is not None:
         yc = y - y_centre

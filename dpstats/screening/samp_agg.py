@@ -58,6 +58,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
+from ..mechanisms.partition import split_rows
 from ..method_options import Custom, Integer
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -67,7 +68,7 @@ AUTO_ALPHA_FRACTION = 0.1
 VOTE_SENSITIVITY = 1.0
 #: How rows go to blocks, as the ledger shows it (public: decided by na_action alone).
 ASSIGNMENT_TEXT = {
-    "split": "random permutation cut into equal parts",
+    "split": "random permutation of the input rows cut into equal parts (an omitted row leaves its block)",
     "iid": "i.i.d. uniform block label per row (rows may be omitted; blocks from the input row count)",
 }
 
@@ -98,8 +99,9 @@ def block_alpha(Xb, yb, alpha):
 def block_rows(n, blocks, rng, assignment="split", n_labels=None, rows=None):
     """The rows of each block: a list of ``blocks`` index arrays covering ``range(n)``.
 
-    ``assignment="split"`` cuts a uniformly random permutation into equal parts (sizes
-    differ by at most one).  ``"iid"`` gives every input row an i.i.d. uniform label in
+    ``assignment="split"`` cuts a uniformly random permutation of the ``n_labels`` input
+    rows into equal parts (sizes differ by at most one); with ``rows`` each row stays in
+    the block of its input position (:mod:`dpstats.mechanisms.partition`).  ``"iid"`` gives every input row an i.i.d. uniform label in
     ``range(blocks)``: ``n_labels`` labels are drawn (the public input row count, so the
     number of draws does not depend on how many rows are complete) and row t of the data
     gets the label of input row ``rows[t]`` (the positions of the complete rows among the
@@ -108,7 +110,7 @@ def block_rows(n, blocks, rng, assignment="split", n_labels=None, rows=None):
     (with ``rows``: for the same draws; without: in distribution).
     """
     if assignment == "split":
-        return np.array_split(rng.permutation(n), blocks)
+        return split_rows(n, blocks, rng, rows, n_labels)
     if assignment != "iid":
         raise ValueError(f"assignment must be 'split' or 'iid'; got {assignment!r}")
     n_labels = n if n_labels is None else int(n_labels)
@@ -225,7 +227,7 @@ def run(task) -> MethodOutcome:
     # rows may have been dropped (na_action="omit"), never the number of complete rows.
     n_input = task.n_input if task.n_input is not None else data.X.shape[0]
     blocks = task.options["blocks"] or default_blocks(n_input)
-    assignment = "iid" if task.rows_may_drop else "split"
+    assignment = "split"  # over the input rows; a dropped row leaves only its own block
     progress = Progress("samp_agg: Lasso fits", blocks, "blocks", enabled=task.verbose, start=task.deadline.start)
 
     def on_block(b):

@@ -71,6 +71,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..errors import DataError, InvalidArgumentError, InvalidTypeError
+from ..mechanisms.partition import split_rows
 from ..method_options import Choice, Custom, Integer, Real
 from ..methods import MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
@@ -384,8 +385,7 @@ def _dask_empty_partition_check(frame):
 
 #: How rows reach machines, as the ledger shows it (public: decided by the options and na_action).
 MACHINES_FROM = {
-    "split": "random assignment of rows to machines",
-    "iid": "i.i.d. uniform machine label per row (rows may be omitted; machines from the input rows)",
+    "split": "random assignment of the input rows to machines (an omitted row leaves its machine)",
     "labels": "machine labels given by the caller",
     "labels_omit": "machine labels given by the caller (an omitted row leaves its machine)",
 }
@@ -394,20 +394,17 @@ MACHINES_FROM = {
 def _machine_groups(n, machines, rng, *, rows_may_drop=False, n_input=None, kept_rows=None):
     """Row indices (into the design's n rows) of each machine, and how they were formed.
 
-    ``machines`` is an int m or the 0-based label codes of the *input* rows.  With
-    ``rows_may_drop`` (na_action="omit") an int m gives i.i.d. uniform labels: ``n_input``
-    are drawn (the number of draws is public) and the design's row t takes the label of
-    input row ``kept_rows[t]`` (the first n labels when ``kept_rows`` is None: the labels
-    are still i.i.d.).  Caller's labels are restricted to the kept input rows.
+    ``machines`` is an int m or the 0-based label codes of the *input* rows.  An int m
+    splits a random permutation of the ``n_input`` input rows (public) into m equal
+    machines, and with ``rows_may_drop`` the design's row t stays on the machine of input
+    row ``kept_rows[t]`` (:mod:`dpstats.mechanisms.partition`).  Caller's labels are
+    restricted to the kept input rows.
     """
     n_input = n if n_input is None else int(n_input)
     if isinstance(machines, int):
-        if not rows_may_drop:
-            # Uniformly random assignment, equal sizes up to one.
-            return np.array_split(rng.permutation(n), machines), "split"
-        labels = rng.integers(machines, size=n_input)
-        labels = labels[np.asarray(kept_rows, dtype=np.int64)] if kept_rows is not None else labels[:n]
-        return [np.flatnonzero(labels == g) for g in range(machines)], "iid"
+        # Uniformly random assignment of the input rows, equal sizes up to one; a kept row
+        # stays on its input position's machine (mechanisms.partition).
+        return split_rows(n, machines, rng, kept_rows if rows_may_drop else None, n_input), "split"
     m = int(machines.max()) + 1  # machines named by the caller (public), even if one loses every row
     codes = machines
     if kept_rows is not None:
