@@ -34,7 +34,8 @@ from .deadline import Deadline, check_time_limit, public_failure
 from .errors import InvalidArgumentError, InvalidTypeError, SolverError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
-from .mechanisms.signs import SIGNS_SHARE, block_sign_votes, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
+from .bss.sign_votes import block_sign_votes
+from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
 from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds,
@@ -43,22 +44,7 @@ from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
-#: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
-#: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
-#: support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` / ``mistakes`` when
-#: C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary least-squares best
-#: subset.  The engine needs lam > 0 (its outer-approximation cuts have slopes
-#: -(X_j'a)^2 / lam) and certifies several times faster at lam = 0.1 n than at 0.01 n on
-#: the papers' design (benchmarks/README.md, bench_recovery.py --speed).  So the engine
-#: keeps the papers' setting, lam = 0.1 n (100 at
-#: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
-#: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
-#: about a third of its public range: the curator report flags it
-#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  With fewer rows
-#: than terms the engine's default grows to RIDGE_PER_ROW * sqrt(n p)
-#: (:func:`dpstats.bss.top_r.engine_default_ridge`: its bounds need it there).  n is public
-#: under replace-one neighbours, p is the formula's number of terms.
-RIDGE_PER_ROW = 0.1
+from .bss.losses import RIDGE_PER_ROW  # noqa: F401  (public; documented in dpstats.bss.losses)
 
 #: The ledger's caveat for a dict ``na_action`` (public: it depends on the argument only).
 #: Omitting incomplete rows, the default, needs no caveat (as R's ``na.omit``); how many
@@ -147,7 +133,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
     return "dp_select(" + ", ".join(parts) + ")"
 
 
-def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, radius=None, ridge="auto",
+def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bounds=None, radius=None, ridge="auto",
               R=100, random_state=None, accountant=None, signs=True, na_action="omit", verbose=False,
               time_limit=None, infer_levels=(), estimate=None, estimate_method="adassp",
               **method_options) -> SelectionResult:
@@ -175,9 +161,14 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         for selection.  The call spends exactly ``epsilon``: a method with certified
         solver slack (or a retry cap) takes it out of its share and samples with a smaller
         nominal epsilon; the ledger shows the split.
-    s, k : int
+    s, k : int or "auto"
         Subset size (best-subset methods) or number of features (screening methods);
-        either name is accepted where unambiguous.
+        either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
+        ``top_r``, ``mistakes``; squared loss) chooses the size privately with a BIC or
+        Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).
+    s_max : int, optional
+        With ``s="auto"``: the largest size considered (default min(p, 10)).
     bounds : (b_x, b_y), dict or "auto"
         Public clipping bounds (required by methods that clip); see
         :mod:`dpstats.privacy.bounds`.
@@ -254,7 +245,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, bounds=None, ra
         epsilon, accountant = estimate.selection_epsilon, estimate.bundled(accountant)
     deadline = Deadline(check_time_limit(time_limit))
     call = _validate_arguments(
-        method=method, epsilon=epsilon, s=s, k=k, bounds=bounds, radius=radius, ridge=ridge, R=R,
+        method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds, radius=radius, ridge=ridge, R=R,
         random_state=random_state, accountant=accountant, signs=signs, na_action=na_action, verbose=verbose,
         infer_levels=infer_levels, method_options=method_options, data=data)
     call.deadline = deadline
@@ -316,6 +307,8 @@ class _Call:
     context: dict
     response_type: str
     deadline: Deadline = None
+    #: ``s="auto"``: the size settings (:class:`dpstats.bss.model_size.AutoSize`), else None.
+    auto_size: object = None
     bounds_eps: float = 0.0
     sign_eps: float = 0.0
     selection_eps: float = 0.0
@@ -328,10 +321,17 @@ class _Call:
 
 
 def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, random_state, accountant, signs,
-                        na_action, verbose, infer_levels, method_options, data) -> _Call:
+                        na_action, verbose, infer_levels, method_options, data, s_max=None) -> _Call:
     """Stage 1: every argument, from its value alone."""
     meth = get_method(method)
     epsilon = _check_epsilon(epsilon, meth)
+    auto_size = None
+    if "auto" in (s, k) or s_max is not None:
+        from .bss.model_size import AutoSize
+
+        auto_size, method_options = AutoSize.check(meth, "auto" if "auto" in (s, k) else s, s_max, method_options)
+        if auto_size is not None:
+            s, k = 1, None  # the hooks see a public placeholder until p is known (_plan_design)
     size = _check_size(meth, s, k)
     radius = None if radius is None else _check_real("radius", radius, 0.0, allow_zero=False)
     user_ridge = ridge
@@ -376,7 +376,8 @@ def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, rand
     call = _Call(meth=meth, epsilon=epsilon, size=size, bounds=bounds, radius=radius, ridge=ridge,
                  user_ridge=user_ridge, R=R, sign_share=sign_share, na_action=na_action, rng=rng,
                  accountant=accountant, verbose=verbose, infer_levels=infer_levels, options=options,
-                 method_options=dict(method_options), given=given, context=context, response_type=response_type)
+                 method_options=dict(method_options), given=given, context=context, response_type=response_type,
+                 auto_size=auto_size)
     # Stage 2: the cost, from public parameters only.
     call.bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
     call.sign_eps = sign_share * epsilon
@@ -436,6 +437,10 @@ def _plan_design(call, formula, data, eval_env):
             f"{meth.size_argument}={call.size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
         )
     call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
+    if call.auto_size is not None:
+        # s="auto": the hooks see the size with the most supports (public: p and s_max).
+        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options)
+        call.auto_size.check_size(meth, call.options)
     meth.check_size(plan.p, call.size, call.options, call.context)
     meth.check_design(plan, call.size, call.options, call.context)
     if meth.needs_bounds:
@@ -468,7 +473,7 @@ def _charge(call, formula=None):
                                condition=call.meth.charge_condition(call.options),
                                neighbours=call.meth.neighbours, method=call.meth.name,
                                formula=formula if isinstance(formula, str) else None,
-                               size=(call.meth.size_argument, call.size))
+                               size=None if call.auto_size is not None else (call.meth.size_argument, call.size))
 
 
 def _start_ledger(call, plan):
@@ -504,7 +509,7 @@ def _select(call, plan, frame, clipped, ledger):
                          n_input=plan.n_rows_input, rows_may_drop=True,
                          kept_rows=getattr(frame, "kept_rows", None), response=plan.response,
                          deadline=call.deadline)
-    outcome = call.meth.run(task)
+    outcome = call.auto_size.run(call.meth, task) if call.auto_size is not None else call.meth.run(task)
     _add_fit_diagnostics(call, task, outcome)
     _add_conditions(call, task, outcome)
     outcome.curator.update(getattr(clipped, "curator", None) or {})
@@ -526,8 +531,11 @@ def _add_conditions(call, task, outcome):
     """
     from .conditions import condition_rows, warn_privacy_failures
 
-    rows = condition_rows(call.meth.name, outcome.curator, p=len(task.terms), size=call.size,
-                          epsilon=call.selection_eps, options=call.options)
+    if call.auto_size is not None:
+        rows = call.auto_size.condition_rows(outcome.curator, call.selection_eps)
+    else:
+        rows = condition_rows(call.meth.name, outcome.curator, p=len(task.terms), size=call.size,
+                              epsilon=call.selection_eps, options=call.options)
     outcome.curator["conditions"] = rows
     warn_privacy_failures(call.meth.name, rows)
 
@@ -612,6 +620,11 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
         extra["infer_levels"] = list(call.infer_levels)
     public_call = {"formula": formula, "method": meth.name,
                    "epsilon": "inf" if math.isinf(call.epsilon) else call.epsilon, meth.size_argument: call.size}
+    if call.auto_size is not None:
+        public_call[meth.size_argument] = "auto"
+        public_call["size_selection"] = call.auto_size.public_items()
+        extra["s_max"] = call.auto_size.s_max
+        extra.update(call.auto_size.given_options())
     public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
                         "bounds": _public_bounds(call.bounds)})
     public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in uses}
@@ -624,7 +637,8 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
         # The input row count is public under replace-one neighbours (it sets the default ridge,
         # block counts and splits); under add/remove it is private and not shown.
         public_call["n"] = int(plan.n_rows_input)
-    text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument, call.size,
+    text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument,
+                        '"auto"' if call.auto_size is not None else call.size,
                         call.bounds if meth.needs_bounds else None, extra)
     released = dict(outcome.released)
     bounds_used = getattr(clipped, "bounds_used", None)

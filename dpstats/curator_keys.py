@@ -48,6 +48,11 @@ CURATOR_KEYS = {
     "probability_outside_top_r": "top_r: P(a = R + 1), the uniform draw outside the R best supports",
     "probability_of_a": "top_r: P(a = k) for k = 1..min(R, 20), the first entries of the top-R draw",
     "outside_top_r_draws": "top_r: uniform draws used outside the top R (0 when a <= R)",
+    # -- s="auto" (dpstats.bss.model_size)
+    "size_table": "s='auto': per size 1..s_max the best support, its objective, the criterion, BIC and Cp with the "
+                  "public variance, leaps' BIC and the exact probabilities (fit.size_table())",
+    "criterion_choice": "s='auto': the size and support minimising the criterion (the epsilon = inf answer)",
+    "probability_criterion_size": "s='auto': P(the mechanism returns the criterion's size), exact",
     "block_supports": "mistakes: S^(0) = S_1, S^(1), ..., the best support of each mistake block",
     "block_objectives": "mistakes: R(S^(i)) for each block (for a capped block: the best support found, above the cap)",
     "block_scores": "mistakes: the capped scores min(R(S^(i)), R(S^(0)) + K) the mechanism samples with",

@@ -259,7 +259,7 @@ class DaskClippedData:
 
 
 def _partition_sign_vote(pdf, spec, clip, intercept_value, columns, report, ridge, radius, n):
-    from .mechanisms.signs import block_vote
+    from .bss.sign_votes import block_vote
 
     x, y = partition_design(pdf, spec)
     xc, yc = _clip_partition(x, y, clip)

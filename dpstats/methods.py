@@ -234,7 +234,7 @@ class SelectionTask:
         support = np.asarray(support, dtype=np.int64)
         if self._stats is not None or hasattr(self.data, "sufficient_stats"):
             return self.stats, support
-        from .bss.objective import SufficientStats
+        from .sufficient_stats import SufficientStats
 
         X = self.data.X[:, support]
         stats = (SufficientStats.centred_from_arrays(X, self.data.y) if self.data.intercept
@@ -254,7 +254,7 @@ class SelectionTask:
             stats = self.data.sufficient_stats()
             self._stats = stats.profile_intercept() if stats.intercept else stats
         if self._stats is None:
-            from .bss.objective import SufficientStats
+            from .sufficient_stats import SufficientStats
 
             if self.data.intercept:
                 self._stats = SufficientStats.centred_from_arrays(self.data.X, self.data.y)

@@ -45,11 +45,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .errors import DPStatsError, InvalidArgumentError, InvalidTypeError
+from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
+from .errors import InvalidArgumentError, InvalidTypeError
 
-
-class MissingPlotDependencyError(DPStatsError, ImportError):
-    """A plot was asked for and matplotlib is not installed."""
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
 _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
@@ -126,17 +124,6 @@ def _seed_root(random_state):
     return np.random.SeedSequence(int(random_state))
 
 
-def _pyplot():
-    """matplotlib.pyplot, or a dpstats error saying how to install it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise MissingPlotDependencyError(
-            'plots need matplotlib, which is not installed. Install it with: pip install "dpstats[plots]"  '
-            "(or pip install matplotlib).") from exc
-    return plt
-
-
 def _isotonic(values, weights):
     """Pool-adjacent-violators: the non-decreasing fit to ``values`` (weighted least squares)."""
     blocks = []  # [mean, weight, count]
@@ -150,7 +137,7 @@ def _isotonic(values, weights):
 
 
 def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, random_state=None, level=0.95,
-         signs=False, **select_options) -> "Plan":
+         signs=False, s0=None, **select_options) -> "Plan":
     """Predicted probability that ``dp_select`` returns the true support, for a planned design.
 
     Parameters
@@ -160,7 +147,11 @@ def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, rand
         exact per-data-set probabilities; the others an empirical frequency (module docstring).
     n, p, s : int
         Planned rows, candidate terms and true support size (the selection asks for s
-        terms); the design needs 2s - 1 < p (:func:`dpstats.simulate`).
+        terms); the design needs 2s - 1 < p (:func:`dpstats.simulate`).  ``s="auto"`` plans
+        a call that chooses the size privately (``s_max`` and the size options go to
+        ``select_options``); the design's true size is then ``s0``.
+    s0 : int, optional
+        With ``s="auto"``: the true support size of the simulated design.
     epsilon : float
         Budget of the planned call.
     bounds : as in ``dp_select``, default (1, 1)
@@ -196,7 +187,15 @@ def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, rand
                                    "own data and spends no budget.")
     n = _positive_int("n", n, minimum=2)
     p = _positive_int("p", p)
-    s = _positive_int("s", s)
+    select_s = s
+    if isinstance(s, str) and s == "auto":
+        if s0 is None:
+            raise InvalidArgumentError("plan(s='auto') needs s0=, the true support size of the planned design.")
+        s = _positive_int("s0", s0)
+    else:
+        if s0 is not None:
+            raise InvalidArgumentError("s0 applies to plan(s='auto') only; with an integer s the true size is s.")
+        s = select_s = _positive_int("s", s)
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
@@ -205,7 +204,8 @@ def plan(*, method, n, p, s, epsilon, bounds=(1, 1), design=None, reps=100, rand
     level = _probability("level", level)
     design = _check_design(design)
     return Plan(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
-                seed=_seed_root(random_state), level=level, signs=signs, options=dict(select_options))
+                seed=_seed_root(random_state), level=level, signs=signs, options=dict(select_options),
+                select_s=select_s)
 
 
 class Plan:
@@ -222,8 +222,9 @@ class Plan:
         The true support of the planned design.
     """
 
-    def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options):
+    def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        self.select_s = s if select_s is None else select_s
         self.bounds, self.design, self.reps, self.level = bounds, design, reps, level
         self.signs, self.options = signs, options
         self.truth = [f"x{j}" for j in range(1, 2 * s, 2)]
@@ -239,9 +240,13 @@ class Plan:
         if self.method == "exponential":
             return "exact"
         if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.top_r import DEFAULT_MAX_ENUMERATE
+            from .bss.certified import DEFAULT_MAX_ENUMERATE
 
-            count = math.comb(self.p, self.s)
+            if self.select_s == "auto":  # every size scored exactly: the most numerous one decides
+                s_max = self.options.get("s_max") or min(self.p, 10)
+                count = math.comb(self.p, min(s_max, self.p // 2))
+            else:
+                count = math.comb(self.p, self.s)
             if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:
                 return "exact"
         return "empirical"
@@ -254,7 +259,7 @@ class Plan:
         d = self.design
         sim = simulate(n, self.p, self.s, rho=d["rho"], snr=d["snr"], random_state=data_seed,
                        family=d.get("family", "gaussian"), link=d.get("link", "sign"))
-        fit = dp_select("y ~ .", sim.data, method=self.method, epsilon=epsilon, s=self.s, bounds=self.bounds,
+        fit = dp_select("y ~ .", sim.data, method=self.method, epsilon=epsilon, s=self.select_s, bounds=self.bounds,
                         random_state=mech_seed, signs=self.signs, **self.options)
         truth = set(self.truth)
         if self.computed == "empirical":
@@ -396,7 +401,9 @@ class Plan:
                if self.computed == "exact" else "empirical: frequency of returning the true support")
         lines = [
             "Plan (public inputs only; simulated data, no budget spent)",
-            f"method: {self.method}   n = {self.n}   p = {self.p}   s = {self.s}   epsilon = {self.epsilon:g}   "
+            f"method: {self.method}   n = {self.n}   p = {self.p}   "
+            f"{'s = auto (true size ' + str(self.s) + ')' if self.select_s == 'auto' else 's = ' + str(self.s)}   "
+            f"epsilon = {self.epsilon:g}   "
             f"bounds = {self.bounds!r}",
             f"design: Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on {', '.join(self.truth)}, "
             f"snr = {d['snr']:g}" + (f", family = {d['family']}" if "family" in d else ""),

@@ -8,14 +8,14 @@ must not be published.
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import textwrap
 
-import numpy as np
 import pandas as pd
 from tabulate import tabulate
+
+from .display import Summary, _fmt  # noqa: F401  (re-exported)
 
 CURATOR_BANNER = "CURATOR ONLY - not differentially private, do not publish"
 
@@ -32,56 +32,6 @@ def _public_text(value):
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_fmt(v) for v in value) + ")"
     return _fmt(value)
-
-
-def _fmt(x):
-    if isinstance(x, (float, np.floating)):
-        if math.isinf(x):
-            return "inf"
-        return f"{x:.6g}"
-    return str(x)
-
-
-class Summary:
-    """Printable summary tables (plain text, and HTML in notebooks)."""
-
-    def __init__(self, sections, curator=False):
-        self.sections = sections  # list of (title, rows, headers) or (title, text)
-        self.curator = curator  # curator-only content: marked in text and HTML
-
-    def as_text(self) -> str:
-        parts = []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(title)
-            parts.append("=" * len(title))
-            if len(body) == 1:
-                parts.append(body[0])
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="simple", disable_numparse=True))
-            parts.append("")
-        return "\n".join(parts).rstrip() + "\n"
-
-    def as_html(self) -> str:
-        parts = ['<div style="border: 3px solid #c00; padding: 0.5em">'] if self.curator else []
-        for section in self.sections:
-            title, body = section[0], section[1:]
-            parts.append(f"<h4>{html.escape(title)}</h4>")
-            if len(body) == 1:
-                parts.append(f"<pre>{html.escape(body[0])}</pre>")
-            else:
-                parts.append(tabulate(body[0], headers=body[1], tablefmt="html", disable_numparse=True))
-        if self.curator:
-            parts.append("</div>")
-        return "\n".join(parts)
-
-    def __str__(self):
-        return self.as_text()
-
-    __repr__ = __str__
-
-    def _repr_html_(self):
-        return self.as_html()
 
 
 #: Ranges listed inline by ``print(fit)`` (all of them are in ``summary()``).
@@ -256,6 +206,20 @@ class SelectionResult:
             rows.append([t, "yes" if selected else "", sign])
         return rows
 
+    def size_table(self) -> pd.DataFrame:
+        """[curator only] ``s="auto"``: the non-private criterion across sizes, like
+        ``summary(regsubsets(...))`` in R's leaps: per size the best support, its objective
+        (RSS under the call's ridge and radius, mapped units), the criterion the mechanism
+        uses, BIC and Cp with the public variance, leaps' BIC n log(RSS / n) + k log n, and the
+        exact probabilities of the mechanism.  Computed from the data outside the budget."""
+        rows = self.curator.get("size_table")
+        if rows is None:
+            raise ValueError("size_table() needs a call with s='auto'.")
+        frame = pd.DataFrame(rows).set_index("s")
+        frame["best_support"] = [", ".join(v) for v in frame["best_support"]]
+        frame.attrs["label"] = "[curator only]"
+        return frame
+
     def summary(self) -> Summary:
         """The publishable summary: call, public parameters, selection, signs, ledger.
 
@@ -307,6 +271,8 @@ class SelectionResult:
 
         eps = self._public_call.get("epsilon")
         size = self._public_call.get("s", self._public_call.get("k"))
+        if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", 1)
         verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
@@ -323,7 +289,7 @@ class SelectionResult:
         "curator only": never publish the figure.  Returns the matplotlib Axes (needs
         ``pip install "dpstats[plots]"``).
         """
-        from .planning import _pyplot
+        from .display import _pyplot
 
         top = (self.curator or {}).get("top_supports")
         if not top:
@@ -337,6 +303,8 @@ class SelectionResult:
         labels = ["{" + ", ".join(r["support"]) + "}" for r in top]
         ax.bar(range(len(top)), [r["probability"] for r in top], color="#c44", label="P(returned), exact")
         size = self._public_call.get("s", len(top[0]["support"]))
+        if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
+            size = self.curator.get("criterion_choice", {}).get("s", len(top[0]["support"]))
         uniform = 1.0 / math.comb(len(self.terms), size)
         ax.axhline(uniform, color="black", linestyle="--", label=f"uniform pick 1/C({len(self.terms)}, {size})")
         ax.set_xticks(range(len(top)))
@@ -377,6 +345,10 @@ class SelectionResult:
             lines[-1:-1] = [public]
         rows = self._selection_rows(only_selected=True)
         what = "with private signs" if self.signs_private else "signs not computed"
+        if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
+            size = self._public_call.get("size_selection", {})
+            lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
+                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')})")
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
         if self.ledger.conditions or self.ledger.caveats:

@@ -14,7 +14,9 @@ SAMPLED_TOP_LEVEL = ("selected", "signs")
 #: Released values that choose which mechanism runs next: the ledger entries after the one
 #: releasing such a value may legitimately differ when the value differs (they are then a
 #: function of public parameters *and that released value*).
-BRANCH_KEYS = ("guard_branch",)
+#: ``s_selected``: s="auto" in two stages releases the size, and the second stage's public
+#: parameters (s, its sensitivity, its path) are a function of it.
+BRANCH_KEYS = ("guard_branch", "s_selected")
 
 
 def released_keys(release):

@@ -84,9 +84,7 @@ def test_node_cap_gives_up_and_engine_falls_back():
                           evaluate, max_nodes=1) is None
     # the engine on the MILP path only (exact blocks off, and with a one-node cap) agrees
     for setting in ({"exact_blocks": False}, {"exact_block_nodes": 1}):
-        eng = OuterApproximationEngine.from_stats(stats, 4, lam, r, 1e-6)
-        for k, v in setting.items():
-            setattr(eng, k, v)
+        eng = OuterApproximationEngine.from_stats(stats, 4, lam, r, 1e-6, **setting)
         mis = eng.mistakes()
         for i, c in enumerate(mis, 1):
             assert c.value <= vals[count == i].min() + 1e-6

@@ -1,4 +1,5 @@
 """The certified MIP engine against brute force (spec 02; issue 3 oracle tests)."""
+import dataclasses
 import math
 from pathlib import Path
 
@@ -38,8 +39,8 @@ def brute(stats, s, lam, r):
 
 def check_against_brute(stats, s, lam, r, R, tau=1e-6, exact_blocks=True):
     sups, vals, order = brute(stats, s, lam, r)
-    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, tau)
-    eng.exact_blocks = exact_blocks  # False: the MILP certifies top-R and the blocks
+    # exact_blocks=False: the MILP certifies top-R and the blocks
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, tau, exact_blocks=exact_blocks)
     best = eng.best()
     assert best.value <= vals[order[0]] + tau
     assert best.lower_bound <= vals[order[0]] + 1e-9  # never above an exact feasible value
@@ -155,8 +156,7 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, mon
     stats, _, _ = instance(3, p=9, s=3, intercept=True)
     lam, r = 3.0, 1.1
     sups, vals, _ = brute(stats, 3, lam, r)
-    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6)
-    eng.exact_blocks = False  # the MILP certifies
+    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6, exact_blocks=False)  # the MILP certifies
     real_solve = eng._solve
 
     def broken_solve(m, z, start, label, it):
@@ -212,7 +212,7 @@ def test_solutions_outside_the_binary_bounds_are_never_used():
     for k in range(2, A.shape[0]):
         m.add_constr(mip.LinExpr(variables=z + [eta], coeffs=list(A[k]), const=-rhs[k], sense=str(sense[k])))
     m.cuts, m.preprocess = 0, 0
-    eng.cbc_settings = {"cuts": 0, "preprocess": 0}
+    eng.settings = dataclasses.replace(eng.settings, cbc_settings={"cuts": 0, "preprocess": 0})
     m.max_mip_gap, m.max_mip_gap_abs = 1e-12, float(fixture["gap_abs"])
     lb, sols = eng._solve(m, z, None, "fixture", 0)
     assert sols[0] == arg

@@ -24,7 +24,7 @@ from scipy import stats
 
 import dpstats
 from dpstats.errors import BudgetExceededError, InvalidArgumentError, InvalidTypeError
-from dpstats.estimation import EstimateResult, adassp, bootstrap
+from dpstats.estimation import EstimateResult, adassp, bootstrap, intervals
 from dpstats.estimation.design import augmented_gram_of, selection_ranges
 from dpstats.estimation.gaussian_dp import gdp_delta, gdp_mu
 from dpstats.estimation.result import original_units_map
@@ -272,7 +272,8 @@ def test_private_estimate_result_and_summary():
     assert list(ci.columns) == ["5 %", "95 %"] and (ci.iloc[:, 0] <= ci.iloc[:, 1]).all()
     assert list(est.confint(0.95).columns) == ["2.5 %", "97.5 %"]
     text = str(est.summary())
-    for needle in ("coef", "std err", "[0.05", "0.95]", "Privacy ledger", "AdaSSP", "not account for the selection"):
+    for needle in ("coef", "std err", "[0.05", "0.95]", "Privacy ledger", "AdaSSP",
+                   "conditional on the selected terms", "selection epsilon"):
         assert needle in text
     assert "seeded" in str(est)
     with pytest.raises(InvalidArgumentError, match="level"):
@@ -293,7 +294,7 @@ def test_release_holds_only_ledger_covered_items():
     est = fit.estimate(epsilon=3.0, random_state=6)
     out = est.release()
     assert set(out) == {"call", "selected", "coefficients", "std_err", "conf_int", "level", "ridge", "bounds_used",
-                        "ledger"}
+                        "intervals", "fit_statistics", "ledger"}
     import json
 
     json.dumps(out)
@@ -492,9 +493,10 @@ def coverage(epsilon, delta, reps, n=2000, draws=1000, seed=0):
         y = COVERAGE_THETA[0] + X @ COVERAGE_THETA[1:] + gen.uniform(-0.3, 0.3, n)
         spec = adassp.calibrate(epsilon, delta, 4, 3)
         rel = adassp.release(adassp.augmented_gram(X, y), True, spec, rng)
-        theta, _ = adassp.fit_release(rel)
-        ci = bootstrap.basic_interval(theta, bootstrap.draws(rel, theta, draws, rng), 0.95)
-        hits += (ci[:, 0] <= COVERAGE_THETA) & (COVERAGE_THETA <= ci[:, 1])
+        theta, lam = adassp.fit_release(rel)
+        ivs = intervals.adassp_intervals(rel, theta, lam, draws, rng)
+        assert ivs.available, ivs.reason
+        hits += np.abs(ivs.centre - COVERAGE_THETA) <= intervals.half_widths(ivs.errors, 0.95)
     return hits / reps
 
 

@@ -515,7 +515,7 @@ def test_simulate_binomial_sign_and_logistic():
 def _band_batch(monkeypatch, band):
     """Warm neighbour solves at n = 400 (band < n) with the band set to ``band``; records the
     schedule of every batch (band or None) so a test can see whether the plain one was needed."""
-    import dpstats.bss.hinge as hinge_module
+    import dpstats.bss.hinge_solver as hinge_module
 
     monkeypatch.setattr(hinge_module, "_BAND_ROWS", band)
     monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.0)  # exactly ``band`` rows
@@ -571,7 +571,7 @@ def test_band_too_narrow_still_certified(monkeypatch):
 def test_first_warm_level_widens_its_band_or_uses_every_row(monkeypatch):
     # The first level of a warm start keeps max(band, share n) rows, or all of them for a
     # batch of at most _WARM_ALL_ROWS_UP_TO support rows; later levels keep ``band``.
-    import dpstats.bss.hinge as hinge_module
+    import dpstats.bss.hinge_solver as hinge_module
 
     monkeypatch.setattr(hinge_module, "_BAND_ROWS", 16)
     monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.25)

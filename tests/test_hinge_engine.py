@@ -14,7 +14,8 @@ import pytest
 import dpstats
 from dpstats import dp_select
 from dpstats.bss import hinge_source, top_r as T
-from dpstats.bss.engine import OuterApproximationEngine
+from dpstats.bss import engine as engine_module
+from dpstats.bss.engine import EngineSettings, OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
 from dpstats.bss.hinge_source import HingeSource
@@ -360,7 +361,7 @@ def test_privacy_audit_top_r_hinge(path, options, monkeypatch):
     samples with eps / (1 + 2 tolerance).  "dual search": the far region of every top-R
     query by the dual branch and bound (the single-dual block bound switched off)."""
     if path == "dual search":
-        monkeypatch.setattr(OuterApproximationEngine, "_far_by_dual_bounds", lambda self, anchor, threshold: None)
+        monkeypatch.setattr(engine_module, "DEFAULT_SETTINGS", EngineSettings(dual_bounds=False))
         searched = []
         real = OuterApproximationEngine._far_by_dual_search
 

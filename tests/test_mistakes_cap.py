@@ -39,8 +39,8 @@ def _brute_blocks(X, y, s, ridge, radius, anchor):
 def test_capped_certificates_against_brute_force(exact_blocks, seed):
     X, y = strong_dataset(seed, n=150, p=12)
     s, ridge, radius, tau = 4, 2.0, 1.1, 1e-3
-    eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), s, ridge, radius, tau)
-    eng.exact_blocks = exact_blocks
+    eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), s, ridge, radius, tau,
+                                              exact_blocks=exact_blocks)
     best = eng.best()
     minima, _ = _brute_blocks(X, y, s, ridge, radius, best.support)
     # a cap between the block minima, so that some blocks are capped and some are not
@@ -63,8 +63,8 @@ def test_capped_certificates_against_brute_force(exact_blocks, seed):
 @pytest.mark.parametrize("exact_blocks", [True, False], ids=["block search", "MILP"])
 def test_cap_at_infinity_is_the_uncapped_engine(exact_blocks):
     X, y = strong_dataset(3, n=150, p=10)
-    eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), 3, 2.0, 1.1, 1e-3)
-    eng.exact_blocks = exact_blocks
+    eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), 3, 2.0, 1.1, 1e-3,
+                                              exact_blocks=exact_blocks)
     certs = eng.mistakes(eng.best().support, cap_width=math.inf)
     minima, _ = _brute_blocks(X, y, 3, 2.0, 1.1, eng.best().support)
     assert not any(c.capped for c in certs)

@@ -160,7 +160,7 @@ def test_omit_sign_blocks_a_record_that_drops_out_changes_one_block():
     # Under na_action="omit" labels are drawn per input row and kept rows keep theirs: a
     # record that becomes incomplete leaves its block and no other block changes (the
     # premise of the sign step's audit over all changes of one block).
-    from dpstats.mechanisms.signs import _block_rows
+    from dpstats.mechanisms.signs import block_rows
     from dpstats.privacy.randomness import RandomSource
 
     n, blocks = 100, 10
@@ -169,12 +169,12 @@ def test_omit_sign_blocks_a_record_that_drops_out_changes_one_block():
     def members(rows_of_blocks, positions):
         return [set(positions[r].tolist()) for r in rows_of_blocks]
 
-    full = members(_block_rows(n, blocks, RandomSource(3), "iid", np.arange(n), n), np.arange(n))
-    dropped = members(_block_rows(n - 1, blocks, RandomSource(3), "iid", kept, n), kept)
+    full = members(block_rows(n, blocks, RandomSource(3), "iid", np.arange(n), n), np.arange(n))
+    dropped = members(block_rows(n - 1, blocks, RandomSource(3), "iid", kept, n), kept)
     changed = [b for b in range(blocks) if full[b] != dropped[b]]
     assert len(changed) == 1 and full[changed[0]] - dropped[changed[0]] == {7}
     # Without input-row labels every later row would move: many blocks change.
-    shifted = members(_block_rows(n - 1, blocks, RandomSource(3), "iid"), kept)
+    shifted = members(block_rows(n - 1, blocks, RandomSource(3), "iid"), kept)
     assert sum(full[b] != shifted[b] for b in range(blocks)) > 1
 
 

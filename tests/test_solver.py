@@ -33,8 +33,8 @@ def test_squared_loss_engine_on_the_milp_route_matches_brute_force(seed):
     obj = RidgeBallObjective(stats, 2.0, 1.0)
     sups = enumerate_supports(10, 3)
     vals = obj.values(obj.full_support(stats.candidates[sups]))
-    eng = OuterApproximationEngine.from_stats(stats, 3, 2.0, 1.0, 1e-6)
-    eng.exact_blocks = False  # the MILP certifies instead of the exact block search
+    # the MILP certifies instead of the exact block search
+    eng = OuterApproximationEngine.from_stats(stats, 3, 2.0, 1.0, 1e-6, exact_blocks=False)
     best = eng.best()
     top = eng.top(5)
     assert eng.stats.milp_solves > 0 and "CBC" in eng.certificate_route()

@@ -162,9 +162,9 @@ def test_mistakes_engine_names_the_block(clock, monkeypatch):
 
 
 def test_exhaustive_enumeration_checks_the_deadline(clock, monkeypatch):
-    from dpstats.bss import exhaustive
+    from dpstats.bss import enumeration  # where every support is enumerated and scored
 
-    _jump_when(monkeypatch, clock, exhaustive, "enumerate_supports")
+    _jump_when(monkeypatch, clock, enumeration, "enumerate_supports")
     with pytest.raises(TimeLimitError) as err:
         dpstats.dp_select("y ~ .", _frame(), method="exponential", epsilon=1.0, s=2, bounds=(1, 1), time_limit=60)
     text = err.value.curator["message"]

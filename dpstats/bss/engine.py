@@ -42,7 +42,7 @@ benchmarks/README.md):
   at fractional z (simulate(1000, 250, 7), rho 0.7, R = 100: root bound about 20 below the
   optimum, some 300 nodes per solve), so CBC met the near-optimal supports one solve at a
   time (162 solves, 110 s); the search needed about 3000 hinge solves (12 s in all).
-  It gives way to the MILP after :attr:`OuterApproximationEngine.DUAL_SEARCH_SOLVES`.
+  It gives way to the MILP after :attr:`EngineSettings.dual_search_solves` solves.
 * **Shifted objective.**  eta is stored minus a constant (the first incumbent's value), so
   CBC's absolute gap tolerance acts on numbers of the size of the gap, not of y'y.
 
@@ -83,7 +83,7 @@ import heapq
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import mip
 import numpy as np
@@ -91,13 +91,61 @@ import numpy as np
 from ..deadline import Deadline
 from ..errors import InvalidArgumentError, SolverError
 from ..privacy.progress import Progress, curator_printer
-from .gram import GramSource, MatrixFreeSource
+from .gram import EVAL_RELATIVE_ERROR, GramSource, MatrixFreeSource  # noqa: F401  (EVAL_RELATIVE_ERROR re-exported)
 from .iht import iht_support
 from .objective import SufficientStats
 
-#: Relative error budget of one exact evaluation of R(S) (an s x s eigendecomposition
-#: and a monotone Newton solve); tau_eval = this * (y'y + 1).
-EVAL_RELATIVE_ERROR = 1e-10
+
+
+@dataclass
+class EngineSettings:
+    """The engine's declared switches: public, fixed before the data, the same for every query.
+
+    Which certificate routes the engine tries is decided by these and by what the source can
+    do (:class:`~dpstats.bss.gram.SourceCapabilities`); whichever route certifies, the
+    certified quantities are the same (module docstring), so these change speed, never the
+    mechanism's output distribution.
+
+    exact_blocks, exact_block_nodes
+        The Schur-complement block search (sources with ``block_search``), and its node
+        budget per block before the MILP takes over.
+    dual_bounds
+        One certified dual per block (sources with ``dual_blocks``).
+    dual_search, dual_search_solves
+        The dual branch and bound over the blocks (sources with ``dual_blocks``), and the
+        hinge solves one search may spend before the MILP takes over.
+    init_neighbour_cuts
+        Cuts at this many best 1-swap neighbours of the first local optimum (None: 2 s).
+    round_neighbour_cuts
+        Cuts at this many best 1-swap neighbours of each new MILP solution.
+    list_cuts
+        Cuts at the listed supports with two or more mistakes before a top-R MILP.
+    threads
+        CBC threads.
+    cbc_settings
+        Extra python-mip Model attributes (e.g. ``{"preprocess": 0}``), for measurements;
+        CBC's own cutting planes are off unless this sets ``cuts``.
+    """
+
+    exact_blocks: bool = True
+    exact_block_nodes: int = 200_000
+    dual_bounds: bool = True
+    dual_search: bool = True
+    dual_search_solves: int = 4000
+    init_neighbour_cuts: int | None = None
+    round_neighbour_cuts: int = 2
+    list_cuts: bool = True
+    threads: int = 1
+    cbc_settings: dict = field(default_factory=dict)
+
+    @classmethod
+    def names(cls):
+        return tuple(f.name for f in fields(cls))
+
+
+#: The settings of engines built without explicit ones (the methods' engines); a test or a
+#: measurement may swap it for another declared EngineSettings.
+DEFAULT_SETTINGS = EngineSettings()
 
 
 @dataclass
@@ -164,6 +212,129 @@ class _UnreliableSolve(Exception):
 FALLBACK_MAX_SUPPORTS = 200_000
 
 
+@dataclass
+class _TopQuery:
+    """A top-R query in progress: S_1, its 1-swap ball (values, certified lower and upper
+    bounds of screened neighbours) and the list as last ranked."""
+
+    R: int
+    s1: tuple
+    in1: np.ndarray
+    nb: np.ndarray
+    vals: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    tightened: np.ndarray
+    members: set = field(default_factory=set)
+    v_R: float = math.inf
+
+    @classmethod
+    def around(cls, engine, s1, R):
+        in1 = np.zeros(engine.p, dtype=bool)
+        in1[list(s1)] = True
+        nb, vals, lower = engine._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
+        return cls(R, s1, in1, nb, vals.copy(), lower.copy(), np.full(vals.size, np.inf),
+                   np.zeros(vals.size, dtype=bool))
+
+    def mistakes(self, support):
+        return int((~self.in1[list(support)]).sum())
+
+    def rank(self, engine):
+        L = heapq.nsmallest(self.R, engine.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        if len(L) < self.R:
+            raise InvalidArgumentError(f"R={self.R} is at least the number of supports; use the exact path.")
+        self.members = {k for k, _ in L}
+        self.v_R = L[-1][1]
+
+
+@dataclass
+class _Far:
+    """A route's answer for the supports with two or more mistakes from S_1 outside the list."""
+
+    bound: float = math.inf
+    solves: int = 0
+    #: new supports entered the candidates (or the MILP met a better one): rank again
+    rank_again: bool = False
+    #: the bound covers the evaluated supports with two or more mistakes too (the MILP's)
+    covers_evaluated: bool = False
+
+
+class BlockSearchRoute:
+    """The exact Schur-complement block search below v_R (squared loss)."""
+
+    @staticmethod
+    def bound(engine, q):
+        b = engine._top_far_by_blocks(q.s1, q.R)
+        return None if b is None else _Far(b)
+
+
+class DualBoundsRoute:
+    """One certified dual per block (hinge loss)."""
+
+    @staticmethod
+    def bound(engine, q):
+        b = engine._far_by_dual_bounds(q.s1, q.v_R - engine.tau_mip)
+        return None if b is None else _Far(b)
+
+
+class DualSearchRoute:
+    """The dual branch and bound over the blocks (hinge loss): its hits join the candidates."""
+
+    @staticmethod
+    def bound(engine, q):
+        found = engine._far_by_dual_search(q.s1, q.v_R - engine.tau_mip, q.members)
+        if found is None:
+            return None
+        bound, hits = found
+        new = [(k, v) for k, v in hits if k not in engine.evaluated]
+        for k, v in new:
+            engine.evaluated[k] = v
+        if new:
+            return _Far(rank_again=True)
+        return None if hits else _Far(bound)
+
+
+class MilpRoute:
+    """The outer-approximation MILP over the far region; always answers."""
+
+    @staticmethod
+    def bound(engine, q):
+        return engine._top_far_by_milp(q)
+
+
+#: The far-region routes of a top-R query, in the order they are asked; each declines
+#: (None) when the engine's settings or the source's capabilities rule it out or it gives up.
+TOP_ROUTES = (BlockSearchRoute(), DualBoundsRoute(), DualSearchRoute(), MilpRoute())
+
+
+class BlockSearchBlock:
+    """A mistakes block by the exact Schur-complement branch and bound (squared loss)."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._exact_block(anchor, i, incumbent, cap)
+
+
+class DualSearchBlock:
+    """A mistakes block by the dual branch and bound (hinge loss)."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._dual_block(anchor, i, incumbent, cap)
+
+
+class MilpBlock:
+    """A mistakes block by the outer-approximation MILP; always answers."""
+
+    @staticmethod
+    def certify(engine, anchor, i, incumbent, cap, feasible):
+        return engine._block_by_milp(anchor, i, incumbent, cap, feasible)
+
+
+#: The routes of a mistakes block, in the order they are asked.
+BLOCK_ROUTES = (BlockSearchBlock(), DualSearchBlock(), MilpBlock())
+
+
 class OuterApproximationEngine:
     """Certified best / top-R / mistakes queries for one data set and subset size.
 
@@ -194,19 +365,17 @@ class OuterApproximationEngine:
         The method's name in progress lines and time-limit messages.
     printer : callable
         Where progress lines go (default ``print``), after labelling.
-    init_neighbour_cuts : int, optional
-        Cuts at this many best 1-swap neighbours of the first local optimum (default 2 s).
-    round_neighbour_cuts : int
-        Cuts at this many best 1-swap neighbours of each new MILP solution (default 2).
-    threads : int
-        CBC threads.
-    cbc_settings : dict, optional
-        Extra python-mip Model attributes (e.g. ``{"cuts": 0}``), for measurements.
+    settings : EngineSettings, optional
+        The declared switches (routes, budgets, cuts, CBC); keyword arguments named after
+        its fields (``threads=2``, ``exact_blocks=False``, ...) replace single fields.
     """
 
-    def __init__(self, source, s, ridge, radius, tolerance, *, time_limit=None, deadline=None, verbose=False,
-                 init_neighbour_cuts=None, round_neighbour_cuts=2, list_cuts=True, threads=1, cbc_settings=None,
-                 printer=print, label="engine"):
+    def __init__(self, source, s, ridge, radius, tolerance, *, settings=None, time_limit=None, deadline=None,
+                 verbose=False, printer=print, label="engine", **overrides):
+        unknown = set(overrides) - set(EngineSettings.names())
+        if unknown:
+            raise TypeError(f"unknown engine settings: {sorted(unknown)}; see EngineSettings.")
+        settings = replace(settings if settings is not None else DEFAULT_SETTINGS, **overrides)
         ridge = float(ridge)
         if not ridge > 0:
             raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "
@@ -222,9 +391,10 @@ class OuterApproximationEngine:
         if not 1 <= self.s <= self.p:
             raise InvalidArgumentError(f"s={s} must be between 1 and the number of candidates ({self.p}).")
         self.tau = float(tolerance)
-        # A source whose values carry a certified error of their own (the hinge loss: duality
-        # gaps) says so; the squared loss is exact up to rounding.
-        self.tau_eval = float(getattr(source, "evaluation_error", EVAL_RELATIVE_ERROR * (abs(source.yy) + 1.0)))
+        # The certified error of one value: rounding for the squared loss, the duality gaps of
+        # the hinge loss.
+        self.capabilities = source.capabilities
+        self.tau_eval = float(source.evaluation_error)
         self.tau_mip = self.tau - 2.0 * self.tau_eval
         if self.tau_mip <= 0:
             # tau_eval is computed from the data (y'y): the message does not quote it.
@@ -236,17 +406,7 @@ class OuterApproximationEngine:
         self._reached = ""
         self.verbose = bool(verbose)
         self._printer = printer
-        self.init_neighbour_cuts = 2 * self.s if init_neighbour_cuts is None else int(init_neighbour_cuts)
-        self.round_neighbour_cuts = int(round_neighbour_cuts)
-        self.threads = int(threads)
-        self.list_cuts = bool(list_cuts)
-        # CBC's own cutting planes cost more than they gain on these small dense MILPs:
-        # measured on (1000, 250, 7), block i = 2, 30 s budget: defaults 40 solves (gap left
-        # 5.2), cuts=0 138 solves (1.5).  Preprocessing stays on: with preprocess=0 the CBC of
-        # cbcbox 2.935 returned "optimal" solutions with a binary at 2 (the fair data's hinge
-        # top-R query; CBC issues 734 and 751 report the same class of bug), and it saved
-        # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
-        self.cbc_settings = {"cuts": 0, **dict(cbc_settings or {})}
+        self.settings = settings
         self._print = curator_printer(printer)  # progress is curator-only
         self.stats = EngineStats()
         self._start = time.perf_counter()
@@ -266,6 +426,10 @@ class OuterApproximationEngine:
         self._best = None
         self._tops = {}  # R -> TopCertificate (a second query for the same R reuses it)
         self._initialised = False
+        # supports memoised per expansion inside the MILP rounds (the query's R; 1 for best)
+        self._keep = 1
+        # the block search met a block too large for it: the top-R queries go to the MILP
+        self._far_blocks_too_large = False
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -286,6 +450,31 @@ class OuterApproximationEngine:
         if matrix_free:
             return cls(MatrixFreeSource(X, y, intercept), s, ridge, radius, tolerance, **kwargs)
         return cls(GramSource(SufficientStats.from_arrays(X, y, intercept)), s, ridge, radius, tolerance, **kwargs)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def init_neighbour_cuts(self) -> int:
+        n = self.settings.init_neighbour_cuts
+        return 2 * self.s if n is None else int(n)
+
+    @property
+    def cbc_settings(self) -> dict:
+        # CBC's own cutting planes cost more than they gain on these small dense MILPs:
+        # measured on (1000, 250, 7), block i = 2, 30 s budget: defaults 40 solves (gap left
+        # 5.2), cuts=0 138 solves (1.5).  Preprocessing stays on: with preprocess=0 the CBC of
+        # cbcbox 2.935 returned "optimal" solutions with a binary at 2 (the fair data's hinge
+        # top-R query; CBC issues 734 and 751 report the same class of bug), and it saved
+        # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
+        return {"cuts": 0, **dict(self.settings.cbc_settings)}
+
+    def _block_search_on(self):
+        return self.settings.exact_blocks and self.capabilities.block_search
+
+    def _dual_bounds_on(self):
+        return self.settings.dual_bounds and self.capabilities.dual_blocks
+
+    def _dual_search_on(self):
+        return self.settings.dual_search and self.capabilities.dual_blocks
 
     # ------------------------------------------------------------------ helpers
     def _full(self, supports):
@@ -479,7 +668,7 @@ class OuterApproximationEngine:
 
     def _configure(self, m, settings):
         m.verbose = 0
-        m.threads = self.threads
+        m.threads = int(self.settings.threads)
         m.max_mip_gap = 1e-12
         for key, value in settings.items():
             setattr(m, key, value)
@@ -567,24 +756,21 @@ class OuterApproximationEngine:
         inc, inc_val = incumbent
         solves = 0
         reserve = self.tau_mip / 4.0
-        # Supports cut off by no-good constraints (see below) and the smallest certified
-        # lower bound of their values: the bound over the feasible set is the smaller of
-        # the MILP's bound over the rest and this floor.
-        excluded_floor = math.inf
-        excluded = set()
+        # Supports cut off by no-good constraints (see _exclude_repeated) and the smallest
+        # certified lower bound of their values: the bound over the feasible set is the smaller
+        # of the MILP's bound over the rest and this floor.
+        excluded = {"supports": set(), "floor": math.inf}
         while True:
             n_in = self._add_cuts_to(m, z, eta, n_in)
             try:
                 lb, sols = self._solve(m, z, inc, label, solves)
             except _UnreliableSolve:
-                fallback = self._enumerated_minimum(feasible, early_exit)
-                if fallback is not None:
-                    return (*fallback, solves + 1)
-                raise SolverError(f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
-                                  "bounds with and without preprocessing; nothing was released.") from None
+                return self._fallback(feasible, early_exit, solves + 1, SolverError(
+                    f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
+                    "bounds with and without preprocessing; nothing was released."), from_none=True)
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
-            lb = min(lb - reserve, excluded_floor)
+            lb = min(lb - reserve, excluded["floor"])
             thr = min(inc_val, cap) if target is None else target
             if self.verbose:
                 self._print(f"[engine] {label} iter {solves:3d}  incumbent {inc_val:.6f}  bound {lb:.6f}  "
@@ -593,60 +779,75 @@ class OuterApproximationEngine:
             if lb > inc_val + reserve + self.tau_eval:
                 # CBC claimed a bound above a feasible support's certified value (seen with
                 # the CBC of cbcbox 2.927 on steep hinge cuts): its bound cannot be trusted.
-                fallback = self._enumerated_minimum(feasible, early_exit)
-                if fallback is not None:
-                    return (*fallback, solves)
-                raise SolverError(f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
-                                  "value of a feasible support (solver numerics); nothing was released.")
+                return self._fallback(feasible, early_exit, solves, SolverError(
+                    f"inconsistent certificate in {label}: the solver's bound exceeds the exact "
+                    "value of a feasible support (solver numerics); nothing was released."))
             if lb >= thr - self.tau_mip:
                 return True, inc, inc_val, lb, solves
-            progress = False
-            for sup in sols:
-                new = sup not in self._cut_at
-                nb, vals = self._expand(sup, keep=max(getattr(self, "_keep", 0), 1))
-                progress |= new
-                cand = np.vstack([np.array(sup)[None, :], nb])
-                cvals = np.concatenate([self.evaluate([sup]), vals])
-                ok = feasible(cand)
-                if np.any(ok):
-                    k = int(np.argmin(np.where(ok, cvals, np.inf)))
-                    if cvals[k] < inc_val:
-                        inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
-                        self.evaluated.setdefault(inc, inc_val)
-                # cuts at the best few feasible neighbours as well
-                if self.round_neighbour_cuts and vals.size:
-                    okn = feasible(nb)
-                    order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.round_neighbour_cuts]
-                    for k in order:
-                        if okn[k]:
-                            progress |= self._add_cut(tuple(int(j) for j in nb[k]))
+            inc, inc_val, progress = self._absorb_solutions(sols, feasible, inc, inc_val)
             if early_exit is not None and early_exit(inc_val):
                 return False, inc, inc_val, lb, solves
             if not progress:
-                # The MILP returned supports that already carry a cut, yet its bound is below
-                # the target: CBC accepted eta below its own cut at that support, within its
-                # feasibility tolerances (steep cuts, slopes -w^2 / lam, amplify them).  A
-                # support whose certified value already reaches the target is no counterexample:
-                # cut it off with a no-good constraint and keep its value's lower bound
-                # (value - tau_eval) as a floor of the certificate.
-                cleared = False
-                for sup in sols:
-                    if sup not in self._cut_at or sup in excluded:
-                        continue  # returned again despite its no-good: CBC cannot be trusted here
-                    floor = float(self.evaluate([sup])[0]) - self.tau_eval
-                    thr = min(inc_val, cap) if target is None else target
-                    if floor >= thr - self.tau_mip:
-                        excluded.add(sup)
-                        m += mip.xsum(z[j] for j in sup) <= self.s - 1
-                        excluded_floor = min(excluded_floor, floor)
-                        cleared = True
-                if not cleared:
-                    fallback = self._enumerated_minimum(feasible, early_exit)
-                    if fallback is not None:
-                        return (*fallback, solves)
-                    raise SolverError(f"no progress in {label}: the MILP returned supports that already carry cuts "
-                                      "but its bound stays below the target (solver numerics); "
-                                      "nothing was released. Try a larger tolerance.")
+                thr = min(inc_val, cap) if target is None else target
+                if not self._exclude_repeated(m, z, sols, excluded, thr):
+                    return self._fallback(feasible, early_exit, solves, SolverError(
+                        f"no progress in {label}: the MILP returned supports that already carry cuts "
+                        "but its bound stays below the target (solver numerics); "
+                        "nothing was released. Try a larger tolerance."))
+
+    def _fallback(self, feasible, early_exit, solves, error, from_none=False):
+        """Every feasible support scored (:meth:`_enumerated_minimum`) when CBC's answer cannot
+        be used, or ``error`` raised when there are too many."""
+        fallback = self._enumerated_minimum(feasible, early_exit)
+        if fallback is not None:
+            return (*fallback, solves)
+        if from_none:
+            raise error from None
+        raise error
+
+    def _absorb_solutions(self, sols, feasible, inc, inc_val):
+        """Cuts at the MILP's solutions and their best feasible neighbours; a better feasible
+        incumbent among them.  Returns (incumbent, value, whether a new cut was added)."""
+        progress = False
+        for sup in sols:
+            new = sup not in self._cut_at
+            nb, vals = self._expand(sup, keep=max(self._keep, 1))
+            progress |= new
+            cand = np.vstack([np.array(sup)[None, :], nb])
+            cvals = np.concatenate([self.evaluate([sup]), vals])
+            ok = feasible(cand)
+            if np.any(ok):
+                k = int(np.argmin(np.where(ok, cvals, np.inf)))
+                if cvals[k] < inc_val:
+                    inc, inc_val = tuple(int(j) for j in cand[k]), float(cvals[k])
+                    self.evaluated.setdefault(inc, inc_val)
+            # cuts at the best few feasible neighbours as well
+            if self.settings.round_neighbour_cuts and vals.size:
+                okn = feasible(nb)
+                order = np.argsort(np.where(okn, vals, np.inf), kind="stable")[:self.settings.round_neighbour_cuts]
+                for k in order:
+                    if okn[k]:
+                        progress |= self._add_cut(tuple(int(j) for j in nb[k]))
+        return inc, inc_val, progress
+
+    def _exclude_repeated(self, m, z, sols, excluded, thr):
+        """The MILP returned supports that already carry a cut, yet its bound is below the
+        target: CBC accepted eta below its own cut at that support, within its feasibility
+        tolerances (steep cuts, slopes -w^2 / lam, amplify them).  A support whose certified
+        value already reaches the target is no counterexample: cut it off with a no-good
+        constraint and keep its value's lower bound (value - tau_eval) as a floor of the
+        certificate.  False when no support could be cleared (CBC cannot be trusted here)."""
+        cleared = False
+        for sup in sols:
+            if sup not in self._cut_at or sup in excluded["supports"]:
+                continue  # returned again despite its no-good: CBC cannot be trusted here
+            floor = float(self.evaluate([sup])[0]) - self.tau_eval
+            if floor >= thr - self.tau_mip:
+                excluded["supports"].add(sup)
+                m += mip.xsum(z[j] for j in sup) <= self.s - 1
+                excluded["floor"] = min(excluded["floor"], floor)
+                cleared = True
+        return cleared
 
     def _enumerated_minimum(self, feasible, early_exit):
         """(certified, support, value, lower bound) by scoring every feasible support, or None
@@ -725,142 +926,140 @@ class OuterApproximationEngine:
         return cert
 
     def _top(self, R) -> TopCertificate:
+        """Fill the list, ask the far-region routes in order (:data:`TOP_ROUTES`), build one certificate."""
         best = self.best()
         self._stage, self._reached = f"certifying the top-{R} list", "best support certified"
-        s1 = best.support
-        in1 = np.zeros(self.p, dtype=bool)
-        in1[list(s1)] = True
         self._keep = R
-        nb, vals, lower = self._expand_with_bounds(s1, keep=-1)  # the full 1-swap ball, memoised
-        tightened = np.zeros(vals.size, dtype=bool)
-        upper = np.full(vals.size, np.inf)  # certified upper bounds of the screened neighbours
+        q = _TopQuery.around(self, best.support, R)
         total_solves = 0
         while True:
-            # enough candidates: expand the best unexpanded supports until R + 1 are known
-            while len(self.evaluated) < R + 1:
-                unknown = np.nonzero(~np.isfinite(vals))[0]
-                if unknown.size:
-                    # screened ball neighbours (hinge loss): solve the most promising first,
-                    # ranked by tightened bounds (closer to the values than the first ones)
-                    need = R + 1 - len(self.evaluated)
-                    take = unknown[np.argsort(lower[unknown], kind="stable")[:2 * need]]
-                    if hasattr(self.source, "tightened_bounds"):
-                        fresh = take[~tightened[take]]
-                        lower, upper = lower.copy(), upper.copy()
-                        lower[fresh], upper[fresh] = self.source.tightened_bounds(self._full(nb[fresh]), lower[fresh])
-                        tightened[fresh] = True
-                    # Solve every candidate that can still be in the list: v_R will be at most
-                    # the R-th smallest of the known values and the candidates' certified upper
-                    # bounds (up to the evaluation slack), so those with lower bounds above that
-                    # are out; solving the others now leaves (almost) nothing for the pending
-                    # step below.  At least ``need``, the most promising first.
-                    known = np.fromiter(self.evaluated.values(), float)
-                    pool = np.concatenate([known, upper[take]])
-                    reach = np.partition(pool, R - 1)[R - 1] + self.tau_eval if pool.size >= R else np.inf
-                    take = take[np.argsort(lower[take], kind="stable")]
-                    take = take[:max(need, int(np.sum(lower[take] < reach - self.tau_mip)))]
-                    vals = vals.copy()
-                    vals[take] = self.evaluate(nb[take])
-                    continue
-                fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-                         if k not in self._expanded]
-                if not fresh:
+            self._fill_candidates(q)
+            q.rank(self)
+            if self._screen_pending(q):
+                continue  # v_R only decreases, so screened neighbours stay screened
+            for route in TOP_ROUTES:
+                far = route.bound(self, q)
+                if far is not None:
                     break
-                self._expand(fresh[0], keep=R)
-            L = heapq.nsmallest(R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-            if len(L) < R:
-                raise InvalidArgumentError(f"R={R} is at least the number of supports; use the exact path.")
-            members = {k for k, _ in L}
-            v_R = L[-1][1]
-            # Ball neighbours screened out by certified lower bounds (hinge loss) must stay out
-            # of reach of the list, lower >= v_R - tau_mip ("Solver slack and epsilon"); evaluate the
-            # others and rank again (v_R only decreases, so screened ones stay screened).
-            pending = np.nonzero(~np.isfinite(vals) & (lower < v_R - self.tau_mip))[0]
-            if pending.size:
-                # in batches, most promising first: each batch can only lower v_R
-                pending = pending[np.argsort(lower[pending], kind="stable")[:48]]
-                if hasattr(self.source, "tightened_bounds"):
-                    # cheaper than a solve: dual ascent rules many out (hinge loss)
-                    fresh = pending[~tightened[pending]]
-                    lower = lower.copy()
-                    lower[fresh] = self.source.tightened_lower_bounds(self._full(nb[fresh]), lower[fresh])
-                    tightened[fresh] = True
-                    pending = pending[lower[pending] < v_R - self.tau_mip]
-                    if pending.size == 0:
-                        continue
-                vals = vals.copy()
-                vals[pending] = self.evaluate(nb[pending])
+            total_solves += far.solves
+            if far.rank_again:
+                continue  # supports entered the candidates: rank again, then ask again
+            self._finish()
+            return self._top_certificate(q, far, total_solves)
+
+    def _fill_candidates(self, q):
+        """Expand the best unexpanded supports until R + 1 are known; screened ball neighbours
+        (the hinge loss) are solved first, the most promising first."""
+        while len(self.evaluated) < q.R + 1:
+            unknown = np.nonzero(~np.isfinite(q.vals))[0]
+            if unknown.size:
+                self._solve_screened(q, unknown)
                 continue
-            far_bound = self._top_far_by_blocks(s1, R)
-            if far_bound is None:
-                far_bound = self._far_by_dual_bounds(s1, v_R - self.tau_mip)
-            if far_bound is None:
-                found = self._far_by_dual_search(s1, v_R - self.tau_mip, members)
-                if found is not None:
-                    bound, hits = found
-                    new = [(k, v) for k, v in hits if k not in self.evaluated]
-                    for k, v in new:
-                        self.evaluated[k] = v
-                    if new:
-                        continue  # supports that enter the list: rank again, then search again
-                    if not hits:
-                        far_bound = bound
-            if far_bound is not None:
-                # every support with two or more mistakes from S_1 is evaluated or has
-                # R >= far_bound >= v_R - tau_mip (no MILP needed)
-                self._finish()
-                L = heapq.nsmallest(R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
-                members = {k for k, _ in L}
-                sups = [k for k, _ in L]
-                vals_L = self.evaluate(np.array(sups))
-                rest = [v for k, v in self.evaluated.items() if k not in members]
-                if getattr(self.source, "provides_lower_bounds", False):
-                    # values are upper bounds within tau_eval; screened ball neighbours have bounds
-                    rest = [v - self.tau_eval for v in rest] + [float(x) for x in lower[~np.isfinite(vals)]]
-                return TopCertificate(sups, vals_L, min([far_bound] + rest), self.tau_mip, total_solves)
-            far = [k for k in members if (~in1[list(k)]).sum() >= 2]
+            fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+                     if k not in self._expanded]
+            if not fresh:
+                return
+            self._expand(fresh[0], keep=q.R)
 
-            def feasible(a, members=members):
-                a = np.asarray(a, dtype=np.int64)
-                ok = (~in1[a]).sum(axis=1) >= 2
-                return ok & np.array([tuple(int(j) for j in row) not in members for row in a], dtype=bool)
+    def _solve_screened(self, q, unknown):
+        """Solve the screened ball neighbours that can still be in the list, ranked by tightened
+        bounds (closer to the values than the first ones), at least as many as are missing."""
+        R = q.R
+        need = R + 1 - len(self.evaluated)
+        take = unknown[np.argsort(q.lower[unknown], kind="stable")[:2 * need]]
+        if self.capabilities.lower_bounds:
+            fresh = take[~q.tightened[take]]
+            q.lower[fresh], q.upper[fresh] = self.source.tightened_bounds(self._full(q.nb[fresh]), q.lower[fresh])
+            q.tightened[fresh] = True
+        # v_R will be at most the R-th smallest of the known values and the candidates'
+        # certified upper bounds (up to the evaluation slack), so those with lower bounds above
+        # that are out; solving the others now leaves (almost) nothing for the pending step.
+        known = np.fromiter(self.evaluated.values(), float)
+        pool = np.concatenate([known, q.upper[take]])
+        reach = np.partition(pool, R - 1)[R - 1] + self.tau_eval if pool.size >= R else np.inf
+        take = take[np.argsort(q.lower[take], kind="stable")]
+        take = take[:max(need, int(np.sum(q.lower[take] < reach - self.tau_mip)))]
+        q.vals[take] = self.evaluate(q.nb[take])
 
-            outside = [(k, v) for k, v in self.evaluated.items()
-                       if k not in members and (~in1[list(k)]).sum() >= 2]
-            if not outside:
-                # a feasible start: the best 1-swap of the best 1-swap that has 2 mistakes
-                k1 = tuple(int(j) for j in nb[int(np.argmin(vals))])
-                nb2, vals2 = self._expand(k1, keep=0)
-                ok2 = feasible(nb2)
-                if np.any(ok2):
-                    k = int(np.argmin(np.where(ok2, vals2, np.inf)))
-                    v2 = float(vals2[k]) if np.isfinite(vals2[k]) else float(self.evaluate(nb2[k:k + 1])[0])
-                    outside = [(tuple(int(j) for j in nb2[k]), v2)]
-            if self.s < 2 or self.p - self.s < 2 or not outside:
-                # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
-                lb, solves, certified = math.inf, 0, True
-            else:
-                inc = min(outside, key=lambda kv: (kv[1], kv[0]))
-                constraints = [("<=", list(s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
-                if self.list_cuts:
-                    for k in far:
-                        self._add_cut(k)
-                certified, _, _, lb, solves = self._minimise(
-                    f"top-{R}", constraints, feasible, inc, target=v_R,
-                    early_exit=lambda v, v_R=v_R: v < v_R - 1e-12 * (abs(v_R) + 1.0))
-            total_solves += solves
-            if certified:
-                self._finish()
-                sups = [k for k, _ in L]
-                vals_L = self.evaluate(np.array(sups))  # exact, canonical evaluation
-                # the part of the bound from the exactly evaluated ball
-                ball_rest = [v for k, v in self.evaluated.items() if k not in members and k != s1
-                             and (~in1[list(k)]).sum() <= 1]
-                if getattr(self.source, "provides_lower_bounds", False):
-                    # values are upper bounds within tau_eval; screened neighbours have bounds
-                    ball_rest = [v - self.tau_eval for v in ball_rest] + [float(x) for x in lower[~np.isfinite(vals)]]
-                bound = min([lb] + ball_rest)
-                return TopCertificate(sups, vals_L, bound, self.tau_mip, total_solves)
+    def _screen_pending(self, q):
+        """Ball neighbours screened out by certified lower bounds (hinge loss) must stay out of
+        reach of the list, lower >= v_R - tau_mip ("Solver slack and epsilon").  Evaluates (or
+        rules out by dual ascent) the next batch of the others; False when none is left."""
+        pending = np.nonzero(~np.isfinite(q.vals) & (q.lower < q.v_R - self.tau_mip))[0]
+        if not pending.size:
+            return False
+        # in batches, most promising first: each batch can only lower v_R
+        pending = pending[np.argsort(q.lower[pending], kind="stable")[:48]]
+        if self.capabilities.lower_bounds:
+            # cheaper than a solve: dual ascent rules many out (hinge loss)
+            fresh = pending[~q.tightened[pending]]
+            q.lower[fresh] = self.source.tightened_lower_bounds(self._full(q.nb[fresh]), q.lower[fresh])
+            q.tightened[fresh] = True
+            pending = pending[q.lower[pending] < q.v_R - self.tau_mip]
+            if pending.size == 0:
+                return True
+        q.vals[pending] = self.evaluate(q.nb[pending])
+        return True
+
+    def _top_certificate(self, q, far, solves):
+        """The one top-R certificate: every support with two or more mistakes from S_1 is
+        evaluated or has R >= far.bound >= v_R - tau_mip; the ball is evaluated or screened.
+
+        The bound outside the list is the smallest of far.bound and the lower bounds of the
+        evaluated supports outside it (values, less tau_eval where they are upper bounds, and
+        the screened neighbours' bounds); where far.bound covers the evaluated supports with
+        two or more mistakes as well (the MILP's bound is over all of them), only the ball's
+        enter.
+        """
+        L = heapq.nsmallest(q.R, self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
+        members = {k for k, _ in L}
+        sups = [k for k, _ in L]
+        vals_L = self.evaluate(np.array(sups))  # exact, canonical evaluation
+        rest = [v for k, v in self.evaluated.items() if k not in members
+                and not (far.covers_evaluated and (k == q.s1 or q.mistakes(k) >= 2))]
+        if self.capabilities.lower_bounds:
+            # values are upper bounds within tau_eval; screened ball neighbours have bounds
+            rest = [v - self.tau_eval for v in rest] + [float(x) for x in q.lower[~np.isfinite(q.vals)]]
+        return TopCertificate(sups, vals_L, min([far.bound] + rest), self.tau_mip, solves)
+
+    def _top_far_by_milp(self, q):
+        """The far region by the MILP with sum_{j in S_1} z_j <= s - 2 and a no-good constraint
+        per listed far support; always answers (a certificate, or supports to rank again)."""
+        in1, members = q.in1, q.members
+        far = [k for k in members if q.mistakes(k) >= 2]
+
+        def feasible(a, members=members):
+            a = np.asarray(a, dtype=np.int64)
+            ok = (~in1[a]).sum(axis=1) >= 2
+            return ok & np.array([tuple(int(j) for j in row) not in members for row in a], dtype=bool)
+
+        outside = [(k, v) for k, v in self.evaluated.items() if k not in members and q.mistakes(k) >= 2]
+        if not outside:
+            outside = self._two_mistakes_start(q, feasible)
+        if self.s < 2 or self.p - self.s < 2 or not outside:
+            # no support has two mistakes (s = 1 or p - s = 1): the ball is everything
+            return _Far(math.inf, covers_evaluated=True)
+        inc = min(outside, key=lambda kv: (kv[1], kv[0]))
+        constraints = [("<=", list(q.s1), self.s - 2)] + [("<=", list(k), self.s - 1) for k in far]
+        if self.settings.list_cuts:
+            for k in far:
+                self._add_cut(k)
+        v_R = q.v_R
+        certified, _, _, lb, solves = self._minimise(
+            f"top-{q.R}", constraints, feasible, inc, target=v_R,
+            early_exit=lambda v, v_R=v_R: v < v_R - 1e-12 * (abs(v_R) + 1.0))
+        return _Far(lb, solves=solves, covers_evaluated=True, rank_again=not certified)
+
+    def _two_mistakes_start(self, q, feasible):
+        """A feasible MILP start: the best 1-swap of the best 1-swap that has 2 mistakes."""
+        k1 = tuple(int(j) for j in q.nb[int(np.argmin(q.vals))])
+        nb2, vals2 = self._expand(k1, keep=0)
+        ok2 = feasible(nb2)
+        if not np.any(ok2):
+            return []
+        k = int(np.argmin(np.where(ok2, vals2, np.inf)))
+        v2 = float(vals2[k]) if np.isfinite(vals2[k]) else float(self.evaluate(nb2[k:k + 1])[0])
+        return [(tuple(int(j) for j in nb2[k]), v2)]
 
     def mistakes(self, anchor=None, cap_width=math.inf) -> list:
         """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
@@ -876,7 +1075,7 @@ class OuterApproximationEngine:
         anchor = tuple(sorted(anchor))
         self.initialise()
         cap = float(self.evaluate([anchor])[0]) + float(cap_width) if math.isfinite(cap_width) else math.inf
-        self._keep = max(getattr(self, "_keep", 1), 1)
+        self._keep = max(self._keep, 1)
         in0 = np.zeros(self.p, dtype=bool)
         in0[list(anchor)] = True
         out = []
@@ -888,48 +1087,52 @@ class OuterApproximationEngine:
             self._reached = f"{i - 1} of {n_blocks} blocks certified"
             if i > 1:
                 progress.update(i - 1, detail=self._block_route(out[-1]))
-            def feasible(a, i=i):
-                a = np.asarray(a, dtype=np.int64)
-                return (~in0[a]).sum(axis=1) == i
-
-            known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
-            nb, vals = self._expand(previous, keep=0)
-            ok = feasible(nb)
-            usable = ok & np.isfinite(vals)  # a screened neighbour (+inf, hinge) has no exact value yet
-            if usable.any():
-                k = int(np.argmin(np.where(usable, vals, np.inf)))
-                known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
-            elif not known and ok.any():
-                # every feasible neighbour was screened: score one exactly for an incumbent
-                sup = tuple(int(j) for j in nb[int(np.argmax(ok))])
-                known.append((sup, float(self.evaluate([sup])[0])))
-            inc = min(known, key=lambda kv: (kv[1], kv[0]))
-            if i == 1 and previous == anchor:
-                # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
-                # exactly and completely just above: no MILP needed
-                sup = inc[0]
-                val = float(self.evaluate([sup])[0])
-                out.append(Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0))
-                previous = sup
-                continue
-            exact = self._exact_block(anchor, i, inc, cap)
-            if exact is None:
-                exact = self._dual_block(anchor, i, inc, cap)
-            if exact is not None:
-                out.append(exact)
-                previous = exact.support
-                continue
-            constraints = [("==", list(anchor), self.s - i)]
-            self._block_cuts(anchor, i)
-            _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, inc, cap=cap)
-            val = float(self.evaluate([sup])[0])
-            # certified below the cap: lb >= val - tau_mip; above it: lb >= cap - tau_mip only
-            out.append(Certificate(sup, val, lb, self.tau_mip, solves, capped=bool(val > cap)))
-            previous = sup
+            cert = self._certify_block(anchor, i, in0, previous, cap)
+            out.append(cert)
+            previous = cert.support
         if out:
             progress.update(len(out), detail=self._block_route(out[-1]))
         self._finish()
         return out
+
+    def _certify_block(self, anchor, i, in0, previous, cap):
+        """Block i: an incumbent from the expansion of the previous block's minimiser, then the
+        block routes in order (:data:`BLOCK_ROUTES`); block 1 of the anchor needs none."""
+        def feasible(a, i=i):
+            a = np.asarray(a, dtype=np.int64)
+            return (~in0[a]).sum(axis=1) == i
+
+        known = [(k, v) for k, v in self.evaluated.items() if (~in0[list(k)]).sum() == i]
+        nb, vals = self._expand(previous, keep=0)
+        ok = feasible(nb)
+        usable = ok & np.isfinite(vals)  # a screened neighbour (+inf, hinge) has no exact value yet
+        if usable.any():
+            k = int(np.argmin(np.where(usable, vals, np.inf)))
+            known.append((tuple(int(j) for j in nb[k]), float(vals[k])))
+        elif not known and ok.any():
+            # every feasible neighbour was screened: score one exactly for an incumbent
+            sup = tuple(int(j) for j in nb[int(np.argmax(ok))])
+            known.append((sup, float(self.evaluate([sup])[0])))
+        inc = min(known, key=lambda kv: (kv[1], kv[0]))
+        if i == 1 and previous == anchor:
+            # the 1-mistake block is the 1-swap neighbourhood of S^(0), evaluated
+            # exactly and completely just above: no MILP needed
+            sup = inc[0]
+            val = float(self.evaluate([sup])[0])
+            return Certificate(sup, val, float(np.min(vals[ok])), self.tau_mip, 0)
+        for route in BLOCK_ROUTES:
+            cert = route.certify(self, anchor, i, inc, cap, feasible)
+            if cert is not None:
+                return cert
+
+    def _block_by_milp(self, anchor, i, incumbent, cap, feasible):
+        """Block i by the MILP with sum_{j in S^(0)} z_j = s - i; always answers."""
+        constraints = [("==", list(anchor), self.s - i)]
+        self._block_cuts(anchor, i)
+        _, sup, val, lb, solves = self._minimise(f"mistakes i={i}", constraints, feasible, incumbent, cap=cap)
+        val = float(self.evaluate([sup])[0])
+        # certified below the cap: lb >= val - tau_mip; above it: lb >= cap - tau_mip only
+        return Certificate(sup, val, lb, self.tau_mip, solves, capped=bool(val > cap))
 
     @staticmethod
     def _block_route(cert):
@@ -945,7 +1148,7 @@ class OuterApproximationEngine:
         every support it can bound above cap - tau_mip / 2); when no support below the cap
         turns up, the block is certified capped.
         """
-        if not self._blocks_usable():
+        if not self._block_search_on():
             return None
         from .blocks import minimise_block
 
@@ -957,7 +1160,7 @@ class OuterApproximationEngine:
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
         res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
                              (inc_sup, min(inc_val, cap)), self.tau_mip / 2.0, self.evaluate, mu=mu,
-                             max_nodes=int(getattr(self, "exact_block_nodes", 200000)), check_time=self._check_time)
+                             max_nodes=int(self.settings.exact_block_nodes), check_time=self._check_time)
         self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
         if self.verbose:
@@ -983,14 +1186,14 @@ class OuterApproximationEngine:
         certificate of the block's minimum below the cap, and of a capped block above it.
         None when the source cannot search or the search gives up.
         """
-        if not hasattr(self.source, "search_blocks"):
+        if not self._dual_search_on():
             return None
         t0 = time.perf_counter()
         inc_sup, inc_val = incumbent
         threshold = min(inc_val, cap) - self.tau_mip
         found = self._dual_search(anchor, [i], threshold)
         self.stats.log.append({"dual_search": True, "block": i, "exact": found is not None,
-                               "solves": found[2] if found is not None else self.DUAL_SEARCH_SOLVES,
+                               "solves": found[2] if found is not None else self.settings.dual_search_solves,
                                "seconds": time.perf_counter() - t0})
         if self.verbose:
             self._print(f"[engine] mistakes i={i} dual branch and bound: "
@@ -1007,8 +1210,6 @@ class OuterApproximationEngine:
             return None  # only when tau_eval > tau_mip: the MILP decides
         return Certificate(sup, val, min(lower, val), self.tau_mip, 0, capped=bool(val > cap))
 
-    def _blocks_usable(self):
-        return getattr(self, "exact_blocks", True) and type(self.source) in (GramSource, MatrixFreeSource)
 
     def _ball_multiplier(self, support):
         full = self._full(np.array(support))
@@ -1038,7 +1239,7 @@ class OuterApproximationEngine:
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
-                                       self.evaluate, mu=mu, max_nodes=int(getattr(self, "exact_block_nodes", 200000)),
+                                       self.evaluate, mu=mu, max_nodes=int(self.settings.exact_block_nodes),
                                        check_time=self._check_time)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
@@ -1059,7 +1260,7 @@ class OuterApproximationEngine:
         local optimum of :meth:`initialise`); each is searched below the best value known
         (:meth:`_search_blocks_below`).
         """
-        if not self._blocks_usable():
+        if not self._block_search_on():
             return None
         bound = self._search_blocks_below(anchor, 1, lambda: min(self.evaluated.values()), "best", "best_block")
         if bound is None:
@@ -1079,7 +1280,7 @@ class OuterApproximationEngine:
         anchor's own value is within tau_eval.  The certificate holds when all of them reach
         v_1 - tau_mip; otherwise the MILP decides.
         """
-        if not hasattr(self.source, "block_lower_bounds"):
+        if not (self._dual_bounds_on() or self._dual_search_on()):
             return None
         _, _, lower = self._expand_with_bounds(anchor, keep=1)
         sup, val = min(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
@@ -1114,7 +1315,7 @@ class OuterApproximationEngine:
         Returns the smallest bound when it reaches ``threshold``, else None (the caller
         then runs the MILP).
         """
-        if not hasattr(self.source, "block_lower_bounds") or self.s < 2 or self.p - self.s < 2:
+        if not self._dual_bounds_on() or self.s < 2 or self.p - self.s < 2:
             return None
         from itertools import combinations
 
@@ -1145,10 +1346,6 @@ class OuterApproximationEngine:
                         f"{'>=' if ok else '<'} {threshold:.6f} in {time.perf_counter() - t0:.2f}s")
         return bound if ok else None
 
-    #: Hinge solves one dual branch and bound (:meth:`_far_by_dual_search`) may spend before
-    #: the MILP takes over.
-    DUAL_SEARCH_SOLVES = 4000
-
     def _far_by_dual_search(self, anchor, threshold, skip):
         """(bound, hits) over every support with >= 2 mistakes from ``anchor``, or None.
 
@@ -1157,14 +1354,14 @@ class OuterApproximationEngine:
         (:meth:`_dual_search`).  ``hits``: supports outside ``skip`` whose certified lower
         bound is below ``threshold``, with their values; ``bound``: a certified lower bound on
         R over all the others outside ``skip``.  None when the search needs more than
-        :attr:`DUAL_SEARCH_SOLVES` solves (the MILP then decides).
+        :attr:`EngineSettings.dual_search_solves` solves (the MILP then decides).
         """
-        if not hasattr(self.source, "search_blocks") or self.s < 2 or self.p - self.s < 2:
+        if not self._dual_search_on() or self.s < 2 or self.p - self.s < 2:
             return None
         t0 = time.perf_counter()
         found = self._dual_search(anchor, range(2, min(self.s, self.p - self.s) + 1), threshold, skip)
         done = found is not None
-        bound, hits, solves = found if done else (math.inf, [], self.DUAL_SEARCH_SOLVES)
+        bound, hits, solves = found if done else (math.inf, [], self.settings.dual_search_solves)
         self.stats.log.append({"dual_search": True, "solves": solves, "hits": len(hits), "exact": done and not hits,
                                "seconds": time.perf_counter() - t0})
         if self.verbose:
@@ -1176,7 +1373,7 @@ class OuterApproximationEngine:
 
     def _dual_search(self, anchor, sizes, threshold, skip=()):
         """:meth:`HingeSource.search_blocks` over the blocks (anchor minus D) + B, |D| = |B| = i
-        for each i in ``sizes``, within :attr:`DUAL_SEARCH_SOLVES` solves in all.
+        for each i in ``sizes``, within :attr:`EngineSettings.dual_search_solves` solves in all.
 
         Returns (bound, hits as (candidate support, value), solves), or None when the budget
         runs out.  ``skip``: candidate supports left out (neither hits nor bounded).
@@ -1190,7 +1387,7 @@ class OuterApproximationEngine:
         for i in sizes:
             bases = [np.concatenate([forced, np.delete(movable, D)]) for D in combinations(range(movable.size), i)]
             found = self.source.search_blocks(bases, outside, i, threshold, skip=skip_full,
-                                              node_limit=self.DUAL_SEARCH_SOLVES - solves, check=self._check_time)
+                                              node_limit=self.settings.dual_search_solves - solves, check=self._check_time)
             if found is None:
                 return None
             b, h, used = found
@@ -1207,8 +1404,7 @@ class OuterApproximationEngine:
         v_R, so blocks done earlier stay covered.  Returns the smallest threshold used, or
         None when a block is too large for the search (the caller then runs the MILP).
         """
-        if (not self._blocks_usable() or self.s < 2 or self.p - self.s < 2
-                or getattr(self, "_far_blocks_too_large", False)):
+        if not self._block_search_on() or self.s < 2 or self.p - self.s < 2 or self._far_blocks_too_large:
             return None
         bound = self._search_blocks_below(s1, 2, lambda: heapq.nsmallest(R, self.evaluated.values())[-1],
                                           f"top-{R}", "top_block")

@@ -24,6 +24,7 @@ neighbour of a support).  The squared-loss versions below are exact up to roundi
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,13 +33,50 @@ from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, s
 
 # Same singular-direction rule as dpstats.bss.objective.
 _SINGULAR_RTOL = 1e-12
+#: Relative error budget of one exact evaluation of R(S) (an s x s eigendecomposition
+#: and a monotone Newton solve); a squared-loss source's evaluation error is this * (y'y + 1).
+EVAL_RELATIVE_ERROR = 1e-10
+
+
+@dataclass(frozen=True)
+class SourceCapabilities:
+    """What a source of values can do, declared once; the engine picks its routes from it.
+
+    exact_values
+        Values are exact up to rounding (``evaluation_error``); otherwise they are certified
+        upper bounds within ``evaluation_error`` (the hinge loss's duality gaps).
+    lower_bounds
+        :meth:`neighbour_values` returns certified lower bounds of screened neighbours, and
+        ``tightened_bounds`` / ``tightened_lower_bounds`` sharpen them.
+    block_search
+        The Schur-complement block search of :mod:`dpstats.bss.blocks` applies (the squared
+        loss through ``cross``, ``local_objective`` and ``diag``).
+    dual_blocks
+        ``block_lower_bounds`` (one certified dual per block) and ``search_blocks`` (the dual
+        branch and bound over blocks).
+    """
+
+    exact_values: bool
+    lower_bounds: bool
+    block_search: bool
+    dual_blocks: bool
+
+
+#: The squared-loss sources' capabilities.
+SQUARED_LOSS_CAPABILITIES = SourceCapabilities(exact_values=True, lower_bounds=False, block_search=True,
+                                               dual_blocks=False)
 
 
 class _SquaredLossMethods:
     """The squared-loss versions of the engine's source methods (shared by both sources)."""
 
     #: values are exact up to rounding: neighbour values come with no separate lower bounds
-    provides_lower_bounds = False
+    capabilities = SQUARED_LOSS_CAPABILITIES
+
+    @property
+    def evaluation_error(self) -> float:
+        """The certified error of one value: rounding only, relative to y'y."""
+        return EVAL_RELATIVE_ERROR * (abs(self.yy) + 1.0)
 
     def values(self, supports, ridge, radius):
         """Exact R for full supports (2-D array of full column indices)."""

@@ -93,7 +93,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
-from .hinge import HingeObjective, HingeSolution, best_intercepts
+from .gram import SourceCapabilities
+from .hinge import HingeObjective, HingeSolution, ball_conjugate, best_intercepts
 from .scratch import work_array
 
 #: Default number of neighbours solved exactly per expansion, whatever their bounds.
@@ -136,7 +137,9 @@ class HingeSource:
         Neighbours solved exactly per expansion regardless of their lower bounds.
     """
 
-    provides_lower_bounds = True
+    #: values are certified upper bounds (duality gaps) with certified lower bounds beside
+    #: them; the dual routes of the engine apply, the Schur-complement block search does not
+    capabilities = SourceCapabilities(exact_values=False, lower_bounds=True, block_search=False, dual_blocks=True)
 
     def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT):
         if not float(gap_tolerance) > 0:
@@ -687,9 +690,7 @@ class HingeSource:
         return v[1], v[2]
 
     def _h(self, norm_v):
-        """h(v) = min_{||b||<=r} lam ||b||^2 - v'b as a function of ||v|| (module hinge)."""
-        lam, r = self.ridge, self.radius
-        return np.where(norm_v <= 2.0 * lam * r, -(norm_v * norm_v) / (4.0 * lam), lam * r * r - r * norm_v)
+        return ball_conjugate(norm_v, self.ridge, self.radius)
 
     def neighbour_values(self, support, movable, outside, ridge, radius, cross=None):
         """(positions, columns, values, lower) of every 1-swap neighbour of ``support``.

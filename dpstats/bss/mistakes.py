@@ -93,11 +93,13 @@ from scipy.special import comb, gammaln, logsumexp
 
 from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_threshold
 from ..method_options import Choice, Real
-from ..methods import MethodOutcome, SelectionMethod
+from ..methods import MethodOutcome, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from . import top_r as _top_r
-from .exhaustive import log_n_supports, slack_parts
-from .top_r import _loss_items, exact_scores, is_hinge, make_engine, response_type, sensitivity_of, uses_exact_path
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
+                        uses_exact_path)
+from .engine import OuterApproximationEngine
+from .enumeration import log_n_supports, slack_parts
+from .losses import loss_of
 
 DEFAULT_GUARD = "ptr"
 DEFAULT_DELTA = 1e-6
@@ -142,7 +144,7 @@ def split_budget(epsilon, options):
 
 def uses_slack(p, s, options):
     """Whether the blocks carry solver slack: the hinge loss, or the engine path (public inputs only)."""
-    return options.get("loss") == "hinge" or not uses_exact_path(p, s, options)
+    return loss_of(options).slack_on_every_path or not uses_exact_path(p, s, options)
 
 
 def selection_cost(epsilon, options, context):
@@ -233,12 +235,12 @@ def certified_gap(task, tau, scorer):
     S^(0) is the only support.  k = R (public) when the top-R fallback could run, so that
     its certificate is the one the fallback reuses; else 2.
     """
-    if not hasattr(scorer, "top") or not hasattr(scorer, "tau_eval"):  # ExactScores
+    if not isinstance(scorer, OuterApproximationEngine):  # ExactScores
         k = min(2, scorer.values.size)
         sups, vals = scorer.top(k)
         if k < 2:
             return math.inf, sups[0], float(vals[0])
-        second = vals[1] - 0.5 * tau if is_hinge(task) else vals[1]
+        second = vals[1] - loss_of(task.options).exact_value_slack(tau)
         return float(second - vals[0]), sups[0], float(vals[0])
     if scorer.p == scorer.s:
         best = scorer.best()
@@ -263,7 +265,8 @@ def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
     deterministic function of the data (docs/privacy.md).
     """
     scorer = block_scorer(task, tau) if scorer is None else scorer
-    if not hasattr(scorer, "tau_eval"):  # ExactScores
+    loss = loss_of(task.options)
+    if not isinstance(scorer, OuterApproximationEngine):  # ExactScores
         exact = scorer
         (anchor,), (v0,) = exact.top(1)
         blocks = exact.mistakes(anchor)
@@ -271,7 +274,7 @@ def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
         vals = np.array([v0] + [b[1] for b in blocks])
         # hinge values are upper bounds within tau / 2: the block lower bounds subtract it,
         # so they stay lower bounds (module docstring, PTR guard)
-        lbs = vals[1:] - 0.5 * tau if is_hinge(task) else vals[1:].copy()
+        lbs = vals[1:] - loss.exact_value_slack(tau)
         return sups, vals, lbs, {"path": exact.path,
                                  "capped_blocks": [i for i in range(1, len(vals)) if vals[i] > vals[0] + cap_width]}
     engine = scorer
@@ -280,7 +283,7 @@ def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
     sups = [best.support] + [c.support for c in certs]
     vals = np.array([best.value] + [c.value for c in certs])
     lbs = np.array([c.lower_bound for c in certs])
-    if is_hinge(task):
+    if loss.slack_on_every_path:
         # a block's lower bound may come from certified upper values (the 1-mistake block,
         # evaluated over the whole ball): subtracting tau_eval keeps it a lower bound
         lbs = lbs - engine.tau_eval
@@ -296,7 +299,7 @@ def certified_blocks(task, tau, cap_width=math.inf, scorer=None):
 
 def _gap_certificate_info(scorer):
     """Curator-only: how the top-2 list behind the gap was certified (no blocks were needed)."""
-    if not hasattr(scorer, "tau_eval"):
+    if not isinstance(scorer, OuterApproximationEngine):
         return {"path": scorer.path + " (top list for the gap; no blocks needed)"}
     info = {"path": scorer.certificate_route() + " (top list for the gap; no blocks needed)",
             "tau_mip": scorer.tau_mip, "tau_eval": scorer.tau_eval, "solver": scorer.stats.as_dict()}
@@ -323,7 +326,7 @@ def run(task) -> MethodOutcome:
     # engine returned; the certificate route and statistics stay in curator["certificate"].
     details = {"sensitivity": delta_s, "s": s, "ridge": task.ridge, "radius": task.radius, "tau": tau,
                "tau_relative_to_delta": opts["tolerance"], "n_blocks": min(s, p - s) + 1, "block_cap": cap_width,
-               "loss": "hinge" if is_hinge(task) else "least squares"}
+               "loss": loss_of(opts).label}
     scorer = block_scorer(task, tau)
     # The gap first (the certified top-2 list): the guard needs nothing else, and when it
     # fails the blocks are never certified.
@@ -337,7 +340,7 @@ def run(task) -> MethodOutcome:
         "gap_over_2_Delta": gap_cert / (2 * delta_s),
         "tau": tau,
         "block_cap": cap_width,
-        **_loss_items(task, anchor, v0),
+        **loss_items(task, anchor, v0),
     }
 
     def add_blocks():
@@ -382,7 +385,7 @@ def run(task) -> MethodOutcome:
         if not passed:
             curator["certificate"] = _gap_certificate_info(scorer)
             sub = dataclasses.replace(task, epsilon=eps_m, options={**opts, "max_tries": None})
-            out = _top_r.run(sub, scorer=scorer)  # the same data and tau: reuse its certificates
+            out = get_method("top_r").run(sub, scorer=scorer)  # the same data and tau: reuse its certificates
             curator["fallback_top_r"] = out.curator
             return MethodOutcome(support=out.support, entries=entries + out.entries, curator=curator,
                                  released=released, caveats=out.caveats)
@@ -422,14 +425,12 @@ def run(task) -> MethodOutcome:
                          released=released)
 
 
-class MistakesMethod(SelectionMethod):
+class MistakesMethod(CertifiedMethod):
     """The mistakes mechanism over certified block minimisers, guarded by propose-test-release."""
 
     name = "mistakes"
     title = "mistakes mechanism over certified block minimisers (MIP on CBC)"
-    size_argument = "s"
-    supports_dask = True
-    options = _top_r.CERTIFIED_OPTIONS + (
+    options = CERTIFIED_OPTIONS + (
         Choice("guard", default=DEFAULT_GUARD, choices=("ptr", "none"),
                doc="ptr: propose-test-release on the certified gap (unconditional); none: conditional on the gap"),
         Real("delta", default=DEFAULT_DELTA, low=0, high=0.5, doc="delta of the propose-test-release guard"),
@@ -438,20 +439,7 @@ class MistakesMethod(SelectionMethod):
              doc="total variation allowed by capping block scores at R(S^(0)) + K; 0: no cap"),
     )
 
-    def check_options(self, options, context):
-        return _top_r.check_certified_options(options, context.get("ridge"))
-
-    def check_size(self, p, size, options, context):
-        _top_r.check_certified_size(p, size, options, context, self.name)
-
-    def default_radius(self, p, size, options):
-        return _top_r.certified_default_radius(p, size, options)
-
-    def default_ridge(self, n, p, size, options, radius=1.0):
-        return _top_r.certified_default_ridge(n, p, size, options, radius)
-
     selection_cost = staticmethod(selection_cost)
-    response_type = staticmethod(response_type)
     charge_condition = staticmethod(charge_condition)
     run = staticmethod(run)
 

@@ -67,104 +67,20 @@ from scipy.special import comb, logsumexp
 
 from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
-from ..method_options import Integer, Real
-from ..methods import MethodOutcome, SelectionMethod
+from ..method_options import Integer
+from ..methods import MethodOutcome, SelectionMethod, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+# the parts shared with mistakes; their names stay importable from here
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_MAX_ENUMERATE, DEFAULT_MAX_ENUMERATE_HINGE,  # noqa: F401
+                        DEFAULT_TOLERANCE, ExactScores, certified_default_radius, certified_default_ridge,
+                        check_certified_options, check_certified_size, exact_scores, loss_items, make_engine,
+                        response_type, sensitivity_of, uses_exact_path)
 from .engine import OuterApproximationEngine
-from .exhaustive import (LOSS_OPTION, check_enumeration_memory, curator_summary, hinge_curator_items, log_n_supports, run_hinge,
-                         score_all_supports, score_all_supports_hinge, slack_parts, slack_split)
-from .gram import GramSource, MatrixFreeSource
-from .hinge import HingeObjective, hinge_default_radius, hinge_default_ridge, hinge_sensitivity
-from .hinge_source import HingeSource
-from .objective import RidgeBallObjective, least_squares_sensitivity
-
-DEFAULT_TOLERANCE = 5e-4
-DEFAULT_MAX_ENUMERATE = 10**5
-#: Exact-path limit with the hinge loss: a certified hinge value costs about 1 ms at
-#: n = 500 (some 500 least-squares values), so 2000 supports take about 2-3 seconds.
-DEFAULT_MAX_ENUMERATE_HINGE = 2000
-#: Share of tau given to the hinge evaluations (tau_eval); tau_mip = tau - 2 tau_eval.
-HINGE_EVAL_SHARE = 0.125
-#: Above this many columns the engine works matrix-free (:mod:`dpstats.bss.gram`).
-MATRIX_FREE_ABOVE = 3000
+from .enumeration import curator_summary, log_n_supports, n_supports, slack_parts, slack_split
+from .losses import HINGE, HINGE_EVAL_SHARE, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
 
 
 # ---------------------------------------------------------------- options and cost
-#: Options shared by the certified best-subset methods (top_r and mistakes).
-CERTIFIED_OPTIONS = (
-    Real("tolerance", default=DEFAULT_TOLERANCE, low=0, high=0.1, high_open=False,
-         doc="certified solver slack tau as a fraction of Delta; the mechanism samples with eps / (1 + 2 tolerance) "
-             "so that it spends exactly eps"),
-    Integer("max_enumerate", default=None, minimum=1, allow_none=True,
-            doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
-                f"{DEFAULT_MAX_ENUMERATE_HINGE:,} with the hinge loss)"),
-    LOSS_OPTION,
-)
-
-
-def check_certified_options(options, ridge):
-    """Cross-option rules shared by top_r and mistakes (public values only)."""
-    if options["max_enumerate"] is None:
-        options["max_enumerate"] = DEFAULT_MAX_ENUMERATE_HINGE if options["loss"] == "hinge" else DEFAULT_MAX_ENUMERATE
-    return options
-
-
-def certified_default_radius(p, s, options):
-    """``radius=None`` for top_r and mistakes: 1, or with the hinge loss
-    :func:`dpstats.bss.hinge.hinge_default_radius` (4 where every support is scored exactly,
-    1 where the MIP engine runs).  Public inputs only."""
-    if options["loss"] == "hinge":
-        return hinge_default_radius(engine=not uses_exact_path(p, s, options))
-    return 1.0
-
-
-def certified_default_ridge(n, p, s, options, radius=1.0):
-    """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
-    max_enumerate), where every support is scored exactly; where the MIP engine runs,
-    RIDGE_PER_ROW * sqrt(n max(n, p)): 0.1 n when n >= p (the papers' setting; its cuts need
-    lam > 0, see dpstats.api.RIDGE_PER_ROW), growing like sqrt(p / n) when there are fewer
-    rows than terms (:func:`engine_default_ridge`); with the hinge loss
-    :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
-    exact_path = uses_exact_path(p, s, options)
-    if options["loss"] == "hinge":
-        return hinge_default_ridge(n, radius, engine=not exact_path)
-    if exact_path:
-        return 0.0
-    return engine_default_ridge(n, p)
-
-
-def engine_default_ridge(n, p):
-    """lam = RIDGE_PER_ROW * sqrt(n max(n, p)) (squared loss, MIP engine).
-
-    Why it grows when n < p: with fewer rows than terms, X'X is singular and some i
-    columns outside the best support always fit the residual of i removed ones well, so
-    only the ridge separates the supports; the block search's bounds then lose by about
-    the ratio of the column norm to lam (timings for several lam at n < p:
-    benchmarks/README.md, bench_public.py).  Continuous in p at p = n.  n and p are public
-    (the input row count and the number of terms of the formula), so the ridge is too.
-    """
-    from ..api import RIDGE_PER_ROW
-
-    return RIDGE_PER_ROW * math.sqrt(float(n) * max(float(n), float(p)))
-
-
-def check_certified_size(p, s, options, context, name):
-    """The certified engine needs ridge > 0 or the exact path; refused before the charge."""
-    n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
-    if context.get("ridge") == 0 and options["loss"] != "hinge" and (n_sup is None or n_sup > options["max_enumerate"]):
-        raise InvalidArgumentError(
-            f"method={name!r} with ridge=0 needs exact enumeration (C(p, s) <= max_enumerate): the certified engine's "
-            "bounds need ridge > 0. Use a positive ridge (the default 'auto' gives 0.1 n there, more when n < p) or raise "
-            "max_enumerate.")
-    if n_sup is not None and n_sup <= options["max_enumerate"]:
-        check_enumeration_memory(n_sup, s, f"method={name!r}")
-
-
-def response_type(options):
-    """"binary" (-1 / +1) for the hinge loss, decided before data access."""
-    return "binary" if options.get("loss") == "hinge" else "numeric"
-
-
 def check_options(options, context):
     """The validated options of ``method="top_r"`` (see :class:`TopRMethod`)."""
     return METHOD.validate_options(dict(options), context)
@@ -177,17 +93,6 @@ def inflated_epsilon(epsilon, tolerance):
     return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
 
 
-def n_supports(p, s):
-    """C(p, s) as an int, or None when it is astronomically large."""
-    return int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
-
-
-def uses_exact_path(p, s, options):
-    """Every support is scored (C(p, s) <= max_enumerate): public inputs only."""
-    n_sup = n_supports(p, s)
-    return n_sup is not None and n_sup <= options["max_enumerate"]
-
-
 def uses_slack(p, s, R, options):
     """Whether the top-R mechanism's scores carry solver slack, from public inputs only.
 
@@ -195,7 +100,7 @@ def uses_slack(p, s, R, options):
     engine path only, not when every support is scored exactly (C(p, s) <=
     ``max_enumerate``, or R >= C(p, s)).
     """
-    if options.get("loss") == "hinge":
+    if loss_of(options).slack_on_every_path:
         return True
     n_sup = n_supports(p, s)
     return not (uses_exact_path(p, s, options) or (n_sup is not None and R >= n_sup))
@@ -271,85 +176,6 @@ def selection_cost(epsilon, options, context):
             if not floor <= epsilon:
                 raise InvalidArgumentError(_retry_refusal(epsilon, floor, T))
     return float(epsilon), 0.0
-
-
-# ---------------------------------------------------------------- shared machinery
-def is_hinge(task):
-    return task.options.get("loss") == "hinge"
-
-
-def sensitivity_of(task):
-    """Delta (squared loss) or Delta_h (hinge loss) of the task (:mod:`dpstats.bss.objective`, :mod:`dpstats.bss.hinge`)."""
-    if is_hinge(task):
-        return hinge_sensitivity(task.data.b_x, task.radius, task.size, task.data.intercept)
-    return least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, task.size, task.data.intercept)
-
-
-def make_engine(task, tau, label):
-    """The certified engine for a task: Gram path, or matrix-free above MATRIX_FREE_ABOVE columns.
-
-    With the hinge loss the source is a :class:`HingeSource` whose values are certified
-    within tau_eval = HINGE_EVAL_SHARE * tau (the engine keeps tau_mip = tau - 2 tau_eval).
-    """
-    opts = task.options
-    kwargs = dict(deadline=task.deadline, verbose=task.verbose, label=label)
-    if is_hinge(task):
-        source = HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
-    elif len(task.terms) > MATRIX_FREE_ABOVE:
-        # A formula intercept is profiled out by implicit centring (no n x p copy).
-        source = MatrixFreeSource(task.data.X, task.data.y, centre=bool(task.data.intercept))
-    else:
-        source = GramSource(task.stats)
-    return OuterApproximationEngine(source, task.size, task.ridge, task.radius, tau, **kwargs)
-
-
-class ExactScores:
-    """Every support scored exactly (the small-problem path and the test oracle)."""
-
-    def __init__(self, stats, s, ridge, radius, task=None, label="exact enumeration"):
-        self.p = int(stats.candidates.size)
-        objective = RidgeBallObjective(stats, ridge, radius)
-        self.supports, self.values = score_all_supports(objective, s, task, label)
-        # lexicographic enumeration order breaks ties (a fixed public rule; module docstring)
-        self.order = np.lexsort((np.arange(self.values.size), self.values))
-
-    @classmethod
-    def from_scores(cls, p, supports, values):
-        """From precomputed values (the hinge loss: certified upper bounds)."""
-        self = cls.__new__(cls)
-        self.p, self.supports, self.values = int(p), supports, np.asarray(values, dtype=np.float64)
-        self.order = np.lexsort((np.arange(self.values.size), self.values))
-        return self
-
-    def top(self, R):
-        idx = self.order[:R]
-        return [tuple(int(j) for j in self.supports[k]) for k in idx], self.values[idx]
-
-    def mistakes(self, anchor):
-        anchor = set(anchor)
-        in0 = np.zeros(self.p, dtype=bool)
-        in0[list(anchor)] = True
-        count = (~in0[self.supports]).sum(axis=1)
-        out = []
-        p = self.p
-        for i in range(1, min(len(anchor), p - len(anchor)) + 1):
-            vals = np.where(count == i, self.values, np.inf)
-            k = int(np.argmin(vals))
-            out.append((tuple(int(j) for j in self.supports[k]), float(self.values[k])))
-        return out
-
-
-def exact_scores(task, tau, label="exact enumeration"):
-    """ExactScores of every support for the task's loss (the small-problem path).
-
-    Hinge values are certified upper bounds within tau / 2 (module docstring); the squared
-    loss is exact.
-    """
-    if is_hinge(task):
-        _, supports, values, _ = score_all_supports_hinge(task.data, task.size, task.ridge, task.radius, 0.5 * tau,
-                                                          task.options["tolerance"])
-        return ExactScores.from_scores(len(task.terms), supports, values)
-    return ExactScores(task.stats, task.size, task.ridge, task.radius, task, label)
 
 
 def top_r_log_weights(values, log_n, epsilon, sensitivity):
@@ -452,6 +278,7 @@ def run(task, scorer=None) -> MethodOutcome:
     """The top-R mechanism; ``scorer`` as in :func:`certified_top`."""
     s, p, R = task.size, len(task.terms), int(task.R)
     opts = task.options
+    loss = loss_of(opts)
     delta = sensitivity_of(task)
     # Whether the scores carry solver slack is decided by public inputs only (p, s, R,
     # max_enumerate, the loss), so the split of the budget never depends on the data.
@@ -465,19 +292,18 @@ def run(task, scorer=None) -> MethodOutcome:
     # what the solver computed is in the curator's "certificate" (see certified_top).
     details = {"sensitivity": delta, "s": s, "R": R, "ridge": task.ridge, "radius": task.radius,
                "nominal_epsilon": eps, "tau": tau, "tau_relative_to_delta": opts["tolerance"],
-               "log_n_supports": log_n, "loss": "hinge" if is_hinge(task) else "least squares"}
+               "log_n_supports": log_n, "loss": loss.label}
 
-    if n_sup is not None and R >= n_sup and is_hinge(task):
+    if n_sup is not None and R >= n_sup and loss is HINGE:
         # R >= C(p, s): the exact exponential mechanism on certified hinge values, with the
         # same split eps / (1 + 2 tolerance) + slack.
         note = f"R={R} >= C({p}, {s}) = {n_sup}: ran the exact exponential mechanism over all supports instead"
-        out = run_hinge(task)
+        out = get_method("exponential").run(task)
         out.curator["method_detail"] = note
         return MethodOutcome(support=out.support, entries=out.entries, curator=out.curator, caveats=[note])
     if n_sup is not None and R >= n_sup:
         # R >= C(p, s): the top-R mechanism is the exact exponential mechanism.
-        objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
-        supports, values = score_all_supports(objective, s, task, "top_r")
+        supports, values = loss.score_all_supports(task, 0.0, "top_r")
         index = sample_exponential(values, eps, delta, task.rng)
         chosen = supports[index]
         logp = exponential_log_probabilities(values, eps, delta)
@@ -497,7 +323,7 @@ def run(task, scorer=None) -> MethodOutcome:
         # (eps' grows with n), so the guarantee stays valid under na_action="omit".
         nominal, guarantee, capped = retry_capped_nominal(
             eps, opts["tolerance"], slack, R, log_n, opts["max_tries"], task.cost_context["n_rows"],
-            1.0 if is_hinge(task) else task.data.b_y, delta)  # R_h <= n
+            loss.response_bound(task.data), delta)
         parts = (("top-R mechanism (nominal epsilon)", nominal),)
         if slack:
             parts += ((f"solver slack (tau = {opts['tolerance']:g} Delta)",
@@ -551,7 +377,7 @@ def _curator(task, sups, vals, logp_a, delta, info, tau):
         "gap_over_2_Delta": gap / (2 * delta),
         "tau": tau,
         "certificate": info,
-    } | _loss_items(task, sups[0], vals[0])
+    } | loss_items(task, sups[0], vals[0])
 
 
 def _margin_items(scored, sups, vals, delta, epsilon, max_tries, s):
@@ -570,46 +396,23 @@ def _margin_items(scored, sups, vals, delta, epsilon, max_tries, s):
     return out
 
 
-def _loss_items(task, best_support, best_value):
-    """sigma2_hat for the squared loss; loss, Delta_h and the training misclassification rate
-    of the best support for the hinge loss (curator-only)."""
-    if not is_hinge(task):
-        # The row count without forming the p x p statistics when the engine ran matrix-free.
-        n = task._stats.n if task._stats is not None else task.data.X.shape[0]
-        return {"sigma2_hat": float(best_value) / max(n - task.size, 1)}
-    objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
-    return {"Delta_h": sensitivity_of(task), **hinge_curator_items(objective, list(best_support), task.data)}
-
-
-class TopRMethod(SelectionMethod):
+class TopRMethod(CertifiedMethod):
     """The top-R mechanism over certified best supports."""
 
     name = "top_r"
     title = "top-R mechanism over certified best supports (MIP on CBC)"
-    size_argument = "s"
-    supports_dask = True
     options = CERTIFIED_OPTIONS + (
         Integer("max_tries", default=None, minimum=1, allow_none=True,
                 doc="cap on uniform draws outside the top R (needs bounds=(b_x, b_y)); None: unlimited"),
     )
 
     def check_options(self, options, context):
-        options = check_certified_options(options, context.get("ridge"))
+        options = super().check_options(options, context)
         if options["max_tries"] is not None and not isinstance(context.get("bounds"), tuple):
             raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
         return options
 
-    def check_size(self, p, size, options, context):
-        check_certified_size(p, size, options, context, self.name)
-
-    def default_radius(self, p, size, options):
-        return certified_default_radius(p, size, options)
-
-    def default_ridge(self, n, p, size, options, radius=1.0):
-        return certified_default_ridge(n, p, size, options, radius)
-
     selection_cost = staticmethod(selection_cost)
-    response_type = staticmethod(response_type)
     run = staticmethod(run)
 
 

@@ -11,10 +11,13 @@ does both in one call.  One concept per module:
 
 * :mod:`~dpstats.estimation.adassp` -- the mechanism, its sensitivities and privacy statement;
 * :mod:`~dpstats.estimation.objective_perturbation` -- objective perturbation, its constants and privacy statement;
-* :mod:`~dpstats.estimation.op_bootstrap` -- its parametric bootstrap intervals (squared loss);
+* :mod:`~dpstats.estimation.op_bootstrap` -- its noisy Gram release for the intervals (squared loss);
 * :mod:`~dpstats.estimation.tukey` -- the Tukey-depth mechanism (bound-free), its privacy statement;
 * :mod:`~dpstats.estimation.gaussian_dp` -- exact calibration of Gaussian noise to (epsilon, delta);
-* :mod:`~dpstats.estimation.bootstrap` -- parametric bootstrap intervals from the release;
+* :mod:`~dpstats.estimation.bootstrap` -- AdaSSP's parametric bootstrap draws from the release;
+* :mod:`~dpstats.estimation.intervals` -- intervals covering sampling, noise and the ridge's shrinkage
+  (bias-corrected symmetric bootstrap; t intervals at epsilon = inf), or a plain refusal; validity after
+  the selection (Zrnic and Jordan 2020);
 * :mod:`~dpstats.estimation.design` -- public ranges, the refit's statistics, prediction designs;
 * :mod:`~dpstats.estimation.refit` -- the order of work of ``estimate`` (checks, charge, release) and the
   per-method dispatch (``ESTIMATORS``);

@@ -23,24 +23,16 @@ intervals are):
    * privacy noise, drawn afresh with the release's own distribution and scales: on every
      entry of the design block and of Z'y, and on the smallest eigenvalue (of A_bar);
    * theta_b: the same adaptive ridge and solve as the release (:func:`adassp.fit`).
-3. Intervals on the data's units: the coefficients are an affine function of theta, so
-   beta_b = T theta_b + t0 for every draw, and the level-(1 - a) interval is the *basic*
-   bootstrap interval (Davison and Hinkley 1997, section 5.2)
-
-       [2 beta~ - q_{1 - a/2}(beta_b),  2 beta~ - q_{a/2}(beta_b)],
-
-   which corrects for the bias the ridge and the noise in the inverse put into beta~ (the
-   percentile interval would double it).  Standard errors are the standard deviation of
-   the beta_b.
+3. The draws feed the bias-corrected symmetric intervals of
+   :mod:`dpstats.estimation.intervals`, which simulate from the estimate with its ridge
+   undone (the plug-in ``theta`` given here) rather than from the shrunk estimate, and
+   correct each draw the same way; the basic bootstrap interval around the shrunk estimate
+   (Davison and Hinkley 1997, section 5.2) undercovered badly when the ridge was active
+   (public ranges wide compared with the data).
 
 The draws come from the call's :class:`~dpstats.privacy.randomness.RandomSource` (the
-bootstrap's randomness is independent of the data).  Coverage is checked by simulation in
-the tests (tests/test_estimation.py), at epsilon = 1 and 10; docs/methods.md
-("Estimates after selection") gives the numbers.
-
-What the intervals do not cover: the selection.  The terms were chosen on the same data,
-so the intervals are conditional on the selected model (they are not selection-adjusted),
-and clipping: they are intervals for the coefficients of the clipped variables.
+bootstrap's randomness is independent of the data).  Coverage: tests/test_estimation.py
+(smoke, and slow at epsilon 1 and 10) and benchmarks/bench_coverage.py.
 """
 from __future__ import annotations
 
@@ -69,12 +61,21 @@ def plug_in(rel: adassp.Release, theta):
     return A_bar, (e_bar, Q), sigma2
 
 
-def draws(rel: adassp.Release, theta, n_draws, rng) -> np.ndarray:
-    """theta_b, b = 1..n_draws (n_draws x d), on the mapped scale (step 2)."""
+def draws(rel: adassp.Release, theta, n_draws, rng, return_statistics=False, design=None):
+    """theta_b, b = 1..n_draws (n_draws x d), on the mapped scale (step 2).
+
+    With ``return_statistics``: (theta_b, A_b, lam_b, sigma2), the draws' noisy design blocks
+    and ridges and the plug-in residual variance, for the bias-corrected intervals of
+    :mod:`dpstats.estimation.intervals`.  ``design``: a plug-in design Gram matrix to use
+    instead of A_bar (positive definite; its smallest eigenvalue is the draws' eigenvalue).
+    """
     spec = rel.spec
     m = rel.gram.shape[0]
     d = adassp.design_columns(m, rel.intercept).size
     A_bar, (e_bar, Q), sigma2 = plug_in(rel, theta)
+    if design is not None:
+        e_bar, Q = np.linalg.eigh(design)
+        A_bar = (Q * e_bar) @ Q.T
     z = rng.gaussian(1.0, (n_draws, d))
     sampling = np.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T
     c = (A_bar @ theta)[None, :] + sampling + spec.draw(rng, spec.gram_scale, (n_draws, d))
@@ -91,14 +92,7 @@ def draws(rel: adassp.Release, theta, n_draws, rng) -> np.ndarray:
     gram[:, cols[:, None], cols[None, :]] = A
     gram[:, cols, m - 1] = c
     gram[:, m - 1, cols] = c
-    theta_b, _ = adassp.fit(gram, lam_min, spec, rel.intercept)
+    theta_b, lam_b = adassp.fit(gram, lam_min, spec, rel.intercept)
+    if return_statistics:
+        return theta_b, A, lam_b, sigma2
     return theta_b
-
-
-def basic_interval(estimate, boot, level) -> np.ndarray:
-    """The basic bootstrap interval per coefficient (k x 2) at ``level``."""
-    a = 1.0 - float(level)
-    hi_q = np.quantile(boot, 1.0 - a / 2.0, axis=0)
-    lo_q = np.quantile(boot, a / 2.0, axis=0)
-    estimate = np.asarray(estimate, dtype=np.float64)
-    return np.column_stack([2.0 * estimate - hi_q, 2.0 * estimate - lo_q])

@@ -150,8 +150,9 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
     """The selected terms' columns (original units, before clipping) for the rows of ``newdata``.
 
     Only the columns the selected terms use are needed (not the response, nor the terms
-    that were not selected).  Rows that are incomplete for them (a missing value, a value
-    outside declared levels, a term that is not finite) give NaN, like R's
+    that were not selected), with the fit's column kinds and declared levels
+    (:func:`check_newdata_schema`, before anything is computed).  Rows that are incomplete
+    for them (a missing value, a term that is not finite) give NaN, like R's
     ``predict(..., na.action = na.pass)``; public constants of ``na_action={...}`` are
     imputed as in the fit.
     """
@@ -161,6 +162,7 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
     if plan.plain_columns is not None:
         needed = list(selected)
         _require_columns(frame, needed)
+        check_newdata_schema(plan, frame, needed)
         sub = _impute(frame[needed], plan)
         return _numeric(sub, needed)
     _, x_info = plan.infos()
@@ -174,6 +176,7 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
     sub_info = x_info.subset(keep_terms)
     needed = sorted({c for code in factor_codes for c in _names_in(code)} & set(plan.used))
     _require_columns(frame, needed)
+    check_newdata_schema(plan, frame, needed)
     pdf = _impute(frame[needed], plan)
     for c in needed:
         if c in plan.level_casts:
@@ -181,6 +184,10 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
             col = pdf[c]
             pdf = pdf.assign(**{c: pd.Series(pd.Categorical(col.where(col.isin(levels)), categories=levels),
                                              index=col.index)})
+    for c in needed:
+        levels = _declared_levels(plan, c)
+        if levels and c not in plan.level_casts:  # strings for a declared Categorical: the fit's coding
+            pdf = pdf.assign(**{c: pd.Series(pd.Categorical(pdf[c], categories=levels), index=pdf.index)})
     complete = ~pdf.isna().any(axis=1).to_numpy() if needed else np.ones(n, dtype=bool)
     out = np.full((n, len(selected)), np.nan)
     if complete.any():
@@ -202,6 +209,52 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
         out[complete] = mat[:, [names.index(t) for t in selected]]
     out[~np.all(np.isfinite(out), axis=1)] = np.nan
     return out
+
+
+def _declared_levels(plan, column):
+    if column in plan.level_casts:
+        return list(plan.level_casts[column])
+    dtype = plan.used_dtypes[column] if plan.used_dtypes is not None and column in plan.used_dtypes else None
+    if isinstance(dtype, pd.CategoricalDtype):
+        return list(dtype.categories)
+    return None
+
+
+def check_newdata_schema(plan, frame, needed):
+    """newdata's columns against the fit's schema, before anything is computed (R's ``predict.lm``).
+
+    A column numeric in the fit's data must be numeric in ``newdata`` (strings are refused,
+    never converted), a logical one logical; a categorical (or text) one takes categorical or
+    text values, and a value outside its declared levels is refused naming it, as R's "factor
+    has new levels" (``newdata`` is the user's own rows, not the private data: its values may
+    be quoted).  Missing values stay missing (their prediction is NaN).
+    """
+    from ..formula import column_kind
+
+    dtypes = plan.used_dtypes
+    if dtypes is None:
+        return
+    for c in needed:
+        if c not in dtypes.index:
+            continue
+        want, got = column_kind(dtypes[c]), column_kind(frame[c].dtype)
+        if want in ("numeric", "bool") and got != want:
+            raise InvalidTypeError(
+                f"newdata column {c!r} has dtype {frame[c].dtype} ({got}), but it was {want} in the fit's data "
+                f"({dtypes[c]}); give it as {want} values (strings are not converted).")
+        if want in ("categorical", "text"):
+            if got not in ("categorical", "text"):
+                raise InvalidTypeError(
+                    f"newdata column {c!r} has dtype {frame[c].dtype} ({got}), but it was {want} in the fit's data; "
+                    "give its levels as strings or a pandas Categorical.")
+            levels = _declared_levels(plan, c)
+            if levels:
+                values = frame[c].dropna()
+                new = sorted({str(v) for v in values.unique() if v not in levels})
+                if new:
+                    raise InvalidArgumentError(
+                        f"newdata column {c!r} has levels {new[:5]} that were not declared for the fit "
+                        f"(declared: {levels[:10]}); predictions need one of the declared levels.")
 
 
 def _require_columns(frame, needed):

@@ -24,8 +24,7 @@ nothing and no data value decides for free whether it fails:
    in original units), and the mechanism runs (:mod:`dpstats.estimation.adassp`,
    :mod:`dpstats.estimation.objective_perturbation`, :mod:`dpstats.estimation.tukey`);
 4. post-processing: the coefficients, their mapping to the data's units, and the
-   parametric bootstrap (:mod:`dpstats.estimation.bootstrap`,
-   :mod:`dpstats.estimation.op_bootstrap`).
+   intervals (:mod:`dpstats.estimation.intervals`, through :mod:`dpstats.estimation.bootstrap`).
 
 After the charge no error message may quote a data value or a count.  A new method is a
 subclass of :class:`Estimator` registered in ``ESTIMATORS``: its ``check`` runs in stage 1,
@@ -77,6 +76,7 @@ from ..privacy.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, LedgerEntry
 from ..privacy.randomness import RandomSource
 from . import adassp
 from . import bootstrap as boot
+from . import intervals as iv
 from . import objective_perturbation as op
 from . import op_bootstrap
 from . import tukey
@@ -170,6 +170,21 @@ class Request:
         return (f"estimate(method = \"{self.method}\", epsilon = {_show(self.epsilon)}, delta = {_show(self.delta)}"
                 f"{extra}, level = {_show(self.level)}) after {self.fit.call}")
 
+    def selection_epsilon(self):
+        """The selection's epsilon (its own ledger), for the notes and Zrnic and Jordan's correction."""
+        value = getattr(self.fit, "epsilon_spent", None)
+        return float(value) if isinstance(value, numbers.Real) else None
+
+    def selection_delta(self):
+        value = getattr(self.fit, "delta_spent", None)
+        return float(value) if isinstance(value, numbers.Real) else None
+
+    def selection_details(self) -> dict:
+        """For the ledger entry: the selection this estimate follows (public: its ledger's epsilon)."""
+        eps = self.selection_epsilon()
+        return {} if eps is None else {"after_selection": f"dp_select(method={self.fit.method!r})",
+                                       "selection_epsilon": "inf" if math.isinf(eps) else eps}
+
     def rows_public(self):
         return getattr(self.plan, "n_rows_input", None) if self.relation == REPLACE_ONE else None
 
@@ -218,18 +233,19 @@ class AdaSSPEstimator(Estimator):
         rel = adassp.release(G, plan.intercept, spec, req.rng)
         del G  # nothing below may read the exact statistics
         theta, lam = adassp.fit_release(rel)
-        draws_theta = boot.draws(rel, theta, req.draws, req.rng)
+        ivs = iv.adassp_intervals(rel, theta, lam, req.draws, req.rng)
         ledger = req.new_ledger()
         ledger.add(LedgerEntry(
             mechanism=MECHANISM + (f" ({spec.kind} noise)" if spec.kind != "none" else ""),
             epsilon=req.epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
             released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
-            details=spec.details()))
+            details={**spec.details(), **req.selection_details()}))
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
                               terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
-                              boot_theta=draws_theta, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
+                              intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
                               ranges=req.ranges, level=req.level, public_call=req.public_call(),
-                              rows_public=req.rows_public())
+                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 OP_MECHANISM = "objective perturbation (Kifer, Smith and Thakurta 2012)"
@@ -255,7 +271,11 @@ class ObjectivePerturbationEstimator(Estimator):
                 raise InvalidArgumentError("objective perturbation with the logistic loss needs the rows: a Dask "
                                            "DataFrame is not supported (the hinge loss refuses it as well).")
             return {"loss": "logistic", "radius": None}
-        if radius is None:
+        if radius is None and math.isinf(req.epsilon):
+            # epsilon = inf needs no ball (the ball only bounds the gradient's sensitivity): the
+            # default is then ordinary least squares on the selected terms, as statsmodels'.
+            radius = math.inf
+        elif radius is None:
             chosen = getattr(req.fit, "_public_call", {}).get("radius")
             ok = (isinstance(chosen, numbers.Real) and not isinstance(chosen, bool) and math.isfinite(chosen)
                   and chosen > 0)
@@ -284,7 +304,7 @@ class ObjectivePerturbationEstimator(Estimator):
             gram = op_bootstrap.release_gram(G, gspec, req.rng)
             del G  # nothing below may read the exact statistics
             rel = op.Release(theta, spec, gram, gspec, bool(plan.intercept))
-            boot_theta = op_bootstrap.draws(gram, plan.intercept, theta, spec, gspec, req.draws, req.rng)
+            ivs = iv.op_intervals(rel, req.draws, req.rng)
             details = {**spec.details(), "gram_epsilon": eps_gram, "gram_noise": gspec.kind,
                        "gram_scale": gspec.gram_scale, "gram_sensitivity": gspec.gram_sensitivity,
                        "interval_share": op.INTERVAL_SHARE}
@@ -298,7 +318,7 @@ class ObjectivePerturbationEstimator(Estimator):
             theta = op.release_logistic(Z, y, spec, req.rng)
             del Z, y
             rel = op.Release(theta, spec, None, None, bool(plan.intercept))
-            boot_theta = None
+            ivs = iv.IntervalSet("none", reason=iv.LOGISTIC)
             details = spec.details()
             columns = None
             mechanism = OP_MECHANISM + ": logistic loss (surrogate of the hinge)"
@@ -307,15 +327,18 @@ class ObjectivePerturbationEstimator(Estimator):
         if columns is not None:
             released["gram_columns"] = columns
         ledger.add(LedgerEntry(mechanism=mechanism, epsilon=req.epsilon, delta=0.0, neighbours=req.relation,
-                               caveats=req.relation_caveats(), released=released, details=details))
+                               caveats=req.relation_caveats(), released=released,
+                               details={**details, **req.selection_details()}))
         public_call = req.public_call()
         if loss == "squared":
             public_call["radius"] = "inf" if math.isinf(radius) else radius
         return EstimateResult(call=req.call_text(extra), formula=req.ctx["formula"], response=plan.response,
                               terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
-                              boot_theta=boot_theta, ridge=spec.ridge, spec=spec, release=rel, ledger=ledger,
+                              intervals=ivs, ridge=spec.ridge, spec=spec, release=rel, ledger=ledger,
                               plan=plan, ranges=req.ranges, level=req.level, public_call=public_call,
-                              rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic")
+                              rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic",
+                              selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 TUKEY_MECHANISM = ("Tukey-depth mechanism (Amin, Joseph, Ribero and Vassilvitskii 2023; PTR and private number "
@@ -392,7 +415,7 @@ class TukeyEstimator(Estimator):
                 mechanism=TUKEY_MECHANISM + ": epsilon = inf, least squares on the selected terms (not private)",
                 epsilon=math.inf, delta=0.0, neighbours=req.relation, caveats=req.relation_caveats(),
                 released={"coefficient_names": names, "coefficients": theta.tolist(), "status": "released"},
-                details={"private": False}))
+                details={"private": False, **req.selection_details()}))
             result = None
         else:
             budget, group = req.options["budget"], req.options["group"]
@@ -429,13 +452,16 @@ class TukeyEstimator(Estimator):
                 "ptr_threshold_factor": tukey.PTR_THRESHOLD_FACTOR,
             }
             ledger.add(LedgerEntry(mechanism=TUKEY_MECHANISM, epsilon=req.epsilon, delta=req.delta,
-                                   neighbours=req.relation, caveats=caveats, released=released, details=details,
+                                   neighbours=req.relation, caveats=caveats, released=released,
+                                   details={**details, **req.selection_details()},
                                    parts=parts))
         identity = (np.eye(d), np.zeros(d))
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=theta, affine=identity, boot_theta=None, ridge=None, spec=spec,
+                              terms=selected, theta=theta, affine=identity, intervals=None, ridge=None, spec=spec,
                               release=result, ledger=ledger, plan=plan, ranges=None, level=req.level,
-                              public_call=req.public_call(), rows_public=req.rows_public())
+                              public_call=req.public_call(), rows_public=req.rows_public(),
+                              selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
 
 
 #: method name -> its estimator (more estimators register here).

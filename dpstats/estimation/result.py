@@ -16,15 +16,17 @@ say so (:attr:`EstimateResult.status`).
 from __future__ import annotations
 
 import json
+import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..results import Summary, _fmt
-from . import bootstrap
+from ..display import Summary, _fmt
+from . import intervals as iv
 from .design import prediction_design
 
 INTERCEPT = "Intercept"
@@ -86,8 +88,19 @@ class EstimateResult:
     coef : pandas.Series
         The private coefficients (``Intercept`` first when the formula has one), on the
         original units of the terms and the response (the clipped variables).
+    coef_corrected : pandas.Series
+        The intervals' centre: ``coef`` with the ridge undone (equal to ``coef`` when the
+        ridge is 0; NaN where no interval is given). ``help(dpstats.estimation.intervals)``.
     bse : pandas.Series
-        Bootstrap standard errors (NaN where the estimate has no intervals).
+        Standard errors: OLS's at epsilon = inf, else the bootstrap standard deviation of the
+        corrected estimate (NaN where the estimate has no intervals).
+    interval_method, no_interval_reason : str, str or None
+        ``"ols"``, ``"bootstrap"`` or ``"none"``; and, for ``"none"``, why, in plain words.
+    nobs, df_resid, sigma2, rsquared : float
+        Rows, residual degrees of freedom, residual variance (response units) and R^2, from
+        the released statistics: private, covered by the ledger entry (exact at epsilon = inf).
+    selection_epsilon : float or None
+        The epsilon of the selection this estimate follows (its own ledger).
     level : float
         Level of the intervals of :meth:`release` and :meth:`summary`.
     ridge : float or None
@@ -105,8 +118,9 @@ class EstimateResult:
         (``"ptr_failed"``, ``"too_few_models"``, ``"empty_region"``: coefficients NaN).
     """
 
-    def __init__(self, *, call, formula, response, terms, theta, affine, boot_theta, ridge, spec, release, ledger,
-                 plan, ranges, level, public_call, rows_public, model="linear"):
+    def __init__(self, *, call, formula, response, terms, theta, affine, intervals, ridge, spec, release, ledger,
+                 plan, ranges, level, public_call, rows_public, model="linear", selection_epsilon=None,
+                 selection_delta=None):
         self.call = call
         self.formula = formula
         self.response = response
@@ -116,11 +130,27 @@ class EstimateResult:
         self._T, self._t0 = affine
         self._theta = np.asarray(theta, dtype=np.float64)
         self.model = model
-        self._boot = (None if boot_theta is None else
-                      np.asarray(boot_theta, dtype=np.float64) @ self._T.T + self._t0)
+        self._iv = intervals if intervals is not None else iv.IntervalSet("none", reason=NO_INTERVALS_NOTE)
         self.coef = pd.Series(self._T @ self._theta + self._t0, index=self.names, name="coef")
-        self.bse = pd.Series(np.std(self._boot, axis=0, ddof=1) if self._boot is not None and len(self._boot) > 1
-                             else np.nan, index=self.names, name="std err")
+        T = self._T
+        if self._iv.available and self._iv.centre is not None:
+            corrected = T @ np.asarray(self._iv.centre, dtype=np.float64) + self._t0
+        elif not self._iv.available and self._iv.reason is not None and self._iv.centre is not None:
+            corrected = np.full(len(self.names), np.nan)  # no reliable correction where no interval is given
+        else:
+            corrected = self.coef.to_numpy()
+        #: The interval's centre: the estimate with the ridge undone (``help(dpstats.estimation.intervals)``);
+        #: equal to ``coef`` when the ridge is 0; NaN where no interval is given (the correction is unreliable).
+        self.coef_corrected = pd.Series(corrected, index=self.names, name="coef (bias-corrected)")
+        self._errors = None if self._iv.errors is None else np.asarray(self._iv.errors) @ T.T
+        self._cov = None if self._iv.cov is None else T @ self._iv.cov @ T.T
+        if self._iv.kind == "ols":
+            bse = np.sqrt(np.maximum(np.diag(self._cov), 0.0))
+        elif self._errors is not None and len(self._errors) > 1:
+            bse = np.std(self._errors, axis=0, ddof=1)
+        else:
+            bse = np.nan
+        self.bse = pd.Series(bse, index=self.names, name="std err")
         self.ridge = None if ridge is None else float(ridge)
         self.spec = spec
         self._release = release
@@ -130,6 +160,9 @@ class EstimateResult:
         self.level = level
         self._public_call = public_call
         self._rows_public = rows_public
+        #: epsilon of the selection this estimate follows (its own ledger), or None.
+        self.selection_epsilon = selection_epsilon
+        self._selection_delta = selection_delta
 
     def __getstate__(self):
         # A design planned on a Dask frame holds the lazy frame, whose graph may hold rows:
@@ -171,11 +204,25 @@ class EstimateResult:
 
     @property
     def n_draws(self) -> int:
-        return 0 if self._boot is None else int(self._boot.shape[0])
+        return 0 if self._errors is None else int(self._errors.shape[0])
 
     @property
     def has_intervals(self) -> bool:
-        return self._boot is not None
+        return self._iv.available
+
+    @property
+    def interval_method(self) -> str:
+        """How the intervals were made: ``"ols"`` (epsilon = inf, t intervals), ``"bootstrap"`` or ``"none"``."""
+        return self._iv.kind
+
+    @property
+    def no_interval_reason(self):
+        """Plain words on why there are no intervals (None when there are)."""
+        if self._iv.available:
+            return None
+        if self.is_tukey:
+            return "no interval: " + TUKEY_NO_INTERVALS_NOTE[len("no intervals or standard errors: "):]
+        return self._iv.reason
 
     @property
     def mechanism(self) -> str:
@@ -192,33 +239,85 @@ class EstimateResult:
         return f"AdaSSP, {spec.kind} noise" if spec.kind != "none" else "none (epsilon = inf)"
 
     def _require_intervals(self):
-        if self._boot is None:
-            raise InvalidArgumentError("this estimate has no intervals: " + self._no_intervals_note + ".")
+        if not self._iv.available:
+            raise InvalidArgumentError("this estimate has no intervals (" + self.no_interval_reason + ").")
 
-    def confint(self, level=None) -> pd.DataFrame:
-        """Basic parametric-bootstrap intervals at ``level`` (default: the estimate's level).
+    def confint(self, level=None, *, selection_adjusted=False) -> pd.DataFrame:
+        """Intervals at ``level`` (default: the estimate's level), columns named as R's ``confint``.
 
-        Columns named as R's ``confint`` ("2.5 %", "97.5 %" at 0.95).  No budget: the
-        bootstrap runs on the released statistics (:mod:`dpstats.estimation.bootstrap`).
+        At epsilon = inf: ordinary least squares' t intervals (statsmodels, R).  Otherwise the
+        bias-corrected symmetric parametric bootstrap around ``coef_corrected``
+        (``help(dpstats.estimation.intervals)``), which covers sampling, privacy noise and the
+        ridge's shrinkage; post-processing of the release, no budget.
+
+        ``selection_adjusted=True`` widens them to be valid after the private selection on
+        the same data (Zrnic and Jordan 2020): level 1 - alpha' with alpha' =
+        :func:`~dpstats.estimation.intervals.selection_adjusted_alpha` of the selection's
+        epsilon and the public row count; refused, in plain words, when that correction is
+        useless (alpha' below 1e-12) or the row count is not public.
         """
         level = self.level if level is None else check_level(level)
+        if not isinstance(selection_adjusted, bool):
+            raise InvalidTypeError(f"selection_adjusted must be True or False; got {selection_adjusted!r}.")
         self._require_intervals()
-        ci = bootstrap.basic_interval(self.coef.to_numpy(), self._boot, level)
         a = (1 - level) / 2
-        return pd.DataFrame(ci, index=self.names, columns=[_pct(a), _pct(1 - a)])
+        half = self._half_widths(level)
+        if selection_adjusted:
+            inner = self._adjusted_level(level)
+            if self._iv.kind == "ols":
+                half = self._half_widths(inner)
+            else:  # the bootstrap cannot resolve tiny tails: scale by the normal quantiles' ratio
+                half = half * stats.norm.ppf(0.5 + inner / 2) / stats.norm.ppf(0.5 + level / 2)
+        centre = self.coef_corrected.to_numpy()
+        return pd.DataFrame(np.column_stack([centre - half, centre + half]), index=self.names,
+                            columns=[_pct(a), _pct(1 - a)])
+
+    def _adjusted_level(self, level):
+        eps_s, n = self.selection_epsilon, self._rows_public
+        if eps_s is None or n is None:
+            raise InvalidArgumentError(
+                "selection_adjusted=True needs the selection's epsilon and a public row count (replace-one "
+                "neighbours); this estimate has " + ("no selection epsilon." if eps_s is None else
+                                                      "no public row count."))
+        if self._selection_delta:
+            raise InvalidArgumentError(
+                "no selection-adjusted interval: the selection spent delta > 0, and the max-information correction "
+                "of Zrnic and Jordan (2020) used here is for pure epsilon-DP selections; the intervals of confint() "
+                "are conditional on the selected terms.")
+        alpha = iv.selection_adjusted_alpha(1 - level, eps_s, n)
+        if alpha < iv.MIN_ADJUSTED_ALPHA:
+            raise InvalidArgumentError(
+                f"no selection-adjusted interval: with the selection's epsilon = {_fmt(eps_s)} on {n} rows the "
+                "max-information correction of Zrnic and Jordan (2020) needs a miscoverage below 1e-12 (it is useful "
+                "for a selection epsilon of order 1 / sqrt(n)); the intervals of confint() are conditional on the "
+                "selected terms.")
+        return 1 - alpha
+
+    def _half_widths(self, level):
+        """Half-widths per coefficient at ``level`` (t quantile x se at epsilon = inf)."""
+        if self._iv.kind == "ols":
+            return iv.t_quantile(level, self._iv.df_resid) * self.bse.to_numpy()
+        return iv.half_widths(self._errors, level)
 
     conf_int = confint  # statsmodels' name
 
     def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
-        """Predictions for new rows through the formula's design of the selected terms.
+        """Predictions for new rows through the formula's design of the selected terms (R's ``predict.lm``).
 
         Parameters
         ----------
         newdata : pandas.DataFrame or dict of columns
-            Needs only the columns the selected terms use.  Incomplete rows give NaN.
-        interval : None or "confidence"
-            ``"confidence"`` adds a basic bootstrap interval for the mean response
-            (columns ``fit``, ``lwr``, ``upr``, as R's ``predict.lm``).
+            Needs only the columns the selected terms use, with the dtypes of the fit's data
+            (numeric columns numeric: strings are refused, not converted) and, for categorical
+            terms, the declared levels (others give NaN).  Incomplete rows give NaN.  Checked
+            before anything is computed.
+        interval : None, "confidence" or "prediction"
+            ``"confidence"``: an interval for the mean response at the row; ``"prediction"``:
+            for a new observation (adds the residual variance, Gaussian errors), both as R's
+            ``predict.lm`` (columns ``fit``, ``lwr``, ``upr``).  At epsilon = inf they are R's
+            t intervals; otherwise symmetric bootstrap intervals around the bias-corrected fit
+            (``help(dpstats.estimation.intervals)``), so ``fit`` (the released coefficients'
+            prediction) may lie outside them when the ridge is active (``notes`` says so).
         level : float, optional
             Level of the interval (default: the estimate's level).
         clip : bool, default False
@@ -235,8 +334,8 @@ class EstimateResult:
         -------
         pandas.Series (no interval) or pandas.DataFrame
         """
-        if interval not in (None, "confidence"):
-            raise InvalidArgumentError(f"interval must be None or 'confidence'; got {interval!r}.")
+        if interval not in (None, "confidence", "prediction"):
+            raise InvalidArgumentError(f"interval must be None, 'confidence' or 'prediction'; got {interval!r}.")
         if not isinstance(clip, bool):
             raise InvalidTypeError(f"clip must be True or False; got {clip!r}.")
         if clip and self._ranges is None:
@@ -245,6 +344,7 @@ class EstimateResult:
         allowed = (None, "response") if self.model == "linear" else (None, "response", "link", "class")
         if type not in allowed:
             raise InvalidArgumentError(f"type must be one of {list(allowed)} for a {self.model} refit; got {type!r}.")
+        level = self.level if level is None else check_level(level)
         if interval is not None:
             if self.model != "linear":
                 raise InvalidArgumentError("interval= is not available for a logistic refit: " + NO_INTERVALS_NOTE
@@ -268,13 +368,95 @@ class EstimateResult:
             return pd.Series(prob, index=index, name="probability")
         if interval is None:
             return fit
-        level = self.level if level is None else check_level(level)
-        boot = Z @ self._boot.T  # (rows, draws)
-        a = 1 - level
+        centre = Z @ self.coef_corrected.to_numpy()
+        sigma2 = self.sigma2 if interval == "prediction" else 0.0
         with np.errstate(invalid="ignore"):
-            lwr = 2 * fit.to_numpy() - np.quantile(boot, 1 - a / 2, axis=1)
-            upr = 2 * fit.to_numpy() - np.quantile(boot, a / 2, axis=1)
-        return pd.DataFrame({"fit": fit.to_numpy(), "lwr": lwr, "upr": upr}, index=fit.index)
+            if self._iv.kind == "ols":
+                var = np.einsum("ij,jk,ik->i", Z, self._cov, Z) + sigma2
+                half = iv.t_quantile(level, self._iv.df_resid) * np.sqrt(np.maximum(var, 0.0))
+            else:
+                err = Z @ self._errors.T  # (rows, draws)
+                if interval == "prediction":
+                    err = err + math.sqrt(sigma2) * self._iv.noise_normals[None, :]
+                half = np.quantile(np.abs(err), level, axis=1)
+        return pd.DataFrame({"fit": fit.to_numpy(), "lwr": centre - half, "upr": centre + half}, index=fit.index)
+
+    # ------------------------------------------------------------------ fit statistics
+    @property
+    def _gram(self):
+        return getattr(self._release, "gram", None)
+
+    def _fit_statistics(self):
+        gram = self._gram
+        if gram is None or self.model != "linear":
+            return None
+        floor = getattr(getattr(self._release, "spec", None), "gram_sd", None)
+        if floor is None:  # objective perturbation: the Gram release's own noise
+            floor = self._release.gram_spec.gram_sd
+        centre = self._iv.centre if self._iv.available and self._iv.centre is not None else self._theta
+        return iv.fit_statistics(gram, self.intercept, centre, floor)
+
+    @property
+    def nobs(self) -> float:
+        """Rows used: exact at epsilon = inf; otherwise the noisy count the ledger entry releases
+        (its G_00; private, covered by that entry).  NaN when nothing about the rows is released."""
+        st = self._fit_statistics()
+        return math.nan if st is None else st[0]
+
+    @property
+    def df_resid(self) -> float:
+        """Residual degrees of freedom ``nobs - (number of coefficients)`` (noisy when ``nobs`` is)."""
+        if self._iv.kind == "ols":
+            return float(self._iv.df_resid)
+        return self.nobs - len(self.names)
+
+    @property
+    def sigma2(self) -> float:
+        """Residual variance on the response's units: RSS / df from the released statistics at the
+        bias-corrected coefficients (private, covered by the ledger entry; exact at epsilon = inf,
+        statsmodels' ``scale``)."""
+        st = self._fit_statistics()
+        if st is None:
+            return math.nan
+        hy = 1.0 if self._ranges is None or self._ranges.response_half is None else float(self._ranges.response_half)
+        return st[1] * hy ** 2
+
+    @property
+    def rsquared(self) -> float:
+        """R^2 from the released statistics (private, covered by the ledger entry; exact at epsilon = inf)."""
+        st = self._fit_statistics()
+        return math.nan if st is None else st[2]
+
+    def to_frame(self) -> pd.DataFrame:
+        """A tidy table, one row per coefficient (R's ``broom::tidy``).
+
+        Columns: ``term``, ``estimate`` (the released coefficients), ``estimate_corrected``
+        (the interval's centre: ridge undone), ``std_error``, ``conf_low``, ``conf_high`` (at
+        the estimate's level; NaN when there are none, see ``no_interval_reason``),
+        ``interval`` (how they were made) and ``ledger_entry`` (the mechanism that paid for
+        every column: everything here is post-processing of that entry's release).
+        """
+        if self.has_intervals:
+            ci = self.confint().to_numpy()
+        else:
+            ci = np.full((len(self.names), 2), np.nan)
+        entry = self.ledger.entries[0]
+        return pd.DataFrame({
+            "term": self.names,
+            "estimate": self.coef.to_numpy(),
+            "estimate_corrected": self.coef_corrected.to_numpy(),
+            "std_error": self.bse.to_numpy(),
+            "conf_low": ci[:, 0],
+            "conf_high": ci[:, 1],
+            "interval": self.interval_method,
+            "ledger_entry": f"{entry.mechanism} (epsilon = {_fmt(entry.epsilon)}, delta = {_fmt(entry.delta)})",
+        })
+
+    tidy = to_frame
+
+    @property
+    def _centre_differs(self) -> bool:
+        return not np.allclose(self.coef.to_numpy(), self.coef_corrected.to_numpy(), rtol=1e-12, atol=0)
 
     def release(self) -> dict:
         """What may be published: the public call, the coefficients, their intervals and the ledger.
@@ -294,6 +476,12 @@ class EstimateResult:
             "level": self.level,
             "ridge": self.ridge,
             "bounds_used": self.bounds_used,
+            "intervals": {"method": self.interval_method, "reason_none": self.no_interval_reason,
+                          "centre": ({k: float(v) for k, v in self.coef_corrected.items()} if ci is not None
+                                     else None)},
+            # Post-processing of the ledger entry's release (private, covered by it); exact at epsilon = inf.
+            "fit_statistics": ({"nobs": _num(self.nobs), "df_resid": _num(self.df_resid), "sigma2": _num(self.sigma2),
+                                "rsquared": _num(self.rsquared)} if self._fit_statistics() is not None else None),
             **({"status": self.status} if self.is_tukey else {}),
             "ledger": self.ledger.to_dict(),
         }
@@ -306,9 +494,12 @@ class EstimateResult:
         a = (1 - self.level) / 2
         if self.has_intervals:
             ci = self.confint()
-            rows = [[name, _fmt(float(self.coef[name])), _fmt(float(self.bse[name])),
-                     _fmt(float(ci.loc[name].iloc[0])), _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
-            columns = ["", "coef", "std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"]
+            shifted = self._centre_differs
+            rows = [[name, _fmt(float(self.coef[name]))] + ([_fmt(float(self.coef_corrected[name]))] if shifted else [])
+                    + [_fmt(float(self.bse[name])), _fmt(float(ci.loc[name].iloc[0])),
+                       _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
+            columns = (["", "coef"] + (["corrected"] if shifted else [])
+                       + ["std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"])
         else:
             rows = [[name, _fmt(float(self.coef[name]))] for name in self.names]
             columns = ["", "coef"]
@@ -319,9 +510,6 @@ class EstimateResult:
             ["epsilon spent", _fmt(self.epsilon_spent)],
             ["delta spent", _fmt(self.delta_spent)],
         ]
-        gram = getattr(self._release, "gram", None)
-        if gram is not None:
-            header.append(["noisy row count", _fmt(float(gram[0, 0]))])
         if self.is_tukey and self.spec.private:
             header.append(["status", self.status])
             if self.spec.noisy_n_lower is not None:
@@ -334,8 +522,16 @@ class EstimateResult:
             header.append(["ridge (mapped scale)", _fmt(self.ridge)])
         if getattr(self.spec, "loss", None) == "squared":
             header.append(["radius (mapped scale, public)", _fmt(self.spec.radius)])
-        header.append(["intervals", f"basic parametric bootstrap, {self.n_draws} draws, level {_fmt(self.level)}"
-                       if self.has_intervals else "none (see Notes)"])
+        header.append(["intervals", {"ols": f"least squares t intervals, level {_fmt(self.level)}",
+                                     "bootstrap": f"bias-corrected parametric bootstrap, {self.n_draws} draws, level "
+                                                  f"{_fmt(self.level)}"}.get(self.interval_method, "none (see Notes)")])
+        if self._fit_statistics() is not None:
+            tag = "" if self.interval_method == "ols" else " (private: ledger entry)"
+            header.append(["rows" + tag, _fmt(self.nobs)])
+            header.append(["residual variance" + tag, _fmt(self.sigma2)])
+            header.append(["R-squared" + tag, _fmt(self.rsquared)])
+        if self.selection_epsilon is not None:
+            header.append(["selection epsilon (its ledger)", _fmt(self.selection_epsilon)])
         if self._rows_public is not None:
             header.insert(5, ["input rows (public)", str(self._rows_public)])
         if self._ranges is None:
@@ -363,7 +559,9 @@ class EstimateResult:
         lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
         if self.has_intervals:
             ci = self.confint()
-            table = pd.DataFrame({"coef": self.coef, ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
+            table = pd.DataFrame({"coef": self.coef, **({"corrected": self.coef_corrected} if self._centre_differs
+                                                         else {}),
+                                  ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
         else:
             table = pd.DataFrame({"coef": self.coef})
         lines.append(table.to_string(float_format=lambda v: f"{v:.6g}"))
@@ -376,7 +574,7 @@ class EstimateResult:
 
     @property
     def notes(self) -> list:
-        """How to read the intervals (public: they depend on released values only)."""
+        """How to read the estimate and its intervals (public: they depend on released values only)."""
         if self.is_tukey:
             out = [] if self.status == "released" else ["NOT RELEASED: " + TUKEY_FAILED_NOTE
                                                         + f" (status {self.status!r})."]
@@ -384,19 +582,40 @@ class EstimateResult:
             out.append("The coefficients are conditional on the selected terms: they were chosen on the same data.")
             out.append("The " + TUKEY_UNITS_NOTE[4:] + ".")
             return out
+        out = []
         if not self.has_intervals:
-            out = ["There are " + NO_INTERVALS_NOTE + ".", "The coefficients are " + SELECTION_NOTE.replace(
-                ", and the intervals do not account for the selection", "") + "; they describe the clipped terms."]
+            out.append(self.no_interval_reason[0].upper() + self.no_interval_reason[1:] + ".")
+        elif self.interval_method == "ols":
+            out.append("epsilon = inf: ordinary least squares on the selected terms; the intervals are its t "
+                       "intervals (as statsmodels and R's confint).")
         else:
-            out = ["Intervals and standard errors are " + SELECTION_NOTE + "; they describe the clipped variables."]
-        if hasattr(self.spec, "loss"):
-            if self.ridge > 0 and self.spec.loss == "squared":
-                out.append("Objective perturbation " + OP_RIDGE_NOTE[len("objective perturbation "):] + ".")
-            elif self.ridge > 0:
-                out.append("Objective perturbation adds a public ridge (Delta on the mapped scale), which shrinks "
-                           "the coefficients, the more so with few rows.")
-        elif self.ridge > 0:
-            out.append("The " + RIDGE_NOTE[4:] + ".")
+            out.append("The intervals cover sampling error, the privacy noise and the ridge's shrinkage (a "
+                       "bias-corrected symmetric parametric bootstrap that re-runs the whole estimator); they are "
+                       "centred at coef_corrected.")
+        if self.ridge is not None and self.ridge > 0 and self.model == "linear":
+            shrink = ("objective perturbation's public ridge" if hasattr(self.spec, "loss") else
+                      "the adaptive ridge (the noise is large compared with the design's smallest eigenvalue)")
+            if self.has_intervals:
+                out.append(f"A public constraint binds: {shrink} shrinks the released coefficients, so coef may lie "
+                           "outside the intervals, which are for the coefficients and centred at coef_corrected "
+                           "(the ridge undone); more rows, a larger epsilon or tighter public ranges make the two "
+                           "agree.")
+            else:
+                out.append(f"A public constraint binds: {shrink} shrinks the coefficients; more rows, a larger "
+                           "epsilon or tighter public ranges reduce it.")
+        elif self.ridge is not None and self.ridge > 0:
+            out.append("Objective perturbation adds a public ridge (Delta on the mapped scale), which shrinks the "
+                       "coefficients, the more so with few rows.")
+        if getattr(self.spec, "loss", None) == "squared" and math.isfinite(self.spec.radius) and (
+                float(np.linalg.norm(self._theta)) >= self.spec.radius * (1 - iv.BALL_TOL)):
+            out.append(f"A public constraint binds: the coefficients lie on the boundary of the ball of radius "
+                       f"{_fmt(self.spec.radius)} (mapped scale); a larger radius= removes the constraint.")
+        out.append("The coefficients and intervals are conditional on the selected terms, chosen on the same data "
+                   "(confint(selection_adjusted=True) gives Zrnic and Jordan's (2020) correction where it is "
+                   "useful); they describe the clipped variables.")
+        if self.selection_epsilon is not None:
+            out.append(f"Privacy: the selection spent epsilon = {_fmt(self.selection_epsilon)} (its ledger), this "
+                       f"estimate epsilon = {_fmt(self.epsilon_spent)} (the ledger below).")
         return out
 
     def __repr__(self):
@@ -405,6 +624,11 @@ class EstimateResult:
 
     def _repr_html_(self):
         return self.summary().as_html()
+
+
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def _pct(q):

@@ -19,7 +19,6 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ..bss.objective import RidgeBallObjective, SufficientStats
 from .partition import split_rows
 
 SIGN_VALUES = np.array([-1, 0, 1])
@@ -30,7 +29,7 @@ def default_sign_blocks(n: int) -> int:
     return max(1, int(math.isqrt(int(n))))
 
 
-def _block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
+def block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
     if assignment == "iid":
         # i.i.d. uniform labels: adding or removing a record changes exactly one block.  With
         # ``kept_rows`` a label is drawn per input row and the kept rows keep theirs, so a
@@ -41,53 +40,6 @@ def _block_rows(n, blocks, rng, assignment, kept_rows=None, n_input=None):
             labels = rng.integers(blocks, size=n) if n else np.zeros(0, dtype=np.int64)
         return [np.flatnonzero(labels == b) for b in range(blocks)]
     return split_rows(n, blocks, rng, kept_rows, n_input)
-
-
-def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, assignment="split", n_ridge=None,
-                     kept_rows=None, intercept=False):
-    """Per-block sign votes of the coefficients of ``columns`` (full design indices).
-
-    ``report`` are positions within ``columns`` whose signs are wanted (the forced
-    intercept is fitted but not reported).  Returns an int array (blocks, len(report)).
-    ``assignment="split"`` (default) cuts a random permutation into equal blocks (for
-    replace-one neighbours); ``"iid"`` gives each row an i.i.d. uniform block label (for
-    add/remove neighbours, where n is private).  A block's ridge is ``ridge`` times its
-    share of ``n_ridge`` rows (default: the design's rows); pass the input row count when
-    rows may have been dropped, so that one record leaving changes no other block's ridge.
-    ``kept_rows``: the input-row positions of the design's rows (rows dropped by
-    ``na_action``); labels, or the permutation of ``"split"``, are then drawn for all
-    ``n_ridge`` input rows (:mod:`dpstats.mechanisms.partition`).  ``intercept``: ``columns[0]`` is the
-    intercept column, profiled out of each block's fit as in the selection objective
-    (unpenalised, outside the ball).
-    """
-    n = design.shape[0]
-    votes = np.zeros((blocks, len(report)), dtype=np.int64)
-    cols = np.asarray(columns, dtype=np.int64)
-    for b, rows in enumerate(_block_rows(n, blocks, rng, assignment, kept_rows, n_ridge)):
-        block_ridge = ridge * rows.size / (n if n_ridge is None else n_ridge)
-        votes[b] = block_vote(design[np.ix_(rows, cols)], y[rows], report, block_ridge, radius, intercept=intercept)
-    return votes
-
-
-def block_vote(design, y, report, ridge, radius, intercept=False):
-    """One block's votes: the signs of its fit's coefficients at ``report`` (0 if degenerate).
-
-    The one place a block votes, whether the block is a pandas row block or a Dask
-    partition.  A block with fewer rows than columns and no ridge, or a rank-deficient
-    one, is degenerate: every vote is 0.  With ``intercept`` column 0 is the intercept: the
-    block's fit centres its rows instead (the intercept unpenalised and outside the ball).
-    """
-    out = np.zeros(len(report), dtype=np.int64)
-    k = design.shape[1]
-    if design.shape[0] == 0 or (ridge == 0 and (design.shape[0] < k or np.linalg.matrix_rank(design) < k)):
-        return out
-    if intercept:
-        stats = SufficientStats.centred_from_arrays(design[:, 1:], y)
-        sol = RidgeBallObjective(stats, ridge, radius).solve(np.arange(k - 1))
-        coef = np.concatenate([[0.0], sol.coef])
-    else:
-        coef = RidgeBallObjective(SufficientStats.from_arrays(design, y), ridge, radius).solve(np.arange(k)).coef
-    return np.sign(coef[list(report)]).astype(np.int64)
 
 
 def vote_counts(votes):
@@ -113,3 +65,4 @@ def sample_signs(counts, epsilon, rng):
     """Draw one sign per term from the exact distribution (ties at epsilon=inf uniform)."""
     logp = sign_log_probabilities(counts, epsilon)
     return np.array([SIGN_VALUES[rng.categorical_log(row)] for row in logp], dtype=np.int64)
+

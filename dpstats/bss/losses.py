@@ -1,0 +1,220 @@
+"""The losses of the best-subset methods: what each one brings, declared once.
+
+A :class:`Loss` says everything the methods and the engine need to know about a loss: its
+sensitivity, its default radius and ridge, whether its values carry certified solver error
+(slack) on every path, the engine source that evaluates it, how to score every support, and
+its curator-only items.  :data:`SQUARED` (the ridge-and-ball least-squares objective,
+:mod:`dpstats.bss.objective`) and :data:`HINGE` (the hinge objective, :mod:`dpstats.bss.hinge`)
+are the two implementations; :func:`loss_of` maps the validated ``loss`` option to one of
+them, so no method branches on the option's string.
+
+A bottom module of the best-subset core: methods, the API and planning read these defaults
+here, never from each other.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..method_options import Choice
+from .enumeration import CERTIFIED_MAX_ENUMERATE, score_all_supports, score_all_supports_hinge
+from .gram import GramSource, MatrixFreeSource
+from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
+                    hinge_sensitivity)
+from .hinge_source import HingeSource
+from .objective import RidgeBallObjective, least_squares_sensitivity
+
+#: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
+#: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
+#: support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` / ``mistakes`` when
+#: C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary least-squares best
+#: subset.  The engine needs lam > 0 (its outer-approximation cuts have slopes
+#: -(X_j'a)^2 / lam) and certifies several times faster at lam = 0.1 n than at 0.01 n on
+#: the papers' design (benchmarks/README.md, bench_recovery.py --speed).  So the engine
+#: keeps the papers' setting, lam = 0.1 n (100 at
+#: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
+#: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
+#: about a third of its public range: the curator report flags it
+#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  With fewer rows
+#: than terms the engine's default grows to RIDGE_PER_ROW * sqrt(n p)
+#: (:func:`engine_default_ridge`: its bounds need it there).  n is public
+#: under replace-one neighbours, p is the formula's number of terms.
+RIDGE_PER_ROW = 0.1
+
+
+#: Share of tau given to the hinge evaluations (tau_eval); tau_mip = tau - 2 tau_eval.
+HINGE_EVAL_SHARE = 0.125
+#: Above this many columns the squared-loss engine works matrix-free (:mod:`dpstats.bss.gram`).
+MATRIX_FREE_ABOVE = 3000
+
+
+def engine_default_ridge(n, p):
+    """lam = RIDGE_PER_ROW * sqrt(n max(n, p)) (squared loss, MIP engine).
+
+    Why it grows when n < p: with fewer rows than terms, X'X is singular and some i
+    columns outside the best support always fit the residual of i removed ones well, so
+    only the ridge separates the supports; the block search's bounds then lose by about
+    the ratio of the column norm to lam (timings for several lam at n < p:
+    benchmarks/README.md, bench_public.py).  Continuous in p at p = n.  n and p are public
+    (the input row count and the number of terms of the formula), so the ridge is too.
+    """
+    return RIDGE_PER_ROW * math.sqrt(float(n) * max(float(n), float(p)))
+
+
+class Loss:
+    """What a best-subset method needs to know about its loss (public facts only)."""
+
+    #: the ``loss`` option's value
+    name: str
+    #: the ledger's ``loss`` detail
+    label: str
+    #: the response the formula must produce, decided before data access
+    response_type: str
+    #: values carry certified solver error on every path (the exact path too)
+    slack_on_every_path: bool
+    #: the engine needs ridge > 0 (its cuts divide by it) unless every support is scored
+    needs_engine_ridge: bool
+    #: default exact-path limit of the certified methods (``max_enumerate``)
+    default_max_enumerate: int
+
+    def sensitivity(self, data, radius, s) -> float:
+        """Delta of the objective over supports of ``s`` candidates (replace-one)."""
+        raise NotImplementedError
+
+    def default_radius(self, engine) -> float:
+        """``radius=None``; ``engine`` (the MIP engine runs) decided from public inputs only."""
+        raise NotImplementedError
+
+    def default_ridge(self, n, p, radius, engine) -> float:
+        """``ridge="auto"`` for ``n`` input rows and ``p`` terms (public)."""
+        raise NotImplementedError
+
+    def response_bound(self, data) -> float:
+        """b_y of the retry cap's objective bound n b_y^2 (Behdin et al. 2024, Theorem 1)."""
+        raise NotImplementedError
+
+    def exact_value_slack(self, tau) -> float:
+        """How far above the objective an exact-path value may lie (scored within tau / 2)."""
+        return 0.5 * tau if self.slack_on_every_path else 0.0
+
+    def engine_source(self, task, tau):
+        """The engine's source of values, cuts and neighbours for a task (ridge and radius fixed)."""
+        raise NotImplementedError
+
+    def score_all_supports(self, task, tau, label):
+        """(supports, values) of every support, each value within :meth:`exact_value_slack`."""
+        raise NotImplementedError
+
+    def curator_items(self, task, best_support, best_value) -> dict:
+        """Curator-only items about the best support's fit."""
+        raise NotImplementedError
+
+
+class SquaredLoss(Loss):
+    """The ridge-and-ball least-squares objective R(S) (:mod:`dpstats.bss.objective`)."""
+
+    name = "squared"
+    label = "least squares"
+    response_type = "numeric"
+    slack_on_every_path = False
+    needs_engine_ridge = True
+    default_max_enumerate = CERTIFIED_MAX_ENUMERATE
+
+    def sensitivity(self, data, radius, s):
+        return least_squares_sensitivity(data.b_x, data.b_y, radius, s, data.intercept)
+
+    def default_radius(self, engine):
+        return 1.0
+
+    def default_ridge(self, n, p, radius, engine):
+        # 0 where every support is scored exactly (epsilon=inf is then ordinary best subset)
+        return engine_default_ridge(n, p) if engine else 0.0
+
+    def response_bound(self, data):
+        return data.b_y
+
+    def engine_source(self, task, tau):
+        if len(task.terms) > MATRIX_FREE_ABOVE:
+            # A formula intercept is profiled out by implicit centring (no n x p copy).
+            return MatrixFreeSource(task.data.X, task.data.y, centre=bool(task.data.intercept))
+        return GramSource(task.stats)
+
+    def score_all_supports(self, task, tau, label):
+        return score_all_supports(RidgeBallObjective(task.stats, task.ridge, task.radius), task.size, task, label)
+
+    def curator_items(self, task, best_support, best_value):
+        # The row count without forming the p x p statistics when the engine ran matrix-free.
+        n = task._stats.n if task._stats is not None else task.data.X.shape[0]
+        return {"sigma2_hat": float(best_value) / max(n - task.size, 1)}
+
+
+class HingeLoss(Loss):
+    """The hinge objective R_h (:mod:`dpstats.bss.hinge`), -1 / +1 response."""
+
+    name = "hinge"
+    label = "hinge"
+    response_type = "binary"
+    slack_on_every_path = True
+    needs_engine_ridge = False
+    #: a certified hinge value costs about 1 ms at n = 500 (some 500 least-squares values),
+    #: so 2000 supports take about 2-3 seconds
+    default_max_enumerate = 2000
+
+    def sensitivity(self, data, radius, s):
+        return hinge_sensitivity(data.b_x, radius, s, data.intercept)
+
+    def default_radius(self, engine):
+        return hinge_default_radius(engine=engine)
+
+    def default_ridge(self, n, p, radius, engine):
+        return hinge_default_ridge(n, radius, engine=engine)
+
+    def response_bound(self, data):
+        return 1.0  # b = 0 is feasible and each hinge term is then 1: R_h <= n
+
+    def engine_source(self, task, tau):
+        # values certified within tau_eval = HINGE_EVAL_SHARE * tau (the engine keeps
+        # tau_mip = tau - 2 tau_eval)
+        return HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
+
+    def score_all_supports(self, task, tau, label):
+        _, supports, values, _ = score_all_supports_hinge(task.data, task.size, task.ridge, task.radius,
+                                                          self.exact_value_slack(tau), task.options["tolerance"])
+        return supports, values
+
+    def curator_items(self, task, best_support, best_value):
+        objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
+        return {"Delta_h": self.sensitivity(task.data, task.radius, task.size),
+                **hinge_curator_items(objective, list(best_support), task.data)}
+
+
+SQUARED = SquaredLoss()
+HINGE = HingeLoss()
+#: The losses by the ``loss`` option's value.
+LOSSES = {loss.name: loss for loss in (SQUARED, HINGE)}
+#: The loss option shared by the best-subset methods.
+LOSS_OPTION = Choice("loss", default="squared", choices=tuple(LOSSES),
+                     doc="squared (least squares, numeric response) or hinge (sparse classification, two-level response)")
+
+
+def loss_of(options) -> Loss:
+    """The :class:`Loss` of validated method options (squared when the method has no loss option)."""
+    return LOSSES[options.get("loss") or "squared"]
+
+
+def hinge_curator_items(objective, candidate_support, data):
+    """Curator-only hinge items: loss, response levels, training misclassification of a support,
+    the majority-class rate, and a warning when its fit predicts one class for every row
+    (:func:`~dpstats.bss.hinge.constant_classifier_diagnostic`)."""
+    full = objective.full_support(objective.candidates[np.asarray(candidate_support, dtype=np.int64)])
+    solution = objective.solve(full)
+    levels = list(data.response_levels) if getattr(data, "response_levels", None) is not None else None
+    check = constant_classifier_diagnostic(objective, full, solution.coef)
+    items = {"loss": "hinge",
+             "response_levels": ", ".join(map(str, levels)) if levels else "n/a",
+             "training_misclassification_rate_of_best": check["training_misclassification_rate"],
+             "majority_class_rate": check["majority_class_rate"]}
+    if check["constant_classifier"]:
+        items["constant_classifier_warning"] = check["message"]
+    return items

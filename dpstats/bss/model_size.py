@@ -1,0 +1,644 @@
+"""``s="auto"``: the model size and the support chosen together by one exponential mechanism.
+
+The mechanism
+-------------
+Candidates: every pair (s, S) with s in 1..s_max (``s_max`` public; default min(p, 10)) and S a
+support of s candidate terms (a formula's intercept is profiled out, as for fixed s).  Loss
+
+    L(s, S; D) = R(S; D) + pen(s),     pen(s) = sigma0^2 k_n s,
+
+R the ridge-and-ball least-squares objective of :mod:`dpstats.bss.objective` on the clipped,
+public-range-mapped data, sigma0 a public noise standard deviation in the mapped units and
+k_n = log n (``criterion="bic"``: the Bayesian information criterion of a Gaussian linear model
+with known variance sigma0^2, RSS / sigma0^2 + s log n, scaled by sigma0^2) or k_n = 2
+(``criterion="cp"``: Mallows' Cp with the public variance sigma0^2, equivalently AIC with known
+variance).  n is the input row count (public under replace-one neighbours).  ``noise_sd`` is
+given in the response's units and divided by the response's public half-range; by default
+sigma0 = 1/2 in mapped units, a quarter of the response's public range (the range/4 rule).
+
+Base measure: a geometric prior over sizes, uniform over the supports of each size,
+
+    mu(s, S) = exp(-kappa s) / C(p, s),      kappa = ``size_prior`` (public),
+
+and the draw is
+
+    P(s, S) proportional to mu(s, S) exp(-eps Lhat(s, S; D) / (2 Delta_max)).
+
+Size prior.  A support with one superfluous term has nearly the RSS of the right one, so only
+the per-term penalty on the mechanism's scale, kappa + eps pen(1) / (2 Delta_max), keeps the
+supersets away: the C(s* + j, j) supersets with j extra terms carry, relative to the right
+support, about C(s* + j, j) exp(-j (kappa + eps pen(1) / (2 Delta_max))) (base measure
+included), at most (s* + 1) e^-k / (1 - (s* + 1) e^-k) in all for k the per-term penalty.  By
+default kappa = max(0, log((s_max + 1) / 0.05) - eps pen(1) / (2 Delta_max)), which makes that
+share at most about 5 % for every s* <= s_max; eps is the sampling (nominal) epsilon, and every
+input is public (kappa is shown in the ledger entry).  ``size_prior=`` fixes kappa instead.
+
+``method="exponential"``: Lhat = L over every support of every size (sum_s C(p, s) <=
+``max_enumerate``).  ``method="top_r"``: for each size whose C(p, s) exceeds R, Lhat(s, S) = L(s, S)
+for the R best supports of size s (the list ``top_r`` uses: exact enumeration up to
+``max_enumerate``, the certified MIP engine above) and R(S_R^(s)) + pen(s) for the other
+C(p, s) - R supports of that size, which are drawn uniformly (rejection as in ``top_r``); sizes
+with C(p, s) <= R are scored over every support.  Sampling is
+:mod:`dpstats.mechanisms.listed_exponential` (log-space weights, log C(p, s) counts).
+
+Privacy (replace-one neighbours, n public)
+-------------------------------------------
+For fixed s, R(S; .) moves by at most Delta(s) = (b_y + b_x r sqrt(s))^2, times 4 with a
+profiled intercept (:func:`dpstats.bss.objective.least_squares_sensitivity`); Delta(s) increases
+with s, so every R(S; .) with |S| <= s_max moves by at most Delta_max = Delta(s_max).  pen(s) is
+public, so L(s, S; .) moves by at most Delta_max for every pair.  On the top_r lists, Lhat moves
+by at most Delta(s) + 2 tau_s per size (Behdin, Prastakos and Mazumder 2024, Lemmas A.1-A.2: the
+R-th smallest of values that each move by Delta moves by Delta; tau_s = tolerance Delta(s) the
+certified solver slack, 0 on exact enumeration), hence by Delta_max (1 + 2 tolerance) overall.
+The base measure is public.  So the draw is the exponential mechanism with base measure mu on a
+loss of sensitivity Delta_max (1 + 2 tolerance): sampled with eps_nom, it is
+eps_nom (1 + 2 tolerance)-DP; the method samples with eps_nom = eps / (1 + 2 tolerance) rounded
+down (:func:`dpstats.bss.exhaustive.slack_split`) when some size runs the engine (decided by p,
+s_max, R and ``max_enumerate``: public), and with eps itself otherwise.  It spends exactly the
+selection share eps, in one ledger entry, releasing the support and its size.
+
+The price of not knowing s: every size is scored on the scale of Delta_max, not Delta(s)
+(at s = 3 and s_max = 10 with r = 1 that is (1 + sqrt(10))^2 / (1 + sqrt(3))^2 = 2.3 times).
+Dividing each size's loss by its own Delta(s) would keep the within-size scale but change the
+epsilon = inf answer to argmin L / Delta(s), which is not a model-selection criterion; the
+generalised exponential mechanism (Raskhodnikova and Smith 2016) keeps the argmin of L at
+epsilon = inf but halves the within-size scale.  The measured cost is in benchmarks/README.md.
+
+Two stages (``size_mechanism="two_stage"``, the default for ``top_r``)
+----------------------------------------------------------------------
+With ``top_r`` lists the joint draw above scores the C(p, s) - R supports outside each size's
+list like the list's R-th; when R is below the number of supersets of the right support (R < p - s*,
+e.g. p = 250), the R-th of size s* + 1 is itself a superset, so that size's whole tail (almost all
+of its supports, most of them wrong) is scored like the right support plus one term, and no
+practical size prior outweighs log C(p, s*) (measured: simulate(1000, 250, 5) put 0.99 of the mass
+on size 6's tail).  The two-stage mechanism avoids tails in the size decision:
+
+1. size stage, share ``size_share`` (default 0.7) of eps: the exponential mechanism over
+   s = 1..s_max with loss v(s) + pen(s), v(s) the certified best value of size s (exact
+   enumeration, or the engine's best within tau_s = tolerance Delta(s)), base measure
+   exp(-kappa_1 s) with kappa_1 = max(0, log(1 / 0.05) - eps_1 pen(1) / (2 Delta_max)), sampled with
+   Delta_max: v(s) moves by at most Delta(s) + tau_s (the minimum of values that each move by
+   Delta(s), read within tau_s), so the stage is eps_1-DP (eps_nom (1 + 2 tolerance) <= eps_1 with
+   slack), and it releases s;
+2. the method (``top_r``) at the released s with the rest of eps, eps-DP as documented there.
+
+Basic composition: eps_1 + eps_2 = eps, two ledger entries.  At epsilon = inf the size stage
+returns argmin_s v(s) + pen(s) and top_r the best support of that size: the same answer as the
+joint mechanism.  Recovery: the size stage needs A_1 (v(s* - 1) - v(s*) - pen(1)) >= kappa_1 +
+log(1 / beta) and A_1 pen(1) + kappa_1 >= log(1 / 0.05) (A_1 = eps_1 / (2 Delta_max)), with no
+log p term; the second stage needs top_r's own condition at s* with eps_2.
+
+epsilon = inf
+-------------
+The base measure does not move the argmin: the answer is the (s, S) of smallest
+R(S) + pen(s) over all sizes 1..s_max and all supports (first size, then the lexicographic
+order of supports, on ties): best-subset BIC (or Cp) with the public variance sigma0^2, the
+``regsubsets`` choice of R's leaps with that criterion.  With ``top_r`` on the engine path the
+list's first support is the certified best within tau.
+
+Recovery condition
+------------------
+Let (s*, S*) minimise L, A = eps_nom / (2 Delta'), Delta' the sampling sensitivity, and for
+i = |S* minus S|, j = |S minus S*| (so s = s* - i + j) let g_ij be the smallest L(s, S) - L(s*, S*)
+over such pairs (on top_r lists, outputs of a tail score R(S_R^(s)) + pen(s)).  Then
+
+    P(output != (s*, S*)) <= sum_{(i, j) != (0, 0)} C(s*, i) C(p - s*, j) exp(-kappa (j - i))
+                              * C(p, s*) / C(p, s* - i + j) * exp(-A g_ij).
+
+The leading terms: one superfluous term (i = 0, j = 1) costs (s* + 1) exp(-kappa - A g_01), and
+g_01 >= pen(1) minus the drop in R from one more term, which is why kappa must exceed
+log(s* + 1); one missing term (i = 1, j = 0) costs (p - s* + 1) exp(kappa - A g_10); one swap
+(i = j = 1) costs s* (p - s*) exp(-A g_11).  So recovery with probability 1 - beta needs,
+roughly, A g_10 >= kappa + log((p - s*) / beta) and A g_11 >= log(s* (p - s*) / beta): the margin
+of the fixed-s mechanism plus kappa, on the Delta_max scale.  The curator's Conditions table
+shows the exact probability that (s*, S*) is returned (exact on every path, given the lists).
+
+Loss: squared only.  The same argument applies to the hinge loss (Delta_h(s) increases with
+s), but a size criterion for the hinge loss is not a standard one; ``s="auto"`` refuses
+``loss="hinge"`` before the charge, and ``max_tries``.  ``mistakes`` runs in two stages only
+(its block scores rest on the gap of one fixed size): the size stage, then ``mistakes`` with its
+own guard at the released size.
+
+References
+----------
+McSherry and Talwar (2007); Behdin, Prastakos and Mazumder (2024), Algorithm 1 and Lemmas
+A.1-A.2; Schwarz (1978) for BIC; Mallows (1973) for Cp; Raskhodnikova and Smith (2016) for the
+generalised exponential mechanism; Lumley's leaps package (``regsubsets``) for the table.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import comb, logsumexp
+
+from ..errors import InvalidArgumentError
+from ..mechanisms.listed_exponential import ListedGroup, listed_entries, listed_log_probabilities, sample_listed
+from ..method_options import Choice, Integer, Real, validate_options
+from ..methods import MethodOutcome
+from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .exhaustive import check_enumeration_memory, log_n_supports, score_all_supports, slack_parts
+from .objective import RidgeBallObjective, least_squares_sensitivity
+
+#: two_stage: the share of the selection epsilon spent on the size stage (bench_model_size.py: at p = 20 the
+#: epsilon for 90 % recovery fell from 8x that of s known at a share of 0.3 to 4x at 0.6 to 0.7).
+DEFAULT_SIZE_SHARE = 0.7
+#: two_stage: the size stage's prior keeps the sizes above the chosen one under this share of its mass.
+LARGER_SIZE_MASS = 0.05
+#: Outputs listed in the curator's ``top_supports`` (the most probable, across sizes).
+TOP_SHOWN = 50
+#: s_max when not given: min(p, DEFAULT_S_MAX).
+DEFAULT_S_MAX = 10
+#: Methods that accept s="auto".
+AUTO_SIZE_METHODS = ("exponential", "top_r", "mistakes")
+#: sigma0 in mapped units when noise_sd is not given: a quarter of the response's public range.
+DEFAULT_MAPPED_NOISE_SD = 0.5
+#: The default size prior keeps the supersets of the chosen support below this share of the mass
+#: (module docstring, "Size prior").
+SUPERSET_MASS = 0.05
+
+SIZE_OPTIONS = (
+    Choice("criterion", default="bic", choices=("bic", "cp"),
+           doc="s='auto' only: the size criterion, BIC (penalty sigma0^2 log n per term) or Cp (2 sigma0^2 per term) "
+               "with the public noise variance sigma0^2"),
+    Real("noise_sd", default=None, low=0.0, allow_none=True,
+         doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
+             "response's public range)"),
+    Choice("size_mechanism", default=None, choices=("joint", "two_stage"), allow_none=True,
+           doc="s='auto' only: one exponential mechanism over (s, support) pairs, or a size stage then the method at "
+               "that size (default: joint for exponential, two_stage for top_r; module docstring)"),
+    Real("size_share", default=None, low=0.0, high=1.0, allow_none=True,
+         doc="s='auto', two_stage only: the share of the selection epsilon for the size stage (default 0.7)"),
+    Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
+         doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
+             "eps pen(1) / (2 Delta_max)), see dpstats.bss.model_size)"),
+)
+SIZE_OPTION_NAMES = tuple(o.name for o in SIZE_OPTIONS)
+
+
+def default_size_prior(s_max, epsilon, penalty_per_term, sensitivity) -> float:
+    """kappa = max(0, log((s_max + 1) / SUPERSET_MASS) - eps pen(1) / (2 Delta_max)): public inputs only.
+
+    Module docstring, "Size prior": the per-term penalty on the mechanism's scale,
+    kappa + eps pen(1) / (2 Delta_max), is at least log((s_max + 1) / 0.05)."""
+    if math.isinf(epsilon):
+        return 0.0  # the argmin does not depend on the prior
+    target = math.log((s_max + 1) / SUPERSET_MASS)
+    return max(0.0, target - float(epsilon) * float(penalty_per_term) / (2.0 * float(sensitivity)))
+
+
+def size_penalty(s, n, criterion, sigma2) -> float:
+    """pen(s) = sigma0^2 k_n s, k_n = log n (BIC) or 2 (Cp); mapped units."""
+    k_n = math.log(max(n, 1)) if criterion == "bic" else 2.0
+    return float(sigma2) * k_n * s
+
+
+def joint_groups(scored, p, n, criterion, sigma2, kappa):
+    """The :class:`ListedGroup` of each size: ``scored`` maps s -> (values ascending, listed count
+    taken as all supports when it equals C(p, s)).  Returns (sizes, groups)."""
+    sizes, groups = [], []
+    for s in sorted(scored):
+        values = np.asarray(scored[s], dtype=np.float64)
+        pen = size_penalty(s, n, criterion, sigma2)
+        log_count = log_n_supports(p, s)
+        R = values.size
+        n_sup = int(comb(p, s, exact=True)) if log_count < 40 else None
+        if n_sup is not None and R >= n_sup:
+            log_tail, tail = -math.inf, math.inf
+        else:
+            log_tail = log_count + math.log1p(-math.exp(math.log(R) - log_count))  # log(C(p, s) - R)
+            tail = float(values[-1]) + pen
+        groups.append(ListedGroup(losses=values + pen, log_base=-kappa * s - log_count,
+                                  log_tail_count=log_tail, tail_loss=tail))
+        sizes.append(s)
+    return sizes, groups
+
+
+# ------------------------------------------------------------------ the call's size settings
+@dataclass
+class AutoSize:
+    """The validated ``s="auto"`` settings of one call (public values only)."""
+
+    s_max: int | None
+    options: dict
+    p: int | None = None
+    kappa: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def check(cls, meth, size, s_max, method_options):
+        """(AutoSize or None, the method's own options).  Before the charge, values only."""
+        given = {k: method_options[k] for k in SIZE_OPTION_NAMES if k in method_options}
+        rest = {k: v for k, v in method_options.items() if k not in SIZE_OPTION_NAMES}
+        if size != "auto":
+            if s_max is not None:
+                raise InvalidArgumentError(f"s_max applies to s='auto' only; got s={size!r} and s_max={s_max!r}.")
+            return None, method_options
+        if meth.name not in AUTO_SIZE_METHODS:
+            raise InvalidArgumentError(
+                f"{meth.size_argument}='auto' is available for methods {list(AUTO_SIZE_METHODS)}; method {meth.name!r} "
+                f"needs {meth.size_argument}= as a positive integer.")
+        if s_max is not None:
+            s_max = Integer("s_max", minimum=1).check(s_max)
+        if rest.get("loss", "squared") != "squared":
+            raise InvalidArgumentError("s='auto' supports loss='squared' only (a size criterion for the hinge loss is "
+                                       "not implemented); give s= as an integer for loss='hinge'.")
+        if rest.get("max_tries") is not None:
+            raise InvalidArgumentError("s='auto' needs max_tries=None (unlimited retries: the exact top-R mechanism).")
+        options = validate_options(SIZE_OPTIONS, given, "s='auto'")
+        if meth.name == "mistakes" and options["size_mechanism"] == "joint":
+            raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
+                                       "size's gap); leave size_mechanism=None or give 'two_stage'.")
+        return cls(s_max=s_max, options=options), rest
+
+    def resolve(self, p, options):
+        """After the formula: s_max (default min(p, 10)) and the size the method's public hooks
+        (radius, ridge, size checks) see: the size with the most supports, min(s_max, p // 2)."""
+        if self.s_max is None:
+            self.s_max = min(p, DEFAULT_S_MAX)
+        if self.s_max > p:
+            raise InvalidArgumentError(f"s_max={self.s_max} exceeds the number of candidate terms ({p}).")
+        self.p = p
+        self.kappa = self.options["size_prior"]  # None: chosen at run time from public values (default_size_prior)
+        return max(1, min(self.s_max, p // 2))
+
+    def check_size(self, meth, options):
+        """exponential: every support of every size is enumerated (public p, s_max)."""
+        if meth.name == "exponential":
+            total = sum(int(comb(self.p, s, exact=True)) for s in range(1, self.s_max + 1))
+            if total > options["max_enumerate"]:
+                raise InvalidArgumentError(
+                    f"method='exponential' with s='auto' would enumerate {total:,} supports of sizes 1..{self.s_max}, "
+                    f"more than max_enumerate={options['max_enumerate']:,}. Use method='top_r', a smaller s_max, or "
+                    "raise max_enumerate.")
+            check_enumeration_memory(int(comb(self.p, min(self.s_max, self.p // 2), exact=True)), self.s_max,
+                                     "method='exponential' with s='auto'")
+
+    def given_options(self):
+        """The size options that differ from their defaults (for the call's text)."""
+        defaults = {o.name: o.default for o in SIZE_OPTIONS}
+        return {k: v for k, v in self.options.items() if v != defaults[k]}
+
+    def public_items(self):
+        """What the call records about the size choice (public)."""
+        return {"s_max": self.s_max, "criterion": self.options["criterion"], "noise_sd": self.options["noise_sd"],
+                "size_prior": "default" if self.kappa is None else self.kappa}
+
+    # -------------------------------------------------------------- the mechanism
+    def mechanism(self, meth):
+        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "two_stage")
+
+    def run(self, meth, task) -> MethodOutcome:
+        if self.mechanism(meth) == "two_stage":
+            share = DEFAULT_SIZE_SHARE if self.options["size_share"] is None else self.options["size_share"]
+            return run_two_stage(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
+                                 self.kappa, share)
+        return run_auto(meth.name, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
+                        self.kappa)
+
+    def condition_rows(self, curator, epsilon):
+        return condition_rows(curator, epsilon)
+
+
+def mapped_noise_variance(data, noise_sd) -> float:
+    """sigma0^2 in mapped units: noise_sd / (the response's public half-range), squared."""
+    if noise_sd is None:
+        return DEFAULT_MAPPED_NOISE_SD**2
+    ranges = getattr(data, "ranges", None)
+    half = getattr(ranges, "response_half", None) if ranges is not None else None
+    return (float(noise_sd) / float(half if half else 1.0)) ** 2
+
+
+def _size_slack(p, s, R, options):
+    from .top_r import uses_slack
+
+    return uses_slack(p, s, R, options)
+
+
+def score_sizes(method, task, s_max):
+    """s -> (supports (K, s) candidate indices, values ascending) for every size, and the tau per size.
+
+    exponential: every support; top_r: top_r's own list (every support when C(p, s) <= R).
+    """
+    from .top_r import certified_top
+
+    p, R = len(task.terms), int(task.R)
+    objective = None
+    scored, taus = {}, {}
+    for s in range(1, s_max + 1):
+        n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
+        task_s = dataclasses.replace(task, size=s)
+        if method == "exponential" or (n_sup is not None and R >= n_sup):
+            if objective is None:
+                objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
+            supports, values = score_all_supports(objective, s, task_s, f"s='auto' (s = {s})")
+            order = np.lexsort((np.arange(values.size), values))
+            scored[s] = (supports[order], values[order])
+            taus[s] = 0.0
+            continue
+        delta_s = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
+        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, R, task.options) else 0.0
+        sups, vals, _, _ = certified_top(task_s, R, tau)
+        scored[s] = (np.asarray(sups, dtype=np.int64).reshape(len(sups), s), np.asarray(vals, dtype=np.float64))
+        taus[s] = tau
+    return scored, taus
+
+
+@dataclass
+class JointLaw:
+    """Everything the joint draw needs, computed once (the scored lists, the groups and the scale)."""
+
+    scored: dict
+    taus: dict
+    sizes: list
+    groups: list
+    nominal: float
+    parts: tuple
+    sensitivity: float
+    sigma2: float
+    n: int
+    slack: bool
+    kappa: float
+
+
+def joint_law(method, task, s_max, criterion, noise_sd, kappa) -> JointLaw:
+    """The groups and the sampling scale of the joint mechanism for a task (module docstring)."""
+    p, R = len(task.terms), int(task.R)
+    n = task.n_input if task.n_input is not None else task.stats.n
+    data = task.data
+    delta_max = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s_max, data.intercept)
+    # Public: p, s_max, R, max_enumerate (top_r's own rule per size).
+    slack = method == "top_r" and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1))
+    eps = task.epsilon
+    if slack:
+        nominal, parts = slack_parts(eps, task.options["tolerance"], "joint (s, support) exponential mechanism")
+    else:
+        nominal, parts = eps, ()
+    sigma2 = mapped_noise_variance(data, noise_sd)
+    if kappa is None:
+        kappa = default_size_prior(s_max, nominal, size_penalty(1, n, criterion, sigma2), delta_max)
+    scored, taus = score_sizes(method, task, s_max)
+    sizes, groups = joint_groups({s: v for s, (_, v) in scored.items()}, p, n, criterion, sigma2, kappa)
+    return JointLaw(scored, taus, sizes, groups, nominal, parts, delta_max, sigma2, n, slack, kappa)
+
+
+def output_log_probabilities(law: JointLaw, p) -> dict:
+    """Exact log P(output = S) for every support S of every size (small p): the audit oracle.
+
+    A tail's mass is spread evenly over the supports of its size that are not listed.
+    """
+    from itertools import combinations
+
+    logp = listed_log_probabilities(law.groups, law.nominal, law.sensitivity)
+    out = {}
+    for (g, k), lp in zip(listed_entries(law.groups), logp):
+        s = law.sizes[g]
+        supports = law.scored[s][0]
+        if k >= 0:
+            out[tuple(int(j) for j in supports[k])] = float(lp)
+        else:
+            listed = set(map(tuple, supports.tolist()))
+            each = float(lp) - law.groups[g].log_tail_count
+            for sup in combinations(range(p), s):
+                if sup not in listed:
+                    out[sup] = each
+    return out
+
+
+def run_auto(method, task, s_max, criterion, noise_sd, kappa) -> MethodOutcome:
+    """The joint (s, S) exponential mechanism (module docstring)."""
+    from .top_r import draw_uniform_outside
+
+    p, R = len(task.terms), int(task.R)
+    law = joint_law(method, task, s_max, criterion, noise_sd, kappa)
+    g, k = sample_listed(law.groups, law.nominal, law.sensitivity, task.rng)
+    s_chosen = law.sizes[g]
+    supports = law.scored[s_chosen][0]
+    tries = 0
+    if k >= 0:
+        chosen = tuple(int(j) for j in supports[k])
+    else:
+        chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), task.rng)
+    terms = [task.terms[j] for j in sorted(chosen)]
+    details = {"s_max": s_max, "sizes": list(law.sizes), "criterion": criterion,
+               "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
+               "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": law.kappa,
+               "sensitivity (Delta at s_max)": law.sensitivity, "nominal_epsilon": law.nominal,
+               "ridge": task.ridge, "radius": task.radius, "loss": "least squares"}
+    if method == "top_r":
+        details["R"] = R
+        details["tau per size"] = {str(s): law.taus[s] for s in law.sizes}
+    caveat = ("every support of every size scored exactly: no solver slack" if not law.slack else
+              f"certified top-{R} lists per size within tau = {task.options['tolerance']:g} Delta(s); sampled with "
+              "the nominal eps / (1 + 2 tolerance), so the guarantee is eps")
+    entry = LedgerEntry(
+        mechanism=f"joint (s, support) exponential mechanism, s in 1..{s_max} ({method})",
+        epsilon=task.epsilon, neighbours=REPLACE_ONE,
+        released={"support": terms, "s_selected": int(s_chosen)}, caveats=(caveat,), details=details,
+        parts=law.parts)
+    curator = _curator(task, law.scored, law.sizes, law.groups, law.nominal, law.sensitivity, law.n, law.sigma2,
+                       criterion)
+    curator["outside_top_r_draws"] = tries
+    return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
+                         released={"s_selected": int(s_chosen)})
+
+
+def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
+    """The size stage of ``two_stage``: (sizes, losses v(s) + pen(s), best supports, log-weights, nominal
+    epsilon, parts, sensitivity, kappa, scorers, taus) (module docstring, "Two stages")."""
+    from .top_r import certified_top
+
+    p = len(task.terms)
+    n = task.n_input if task.n_input is not None else task.stats.n
+    data = task.data
+    delta_max = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s_max, data.intercept)
+    # Public: whether a size's best comes from the engine (p, s, max_enumerate).
+    slack = any(_size_slack(p, s, 1, task.options) for s in range(1, s_max + 1))
+    if slack:
+        nominal, parts = slack_parts(epsilon, task.options["tolerance"], "size stage (exponential mechanism)")
+    else:
+        nominal, parts = epsilon, ()
+    sigma2 = mapped_noise_variance(data, noise_sd)
+    pen1 = size_penalty(1, n, criterion, sigma2)
+    if kappa is None:
+        kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
+                                                    - nominal * pen1 / (2.0 * delta_max))
+    sizes, losses, best, scorers, taus = [], [], [], {}, {}
+    for s in range(1, s_max + 1):
+        task_s = dataclasses.replace(task, size=s)
+        delta_s = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s, data.intercept)
+        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, 1, task.options) else 0.0
+        sups, vals, _, scorer = certified_top(task_s, 1, tau)
+        sizes.append(s)
+        losses.append(float(vals[0]) + size_penalty(s, n, criterion, sigma2))
+        best.append(tuple(int(j) for j in sups[0]))
+        scorers[s], taus[s] = scorer, tau
+    log_base = -kappa * np.asarray(sizes, dtype=np.float64)
+    return dict(sizes=sizes, losses=np.asarray(losses), best=best, log_base=log_base, nominal=nominal, parts=parts,
+                sensitivity=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2, n=n, slack=slack)
+
+
+def size_stage_log_probabilities(stage):
+    from ..mechanisms.exponential import exponential_log_probabilities
+
+    return exponential_log_probabilities(stage["losses"], stage["nominal"], stage["sensitivity"], stage["log_base"])
+
+
+def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> MethodOutcome:
+    """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s)), then the method at that size."""
+    from ..mechanisms.exponential import sample_exponential
+
+    eps = task.epsilon
+    eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
+    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1)
+    index = sample_exponential(stage["losses"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
+    s_chosen = stage["sizes"][index]
+    entry = LedgerEntry(
+        mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on the best subset's criterion",
+        epsilon=eps1, neighbours=REPLACE_ONE, released={"s_selected": int(s_chosen)},
+        caveats=(("best subset per size certified within tau = tolerance Delta(s); sampled with the nominal "
+                  "eps / (1 + 2 tolerance)") if stage["slack"] else "best subset per size scored exactly",),
+        details={"s_max": s_max, "criterion": criterion, "size_share": share,
+                 "penalty_per_term (mapped units)": size_penalty(1, stage["n"], criterion, stage["sigma2"]),
+                 "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
+                 "sensitivity (Delta at s_max)": stage["sensitivity"], "nominal_epsilon": stage["nominal"],
+                 "ridge": task.ridge, "radius": task.radius, "loss": "least squares"},
+        parts=stage["parts"])
+    task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
+    if meth.name == "top_r":
+        from .top_r import run as run_top_r
+
+        second = run_top_r(task2, stage["scorers"][s_chosen])
+    else:
+        second = meth.run(task2)  # mistakes: its own guard and ledger entries at the released size
+    curator = dict(second.curator)
+    # The method's own Conditions rows at the released size (e.g. mistakes' privacy condition with
+    # guard="none"), computed before the size keys replace its best-support keys; condition_rows adds them.
+    from ..conditions import condition_rows as method_condition_rows
+
+    curator["conditions"] = method_condition_rows(meth.name, second.curator, p=len(task.terms), size=s_chosen,
+                                                  epsilon=eps2, options=task.options)
+    logp = size_stage_log_probabilities(stage)
+    crit_index = int(np.argmin(stage["losses"]))
+    rows = []
+    for i, s in enumerate(stage["sizes"]):
+        rss = float(stage["losses"][i] - size_penalty(s, stage["n"], criterion, stage["sigma2"]))
+        rows.append(_table_row(task, s, stage["best"][i], rss, float(stage["losses"][i]), stage["sigma2"],
+                               stage["n"], float(np.exp(logp[i])), None))
+    p_size = float(np.exp(logp[crit_index]))
+    p_best_given = curator.get("probability_best") if s_chosen == stage["sizes"][crit_index] else None
+    curator.update({
+        "size_table": rows,
+        "criterion_choice": {"s": stage["sizes"][crit_index],
+                             "support": [task.terms[j] for j in stage["best"][crit_index]], "criterion": criterion},
+        "best_support": [task.terms[j] for j in stage["best"][crit_index]],
+        "best_objective": rows[crit_index]["objective"],
+        "probability_criterion_size": p_size,
+        "probability_best": None if p_best_given is None else p_size * p_best_given,
+        "method_detail": f"size stage over 1..{s_max} ({share:g} of epsilon), then {meth.name} at the chosen size",
+    })
+    return MethodOutcome(support=second.support, entries=[entry] + list(second.entries), curator=curator,
+                         released={"s_selected": int(s_chosen)}, caveats=list(second.caveats))
+
+
+def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best):
+    used = (int(task.stats.n) if task._stats is not None or getattr(task.data, "X", None) is None
+            else int(task.data.X.shape[0]))
+    intercept = 1 if task.data.intercept else 0
+    return {
+        "s": s,
+        "best_support": [task.terms[j] for j in support],
+        "objective": rss,
+        "criterion": criterion_value,
+        "bic_known_variance": rss / sigma2 + s * math.log(max(n, 1)) if sigma2 > 0 else math.inf,
+        "cp_public_variance": rss / sigma2 - used + 2 * (s + intercept) if sigma2 > 0 else math.inf,
+        "bic_leaps": (used * math.log(max(rss, 1e-300) / used) + (s + intercept) * math.log(used)
+                      if used > 0 else math.nan),
+        "probability_size": p_size,
+        "probability_best_of_size": p_best,
+    }
+
+
+def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion):
+    """Curator-only: the criterion table across sizes (``regsubsets``-like) and the exact law."""
+    logp = listed_log_probabilities(groups, epsilon, delta)
+    entries = listed_entries(groups)
+    by_group = {}
+    for (g, k), lp in zip(entries, logp):
+        by_group.setdefault(g, []).append((k, lp))
+    intercept = 1 if task.data.intercept else 0
+    # Rows actually used (private under na_action="omit"; curator only).  Totality: no row at all
+    # gives NaN for the likelihood-based columns instead of raising.
+    used = (int(task.stats.n) if task._stats is not None or getattr(task.data, "X", None) is None
+            else int(task.data.X.shape[0]))
+    rows = []
+    for g, s in enumerate(sizes):
+        supports, values = scored[s]
+        rss = float(values[0])
+        probs = dict(by_group[g])
+        rows.append({
+            "s": s,
+            "best_support": [task.terms[j] for j in supports[0]],
+            "objective": rss,
+            "criterion": float(groups[g].losses[0]),
+            "bic_known_variance": rss / sigma2 + s * math.log(max(n, 1)) if sigma2 > 0 else math.inf,
+            "cp_public_variance": rss / sigma2 - used + 2 * (s + intercept) if sigma2 > 0 else math.inf,
+            "bic_leaps": (used * math.log(max(rss, 1e-300) / used) + (s + intercept) * math.log(used)
+                          if used > 0 else math.nan),
+            "probability_size": float(np.exp(logsumexp([lp for _, lp in by_group[g]]))),
+            "probability_best_of_size": float(np.exp(probs[0])),
+        })
+    best = int(np.argmin([r["criterion"] for r in rows]))
+    choice = rows[best]
+    # The most probable listed outputs across sizes (a tail entry is not one output).
+    listed = [(lp, g, k) for (g, k), lp in zip(entries, logp) if k >= 0]
+    listed.sort(key=lambda x: -x[0])
+    top = [{"support": [task.terms[j] for j in scored[sizes[g]][0][k]], "s": sizes[g],
+            "objective": float(scored[sizes[g]][1][k]), "probability": float(np.exp(lp))}
+           for lp, g, k in listed[:TOP_SHOWN]]
+    return {
+        "top_supports": top,
+        "size_table": rows,
+        "criterion_choice": {"s": choice["s"], "support": choice["best_support"], "criterion": criterion},
+        "best_support": choice["best_support"],
+        "best_objective": choice["objective"],
+        "probability_best": choice["probability_best_of_size"],
+        "probability_criterion_size": choice["probability_size"],
+        "sensitivity": delta,
+        "sigma2_hat": choice["objective"] / max(n - choice["s"], 1),
+        "method_detail": f"joint exponential mechanism over sizes 1..{sizes[-1]} and their supports",
+    }
+
+
+def condition_rows(curator, epsilon):
+    """Curator-only Conditions rows of ``s="auto"`` (:mod:`dpstats.conditions`)."""
+    from ..conditions import RECOVERY_PROBABILITY, row
+
+    ref = "dpstats.bss.model_size (recovery condition); Behdin, Prastakos and Mazumder (2024)"
+    second_stage = list(curator.get("conditions") or ())  # two_stage: the method's rows at the released size
+    if math.isinf(epsilon):
+        return second_stage + [row("recovery", "epsilon = inf: the criterion's choice is returned", "n/a", "n/a", "holds", ref,
+                    note="non-private answer")]
+    p_best = curator["probability_best"]
+    p_size = curator["probability_criterion_size"]
+    choice = curator["criterion_choice"]
+    if p_best is None:  # two_stage: the method ran at another size, so P(its best | that size) is unknown
+        best_row = row("recovery", f"P(the criterion's choice, s = {choice['s']} and its best support, is returned) "
+                                   f">= {RECOVERY_PROBABILITY:g}", "n/a", RECOVERY_PROBABILITY, "not checkable", ref,
+                       note="the size stage chose another size; the second stage's law at the criterion's size "
+                            "was not computed")
+    else:
+        best_row = row("recovery", f"P(the criterion's choice, s = {choice['s']} and its best support, is returned) >= "
+                                   f"{RECOVERY_PROBABILITY:g}", p_best, RECOVERY_PROBABILITY,
+                       "holds" if p_best >= RECOVERY_PROBABILITY else "fails", ref,
+                       note="exact probability given the scored lists")
+    return [
+        row("privacy", "criterion sensitivity uniform over sizes (Delta_max = Delta(s_max))", "by construction", "n/a",
+            "holds", ref, note="the public penalty and base measure do not depend on the data", required=True),
+        best_row,
+        row("recovery", f"P(the criterion's size s = {choice['s']} is returned) >= {RECOVERY_PROBABILITY:g}",
+            p_size, RECOVERY_PROBABILITY, "holds" if p_size >= RECOVERY_PROBABILITY else "fails", ref,
+            note="exact marginal probability of the size"),
+    ] + second_stage

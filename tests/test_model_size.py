@@ -1,0 +1,473 @@
+"""s="auto": the joint (s, support) exponential mechanism of dpstats.bss.model_size.
+
+Exact-distribution audits on small instances (every support of every size enumerated), a
+brute-force check of the loss's sensitivity across sizes, sampling against the exact law,
+argument checks before the charge, the ledger, and release equivalence on neighbours.  The
+epsilon = inf equality with exhaustive BIC / Cp on real data is in test_model_size_real_data.py.
+"""
+import math
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import comb, logsumexp
+
+import dpstats
+from conftest import make_regression
+from dpstats.bss import model_size as MS
+from dpstats.bss.objective import least_squares_sensitivity
+from dpstats.errors import InvalidArgumentError
+from dpstats.methods import SelectionTask
+from dpstats.privacy.bounds import ClippedData
+from dpstats.privacy.randomness import RandomSource
+from release_checks import assert_release_equivalent
+
+TOP_R_OPTIONS = {"tolerance": 5e-4, "max_enumerate": 10**5, "loss": "squared", "max_tries": None}
+EXPONENTIAL_OPTIONS = {"max_enumerate": 10**6, "loss": "squared", "tolerance": None}
+
+
+def small_data(seed, n=30, p=5):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.clip(0.6 * X[:, 0] - 0.5 * X[:, 2] + 0.3 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+def task_for(X, y, epsilon, method, *, R=3, ridge=0.0, radius=1.0, seed=0, options=None, intercept=True):
+    opts = dict(options or (TOP_R_OPTIONS if method == "top_r" else EXPONENTIAL_OPTIONS))
+    return SelectionTask(data=ClippedData(X, y, 1.0, 1.0, intercept), terms=[f"x{j}" for j in range(X.shape[1])],
+                         size=1, epsilon=epsilon, radius=radius, ridge=ridge, R=R, rng=RandomSource(seed),
+                         options=opts, n_input=X.shape[0])
+
+
+def law_of(X, y, epsilon, method, s_max=3, kappa=1.0, criterion="bic", **kwargs):
+    task = task_for(X, y, epsilon, method, **kwargs)
+    return MS.joint_law(method, task, s_max, criterion, None, kappa), task
+
+
+def neighbours(X, y, seed):
+    """Random replacements and adversarial ones (a corner of the cube, the response at +-1)."""
+    rng = np.random.default_rng(seed)
+    n, p = X.shape
+    out = []
+    for i in (0, n - 1):
+        for corner in (np.ones(p), -np.ones(p), np.where(np.arange(p) % 2 == 0, 1.0, -1.0)):
+            for resp in (1.0, -1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = corner, resp
+                out.append((X2, y2))
+    y2 = y.copy()
+    y2[0] = -1.0 if y[0] > 0 else 1.0  # the response alone moves across its range
+    out.append((X.copy(), y2))
+    for _ in range(4):
+        i = int(rng.integers(n))
+        X2, y2 = X.copy(), y.copy()
+        X2[i], y2[i] = rng.uniform(-1, 1, size=p), rng.uniform(-1, 1)
+        out.append((X2, y2))
+    return out
+
+
+def max_log_ratio(a, b):
+    assert set(a) == set(b)
+    return max(abs(a[k] - b[k]) for k in a)
+
+
+# ---------------------------------------------------------------------------- exact audits
+@pytest.mark.parametrize("method, R, ridge, options", [
+    ("exponential", 3, 0.0, None),
+    ("top_r", 3, 0.0, None),  # lists of 3 per size with tails, exact scores
+    ("top_r", 2, 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1}),  # the certified engine per size
+])
+@pytest.mark.parametrize("epsilon", [2.0, 40.0])
+def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon):
+    X, y = small_data(1)
+    law, _ = law_of(X, y, epsilon, method, R=R, ridge=ridge, options=options)
+    base = MS.output_log_probabilities(law, X.shape[1])
+    assert len(base) == sum(comb(5, s, exact=True) for s in (1, 2, 3))
+    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
+    if options is not None:
+        assert law.slack and law.nominal < epsilon  # the engine path samples with the nominal epsilon
+    worst = 0.0
+    for X2, y2 in neighbours(X, y, 2):
+        other = MS.output_log_probabilities(law_of(X2, y2, epsilon, method, R=R, ridge=ridge, options=options)[0], 5)
+        worst = max(worst, max_log_ratio(base, other))
+    assert worst <= epsilon * (1 + 1e-9), worst
+    assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
+
+
+@pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
+def test_joint_law_equals_the_direct_formula(method, R):
+    """Independent oracle: least squares with an intercept by numpy (radius large, no ridge),
+    P(s, S) proportional to exp(-kappa s) / C(p, s) * exp(-eps Lhat(s, S) / (2 Delta(s_max))),
+    Lhat = RSS + sigma0^2 log(n) s, and for top_r Lhat = the R-th smallest of size s outside the
+    R best of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
+    X, y = small_data(3)
+    n, p, kappa, s_max = X.shape[0], X.shape[1], 1.3, 3
+    delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
+    eps = 2 * delta  # the losses, not only the base measure, shape the law
+    law, _ = law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=1e3, R=R)
+    got = MS.output_log_probabilities(law, p)
+    logw = {}
+    for s in range(1, s_max + 1):
+        crit = {}
+        for sup in combinations(range(p), s):
+            A = np.column_stack([np.ones(n), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit[sup] = r @ r + 0.25 * math.log(n) * s
+        if method == "top_r" and len(crit) > R:
+            ranked = sorted(crit, key=lambda k: (crit[k], k))
+            cap = crit[ranked[R - 1]]
+            crit = {k: (v if k in ranked[:R] else cap) for k, v in crit.items()}
+        for sup, value in crit.items():
+            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * value / (2 * delta)
+    norm = logsumexp(list(logw.values()))
+    assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
+
+
+def test_sampling_matches_the_exact_law():
+    """run_auto's draws against the exact law (top_r lists with tails): total variation."""
+    X, y = small_data(4, p=4)
+    eps = 6.0
+    law, _ = law_of(X, y, eps, "top_r", s_max=2, R=2)
+    exact = MS.output_log_probabilities(law, 4)
+    draws = 4000
+    counts = dict.fromkeys(exact, 0)
+    task = task_for(X, y, eps, "top_r", R=2, seed=11)
+    for _ in range(draws):
+        out = MS.run_auto("top_r", task, 2, "bic", None, 1.0)
+        counts[tuple(int(j) for j in out.support)] += 1
+    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    # 10 outputs, 4000 draws: E[TV] is about 0.02; 0.06 has a false-alarm rate below 1e-4.
+    assert tv < 0.06, tv
+
+
+# ---------------------------------------------------------------------------- sensitivity
+def test_loss_sensitivity_is_uniform_over_sizes_by_brute_force():
+    """|L(s, S; D) - L(s, S; D')| <= Delta(s) <= Delta(s_max) for every support of every size,
+    over random and adversarial neighbours; and on top_r lists the tail-scored Lhat too."""
+    p, s_max = 5, 3
+    deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(1, s_max + 1)]
+    assert deltas == sorted(deltas)  # Delta(s) increases: the max over sizes is Delta(s_max)
+    worst_ratio = 0.0
+    # Random data sets, and one near the bound: no term varies and y = -1, so a record whose
+    # response moves to +1 changes every R(S) by 4 (1 - 1/n) b_y^2 (the profiled intercept's factor 4).
+    cases = [small_data(10 + seed, n=12, p=p) for seed in range(3)] + [(np.zeros((12, p)), -np.ones(12))]
+    for seed, (X, y) in enumerate(cases):
+        for method, R in (("exponential", 3), ("top_r", 2)):
+            law, _ = law_of(X, y, 1.0, method, R=R)
+            lhat = lhat_of(law, p)
+            for X2, y2 in neighbours(X, y, seed):
+                other = lhat_of(law_of(X2, y2, 1.0, method, R=R)[0], p)
+                for sup, value in lhat.items():
+                    change = abs(value - other[sup])
+                    assert change <= deltas[len(sup) - 1] * (1 + 1e-9)
+                    worst_ratio = max(worst_ratio, change / deltas[len(sup) - 1])
+    assert worst_ratio > 0.2  # the neighbours come within a few times of the bound
+
+
+def lhat_of(law, p):
+    out = {}
+    for g, s in enumerate(law.sizes):
+        supports = law.scored[s][0]
+        group = law.groups[g]
+        listed = {tuple(int(j) for j in row): float(v) for row, v in zip(supports, group.losses)}
+        for sup in combinations(range(p), s):
+            out[sup] = listed.get(sup, group.tail_loss)
+    return out
+
+
+# ---------------------------------------------------------------------------- through dp_select
+@pytest.fixture(scope="module")
+def data():
+    return make_regression(n=80, p=6, s=2, seed=5)
+
+
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_epsilon_inf_is_the_exhaustive_criterion(data, method):
+    fit = dpstats.dp_select("y ~ .", data, method=method, epsilon=math.inf, s="auto", s_max=4, bounds=(4, 4),
+                            radius=1e6, noise_sd=0.5, random_state=0)
+    terms = [f"x{j}" for j in range(6)]
+    X = np.clip(data[terms].to_numpy(), -4, 4)
+    y = np.clip(data["y"].to_numpy(), -4, 4)
+    best, best_crit = None, math.inf
+    for s in range(1, 5):
+        for sup in combinations(range(6), s):
+            A = np.column_stack([np.ones(len(y)), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit = r @ r + 0.25 * math.log(len(y)) * s
+            if crit < best_crit:
+                best, best_crit = [terms[j] for j in sup], crit
+    assert fit.support == best
+    assert fit.release()["s_selected"] == len(best)
+
+
+def test_ledger_spends_exactly_epsilon_in_one_entry(data):
+    acc = dpstats.Accountant(epsilon=1.0)
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1 / 3, s="auto", bounds=(4, 4), accountant=acc,
+                            random_state=1, size_mechanism="joint")
+    (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
+    assert entry.epsilon == pytest.approx(0.9 / 3, rel=1e-12)
+    assert set(entry.released) == {"support", "s_selected"}
+    assert entry.released["s_selected"] == len(fit.support)
+    assert abs(Fraction(fit.ledger.total_epsilon) - Fraction(1 / 3)) <= Fraction(1, 3) * Fraction(1, 10**12)
+    release = fit.release()
+    assert release["call"]["s"] == "auto" and release["call"]["size_selection"]["s_max"] == 6
+    assert release["s_selected"] == len(fit.support)
+    table = fit.size_table()
+    assert list(table.index) == list(range(1, 7))
+    assert table["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
+    assert "Size chosen privately" in str(fit)
+    kinds = {r["kind"] for r in fit.curator["conditions"]}
+    assert kinds == {"privacy", "recovery"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "mcmc", "s": "auto"}, "available for methods"),
+    ({"method": "mistakes", "s": "auto", "size_mechanism": "joint"}, "runs in two stages"),
+    ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
+    ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be an integer >= 1"),
+    ({"method": "top_r", "s": "auto", "s_max": 7}, "exceeds the number of candidate terms"),
+    ({"method": "top_r", "s": "auto", "loss": "hinge"}, "loss='squared' only"),
+    ({"method": "top_r", "s": "auto", "criterion": "aic"}, "criterion"),
+    ({"method": "top_r", "s": "auto", "noise_sd": -1.0}, "noise_sd"),
+    ({"method": "exponential", "s": "auto", "max_enumerate": 20}, "Use method='top_r'"),
+])
+def test_bad_arguments_are_refused_before_the_charge(data, kwargs, match):
+    acc = dpstats.Accountant(epsilon=1.0)
+    with pytest.raises(InvalidArgumentError, match=match):
+        dpstats.dp_select("y ~ .", data, epsilon=0.5, bounds=(4, 4), accountant=acc, **kwargs)
+    assert acc.spent()[0] == 0
+
+
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_release_equivalence_on_neighbours(data, method):
+    other = data.copy()
+    other.iloc[7] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]  # an extreme replacement
+    a = dpstats.dp_select("y ~ .", data, method=method, epsilon=2.0, s="auto", s_max=3, bounds=(4, 4), random_state=3)
+    b = dpstats.dp_select("y ~ .", other, method=method, epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                          random_state=3)
+    assert_release_equivalent(a.release(), b.release(), method)
+
+
+# ---------------------------------------------------------------------------- plan(s="auto")
+def test_plan_auto_averages_the_exact_probability_of_the_truth():
+    """plan(s="auto") against the joint law computed here from the same simulated data sets."""
+    n, p, s0, eps = 300, 6, 2, 150.0
+    pl = dpstats.plan(method="exponential", n=n, p=p, s="auto", s0=s0, s_max=3, epsilon=eps, reps=3,
+                      random_state=4, bounds=(4, 4))
+    assert pl.computed == "exact" and "s = auto (true size 2)" in str(pl)
+    probs = []
+    for data_seed, _ in pl._seeds:
+        sim = dpstats.simulate(n, p, s0, random_state=data_seed)
+        terms = [f"x{j}" for j in range(p)]
+        X = np.clip(sim.data[terms].to_numpy(), -4, 4) / 4
+        y = np.clip(sim.data["y"].to_numpy(), -4, 4) / 4
+        law, _ = law_of(X, y, eps, "exponential", s_max=3, kappa=None)
+        logp = MS.output_log_probabilities(law, p)
+        probs.append(math.exp(logp[tuple(terms.index(t) for t in sim.support)]))
+    assert pl.probability == pytest.approx(float(np.mean(probs)), rel=1e-9)
+    assert 0.05 < pl.probability < 0.999  # a point where the answer is not trivial
+
+
+def test_plan_auto_arguments():
+    with pytest.raises(InvalidArgumentError, match="needs s0="):
+        dpstats.plan(method="top_r", n=100, p=6, s="auto", epsilon=1.0, reps=2)
+    with pytest.raises(InvalidArgumentError, match="s0 applies"):
+        dpstats.plan(method="top_r", n=100, p=6, s=2, s0=2, epsilon=1.0, reps=2)
+
+
+# ---------------------------------------------------------------------------- totality
+@pytest.mark.parametrize("rows", ["none complete", "one", "identical"])
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_auto_releases_on_degenerate_data(data, rows, method):
+    """After the charge a call releases, whatever the data hold (no complete row, one row,
+    identical rows); the ledger is the same as on ordinary data."""
+    frame = data.copy()
+    if rows == "none complete":
+        frame["y"] = np.nan
+    elif rows == "one":
+        frame.loc[frame.index[1:], "y"] = np.nan  # one complete row (fewer than 2 input rows is refused)
+    else:
+        frame.iloc[:] = frame.iloc[0].to_numpy()
+    fit = dpstats.dp_select("y ~ .", frame, method=method, epsilon=1.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=0)
+    assert 1 <= fit.release()["s_selected"] <= 3 and len(fit.support) == fit.release()["s_selected"]
+    assert fit.ledger.total_epsilon == pytest.approx(1.0, rel=1e-12)
+    fit.size_table()
+
+
+# ---------------------------------------------------------------------------- the engine path
+def test_top_r_auto_on_the_certified_engine(data):
+    """Sizes above max_enumerate run the certified engine: the default ridge is the engine's for
+    every size (one criterion), the ledger splits the solver slack out of epsilon, and epsilon = inf
+    gives the exhaustive criterion's choice on the same ridge-and-ball objective."""
+    from dpstats.bss.exhaustive import score_all_supports
+    from dpstats.bss.objective import RidgeBallObjective, SufficientStats
+
+    kwargs = dict(method="top_r", s="auto", s_max=3, bounds=(4, 4), max_enumerate=10, R=4, random_state=2)
+    for mechanism, prefix in (("joint", "joint (s, support)"), ("two_stage", "size stage")):
+        fit = dpstats.dp_select("y ~ .", data, epsilon=3.0, size_mechanism=mechanism, **kwargs)
+        (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith(prefix)]
+        (label, nominal), (slack_label, slack) = entry.parts
+        assert "nominal epsilon" in label and slack_label.startswith("solver slack")
+        assert Fraction(nominal) * (1 + 2 * Fraction(5e-4)) <= Fraction(entry.epsilon)
+        assert nominal + slack == pytest.approx(entry.epsilon, rel=1e-15)
+        assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
+    ridge = fit.release()["call"]["ridge"]
+    assert ridge == pytest.approx(0.1 * len(data))  # the engine's default, for every size
+
+    best = dpstats.dp_select("y ~ .", data, epsilon=math.inf, **kwargs)
+    joint = dpstats.dp_select("y ~ .", data, epsilon=math.inf, size_mechanism="joint", **kwargs)
+    assert joint.support == best.support
+    terms = [f"x{j}" for j in range(6)]
+    X = np.clip(data[terms].to_numpy(), -4, 4) / 4
+    y = np.clip(data["y"].to_numpy(), -4, 4) / 4
+    objective = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), ridge, 1.0)
+    crit = []
+    for s in range(1, 4):
+        supports, values = score_all_supports(objective, s)
+        k = int(np.argmin(values))
+        crit.append((values[k] + MS.size_penalty(s, len(data), "bic", 0.25), [terms[j] for j in supports[k]]))
+    assert best.support == min(crit)[1]
+
+
+def test_curator_keys_are_documented(data):
+    from dpstats.curator_keys import CURATOR_KEYS, is_curator_key
+
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    keys = set(fit.curator)
+    assert all(is_curator_key(k) for k in keys) and keys <= set(CURATOR_KEYS), sorted(keys - set(CURATOR_KEYS))
+    text = str(fit.curator_report())
+    assert "Conditions" in text or "condition" in text.lower()
+
+
+def test_curator_report_and_plot_with_auto(data):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=5.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    assert "Verdict" in str(fit.curator_report())
+    fit.plot()
+
+
+def test_auto_on_a_dask_dataframe_equals_pandas(data):
+    dd = pytest.importorskip("dask.dataframe")
+    for method in ("exponential", "top_r"):
+        a = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), method=method, epsilon=math.inf,
+                              s="auto", s_max=3, bounds=(4, 4), random_state=0)
+        b = dpstats.dp_select("y ~ .", data, method=method, epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4),
+                              random_state=0)
+        assert a.support == b.support and a.release()["s_selected"] == b.release()["s_selected"]
+
+
+# ---------------------------------------------------------------------------- two stages
+def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3):
+    """Exact log P(S) of the two-stage mechanism: the size stage's law times top_r's law at each size."""
+    from dpstats.bss import top_r as T
+    from dpstats.bss.exhaustive import score_all_supports
+    from dpstats.bss.objective import RidgeBallObjective
+
+    task = task_for(X, y, epsilon, "top_r", R=R)
+    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon)
+    logp_size = MS.size_stage_log_probabilities(stage)
+    objective = RidgeBallObjective(task.stats, 0.0, 1.0)
+    out = {}
+    for i, s in enumerate(stage["sizes"]):
+        supports, values = score_all_supports(objective, s)
+        delta = least_squares_sensitivity(1, 1, 1, s, True)
+        inner = T.top_r_output_log_probabilities(supports, values, R, epsilon - share * epsilon, delta)
+        for sup, lp in zip(supports, inner):
+            out[tuple(int(j) for j in sup)] = logp_size[i] + lp
+    return out
+
+
+@pytest.mark.parametrize("epsilon", [2.0, 40.0])
+def test_two_stage_exact_distribution_audit(epsilon):
+    X, y = small_data(1)
+    base = two_stage_law(X, y, epsilon)
+    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
+    worst = max(max_log_ratio(base, two_stage_law(X2, y2, epsilon)) for X2, y2 in neighbours(X, y, 2))
+    assert 0.005 * epsilon < worst <= epsilon * (1 + 1e-9), worst
+
+
+def test_two_stage_sampling_matches_its_exact_law(data):
+    """dp_select's two-stage draws (size stage, then top_r) against the exact law, by total variation."""
+    X, y = small_data(4, p=4)
+    eps, draws = 6.0, 1500
+    exact = two_stage_law(X, y, eps, s_max=2, R=2)
+    counts = dict.fromkeys(exact, 0)
+    from dpstats.methods import get_method
+
+    task = task_for(X, y, eps, "top_r", R=2, seed=5)
+    for _ in range(draws):
+        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7)
+        counts[tuple(int(j) for j in out.support)] += 1
+    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
+
+
+def test_two_stage_ledger_and_release(data):
+    fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=3)
+    size_entry, top_entry = fit.ledger.entries[0], fit.ledger.entries[1]
+    assert size_entry.mechanism.startswith("size stage") and set(size_entry.released) == {"s_selected"}
+    assert size_entry.epsilon == pytest.approx(0.7 * 1.8, rel=1e-12)
+    assert top_entry.epsilon == pytest.approx(0.3 * 1.8, rel=1e-12)
+    assert size_entry.released["s_selected"] == len(fit.support) == fit.release()["s_selected"]
+    assert fit.ledger.total_epsilon == pytest.approx(2.0, rel=1e-12)
+    other = data.copy()
+    other.iloc[3] = [-4.0, 4.0, -4.0, 4.0, -4.0, 4.0, -4.0]
+    fit2 = dpstats.dp_select("y ~ .", other, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                             random_state=3)
+    assert_release_equivalent(fit.release(), fit2.release(), "two_stage")
+
+
+def test_size_stage_equals_the_direct_formula():
+    """Independent oracle for the size stage: P(s) proportional to exp(-kappa_1 s - eps_1 (min RSS_s +
+    sigma0^2 log(n) s) / (2 Delta(s_max))), kappa_1 = max(0, log 20 - eps_1 sigma0^2 log(n) / (2 Delta(s_max)))."""
+    X, y = small_data(6)
+    n, p, s_max = X.shape[0], X.shape[1], 3
+    delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
+    for eps1 in (2 * delta, 0.05 * delta):
+        task = task_for(X, y, eps1, "top_r", radius=1e3)
+        stage = MS.size_stage("top_r", task, s_max, "bic", None, None, eps1)
+        got = MS.size_stage_log_probabilities(stage)
+        pen1 = 0.25 * math.log(n)
+        kappa = max(0.0, math.log(20) - eps1 * pen1 / (2 * delta))
+        logw = []
+        for s in range(1, s_max + 1):
+            rss = min(float(np.sum((y - A @ np.linalg.lstsq(A, y, rcond=None)[0]) ** 2))
+                      for A in (np.column_stack([np.ones(n), X[:, sup]]) for sup in combinations(range(p), s)))
+            logw.append(-kappa * s - eps1 * (rss + pen1 * s) / (2 * delta))
+        assert np.max(np.abs(got - (np.array(logw) - logsumexp(logw)))) < 1e-8
+
+
+def test_mistakes_auto_in_two_stages(data):
+    fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
+                            random_state=1)
+    assert fit.ledger.entries[0].mechanism.startswith("size stage")
+    assert fit.release()["s_selected"] == len(fit.support)
+    assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
+    assert any("mistakes" in e.mechanism or "propose" in e.mechanism.lower() for e in fit.ledger.entries[1:])
+    exact = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s="auto", s_max=3,
+                              bounds=(4, 4))
+    inf = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4))
+    assert inf.support == exact.support
+
+
+def test_two_stage_keeps_the_methods_own_conditions(data):
+    """mistakes with guard="none" at the released size: its privacy condition reaches the Conditions table."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpstats.PrivacyLeakWarning)
+        fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
+                                random_state=1, guard="none")
+    rows = fit.curator["conditions"]
+    assert any(r["kind"] == "privacy" and r["required"] and "gap" in r["condition"].lower() for r in rows)
+    assert any("criterion" in r["condition"] for r in rows)
