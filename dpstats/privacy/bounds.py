@@ -331,7 +331,9 @@ def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_re
     """
     if not isinstance(bounds, dict):
         return
-    missing = [t for t in terms if t not in bounds and t not in categorical_terms]
+    # Sets: a wide formula has thousands of terms, and list membership made this quadratic.
+    term_set, categorical = set(terms), set(categorical_terms)
+    missing = [t for t in terms if t not in bounds and t not in categorical]
     if response is not None and response_required and response not in bounds:
         missing.append(response)
     if missing:
@@ -339,7 +341,7 @@ def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_re
             f"bounds dict has no bound for {missing}; give a public bound for every term and the response "
             "(dummy columns of categorical terms default to 1)."
         )
-    unknown = [k for k in bounds if k not in terms and k != response]
+    unknown = [k for k in bounds if k not in term_set and k != response]
     if unknown:
         raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
 
