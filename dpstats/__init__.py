@@ -17,6 +17,7 @@ from .errors import (
     DataError,
     DPStatsError,
     FormulaError,
+    FormulaNote,
     InvalidArgumentError,
     InvalidTypeError,
     PrivacyLeakWarning,
@@ -35,7 +36,8 @@ from .simulate import SimulatedData, simulate
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "InvalidArgumentError",
+    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
+    "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",

@@ -38,8 +38,8 @@ from .bss.sign_votes import block_sign_votes
 from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
-from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, check_bounds_keys, clip_to_bounds,
-                             normalise_bounds_keys)
+from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, clip_to_bounds, complete_bounds,
+                             contrast_ranges, normalise_bounds_keys)
 from .privacy.ledger import ADD_REMOVE, Ledger, LedgerEntry, exact
 from .privacy.randomness import RandomSource
 from .results import SelectionResult
@@ -310,6 +310,11 @@ class _Call:
     #: ``s="auto"``: the size settings (:class:`dpstats.bss.model_size.AutoSize`), else None.
     auto_size: object = None
     bounds_eps: float = 0.0
+    #: The bounds the data are clipped to: ``bounds``, a dict completed with a range for every
+    #: term (derived from the columns' ranges where not given), and how each was derived.
+    term_bounds: object = None
+    derived_bounds: dict = None
+    categorical_ranges: dict = None
     sign_eps: float = 0.0
     selection_eps: float = 0.0
     total_epsilon: float = 0.0
@@ -445,8 +450,13 @@ def _plan_design(call, formula, data, eval_env):
     meth.check_design(plan, call.size, call.options, call.context)
     if meth.needs_bounds:
         call.bounds = normalise_bounds_keys(call.bounds, plan.terms, plan.response)
-        check_bounds_keys(call.bounds, plan.terms, plan.response, plan.categorical_terms,
-                          response_required=(call.response_type != "binary"))
+        # Ranges of derived terms (products, powers, np.log, ...) from the columns' ranges.
+        call.term_bounds, call.derived_bounds = complete_bounds(
+            call.bounds, plan, columns=[str(c) for c in data.columns], constant=_public_constant(eval_env),
+            response_required=(call.response_type != "binary"))
+        if call.bounds == "auto" and plan.categorical_terms:
+            # Dummy columns are not drawn: they keep their contrast's public values.
+            call.categorical_ranges, call.derived_bounds = contrast_ranges(plan, columns=[str(c) for c in data.columns])
     if call.radius is None:
         # Resolved from public inputs only: the method, its options, p and s.
         call.radius = meth.default_radius(plan.p, call.size, call.options)
@@ -490,12 +500,12 @@ def _clip(call, frame, ledger):
     if not call.meth.needs_bounds:
         return None
     if getattr(frame, "is_dask", False):
-        clipped = dask_clip_to_bounds(frame, call.bounds, call.bounds_eps, call.rng,
-                                      categorical_terms=frame.categorical_terms)
+        clipped = dask_clip_to_bounds(frame, call.term_bounds, call.bounds_eps, call.rng,
+                                      categorical_terms=call.categorical_ranges or frame.categorical_terms)
     else:
         # The materialised design is this call's own array: mapped in place (no second n x p copy).
-        clipped = clip_to_bounds(frame, call.bounds, call.bounds_eps, call.rng,
-                                 categorical_terms=frame.categorical_terms, in_place=True)
+        clipped = clip_to_bounds(frame, call.term_bounds, call.bounds_eps, call.rng,
+                                 categorical_terms=call.categorical_ranges or frame.categorical_terms, in_place=True)
     for entry in clipped.entries:
         ledger.add(entry)
     return clipped
@@ -645,6 +655,9 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     if bounds_used is not None:
         # Public ranges, or ranges drawn by bounds="auto" (covered by their ledger entries).
         released["bounds_used"] = bounds_used
+        if call.derived_bounds:
+            # How the ranges of derived terms follow from the public column ranges (public).
+            released["bounds_derived"] = dict(call.derived_bounds)
     return SelectionResult(call=text, method=meth.name, title=meth.title, formula=formula, response=plan.response,
                            terms=plan.terms, support=[plan.terms[j] for j in support_idx], signs=signs_series,
                            signs_private=signs_private, ledger=ledger, public_call=public_call,
@@ -675,6 +688,19 @@ _PER_ROW_TEXT = "<one value per row, not released>"
 
 def _is_per_row(value):
     return isinstance(value, (np.ndarray, pd.Series, pd.Index, list, tuple)) and not isinstance(value, str)
+
+
+def _public_constant(eval_env):
+    """name -> the plain number it is bound to in the formula's environment, else None."""
+    def constant(name):
+        try:
+            value = eval_env.namespace[name]
+        except (KeyError, AttributeError):
+            return None
+        if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)):
+            return float(value)
+        return None
+    return constant
 
 
 def _public_bounds(bounds):

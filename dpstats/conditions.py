@@ -48,6 +48,7 @@ Thresholds
 """
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
 import warnings
@@ -140,6 +141,20 @@ def margin_needed(p, s, epsilon, sensitivity, cap=None, level=RECOVERY_PROBABILI
     The bound decreases in tau_hat, so bisection finds it; with ``cap`` the bound cannot go
     below the capped term, and then no margin suffices.
     """
+    if cap is None:
+        # Without a cap every argument is public (p, s, epsilon, Delta), so repeated calls with
+        # one design (plan(), a loop over seeds) reuse the bisection; a top-R cap comes from
+        # the data and is never kept beyond the call.
+        return _public_margin_needed(int(p), int(s), float(epsilon), float(sensitivity), float(level))
+    return _margin_bisection(p, s, epsilon, sensitivity, cap, level)
+
+
+@functools.lru_cache(maxsize=256)
+def _public_margin_needed(p, s, epsilon, sensitivity, level):
+    return _margin_bisection(p, s, epsilon, sensitivity, None, level)
+
+
+def _margin_bisection(p, s, epsilon, sensitivity, cap, level):
     if min(s, p - s) == 0:
         return 0.0
     if math.isinf(epsilon):
@@ -154,6 +169,10 @@ def margin_needed(p, s, epsilon, sensitivity, cap=None, level=RECOVERY_PROBABILI
     lo = 0.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            # lo and hi are adjacent doubles (about 55 halvings): every further step would
+            # set lo or hi to itself, so stopping here returns the same hi, bit for bit.
+            break
         if concentration_bound(p, s, mid, epsilon, sensitivity, cap) > level:
             lo = mid
         else:

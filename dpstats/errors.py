@@ -70,6 +70,10 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class FormulaNote(UserWarning):
+    """A formula was read differently from how R would read it (``poly(x, d)`` as raw powers)."""
+
+
 class TimeLimitError(SolverError):
     """``dp_select(..., time_limit=...)`` ran out of time (:mod:`dpstats.deadline`).
 

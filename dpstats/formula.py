@@ -1,7 +1,9 @@
 """Formula interface on patsy, with R's ``.``: a design planned from the schema alone.
 
 ``y ~ .`` means every column except those on the left-hand side; ``. - x3`` removes a
-term; ``(.)**2`` expands to all main effects and pairwise interactions.
+term; ``(.)**2`` expands to all main effects and pairwise interactions.  R's spellings
+(dotted names, reserved words as names, backticks, ``poly(x, d)``) are rewritten into
+patsy's first (:mod:`dpstats.r_spellings`).
 
 Two stages, so that no data value can decide for free whether a call fails
 --------------------------------------------------------------------------
@@ -69,6 +71,7 @@ import patsy
 from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
+from .r_spellings import rewrite_r_spellings, spelling_hint
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
 _STATEFUL_HELP = (
@@ -390,7 +393,8 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     if "~" not in formula:
         raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
-    lhs, rhs = formula.split("~", 1)
+    # R's spellings (dotted names, reserved words, backticks, poly) in patsy's words.
+    lhs, rhs = rewrite_r_spellings(formula, columns).split("~", 1)
     lhs = lhs.strip()
     if "~" in rhs:
         raise FormulaError(f"formula {formula!r} has more than one '~'.")
@@ -398,11 +402,17 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
     if re.search(r"\.\s*\^", rhs):
         raise FormulaError("R's '.^2' is written '(.)**2' in a Python formula.")
-    lhs_names = _names_in(lhs) if lhs else set()
-    expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
-    # patsy parses "a + b + ..." recursively: bounded, with the recursion limit raised for
-    # the parse only (wide formulas, e.g. 2308 genes), on a thread with a known stack.
-    desc = _model_desc(expanded, formula)
+    try:
+        lhs_names = _names_in(lhs) if lhs else set()
+        expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
+        # patsy parses "a + b + ..." recursively: bounded, with the recursion limit raised for
+        # the parse only (wide formulas, e.g. 2308 genes), on a thread with a known stack.
+        desc = _model_desc(expanded, formula)
+    except FormulaError as exc:
+        hint = spelling_hint(formula, columns)  # a column named like Python's 'in', 'not', ...
+        if not hint or type(exc) is not FormulaError:
+            raise
+        raise FormulaError(str(exc) + hint) from None
     if eval_env is None:
         eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
     colset = set(columns)
@@ -467,6 +477,9 @@ class DesignPlan:
     #: dtypes of the used columns: with ``level_casts``, all a worker needs to rebuild the
     #: design infos from a synthetic frame.
     used_dtypes: object = None
+    #: Every column name of the data (public schema): a codebook of ranges may name columns
+    #: the formula does not use.  Not pickled (workers do not need it).
+    data_columns: tuple | None = None
 
     def infos(self):
         """(y_info or None, x_info), rebuilt after unpickling (np-only namespace, as on Dask)."""
@@ -488,7 +501,7 @@ class DesignPlan:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["y_info"] = state["x_info"] = None
+        state["y_info"] = state["x_info"] = state["data_columns"] = None
         return state
 
     @property
@@ -560,7 +573,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
             return DesignPlan(formula=formula, expanded_formula=formula, lhs=fast.response or "", terms=fast.terms,
                               response=fast.response, intercept=fast.intercept, used=tuple(fast.used_columns),
                               na_action=na_action, n_rows_input=int(n_rows_input), plain_columns=tuple(fast.terms),
-                              used_dtypes=dtypes[fast.used_columns])
+                              used_dtypes=dtypes[fast.used_columns], data_columns=tuple(columns))
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(0)
     eval_env = eval_env.with_outer_namespace({"np": np, "numpy": np})
@@ -646,7 +659,8 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
                       n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
                       categorical_terms=_pure_categorical_columns(x_info, terms, intercept), caveats=caveats,
                       level_casts=level_casts, y_info=y_info, x_info=x_info,
-                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes)
+                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes,
+                      data_columns=tuple(columns))
 
 
 _INFO_CACHE: dict = {}

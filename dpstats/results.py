@@ -241,7 +241,7 @@ class SelectionResult:
                 header.append([f"{key} (public)", _public_text(self._public_call[key])])
         header += [["epsilon spent", self._epsilon_text()], ["delta spent", _fmt(self.delta_spent)]]
         for key, value in self._released_extras.items():
-            if key != "bounds_used":
+            if key not in ("bounds_used", "bounds_derived"):
                 header.append([key, str(value)])
         sections = [
             ("Call", self.call),
@@ -250,9 +250,16 @@ class SelectionResult:
         ]
         used = self._released_extras.get("bounds_used")
         if used:
-            rows = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in used.items()]
+            derived = self._released_extras.get("bounds_derived") or {}
+            if derived:
+                # Ranges of derived terms follow from the columns' public ranges: say how.
+                rows = [[t, _fmt(lo), _fmt(hi), derived.get(t, "given")] for t, (lo, hi) in used.items()]
+                header = ["term", "lower", "upper", "from"]
+            else:
+                rows = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in used.items()]
+                header = ["term", "lower", "upper"]
             sections.append(("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", rows,
-                             ["term", "lower", "upper"]))
+                             header))
         sections.append(("Privacy ledger", str(self.ledger)))
         return Summary(sections)
 
@@ -439,6 +446,9 @@ class SelectionResult:
             shown = [f"{t} [{_fmt(lo)}, {_fmt(hi)}]" for t, (lo, hi) in list(used.items())[:BOUNDS_SHOWN]]
             more = f", ... ({len(used)} in all, see summary())" if len(used) > BOUNDS_SHOWN else ""
             origin = "drawn privately" if call.get("bounds") == "auto" else "public"
+            derived = self._released_extras.get("bounds_derived") or {}
+            if derived:
+                origin += f"; {len(derived)} derived from the given ones, see summary()"
             parts.append(f"ranges ({origin}): " + ", ".join(shown) + more)
         return ("Public parameters: " + "; ".join(parts)) if parts else ""
 

@@ -42,12 +42,20 @@ def check_bounds_used(release):
         released = {}
         for entry in release["ledger"]["entries"]:
             released.update({k: v for k, v in entry["released"].items() if k in used})
+        derived = release.get("bounds_derived", {})
         for term, rng in used.items():
+            if term in derived:  # a dummy column: its contrast's public values
+                continue
             # Drawn ranges are released by the auto-bounds entry; dummy columns keep the public (0, 1).
             assert released.get(term, [0.0, 1.0]) == rng, f"bounds_used[{term!r}] = {rng} is not what the ledger released"
     elif isinstance(bounds, dict):
+        derived = release.get("bounds_derived", {})
         for term, rng in used.items():
-            assert rng == list(bounds.get(term, [0.0, 1.0])), f"bounds_used[{term!r}] differs from the call's bounds"
+            if term in bounds:
+                assert rng == list(bounds[term]), f"bounds_used[{term!r}] differs from the call's bounds"
+            else:
+                # Not given: derived from the given column ranges (dpstats.derived_ranges), and said how.
+                assert term in derived, f"bounds_used[{term!r}] is neither given nor derived"
     else:
         b_x, b_y = bounds
         for term, rng in used.items():
@@ -60,7 +68,8 @@ def check_release_shape(release):
     json.dumps(release)  # raises on anything that is not plain data
     if "bounds_used" in release:
         check_bounds_used(release)
-    extras = set(release) - {"call", "ledger", "bounds_used", *SAMPLED_TOP_LEVEL}
+    # bounds_derived: how ranges of derived terms follow from the call's public column ranges.
+    extras = set(release) - {"call", "ledger", "bounds_used", "bounds_derived", *SAMPLED_TOP_LEVEL}
     covered = released_keys(release)
     assert extras <= covered, f"top-level keys {sorted(extras - covered)} are not covered by any ledger entry"
     for key in extras:
@@ -82,6 +91,10 @@ def assert_release_equivalent(a, b, label=""):
     check_release_shape(b)
     assert a["call"] == b["call"], f"call differs{where}:\n{a['call']}\n{b['call']}"
     assert set(a) == set(b), f"top-level keys differ{where}: {sorted(set(a) ^ set(b))}"
+    if a["call"].get("bounds") != "auto":
+        # Public ranges (given or derived from given ones) are functions of the call alone.
+        for key in ("bounds_used", "bounds_derived"):
+            assert a.get(key) == b.get(key), f"{key} differs{where}:\n{a.get(key)}\n{b.get(key)}"
     la, lb = a["ledger"], b["ledger"]
     assert set(la) == set(lb), f"ledger fields differ{where}: {sorted(set(la) ^ set(lb))}"
     branched = False

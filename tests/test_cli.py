@@ -1,10 +1,12 @@
 """The command line (issue 15): every flag of dp_select, clean errors with exit status 2.
 
-Every bad input runs through ``dpstats.cli.main`` in this process (an exception escaping
-``main`` is a traceback on the command line); a subset and the successful runs go through
-``python -m dpstats`` as a subprocess.
+Every bad input and every successful run goes through ``dpstats.cli.main`` in this process
+(an exception escaping ``main`` is a traceback on the command line); one bad input per layer
+and one release also go through ``python -m dpstats`` as subprocesses, started together.
 """
 import json
+import os
+import pathlib
 import subprocess
 import sys
 
@@ -15,6 +17,7 @@ import pytest
 from dpstats.privacy.ledger import REPLACE_MACHINE
 from conftest import make_regression
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 SELECT = [sys.executable, "-m", "dpstats", "select"]
 
 
@@ -145,65 +148,73 @@ def run_main(args, capsys):
 def test_bad_input_exits_2_with_a_message(files, name, capsys):
     code, out, err = run_main(BAD[name][0](files), capsys)
     assert code == 2, (out, err)
-    assert "error:" in err and BAD[name][1] in err
+    assert "error:" in err and BAD[name][1] in err and "Traceback" not in err
     assert out == ""  # nothing released
 
 
-#: The same, end to end in a fresh interpreter (``python -m dpstats``), started together.
-SUBPROCESS_CASES = ["bounds_three_values", "csv_unterminated_quote", "csv_extra_first_row", "negative_seed",
-                    "option_is_an_argument", "epsilon_word"]
+#: End to end in a fresh interpreter (``python -m dpstats``), all started together: one bad input
+#: from each layer (argument parsing, the CSV reader, dp_select's checks of its arguments and of
+#: the formula before the charge) and one successful release.  Every case of BAD and every flag
+#: also runs through ``main`` above and below; this checks the entry point itself.
+SUBPROCESS_CASES = ["bounds_three_values", "csv_unterminated_quote", "negative_seed", "formula_missing_column"]
 
 
-def test_bad_input_as_a_subprocess_prints_no_traceback(files):
-    procs = {name: subprocess.Popen([str(a) for a in BAD[name][0](files)], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, cwd=files["good"].parent)
-             for name in SUBPROCESS_CASES}
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 2, (name, err)
+def test_entry_point_as_a_subprocess(files):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # dpstats from this checkout, run from another folder
+    good = _select(files, "good", "--bounds", "1,1", "--json", "--random-state", "0")
+    commands = {name: BAD[name][0](files) for name in SUBPROCESS_CASES}
+    commands["good"] = good
+    procs = {name: subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, cwd=files["good"].parent, env=env)
+             for name, args in commands.items()}
+    results = {name: proc.communicate(timeout=300) + (proc.returncode,) for name, proc in procs.items()}
+    out, err, code = results.pop("good")
+    assert code == 0 and "Traceback" not in err, err
+    released = json.loads(out)
+    assert len(released["selected"]) == 2 and released["ledger"]["total_epsilon"] == 1.0
+    for name, (out, err, code) in results.items():
+        assert code == 2, (name, err)
         assert "Traceback" not in err and BAD[name][1] in err and out == "", (name, err)
 
 
-def run_ok(args):
-    out = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+def run_ok(args, capsys):
+    """A successful run of ``dpstats.cli.main`` in this process; returns its stdout."""
+    code, out, err = run_main(args, capsys)
+    assert code == 0 and "Traceback" not in err, err
     return out
 
 
-def test_dpvote_with_machines(files):
+def test_dpvote_with_machines(files, capsys):
     out = run_ok(_select(files, "good", base=False) + ["--method", "dpvote", "--epsilon", "2", "--k", "2",
-                                                       "--machines", "10", "--random-state", "3", "--json"])
-    released = json.loads(out.stdout)
+                                                       "--machines", "10", "--random-state", "3", "--json"], capsys)
+    released = json.loads(out)
     assert released["call"]["method"] == "dpvote" and released["call"]["options"]["machines"] == 10
     assert {e["neighbours"] for e in released["ledger"]["entries"]} == {REPLACE_MACHINE}
     assert released["ledger"]["total_epsilon"] == pytest.approx(2.0)
 
 
-def test_hinge_loss(files):
+def test_hinge_loss(files, capsys):
     out = run_ok(SELECT + ["z ~ .", "--data", files["binary"], "--method", "exponential", "--epsilon", "1",
                            "--s", "2", "--bounds", "3,1", "--loss", "hinge", "--option", "tolerance=0.001",
-                           "--random-state", "0", "--json"])
-    released = json.loads(out.stdout)
+                           "--random-state", "0", "--json"], capsys)
+    released = json.loads(out)
     assert len(released["selected"]) == 2
     assert released["call"]["options"]["loss"] == "hinge" and released["call"]["options"]["tolerance"] == 0.001
 
 
-def test_flags_reach_dp_select(files):
+def test_flags_reach_dp_select(files, capsys):
     out = run_ok(_select(files, "good", "--bounds", files["bounds_json"], "--radius", "2", "--ridge", "5",
                          "--signs", "0.2", "--option", "max_enumerate=1000", "--na-action", "omit",
-                         "--random-state", "1", "--json"))
-    call = json.loads(out.stdout)["call"]
+                         "--random-state", "1", "--json"), capsys)
+    call = json.loads(out)["call"]
     assert call["radius"] == 2.0 and call["ridge"] == 5.0 and call["signs_share"] == 0.2
     assert call["na_action"] == "omit" and call["options"]["max_enumerate"] == 1000
     assert call["bounds"] == {c: [-3.0, 3.0] for c in make_regression().columns}  # b means the range (-b, b)
-    plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"))
-    assert "Traceback" not in plain.stdout and plain.stdout.strip()
+    plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"), capsys)
+    assert "Traceback" not in plain and plain.strip()
 
 
 # ---------------------------------------------------------------- plan, and select --estimate
-PLAN = [sys.executable, "-m", "dpstats", "plan"]
-
-
 def run_cli(args, capsys):
     """``dpstats.cli.main`` in this process for any subcommand: (exit status, stdout, stderr)."""
     from dpstats.cli import main
@@ -317,8 +328,3 @@ def test_select_estimate_prints_the_selection_and_the_estimate(files, capsys):
     assert code == 0 and "epsilon spent in all (selection + estimate, basic composition): 3" in out
     assert str(fit.summary()).splitlines()[0] in out and "AdaSSP" in out
 
-
-def test_plan_as_a_subprocess():
-    out = run_ok(PLAN + ["--method", "exponential", "--n", "60", "--p", "4", "--s", "1", "--epsilon", "2",
-                         "--reps", "2", "--random-state", "0", "--json"])
-    assert json.loads(out.stdout)["method"] == "exponential"

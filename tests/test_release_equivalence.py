@@ -59,6 +59,9 @@ def strong_signal(n=3000, p=6, seed=0):
     return data
 
 
+DERIVED_FORMULA = "y ~ (x0 + x1 + x2)**2 + I(x3**2) + np.log(x4 + 10) + np.exp(x5 / 5)"
+DERIVED_CODEBOOK = {**{f"x{j}": (-4.0, 4.0) for j in range(8)}, "y": (-6.0, 6.0)}
+
 # id -> (method, data builder, dp_select keyword arguments, neighbour kinds)
 REPLACE = ("random", "corner", "huge")
 CASES = {
@@ -88,6 +91,12 @@ CASES = {
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),
+    # Ranges of derived terms (products, powers, functions) from a codebook of column ranges
+    # (dpstats.derived_ranges); the codebook also names columns the formula does not use.
+    "exponential-derived": ("exponential", lambda: numeric(80, 8),
+                            dict(s=2, formula=DERIVED_FORMULA, bounds=DERIVED_CODEBOOK), REPLACE),
+    "dp_sis-derived": ("dp_sis", lambda: numeric(80, 8), dict(k=3, formula=DERIVED_FORMULA, bounds=DERIVED_CODEBOOK),
+                       REPLACE),
 }
 
 #: Every method once more with ``na_action="omit"``: D has one incomplete row, and the
@@ -158,6 +167,10 @@ def neighbour(case, kind, data):
     if kind in ("random", "add"):
         x = gen.normal(scale=1.5, size=len(x_cols))
         y = bool(gen.integers(2)) if binary_y else float(gen.normal(scale=2.0))
+    elif kind == "corner" and isinstance(kwargs.get("bounds"), dict):
+        # A codebook: every column at its upper end, the response at its lower end.
+        x = np.array([kwargs["bounds"][c][1] for c in x_cols])
+        y = kwargs["bounds"]["y"][0]
     elif kind == "corner":
         b_x, b_y = kwargs.get("bounds", (float(np.nanmax(np.abs(data[x_cols].to_numpy()))),
                                          float(np.nanmax(np.abs(data["y"]))) if "y" in data else 0.0))
@@ -203,7 +216,7 @@ def test_release_identical_apart_from_sampled_outputs(case, kind):
     assert_release_equivalent(released, other, label=f"{case}, {kind} neighbour")
     # The sampled outputs are what they claim to be.
     for rel in (released, other):
-        assert set(rel["selected"]) <= set(data.columns) - {"y"}
+        assert set(rel["selected"]) <= (set(data.columns) - {"y"}) | set(rel.get("bounds_used", ()))
         if rel["signs"] is not None:
             assert set(rel["signs"]) == set(rel["selected"])
             assert set(rel["signs"].values()) <= {-1, 0, 1, None}
@@ -220,6 +233,17 @@ def test_the_engine_cases_do_not_enumerate():
 def test_the_ptr_case_takes_the_mistakes_branch_and_the_others_the_fallback():
     assert base("mistakes-ptr-passes-engine")[1]["guard_branch"] == "mistakes"
     assert base("mistakes-engine")[1]["guard_branch"] == "top_r"
+
+
+def test_the_derived_cases_derive():
+    released = base("exponential-derived")[1]
+    assert set(released["bounds_derived"]) == {"x0:x1", "x0:x2", "x1:x2", "I(x3 ** 2)", "np.log(x4 + 10)",
+                                               "np.exp(x5 / 5)"}
+    assert released["bounds_used"]["I(x3 ** 2)"] == [0.0, 16.0]
+    tampered = json.loads(json.dumps(released))
+    tampered["bounds_used"]["x0:x1"] = [-15.0, 16.0]  # a derived range that moved with the data
+    with pytest.raises(AssertionError, match="bounds_used differs"):
+        assert_release_equivalent(released, tampered)
 
 
 def test_the_comparison_catches_a_data_dependent_ledger_detail():

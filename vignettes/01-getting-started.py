@@ -105,6 +105,23 @@ except dpstats.StatefulTransformError as err:
     print("refused:", str(err)[:100], "...")
 
 # %% [markdown]
+# ## Ranges that follow the formula
+# The codebook gives a range for each column; the ranges of products, powers and
+# transformed columns follow from them by interval arithmetic (public inputs only), and
+# `summary()` says how each was derived.  A term whose range cannot be derived (`np.log` of
+# a range that reaches 0) is named before anything is charged.
+
+# %%
+fit_pairs = dpstats.dp_select("y ~ (bmi + bp + s5)**2 + np.log(s6) + I((age - 50) / 10)", diabetes,
+                              method="exponential", epsilon=5, s=2, bounds=bounds, random_state=3)
+for term, how in fit_pairs.release()["bounds_derived"].items():
+    print(f"{term:22s} {how}")
+try:
+    dpstats.dp_select("y ~ np.log(s2)", diabetes, method="exponential", epsilon=1, s=1, bounds=bounds)
+except dpstats.InvalidArgumentError as err:
+    print("refused:", str(err).splitlines()[1])
+
+# %% [markdown]
 # ## Missing values and categorical terms
 # The Hitters data has 59 missing salaries.  Like R's `na.omit`, dpstats drops incomplete
 # rows (`na_action="omit"`, the default; a dict imputes public constants instead).  It never

@@ -23,7 +23,7 @@ import patsy
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..formula import _clean_term_name, _names_in, _validate_data, evaluate_rows
-from ..privacy.bounds import DUMMY_RANGE, TermRanges, check_bounds, normalise_bounds_keys
+from ..privacy.bounds import TermRanges, check_bounds, factor_names, normalise_bounds_keys
 from . import adassp
 
 
@@ -49,23 +49,29 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
             pairs = {t: (-b_x, b_x) for t in plan.terms}
             pairs[response] = (-b_y, b_y)
         else:
-            checked = normalise_bounds_keys(checked, plan.terms, response)
-            unknown = [k for k in checked if k not in plan.terms and k != response]
+            # Ranges of the selected terms: given, or derived from the columns' ranges
+            # (dpstats.derived_ranges); a codebook may name columns the formula does not use.
+            from ..derived_ranges import RangeUnavailable, formula_ranges
+
+            factors = factor_names(plan)  # a range may be given for a factor of products (I(x**2) in I(x**2):z)
+            checked = normalise_bounds_keys(checked, list(plan.terms) + factors, response)
+            columns = set(getattr(plan, "data_columns", None) or plan.used) | set(factors)
+            unknown = [k for k in checked if k not in plan.terms and k != response and k not in columns]
             if unknown:
                 raise InvalidArgumentError(
-                    f"bounds names {unknown}, which are neither terms of the formula nor the response.")
-            categorical = set(plan.categorical_terms)
-            missing = [t for t in selected if t not in checked and t not in categorical]
-            if response not in checked and not binary:
-                missing.append(response)
-            if missing:
+                    f"bounds names {unknown}, which are neither terms of the formula, the response nor columns of "
+                    "the data.")
+            try:
+                found = formula_ranges(checked, plan, columns=columns, response_required=not binary, wanted=selected)
+            except RangeUnavailable as exc:
                 raise InvalidArgumentError(
-                    f"bounds has no public range for {missing}; give bounds={{term: (lower, upper)}} for every "
-                    "selected term and the response (dummy columns of categorical terms default to (0, 1)), or "
-                    "a pair (b_x, b_y).")
-            pairs = {t: tuple(checked.get(t, DUMMY_RANGE)) for t in selected}
+                    "bounds has no public range for these selected terms or the response, and none can be derived "
+                    "from the ranges of the columns they use:\n  - " + str(exc).replace("\n", "\n  - ")
+                    + "\nGive bounds={term or column: (lower, upper)} (dummy columns of categorical terms need "
+                    "none), or a pair (b_x, b_y).") from None
+            pairs = {t: tuple(found.ranges[t]) for t in selected}
             if not binary:
-                pairs[response] = tuple(checked[response])
+                pairs[response] = tuple(found.ranges[response])
     lower = np.array([pairs[t][0] for t in selected], dtype=np.float64)
     upper = np.array([pairs[t][1] for t in selected], dtype=np.float64)
     if binary:

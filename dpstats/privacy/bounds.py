@@ -2,9 +2,12 @@
 
 ``bounds=`` takes
 
-* a dict of public ranges ``{term: (lower, upper)}`` naming every term and the response
-  (a single positive number b means (-b, b)); dummy columns of categorical terms take
-  values in {0, 1} by construction and default to (0, 1);
+* a dict of public ranges ``{name: (lower, upper)}`` (a single positive number b means
+  (-b, b)) naming columns of the data, the response and any term: the range of a term not
+  named is derived from its columns' ranges by interval arithmetic
+  (:func:`complete_bounds`, :mod:`dpstats.derived_ranges`), and dummy columns of
+  categorical terms take their contrast's values (0 or 1 for treatment coding); columns
+  the formula does not use are accepted (a codebook);
 * a pair ``(b_x, b_y)``: every term has the range (-b_x, b_x), the response (-b_y, b_y);
 * ``"auto"``: a documented share of epsilon (``AUTO_BOUNDS_SHARE``) buys a private range for
   every numeric term and the response (:mod:`dpstats.privacy.auto_bounds`).
@@ -253,6 +256,73 @@ def _patsy_spelling(key):
         return key
 
 
+def complete_bounds(bounds, plan, *, columns, constant=lambda name: None, response_required=True):
+    """``(bounds, derived)``: a bounds dict completed with a range for every term of ``plan``.
+
+    Keys of ``bounds`` may be terms, the response, or columns of the data: a codebook's
+    ranges for every column are accepted with any formula, and the ranges of derived terms
+    (products, powers, ``I(...)``, ``np.log``, contrasts, ...) are computed from the columns'
+    ranges by interval arithmetic (:mod:`dpstats.derived_ranges`).  ``derived`` maps each
+    term whose range was derived to how.  A pair or ``"auto"`` is returned unchanged.  Reads
+    the formula, the schema and the given ranges only, so ``dp_select`` runs it before the
+    charge; a term whose range can be neither found nor derived is named with what to supply.
+    """
+    from ..derived_ranges import RangeUnavailable, formula_ranges
+
+    if not isinstance(bounds, dict):
+        return bounds, {}
+    factors = factor_names(plan)  # a range may also be given for a factor of products (I(x**2) in I(x**2):z)
+    bounds = normalise_bounds_keys(bounds, list(plan.terms) + factors, plan.response)
+    colset = set(columns)
+    known = set(plan.terms) | set(factors) | ({plan.response} if plan.response is not None else set())
+    unknown = [k for k in bounds if k not in known and k not in colset]
+    if unknown:
+        raise InvalidArgumentError(
+            f"bounds dict names {unknown}, which are neither terms of the formula ({_few(plan.terms)}) nor "
+            "columns of data.")
+    try:
+        found = formula_ranges(bounds, plan, columns=columns, constant=constant,
+                               response_required=response_required)
+    except RangeUnavailable as exc:
+        raise InvalidArgumentError(
+            "bounds: no public range is given for these terms, and none can be derived from the ranges of "
+            "the columns they use (nothing was charged):\n  - " + str(exc).replace("\n", "\n  - ")
+            + "\nDummy columns of categorical terms need no range; ranges of products, powers, I(...) and "
+            "element-wise functions follow from their columns' ranges.") from None
+    return found.ranges, found.derived
+
+
+def factor_names(plan):
+    """The numeric factors of the formula's terms, spelled as terms are (``I(x ** 2)``)."""
+    if plan.plain_columns is not None:
+        return []
+    from ..derived_ranges import _clean
+
+    _, x_info = plan.infos()
+    return sorted({_clean(getattr(f, "code", str(f))) for f, info in x_info.factor_infos.items()
+                   if info.type == "numerical"})
+
+
+def contrast_ranges(plan, *, columns):
+    """``(ranges, derived)`` of the candidate columns made only of categorical factors.
+
+    Their values are the entries of their contrast columns (0 or 1 for treatment coding,
+    -1, 0, 1 for ``Sum``, ...): public, from the declared levels and the coding alone.
+    ``bounds="auto"`` uses them for the dummy columns it does not draw.
+    """
+    from ..derived_ranges import formula_ranges
+
+    if not plan.categorical_terms:
+        return {}, {}
+    found = formula_ranges({}, plan, columns=columns, response_required=False, wanted=set(plan.categorical_terms))
+    return found.ranges, found.derived
+
+
+def _few(names, shown=10):
+    names = list(names)
+    return str(names[:shown])[:-1] + (f", ... ({len(names)} in all)]" if len(names) > shown else "]")
+
+
 def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_required=True):
     """A bounds dict names every term (categorical dummies default to 1) and the response.
 
@@ -261,7 +331,9 @@ def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_re
     """
     if not isinstance(bounds, dict):
         return
-    missing = [t for t in terms if t not in bounds and t not in categorical_terms]
+    # Sets: a wide formula has thousands of terms, and list membership made this quadratic.
+    term_set, categorical = set(terms), set(categorical_terms)
+    missing = [t for t in terms if t not in bounds and t not in categorical]
     if response is not None and response_required and response not in bounds:
         missing.append(response)
     if missing:
@@ -269,7 +341,7 @@ def check_bounds_keys(bounds, terms, response, categorical_terms=(), response_re
             f"bounds dict has no bound for {missing}; give a public bound for every term and the response "
             "(dummy columns of categorical terms default to 1)."
         )
-    unknown = [k for k in bounds if k not in terms and k != response]
+    unknown = [k for k in bounds if k not in term_set and k != response]
     if unknown:
         raise InvalidArgumentError(f"bounds dict names {unknown}, which are not terms of the formula ({terms}).")
 
@@ -278,7 +350,8 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
                    intercept=True):
     """Turn a validated ``bounds`` argument into public ranges per term (and of the response).
 
-    ``counts_of(which, columns)`` returns :func:`dpstats.privacy.auto_bounds.column_grid_counts`
+    ``categorical_terms`` may map each such term to its contrast's range
+    (:func:`contrast_ranges`) instead of listing it.  ``counts_of(which, columns)`` returns :func:`dpstats.privacy.auto_bounds.column_grid_counts`
     on the public grid ``AUTO_GRID`` of the design's ``columns`` (which = "x") or of the
     response (which = "y"); it is called only for ``bounds="auto"``, after the charge.  ``response`` is None when the formula has no response or it is not mapped
     (a binary response).  Dummy columns of categorical terms take values in {0, 1} and
@@ -297,6 +370,11 @@ def resolve_bounds(bounds, *, terms, response, n, epsilon_share, rng, counts_of,
             names.append(response)
         drawn, entries = draw_ranges(counts, n, epsilon_share, rng, grid=AUTO_GRID, names=names)
         lower, upper = np.zeros(p), np.ones(p)
+        if isinstance(categorical_terms, Mapping):
+            # Dummy columns take their contrast's values (e.g. -1, 0, 1 under Sum coding).
+            for j, t in enumerate(terms):
+                if t in categorical_terms:
+                    lower[j], upper[j] = categorical_terms[t]
         for j, (lo, hi) in zip(ranged, drawn):
             lower[j], upper[j] = lo, hi
         y_range = drawn[-1] if has_y else (None, None)

@@ -1,0 +1,220 @@
+"""R's spellings in a formula, rewritten into patsy's before the formula is parsed.
+
+R users write column names and terms that Python cannot parse or reads differently:
+
+* dotted names (``Infant.Mortality``, ``Acid.Conc.``): Python reads ``a.b`` as an
+  attribute; a dotted run of name characters that is a column of the data is rewritten to
+  ``Q("Infant.Mortality")``;
+* Python's reserved words as names (``class ~ .``, ``y ~ lambda``): a reserved word that is
+  a column is rewritten to ``Q("class")``, except the ones Python uses as operators in an
+  expression (``and``, ``or``, ``not``, ``in``, ``is``, ``if``, ``else``) and the values
+  ``True``, ``False``, ``None``: for those the parse error says to write ``Q("in")``;
+* backticks (`` `my var` ``): R's quoting of any name, rewritten to ``Q("my var")``;
+* ``poly(x, d)``: R's orthogonal polynomials are centred and scaled with the data's own
+  moments (``poly`` computes them from the column), which would spend privacy outside the
+  budget.  ``poly(x, d)`` is read as the raw powers ``x + I(x**2) + ... + I(x**d)``, R's
+  ``poly(x, d, raw = TRUE)``, with a :class:`FormulaNote` saying so; ``raw = TRUE`` is read
+  the same way silently, and ``raw = FALSE`` is refused with the fix.  The powers' ranges
+  follow from the column's range (:mod:`dpstats.derived_ranges`).
+
+Only the formula's text and the column names are read (no data value).  Nothing inside a
+string literal is touched.
+"""
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+import warnings
+
+from .errors import FormulaError, FormulaNote
+
+__all__ = ["FormulaNote", "rewrite_r_spellings", "OPERATOR_KEYWORDS"]
+
+#: Reserved words Python uses inside expressions: never rewritten, even when a column has the name.
+OPERATOR_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "True", "False", "None"})
+#: A run of R name characters (letters, digits, '_' and '.'), not starting with a digit.
+_RUN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")
+_POLY = re.compile(r"(?<![A-Za-z0-9_.])poly\s*\(")
+_R_LOGICAL = {"TRUE": True, "T": True, "FALSE": False, "F": False}
+
+
+def _segments(text):
+    """(is_string, piece) pieces of ``text``: Python string literals apart from the rest."""
+    out, start, i, n = [], 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < n and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                raise FormulaError(f"formula {text!r} has an unterminated string literal.")
+            if start < i:
+                out.append((False, text[start:i]))
+            out.append((True, text[i:j + 1]))
+            start = i = j + 1
+            continue
+        i += 1
+    if start < n:
+        out.append((False, text[start:]))
+    return out
+
+
+def _quote(name):
+    return f"Q({name!r})"
+
+
+def _backticks(text):
+    """`name` (anything but a backtick inside, as in R) to Q('name'); string literals kept."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            j = text.find("`", i + 1)
+            if j < 0:
+                raise FormulaError(f"formula {text!r} has an unmatched backtick; R's `name` quoting needs two.")
+            out.append(_quote(text[i + 1:j]))
+            i = j + 1
+        elif ch in "'\"":
+            j = i + 1
+            while j < n and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _names(text, columns):
+    colset = set(columns)
+
+    def replace(m):
+        run = m.group(0)
+        start = m.start()
+        before = piece[start - 1] if start > 0 else ""
+        if before.isdigit():
+            return run  # part of a number such as 1.5e3
+        if run in colset and ("." in run or (keyword.iskeyword(run) and run not in OPERATOR_KEYWORDS)):
+            return _quote(run)
+        return run
+
+    out = []
+    for is_string, piece in _segments(text):
+        out.append(piece if is_string else _RUN.sub(replace, piece))
+    return "".join(out)
+
+
+def _matching_paren(text, open_at):
+    depth = 0
+    i = open_at
+    while i < len(text):
+        ch = text[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < len(text) and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise FormulaError(f"formula {text!r} has an unclosed parenthesis after poly.")
+
+
+def _poly(text, notes, columns):
+    while True:
+        m, offset = None, 0
+        for is_string, piece in _segments(text):  # poly( outside string literals only
+            found = None if is_string else _POLY.search(piece)
+            if found is not None:
+                m = found
+                break
+            offset += len(piece)
+        if m is None:
+            return text
+        start = offset + m.start()
+        open_at = offset + m.end() - 1
+        close_at = _matching_paren(text, open_at)
+        call = text[start:close_at + 1]
+        inner = text[open_at + 1:close_at]
+        text = text[:start] + _expand_poly(call, _names(inner, columns), notes) + text[close_at + 1:]
+
+
+def _expand_poly(call, inner, notes):
+    fix = ("write the powers yourself, e.g. x + I(x**2) (R's poly(x, 2, raw = TRUE)), or poly(x, 2, raw = TRUE)")
+    try:
+        node = ast.parse(f"f({inner})", mode="eval").body
+    except SyntaxError:
+        raise FormulaError(f"cannot parse {call!r}; {fix}.") from None
+    args, kwargs = list(node.args), {kw.arg: kw.value for kw in node.keywords}
+    if not args or len(args) > 2 or set(kwargs) - {"degree", "raw"} or ("degree" in kwargs) == (len(args) == 2):
+        raise FormulaError(f"{call!r}: dpstats reads poly(x, degree) or poly(x, degree, raw = TRUE); {fix}.")
+    degree_node = kwargs.get("degree", args[1] if len(args) == 2 else None)
+    if not (isinstance(degree_node, ast.Constant) and isinstance(degree_node.value, int)
+            and not isinstance(degree_node.value, bool) and 1 <= degree_node.value <= 20):
+        raise FormulaError(f"{call!r}: the degree must be a whole number from 1 to 20.")
+    degree = degree_node.value
+    raw = None
+    if "raw" in kwargs:
+        value = kwargs["raw"]
+        if isinstance(value, ast.Name) and value.id in _R_LOGICAL:
+            raw = _R_LOGICAL[value.id]
+        elif isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            raw = value.value
+        else:
+            raise FormulaError(f"{call!r}: raw must be TRUE or FALSE.")
+    base = ast.get_source_segment(f"f({inner})", args[0]).strip()
+    if raw is False:
+        raise FormulaError(
+            f"{call!r} asks for R's orthogonal polynomials, which are centred and scaled with the data's own "
+            "moments: that would spend privacy outside the budget. Use raw powers instead: "
+            f"poly({base}, {degree}, raw = TRUE), or write {_powers(base, degree)}.")
+    powers = _powers(base, degree)
+    if raw is None:
+        shown = re.sub(r"""Q\((['"])(.*?)\1\)""", r"\2", powers)
+        notes.append(
+            f"{call} is read as the raw powers {shown} (R's poly(..., raw = TRUE)): R's default orthogonal "
+            "polynomials are centred and scaled with the data's own moments, which would spend privacy outside "
+            "the budget. The powers' ranges follow from the column's range. Write raw = TRUE to silence this note.")
+    return f"({powers})"
+
+
+def _powers(base, degree):
+    # A name, Q("name") or a call such as np.log(x) is one factor as written; anything
+    # else (x + z) is wrapped in I().
+    simple = isinstance(ast.parse(base, mode="eval").body, (ast.Name, ast.Call))
+    first = base if simple else f"I({base})"
+    inner = base if simple else f"({base})"
+    return " + ".join([first] + [f"I({inner}**{k})" for k in range(2, degree + 1)])
+
+
+def rewrite_r_spellings(formula: str, columns) -> str:
+    """``formula`` with R's spellings rewritten to patsy's (see the module docstring).
+
+    Emits a :class:`FormulaNote` for each ``poly(x, d)`` read as raw powers.  Returns the
+    formula unchanged when it has none of them.
+    """
+    text = formula
+    if "`" in text:
+        text = _backticks(text)
+    if "poly" in text:  # before the names, so that the note shows poly(x.1, 2) as written
+        notes = []
+        text = _poly(text, notes, columns)
+        for note in notes:
+            warnings.warn(note, FormulaNote, stacklevel=4)
+    return _names(text, columns)
+
+
+def spelling_hint(formula: str, columns) -> str:
+    """A hint for a formula that does not parse: columns named like Python's operator words."""
+    found = [c for c in columns if c in OPERATOR_KEYWORDS and re.search(rf"(?<![\w.'\"]){c}(?![\w.'\"])", formula)]
+    if not found:
+        return ""
+    return (" " + " ".join(f'The column {c!r} is a reserved word in Python: write it Q("{c}").' for c in found))
