@@ -247,7 +247,7 @@ def run(task) -> MethodOutcome:
         from .samp_agg_dask import dask_block_counts
 
         on_block(0)
-        counts = dask_block_counts(data, k, blocks, task.rng, task.options["alpha"], assignment, n_input)
+        counts = dask_block_counts(data, k, blocks, task.rng, task.options["alpha"], assignment, n_input, lasso_vote)
         chosen = peel(counts.astype(float), counts.size, k, task.epsilon, VOTE_SENSITIVITY, task.rng)
     else:
         chosen, counts = samp_agg_select(data.X, data.y, k, task.epsilon, task.rng, blocks, task.options["alpha"],

@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..dask_engine import _clip_partition, partition_design, require_dask
-from .samp_agg import lasso_vote
 
 
 #: The most pieces (partition x group) the shuffle of rows into block groups may have.
@@ -51,7 +50,7 @@ def _partition_pieces(pdf, spec, clip, labels, keys, groups):
     return tuple((xc[group == g], yc[group == g], labels[group == g], keys[group == g]) for g in range(groups))
 
 
-def _group_counts(g, groups, blocks, d, k, alpha, intercept, *pieces):
+def _group_counts(vote, g, groups, blocks, d, k, alpha, intercept, *pieces):
     x = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros((0, d))
     y = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0)
     labels = np.concatenate([p[2] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
@@ -60,7 +59,7 @@ def _group_counts(g, groups, blocks, d, k, alpha, intercept, *pieces):
     for b in range(g, blocks, groups):
         rows = np.flatnonzero(labels == b)
         rows = rows[np.argsort(keys[rows], kind="stable")]  # the block's pandas row order
-        counts += lasso_vote(x[rows], y[rows], k, alpha, intercept)
+        counts += vote(x[rows], y[rows], k, alpha, intercept)
     return counts
 
 
@@ -68,10 +67,12 @@ def _sum(*arrays):
     return np.sum(np.stack(arrays), axis=0)
 
 
-def dask_block_counts(data, k, blocks, rng, alpha, assignment, n_input):
+def dask_block_counts(data, k, blocks, rng, alpha, assignment, n_input, vote):
     """Vote counts c_j over the blocks (the pandas path's ``block_votes(...).sum(axis=0)``).
 
-    ``data`` is a :class:`dpstats.dask_engine.DaskClippedData`.
+    ``data`` is a :class:`dpstats.dask_engine.DaskClippedData`; ``vote`` is one block's vote
+    (:func:`dpstats.screening.samp_agg.lasso_vote`, handed in so that this module does not
+    import the method that calls it).
     """
     dask, _ = require_dask()
     frame = data.frame
@@ -85,7 +86,7 @@ def dask_block_counts(data, k, blocks, rng, alpha, assignment, n_input):
     pieces = [dask.delayed(_partition_pieces, pure=False, nout=groups)(
         part, frame.spec, data.clip, labels[offsets[p]:offsets[p + 1]], keys[offsets[p]:offsets[p + 1]], groups)
         for p, part in enumerate(frame.ddf.to_delayed())]
-    counts = [dask.delayed(_group_counts, pure=False)(g, groups, blocks, d, k, alpha, bool(data.intercept),
+    counts = [dask.delayed(_group_counts, pure=False)(vote, g, groups, blocks, d, k, alpha, bool(data.intercept),
                                                       *[piece[g] for piece in pieces])
               for g in range(groups)]
     while len(counts) > 1:
