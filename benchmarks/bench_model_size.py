@@ -43,7 +43,7 @@ import sys
 import time
 
 import numpy as np
-from scipy.special import comb, logsumexp
+from scipy.special import logsumexp
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -137,18 +137,7 @@ def p_split(data, eps, p, n, s_max, kappa, draws, rng, sigma2=DEFAULT_MAPPED_NOI
     delta_max = least_squares_sensitivity(1, 1, 1, s_max, True)
     # Per size: the law of the released support's loss (listed values; a tail draw has the
     # value of a uniform support outside the list, which the exact scores give).
-    laws = {}
-    for s in range(1, s_max + 1):
-        supports, values = per_size[s]
-        N = values.size
-        delta = least_squares_sensitivity(1, 1, 1, s, True)
-        if R >= N:
-            logp = -share * values / (2 * delta)
-            logp -= logsumexp(logp)
-            laws[s] = (np.exp(logp), values, None)
-        else:
-            logw = top_r_log_weights(values[:R], math.log(N), share, delta)
-            laws[s] = (np.exp(logw - logsumexp(logw)), values, N)
+    laws = top_r_laws(per_size, share, s_max)
     k_true = position(per_size[s0][0], truth)
     hits = 0.0
     for _ in range(draws):

@@ -8,11 +8,10 @@ import io
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dpstats
-from conftest import make_regression
+from conftest import BASE, make_regression
 from dpstats.methods import get_method, registered_methods
 from dpstats.plots import RELEASED_COLOUR
 
@@ -20,18 +19,6 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
-
-BASE = {
-    "exponential": {"s": 2},
-    "top_r": {"s": 2, "R": 5},
-    "mistakes": {"s": 2},
-    "mcmc": {"s": 2, "n_iter": 200, "tv_chains": 0},
-    "dp_sis": {"k": 2},
-    "kendall": {"k": 2},
-    "samp_agg": {"k": 2},
-    "dpvote": {"k": 2, "machines": 4},
-}
-
 
 def labels_inside_the_figure(ax):
     fig = ax.figure
