@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpstats.datasets import EXACT_FLOATS
 from dpstats.privacy.ledger import REPLACE_MACHINE
 from conftest import make_regression
 
@@ -320,7 +321,7 @@ def test_select_estimate_prints_the_selection_and_the_estimate(files, capsys):
                                        "--json"), capsys)
     assert code == 0, err
     released = json.loads(out)
-    data = pd.read_csv(files["good"])
+    data = pd.read_csv(files["good"], **EXACT_FLOATS)  # as the CLI reads it (exactly, on every pandas)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=2, s=2, bounds=(3, 3), random_state=4)
     est = fit.estimate(epsilon=1, level=0.9, bootstrap=200, random_state=4)
     assert released == json.loads(json.dumps({"selection": fit.release(), "estimate": est.release()}))
