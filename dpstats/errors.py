@@ -40,13 +40,16 @@ class DataError(InvalidArgumentError):
 
 
 class DataContentError(DataError):
-    """Kept for code that catches it; dpstats no longer raises it.
+    """The data's values cannot be used as given; never raised by a private call.
 
     Whether data values are usable is itself a fact about the data, and an error raised on
-    it releases that fact with infinite epsilon, charged or not.  Every data-content problem
-    now goes through a total rule (``na_action``: omit or impute; clipping; a numeric binary
-    response outside {0, 1} makes its row incomplete), so after the charge a call releases
-    or times out.
+    it releases that fact with infinite epsilon, charged or not.  So ``dp_select`` and
+    ``fit.estimate`` at a finite epsilon never raise it: every data-content problem goes
+    through a total rule (``na_action``: omit or impute; clipping; a numeric binary response
+    outside {0, 1} makes its row incomplete), and after the charge a call releases or times
+    out.  It remains for two non-private uses: the array-level Tukey functions called
+    directly on non-finite arrays, and the logistic fit at ``epsilon=math.inf`` when no
+    finite maximum-likelihood fit exists (separated classes).
     """
 
 
