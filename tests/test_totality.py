@@ -340,3 +340,16 @@ def test_dask_results_pickle_without_the_lazy_frame():
     back = pickle.loads(blob)
     new = d.iloc[:3]
     assert np.allclose(back.estimates.predict(new), fit.estimates.predict(new))
+
+
+@pytest.mark.parametrize("kind", ["nan", "no complete row", "identical rows"])
+@pytest.mark.parametrize("name", ["dp_sis", "samp_agg", "kendall", "top_r", "dpvote"])
+def test_dask_methods_release_on_bad_values(name, kind):
+    dd = pytest.importorskip("dask.dataframe")
+    formula, d = _bad(kind)
+    call = base_call(name)
+    call.pop("machines", None)  # on Dask the partitions are the machines
+    acc = dpstats.Accountant(epsilon=5, delta=1e-3)
+    fit = dpstats.dp_select(formula, dd.from_pandas(d, npartitions=2), method=name, epsilon=1, accountant=acc,
+                            random_state=0, **call)
+    _assert_released(fit, acc, 1.0)
