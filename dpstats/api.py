@@ -262,7 +262,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     try:
         fit = _run_charged(call, formula, data, plan, frame_data, deadline)
     except SolverError as exc:
-        raise public_failure(exc, call_label=call.label, time_limit=deadline.seconds or math.inf,
+        raise public_failure(exc, call_label=call.label, time_limit=deadline.seconds,
                              advice="a smaller problem (fewer terms, a smaller s, k or R) or a faster method") from None
     return fit if estimate is None else estimate.attach(fit, call.rng)
 

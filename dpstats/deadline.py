@@ -109,7 +109,9 @@ def public_failure(error, *, call_label, time_limit, advice):
     curator = dict(getattr(error, "curator", None) or {})
     curator.update(message=str(error), label=CURATOR_LABEL)
     if isinstance(error, TimeLimitError):
-        text = (f"time_limit={time_limit:g} s ran out in {call_label} after the budget was charged; nothing was "
+        limit = ("a solver's own time limit" if time_limit is None or math.isinf(time_limit)
+                 else f"time_limit={time_limit:g} s")
+        text = (f"{limit} ran out in {call_label} after the budget was charged; nothing was "
                 f"released and the charge stands (docs/privacy.md, 'Time limits'). To finish in time: {advice}, or "
                 "raise time_limit. How far the work got is in this exception's .curator (curator only).")
         out = TimeLimitError(text)
