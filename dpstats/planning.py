@@ -9,32 +9,39 @@ true support, by simulation with dpstats' own mechanisms:
    the realised signal-to-noise ratio ``snr``);
 2. on each, ``dp_select("y ~ .", ..., signs=False)`` runs the chosen method with the
    planned parameters;
-3. each call contributes a number q_i in [0, 1]:
+3. each call contributes a number q_i in [0, 1] with E[q_i | data] = the probability that
+   the call returns the true support on these data:
 
-   * **exact** (``method="exponential"``, and ``method="top_r"`` when every support is
-     scored exactly and ``max_tries`` is None): q_i is the exact probability, computed by
-     the mechanism, that it returns the true support: the ``probability`` of the true
-     support in ``fit.curator["top_supports"]`` (the mechanism's exact output
-     probabilities of the best-ranked supports).  When the true support is not among the
-     listed supports, q_i = 0 and its probability is at most u_i, the smallest listed
-     probability (every unlisted support ranks below the listed ones); mean(u_i) is
-     reported as ``unlisted_bound`` and added to the upper end of the interval;
-   * **empirical** (every other method): q_i = 1 if the call returned the true support,
-     else 0.
+   * **exact** where the fit's curator holds the mechanism's own output probability of the
+     true support (:func:`truth_probability`): the top-R list of ``top_r`` (exact and
+     certified-engine paths) and ``exponential``; the mistakes blocks (a block's probability
+     over its size) or, when ``mistakes``' guard ran top-R, that list; the canonical
+     Lipschitz top-k's probability of the non-private top k (``dp_sis``, when that set is the
+     true one).  q_i is that probability;
+   * **empirical** otherwise (the truth not listed, ``kendall``, the other methods): q_i = 1 if
+     the call returned the true support, else 0.
+
+   Both are unbiased, so mixing them per data set is too; the exact values remove the
+   mechanism's own noise.  ``exact_share`` in :attr:`Plan.table` is the share of data sets
+   whose q_i was exact; ``computed`` is "exact", "mixed" or "empirical".
 
 4. The prediction is mean(q_i).  Its 95 % Monte Carlo interval is a Student t interval
-   of the mean for the exact values (widened upwards by mean(u_i)) and the Wilson score
-   interval for the empirical counts; both describe the simulation error only.
+   of the mean when some q_i are exact and the Wilson score interval for counts only;
+   both describe the simulation error only.
 
 Nothing here touches user data (there is no data argument), spends budget (no
 accountant; the internal calls' ledgers are discarded) or is released: a plan is a
 function of public inputs.  Seeded by ``random_state``: the same seeds are used at every
 point of a grid (common random numbers), so differences along a grid are smooth.
 
-``Plan.required_n(target)`` / ``Plan.required_epsilon(target)`` evaluate a grid, make the
-predicted probabilities non-decreasing along it (pool-adjacent-violators, weighted by the
-replications) and interpolate linearly in log n (log epsilon) between the last grid
-point below the target and the first at or above it.
+``Plan.required_n(target)`` / ``Plan.required_epsilon(target)`` search: they bracket the
+target by doubling (halving) from the planned value, then evaluate inside the bracket
+until its ends are within 10 %, and interpolate a logistic curve in log n (log epsilon)
+between them, after making the predictions non-decreasing (pool-adjacent-violators).
+Recovery against n at a fixed epsilon is a steep sigmoid (the exponential-type mechanisms'
+log-odds grow about linearly in n epsilon), so a linear interpolation between points a
+factor 2 apart missed the crossing by up to a third; benchmarks/bench_plan_calibration.py
+compares the predictions with direct simulations.
 """
 from __future__ import annotations
 
@@ -53,7 +60,7 @@ from .errors import InvalidArgumentError, InvalidTypeError
 _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
             "epsilon", "s", "k", "bounds", "verbose")
 _DESIGN_KEYS = ("rho", "snr", "family", "link")
-_COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "unlisted_bound", "reps", "computed"]
+_COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "exact_share", "reps", "computed"]
 
 
 def _positive_int(name, value, minimum=1):
@@ -134,6 +141,73 @@ def _isotonic(values, weights):
             m1, w1, c1 = blocks.pop()
             blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
     return [m for m, _, c in blocks for _ in range(c)]
+
+
+def _listed_probability(curator, truth):
+    """The probability of ``truth`` among the curator's ``top_supports`` (exact output
+    probabilities of the best-ranked supports), or None when it is not listed."""
+    for row in curator.get("top_supports") or ():
+        if frozenset(row["support"]) == truth:
+            return float(row["probability"])
+    return None
+
+
+def truth_probability(method, curator, truth, p, options):
+    """P(the call returns ``truth`` | these data), read from a fit's curator, or None.
+
+    Each method's curator holds the mechanism's exact output probabilities of some
+    supports: the top-R list (``top_r``, ``exponential``), the mistakes blocks (each block
+    is sampled and then a uniform member of it, so a support with i mistakes has the block's
+    probability over m_i = C(s, i) C(p - s, i)), the canonical Lipschitz top-k's probability
+    of the non-private top k (``dp_sis``).  None when the truth is not among them (or the
+    method lists none, ``kendall``'s k-round peeling and the others): the caller then counts
+    whether the call returned the truth.  ``mistakes``: the guard's branch is part of the
+    mechanism's draw, so the probability is that of the branch taken (conditionally unbiased).
+    """
+    if method == "exponential":
+        return _listed_probability(curator, truth)
+    if method == "top_r":
+        # with max_tries the listed probabilities ignore the retry cap's fallback
+        return None if options.get("max_tries") is not None else _listed_probability(curator, truth)
+    if method == "mistakes":
+        if curator.get("guard_branch") == "top_r":
+            fallback = curator.get("fallback_top_r") or {}
+            return None if options.get("max_tries") is not None else _listed_probability(fallback, truth)
+        blocks, best = curator.get("block_probabilities"), curator.get("best_support")
+        if blocks is None or best is None or len(best) != len(truth):
+            return None
+        s = len(truth)
+        i = len(truth - frozenset(best))
+        if i >= len(blocks):
+            return None
+        return float(blocks[i]) / (math.comb(s, i) * math.comb(p - s, i))
+    if method == "dp_sis":
+        top = curator.get("non_private_topk")
+        if top is not None and frozenset(top) == truth and "probability_true_topk" in curator:
+            return float(curator["probability_true_topk"])
+        return None
+    return None
+
+
+#: required_n / required_epsilon: doubling steps to bracket the target, refinements inside
+#: the bracket, and the bracket's width (a ratio) at which the search stops.
+_MAX_EXPAND = 6
+_MAX_REFINE = 4
+_REFINE_RATIO = 1.1
+
+
+def _logistic_crossing(x0, x1, p0, p1, target, reps):
+    """Where the curve logit(P) = a + b log x through (x0, p0) and (x1, p1) reaches ``target``
+    (probabilities kept 1/(2 reps) away from 0 and 1)."""
+    c = 0.5 / reps
+
+    def logit(v):
+        v = min(max(float(v), c), 1 - c)
+        return math.log(v / (1 - v))
+
+    l0, l1, lt = logit(p0), logit(p1), logit(target)
+    t = 1.0 if l1 <= l0 else min(max((lt - l0) / (l1 - l0), 0.0), 1.0)
+    return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
 
 
 #: ``plan``'s default bounds: (1, 1) for a method that clips, none for one that does not (kendall, dpvote).
@@ -225,8 +299,8 @@ class Plan:
     ----------
     table : pandas.DataFrame
         One row per evaluated point: ``n``, ``epsilon``, ``probability`` (predicted),
-        ``lower`` / ``upper`` (Monte Carlo interval), ``unlisted_bound``, ``reps`` and
-        ``computed`` ("exact" or "empirical").
+        ``lower`` / ``upper`` (Monte Carlo interval), ``exact_share`` (share of data sets
+        whose probability was exact), ``reps`` and ``computed`` ("exact", "mixed" or "empirical").
     probability, interval : the prediction at the planned n and epsilon.
     truth : list of str
         The true support of the planned design.
@@ -262,7 +336,13 @@ class Plan:
         return "empirical"
 
     def _one(self, n, epsilon, data_seed, mech_seed):
-        """(q, u) for one simulated data set: the fit itself (and its ledger) is dropped here."""
+        """(q, exact) for one simulated data set: the fit itself (and its ledger) is dropped here.
+
+        q is the mechanism's own probability of returning the truth on these data when the
+        fit's curator determines it (:func:`truth_probability`), else 1 if the call returned
+        the truth and 0 otherwise; either way E[q | data] is the probability of recovery on
+        these data, so mean(q) is unbiased (the exact values have the smaller variance).
+        """
         from .api import dp_select
         from .simulate import simulate
 
@@ -271,34 +351,32 @@ class Plan:
                        family=d.get("family", "gaussian"), link=d.get("link", "sign"))
         fit = dp_select("y ~ .", sim.data, method=self.method, epsilon=epsilon, s=self.select_s, bounds=self.bounds,
                         random_state=mech_seed, signs=self.signs, **self.options)
-        truth = set(self.truth)
-        if self.computed == "empirical":
-            return float(set(fit.support) == truth), 0.0
-        listed = fit.curator.get("top_supports") or []
-        for row in listed:
-            if set(row["support"]) == truth:
-                return float(row["probability"]), 0.0
-        return 0.0, (min(r["probability"] for r in listed) if listed else 1.0)
+        truth = frozenset(self.truth)
+        q = truth_probability(self.method, fit.curator, truth, self.p, self.options)
+        if q is None:
+            return float(frozenset(fit.support) == truth), 0.0
+        return q, 1.0
 
     def _evaluate(self, n, epsilon):
         key = (int(n), float(epsilon))
         if key in self._rows:
             return self._rows[key]
-        qu = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds])
-        q, u = qu[:, 0], qu[:, 1]
+        qe = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds])
+        q, exact = qe[:, 0], qe[:, 1]
         reps = len(q)
-        mean, bound = float(q.mean()), float(u.mean())
-        if self.computed == "exact":
+        mean, share = float(q.mean()), float(exact.mean())
+        if share > 0:
             half = stats.t.ppf(0.5 + self.level / 2, reps - 1) * q.std(ddof=1) / math.sqrt(reps)
-            lower, upper = mean - half, mean + half + bound
+            lower, upper = mean - half, mean + half
         else:
             z = stats.norm.ppf(0.5 + self.level / 2)
             k = q.sum()
             centre = (k + z * z / 2) / (reps + z * z)
             half = z * math.sqrt(k * (reps - k) / reps + z * z / 4) / (reps + z * z)
             lower, upper = centre - half, centre + half
+        computed = "exact" if share == 1 else "empirical" if share == 0 else "mixed"
         row = {"n": key[0], "epsilon": key[1], "probability": mean, "lower": float(max(0.0, lower)),
-               "upper": float(min(1.0, upper)), "unlisted_bound": bound, "reps": reps, "computed": self.computed}
+               "upper": float(min(1.0, upper)), "exact_share": share, "reps": reps, "computed": computed}
         self._rows[key] = row
         return row
 
@@ -330,43 +408,93 @@ class Plan:
             rows = [self._evaluate(self.n, v) for v in grid]
         return pd.DataFrame(rows, columns=_COLUMNS)
 
+    def _curve(self, axis, span):
+        """The evaluated points along ``axis`` (the other axis at its planned value) inside
+        ``span``, sorted, with their non-decreasing fit (pool-adjacent-violators)."""
+        other = "epsilon" if axis == "n" else "n"
+        rows = sorted((r for r in self._rows.values()
+                       if r[other] == getattr(self, other) and span[0] <= r[axis] <= span[1]), key=lambda r: r[axis])
+        x = np.array([float(r[axis]) for r in rows])
+        fitted = np.array(_isotonic([r["probability"] for r in rows], [r["reps"] for r in rows]))
+        return x, fitted
+
     def _required(self, axis, target, grid):
+        """Search for the smallest value of ``axis`` whose predicted probability reaches ``target``.
+
+        Bracket: the given grid, or (grid None) the planned value, doubled or halved until
+        the target lies between two evaluated points (at most ``_MAX_EXPAND`` steps each
+        way).  Refine: evaluate inside the bracket where the logistic curve through its two
+        ends (logit of the probability linear in log ``axis``, the shape of recovery against
+        n or epsilon for the exponential-type mechanisms) reaches the target, until the ends
+        are within a factor ``_REFINE_RATIO`` (at most ``_MAX_REFINE`` evaluations).  The
+        answer interpolates the same logistic curve between the final ends; a linear
+        interpolation between points a factor 2 apart missed the crossing of these steep
+        curves by up to a third (benchmarks/README.md, "plan calibration").
+        """
         target = _probability("target", target)
-        frame = self.evaluate(**{f"{axis}_grid": grid})
-        x = frame[axis].to_numpy(dtype=float)
-        fitted = np.array(_isotonic(frame["probability"].to_numpy(), frame["reps"].to_numpy()))
-        reached = np.nonzero(fitted >= target)[0]
-        if reached.size == 0:
-            return None
-        i = int(reached[0])
-        if i == 0:
-            return x[0]
-        lo, hi = fitted[i - 1], fitted[i]
-        t = (target - lo) / (hi - lo)
-        return float(math.exp(math.log(x[i - 1]) + t * (math.log(x[i]) - math.log(x[i - 1]))))
+        integer = axis == "n"
+        floor = 2 if integer else 0.0
+        if grid is not None:
+            self.evaluate(**{f"{axis}_grid": grid})
+            span = (min(float(v) for v in grid), max(float(v) for v in grid))
+        else:
+            span = (-math.inf, math.inf)
+            self._evaluate_at(axis, getattr(self, axis))
+            for _ in range(_MAX_EXPAND):
+                x, fitted = self._curve(axis, span)
+                if fitted[-1] < target:
+                    self._evaluate_at(axis, x[-1] * 2)
+                elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
+                    self._evaluate_at(axis, max(floor, x[0] / 2))
+                else:
+                    break
+        for _ in range(_MAX_REFINE + 1):
+            x, fitted = self._curve(axis, span)
+            reached = np.nonzero(fitted >= target)[0]
+            if reached.size == 0:
+                return None
+            i = int(reached[0])
+            if i == 0:
+                return float(x[0])
+            lo, hi = x[i - 1], x[i]
+            guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.reps)
+            if hi / lo <= _REFINE_RATIO:
+                return guess
+            # stay inside the bracket's middle so that it shrinks whatever the curve's shape
+            log_lo, log_hi = math.log(lo), math.log(hi)
+            probe = math.exp(min(max(math.log(guess), log_lo + 0.2 * (log_hi - log_lo)), log_hi - 0.2 * (log_hi - log_lo)))
+            if integer:
+                probe = round(probe)
+                if probe <= lo or probe >= hi:
+                    return guess
+            self._evaluate_at(axis, probe)
+        return guess
+
+    def _evaluate_at(self, axis, value):
+        if axis == "n":
+            return self._evaluate(max(2, int(round(value))), self.epsilon)
+        return self._evaluate(self.n, float(value))
 
     def required_n(self, target=0.8, n_grid=None):
         """The smallest n at which the predicted probability reaches ``target`` (at the planned epsilon).
 
-        Evaluates ``n_grid`` (default: the planned n times 1/4, 1/2, 1, 2, 4, 8), makes the
-        predictions non-decreasing in n (pool-adjacent-violators) and interpolates linearly
-        in log n; rounded up to an integer.  The first grid point when it already reaches
-        the target (the answer is then "at most" it); None when no grid point does
-        (extend the grid).  The grid's rows join :attr:`table`.
+        Without ``n_grid``: from the planned n, doubles (halves) n until the target is
+        bracketed, then evaluates inside the bracket until its ends are within 10 % and
+        interpolates a logistic curve in log n between them.  With ``n_grid``: the grid
+        gives the bracket, refined the same way.  Predictions are made non-decreasing in n
+        (pool-adjacent-violators) first.  Rounded up to an integer.  Returns the smallest
+        evaluated n when it already reaches the target (the answer is then "at most" it);
+        None when no evaluated n does (give a wider grid).  Every evaluated point joins
+        :attr:`table` (``reps`` simulated calls each; typically 5 to 9 points).
         """
-        if n_grid is None:
-            n_grid = sorted({max(2, int(round(self.n * f))) for f in (0.25, 0.5, 1, 2, 4, 8)})
         value = self._required("n", target, n_grid)
         return None if value is None else int(math.ceil(value - 1e-9))
 
     def required_epsilon(self, target=0.8, epsilon_grid=None):
         """The smallest epsilon at which the predicted probability reaches ``target`` (at the
-        planned n); as :meth:`required_n`, interpolating in log epsilon (default grid: the
-        planned epsilon times 1/4 ... 16 in factors of 2)."""
-        if epsilon_grid is None:
-            if math.isinf(self.epsilon):
-                raise InvalidArgumentError("epsilon_grid is needed when the planned epsilon is inf.")
-            epsilon_grid = [self.epsilon * 2.0**k for k in range(-2, 5)]
+        planned n); the same search as :meth:`required_n`, in log epsilon."""
+        if epsilon_grid is None and math.isinf(self.epsilon):
+            raise InvalidArgumentError("epsilon_grid is needed when the planned epsilon is inf.")
         return self._required("epsilon", target, epsilon_grid)
 
     def _axis(self):
@@ -431,8 +559,11 @@ class Plan:
     def __str__(self):
         d = self.design
         lo, hi = self.interval
-        how = ("exact: the mechanism's own probability of the true support, averaged over simulated data sets"
-               if self.computed == "exact" else "empirical: frequency of returning the true support")
+        kind = self._rows[(self.n, self.epsilon)]["computed"]
+        how = {"exact": "exact: the mechanism's own probability of the true support, averaged over simulated data sets",
+               "mixed": "mixed: the mechanism's own probability of the true support where the fit lists it, "
+                        "else whether the call returned it",
+               "empirical": "empirical: frequency of returning the true support"}[kind]
         lines = [
             "Plan (public inputs only; simulated data, no budget spent)",
             f"method: {self.method}   n = {self.n}   p = {self.p}   "

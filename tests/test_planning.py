@@ -54,12 +54,78 @@ def test_prediction_lies_in_the_interval_of_a_direct_simulation(name):
 
 
 def test_empirical_path_for_other_methods_and_wilson_interval():
-    planned = dpstats.plan(method="mistakes", n=200, p=5, s=2, epsilon=1.0, design=dict(snr=2.0), reps=20,
+    planned = dpstats.plan(method="kendall", n=200, p=5, s=2, epsilon=1.0, design=dict(snr=2.0), reps=20,
                            random_state=1)
     row = planned.table.iloc[0]
-    assert row["computed"] == "empirical"
+    assert row["computed"] == "empirical" and row["exact_share"] == 0
     k = round(row["probability"] * 20)
     assert (row["lower"], row["upper"]) == pytest.approx(wilson(k, 20))
+
+
+def _fixed_data_frequency(method, sim, truth, epsilon, calls, **kwargs):
+    hits = 0
+    fit = None
+    for seed in range(calls):
+        fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=epsilon, s=len(truth), signs=False,
+                                random_state=seed, **kwargs)
+        hits += frozenset(fit.support) == truth
+    return hits, fit
+
+
+@pytest.mark.filterwarnings("ignore::dpstats.PrivacyLeakWarning")  # guard="none" on a small gap
+@pytest.mark.parametrize("method, kwargs, truth", [
+    # the non-private top k of dp_sis (the true support on these data)
+    ("dp_sis", dict(bounds=(1, 1)), ("x1", "x3")),
+    # the mistakes blocks: the best support (block 0) and a support with one mistake (block 1,
+    # its probability over m_1 = C(2, 1) C(4, 1) = 8 members)
+    ("mistakes", dict(bounds=(1, 1), guard="none"), ("x1", "x3")),
+    ("mistakes", dict(bounds=(1, 1), guard="none"), ("x1", "x2")),
+    # top_r on the certified engine's path (max_enumerate below C(6, 2) = 15): the listed probability
+    ("top_r", dict(bounds=(1, 1), R=4, max_enumerate=10), ("x1", "x3")),
+])
+def test_truth_probability_is_the_frequency_of_the_call_on_fixed_data(method, kwargs, truth):
+    # Per data set the plan averages the mechanism's own probability of the truth; on one
+    # fixed data set it must match how often dp_select returns it (mechanism seeds only).
+    from dpstats.planning import truth_probability
+
+    sim = dpstats.simulate(150, 6, 2, rho=0.3, snr=0.5, random_state=8)
+    truth = frozenset(truth)
+    hits, fit = _fixed_data_frequency(method, sim, truth, 1.5, 400, **kwargs)
+    q = truth_probability(method, fit.curator, truth, 6, kwargs)
+    assert q is not None
+    lo, hi = wilson(hits, 400)
+    assert lo <= q <= hi, (method, truth, q, hits / 400)
+
+
+def test_truth_probability_defers_to_the_count_where_the_curator_lists_nothing():
+    from dpstats.planning import truth_probability
+
+    sim = dpstats.simulate(150, 6, 2, snr=0.5, random_state=8)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=1, s=2, signs=False, random_state=0)
+    assert truth_probability("kendall", fit.curator, frozenset(sim.support), 6, {}) is None
+    fit = dpstats.dp_select("y ~ .", sim.data, method="top_r", epsilon=1, s=2, signs=False, random_state=0,
+                            bounds=(1, 1), R=4, max_tries=5)
+    assert truth_probability("top_r", fit.curator, frozenset(sim.support), 6, {"max_tries": 5}) is None
+
+
+def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
+    # A known recovery curve, logit P = 8 (log n - log 1000) + logit 0.8 (it reaches 0.8 at
+    # n = 1000 and climbs from 0.2 to 0.97 within a factor 1.5 of n), in place of the simulation.
+    from dpstats.planning import Plan
+
+    def known(self, n, epsilon, data_seed, mech_seed):
+        z = 8 * (math.log(n) - math.log(1000)) + math.log(4)
+        return 1 / (1 + math.exp(-z)), 1.0
+
+    monkeypatch.setattr(Plan, "_one", known)
+    planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
+    assert planned.required_n(0.8) == pytest.approx(1000, rel=0.01)
+    # from a grid a factor 2 apart, refined inside the bracket
+    assert planned.required_n(0.8, n_grid=[250, 500, 1000, 2000]) == pytest.approx(1000, rel=0.01)
+    assert len(planned.table) <= 12
+    planned = dpstats.plan(method="exponential", n=5000, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
+    assert planned.required_epsilon(0.8, epsilon_grid=[0.5, 1, 2]) == 0.5  # reached at the first point
+    assert planned.required_n(0.8, n_grid=[100, 200]) is None
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,176 @@
+"""Is ``plan`` calibrated?  Predicted required n (or epsilon) against a direct simulation (issue 29, item 5).
+
+For each design (method, p, s, epsilon, the simulated design's rho and snr) the script
+
+1. times ``dpstats.plan(...).required_n(0.8)`` (or ``.required_epsilon(0.8)`` at a fixed n)
+   with ``--plan-reps`` simulated data sets per evaluated point: the prediction x_pred;
+2. runs ``dp_select`` directly on ``--seeds`` fresh simulated data sets (seeds disjoint from
+   the plan's) at x_pred and at its neighbour a factor 1.15 towards the target (x_pred / 1.15
+   when the recovery at x_pred is at least 0.8, else 1.15 x_pred; the same seeds at both),
+   counting how often the call returns the true support: the simulated recovery, with its
+   standard error sqrt(P (1 - P) / seeds);
+3. estimates x_sim, where the simulated recovery reaches 0.8: a logistic curve in log x
+   through the two points when they bracket it (the prediction is then within 15 %);
+   otherwise x_sim is reported as "<" / ">" the nearer point and the error as "> 15%";
+4. prints the relative error x_pred / x_sim - 1.
+
+Both sides call ``dp_select`` with the planned arguments (``signs=False``, default bounds
+(1, 1) for the methods that clip); the reference counts hits only (no curator
+probability), so it shares no code with the prediction beyond dp_select and simulate.
+
+Run:  nice python benchmarks/bench_plan_calibration.py [--seeds 100] [--plan-reps 30]
+                                                       [--workers 2] [--only 0,3,5]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TARGET = 0.8
+BAND = 1.15
+
+# (method, p, s, epsilon, n, axis, design): axis "n" predicts required_n at epsilon (n is the
+# planned starting point of the search); axis "epsilon" predicts required_epsilon at n.
+DESIGNS = [
+    ("top_r", 100, 3, 4.0, 2000, "n", {}),
+    ("top_r", 100, 3, 2.0, 4000, "n", {}),
+    ("top_r", 100, 5, 4.0, 3000, "n", {}),
+    ("top_r", 1000, 3, 4.0, 2800, "n", {}),
+    ("top_r", 100, 3, 2.0, 2000, "epsilon", {}),
+    ("mistakes", 100, 3, 4.0, 2400, "n", {}),
+    ("mistakes", 100, 5, 2.0, 6000, "n", {}),
+    ("mistakes", 1000, 3, 4.0, 3000, "n", {}),
+    ("mistakes", 100, 3, 2.0, 2000, "epsilon", {}),
+    ("dp_sis", 100, 3, 1.0, 1200, "n", {}),
+    ("dp_sis", 1000, 5, 2.0, 1500, "n", {}),
+    ("dp_sis", 1000, 10, 4.0, 1500, "n", {}),
+    ("dp_sis", 100, 10, 0.5, 8000, "n", {}),
+    ("dp_sis", 10000, 3, 4.0, 600, "n", {}),
+    ("dp_sis", 1000, 5, 2.0, 1000, "epsilon", {}),
+    ("kendall", 100, 3, 1.0, 600, "n", {}),
+    ("kendall", 1000, 5, 2.0, 800, "n", {}),
+    ("kendall", 1000, 10, 4.0, 800, "n", {}),
+    ("kendall", 100, 5, 0.5, 3000, "n", {}),
+    ("kendall", 10000, 3, 4.0, 400, "n", {}),
+]
+
+
+def recovery(method, n, p, s, epsilon, design, seeds):
+    """Share of ``seeds`` direct dp_select calls (fresh simulated data each) returning the truth."""
+    import dpstats
+
+    truth = {f"x{j}" for j in range(1, 2 * s, 2)}
+    bounds = {} if method == "kendall" else {"bounds": (1, 1)}
+    hits = 0
+    for i in range(seeds):
+        sim = dpstats.simulate(n, p, s, random_state=7_000_000 + i, **design)
+        fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=epsilon, s=s, signs=False,
+                                random_state=9_000_000 + i, **bounds)
+        hits += set(fit.support) == truth
+    return hits / seeds
+
+
+def crossing(xs, ps):
+    """(relation, x) where the simulated curve reaches TARGET: ("=", x) inside the points,
+    ("<", x0) below the first or (">", x_last) beyond the last."""
+    from dpstats.planning import _isotonic, _logistic_crossing
+
+    fitted = _isotonic(ps, [1] * len(ps))
+    if fitted[0] >= TARGET:
+        return "<", xs[0]
+    for i in range(1, len(xs)):
+        if fitted[i] >= TARGET:
+            return "=", _logistic_crossing(xs[i - 1], xs[i], fitted[i - 1], fitted[i], TARGET, 200)
+    return ">", xs[-1]
+
+
+def run_design(args):
+    index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args
+    import dpstats
+
+    t0 = time.perf_counter()
+    planned = dpstats.plan(method=method, n=n, p=p, s=s, epsilon=epsilon, design=design or None,
+                           reps=plan_reps, random_state=100 + index)
+    pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
+    seconds = time.perf_counter() - t0
+    points = len(planned.table)
+    if pred is None:
+        return dict(index=index, pred=None, seconds=seconds, points=points)
+    def at(x):
+        x = max(2, int(round(x))) if axis == "n" else x
+        nn, ee = (x, epsilon) if axis == "n" else (n, x)
+        return x, recovery(method, nn, p, s, ee, design, seeds)
+
+    # x_pred, then the neighbour a factor 1.15 towards the target: the two bracket x_sim
+    # when the prediction is within 15 %.
+    x1, p1 = at(pred)
+    x2, p2 = at(pred / BAND if p1 >= TARGET else pred * BAND)
+    (xs, ps) = ([x2, x1], [p2, p1]) if x2 < x1 else ([x1, x2], [p1, p2])
+    rel, x_sim = crossing(xs, ps)
+    return dict(index=index, pred=pred, seconds=seconds, points=points, x1=x1, p1=p1, x2=x2, p2=p2, rel=rel,
+                x_sim=x_sim,
+                exact=float(planned.table["exact_share"].mean()))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--plan-reps", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only", default=None, help="comma-separated design indices")
+    args = parser.parse_args()
+    chosen = range(len(DESIGNS)) if args.only is None else [int(v) for v in args.only.split(",")]
+    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps) for i in chosen]
+    se = math.sqrt(TARGET * (1 - TARGET) / args.seeds)
+    print(f"plan calibration: target P = {TARGET}; prediction with plan(reps={args.plan_reps}); reference: "
+          f"{args.seeds} direct dp_select calls per point (standard error {se:.3f} at P = {TARGET}) at "
+          f"x_pred and x_pred * {BAND}^(+-1) towards the target; load {os.getloadavg()[0]:.1f}", flush=True)
+    header = (f"{'#':>2} {'method':8} {'p':>5} {'s':>2} {'eps':>4} {'rho/snr':>7} {'solve':7} {'predicted':>9} "
+              f"{'pred s':>6} {'pts':>3} {'exact':>5}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
+              f"{'x_sim':>9} {'rel.err':>7}")
+    print(header, flush=True)
+    errors, count = [], 0
+    if args.workers > 1:
+        from multiprocessing import Pool
+
+        pool = Pool(args.workers)
+        results = pool.imap(run_design, jobs)
+    else:
+        pool, results = None, map(run_design, jobs)
+    for r in results:
+        count += 1
+        method, p, s, eps, n, axis, design = DESIGNS[r["index"]]
+        rs = f"{design.get('rho', 0.1):g}/{design.get('snr', 5.0):g}"
+        solve = "n" if axis == "n" else f"eps@{n}"
+        if r["pred"] is None:
+            print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {'none':>9} "
+                  f"{r['seconds']:>6.1f} {r['points']:>3}", flush=True)
+            continue
+        fmt = (lambda v: f"{v:.0f}") if axis == "n" else (lambda v: f"{v:.3g}")
+        if r["rel"] == "=":
+            err = r["pred"] / r["x_sim"] - 1
+            errors.append(abs(err))
+            xs, es = fmt(r["x_sim"]), f"{err:+.1%}"
+        else:
+            xs = r["rel"] + fmt(r["x_sim"])
+            es = "> 15%"  # the simulated crossing lies outside [x_pred / 1.15, 1.15 x_pred]
+        print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {fmt(r['pred']):>9} "
+              f"{r['seconds']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  {r['p1']:>7.3f} {fmt(r['x2']):>7} "
+              f"{r['p2']:>5.3f}  {xs:>9} {es:>7}", flush=True)
+    if pool is not None:
+        pool.close()
+    inside = sum(e <= 0.15 for e in errors)
+    print(f"\n{inside} of {count} designs within 15 % (x_sim bracketed); median |rel.err| "
+          f"{sorted(errors)[len(errors) // 2] if errors else float('nan'):.1%}; load {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
