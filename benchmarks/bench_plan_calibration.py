@@ -18,6 +18,11 @@ Both sides call ``dp_select`` with the planned arguments (``signs=False``, defau
 (1, 1) for the methods that clip); the reference counts hits only (no curator
 probability), so it shares no code with the prediction beyond dp_select and simulate.
 
+``--compare issue`` (the design of the issue: top_r, n = 500, p = 10, s = 3, epsilon 5) or
+``--compare INDEX`` (a design of the table): the rule before the change (linear
+interpolation on the grid n x 1/4 .. 8) against the new search on the same plan, each
+checked by ``--seeds`` direct calls at its answer.
+
 Run:  nice python benchmarks/bench_plan_calibration.py [--seeds 100] [--plan-reps 30]
                                                        [--workers 2] [--only 0,3,5]
 """
@@ -120,13 +125,53 @@ def run_design(args):
                 exact=float(planned.table["exact_share"].mean()))
 
 
+def old_rule(planned, target):
+    """The rule before issue 29: the grid n x (1/4, 1/2, 1, 2, 4, 8), non-decreasing fit, then
+    linear interpolation of P in log n between the bracketing grid points."""
+    from dpstats.planning import _isotonic
+
+    grid = sorted({max(2, int(round(planned.n * f))) for f in (0.25, 0.5, 1, 2, 4, 8)})
+    frame = planned.evaluate(n_grid=grid)
+    x = frame["n"].to_numpy(dtype=float)
+    fitted = _isotonic(list(frame["probability"]), list(frame["reps"]))
+    i = next(i for i, v in enumerate(fitted) if v >= target)
+    if i == 0:
+        return x[0]
+    t = (target - fitted[i - 1]) / (fitted[i] - fitted[i - 1])
+    return math.ceil(math.exp(math.log(x[i - 1]) + t * (math.log(x[i]) - math.log(x[i - 1]))))
+
+
+ISSUE_DESIGN = ("top_r", 10, 3, 5.0, 500, "n", {})
+
+
+def compare_rules(spec, seeds, reps):
+    """Old rule against new on the same plan (``reps``), each checked by ``seeds`` direct calls."""
+    import dpstats
+
+    method, p, s, epsilon, n, _, design = spec
+    planned = dpstats.plan(method=method, n=n, p=p, s=s, epsilon=epsilon, design=design or None, reps=reps,
+                           random_state=1)
+    new = planned.required_n(TARGET)
+    old = old_rule(planned, TARGET)
+    print(f"{method}, planned n = {n}, p = {p}, s = {s}, epsilon {epsilon:g}, plan reps = {reps}:")
+    for name, value in (("old rule", old), ("new rule", new)):
+        print(f"  {name}: required_n(0.8) = {value}; direct recovery at it = "
+              f"{recovery(method, int(value), p, s, epsilon, design, seeds):.3f} ({seeds} calls)", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--plan-reps", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default=None, help="comma-separated design indices")
+    parser.add_argument("--compare", default=None,
+                        help="'issue' or a design index: the old rule against the new one on that design")
     args = parser.parse_args()
+    if args.compare is not None:
+        spec = ISSUE_DESIGN if args.compare == "issue" else DESIGNS[int(args.compare)]
+        compare_rules(spec, args.seeds, 100 if args.compare == "issue" else args.plan_reps)
+        return
     chosen = range(len(DESIGNS)) if args.only is None else [int(v) for v in args.only.split(",")]
     jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps) for i in chosen]
     se = math.sqrt(TARGET * (1 - TARGET) / args.seeds)
