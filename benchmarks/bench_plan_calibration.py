@@ -101,14 +101,14 @@ def run_design(args):
     index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args
     import dpstats
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     planned = dpstats.plan(method=method, n=n, p=p, s=s, epsilon=epsilon, design=design or None,
                            reps=plan_reps, random_state=100 + index)
     pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     points = len(planned.table)
     if pred is None:
-        return dict(index=index, pred=None, seconds=seconds, points=points)
+        return dict(index=index, pred=None, seconds=seconds, cpu=cpu, points=points)
     def at(x):
         x = max(2, int(round(x))) if axis == "n" else x
         nn, ee = (x, epsilon) if axis == "n" else (n, x)
@@ -120,7 +120,7 @@ def run_design(args):
     x2, p2 = at(pred / BAND if p1 >= TARGET else pred * BAND)
     (xs, ps) = ([x2, x1], [p2, p1]) if x2 < x1 else ([x1, x2], [p1, p2])
     rel, x_sim = crossing(xs, ps)
-    return dict(index=index, pred=pred, seconds=seconds, points=points, x1=x1, p1=p1, x2=x2, p2=p2, rel=rel,
+    return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, x1=x1, p1=p1, x2=x2, p2=p2, rel=rel,
                 x_sim=x_sim,
                 exact=float(planned.table["exact_share"].mean()))
 
@@ -179,7 +179,7 @@ def main():
           f"{args.seeds} direct dp_select calls per point (standard error {se:.3f} at P = {TARGET}) at "
           f"x_pred and x_pred * {BAND}^(+-1) towards the target; load {os.getloadavg()[0]:.1f}", flush=True)
     header = (f"{'#':>2} {'method':8} {'p':>5} {'s':>2} {'eps':>4} {'rho/snr':>7} {'solve':7} {'predicted':>9} "
-              f"{'pred s':>6} {'pts':>3} {'exact':>5}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
+              f"{'wall s':>6} {'cpu s':>6} {'pts':>3} {'exact':>5}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
               f"{'x_sim':>9} {'rel.err':>7}")
     print(header, flush=True)
     errors, count = [], 0
@@ -197,7 +197,7 @@ def main():
         solve = "n" if axis == "n" else f"eps@{n}"
         if r["pred"] is None:
             print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {'none':>9} "
-                  f"{r['seconds']:>6.1f} {r['points']:>3}", flush=True)
+                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3}", flush=True)
             continue
         fmt = (lambda v: f"{v:.0f}") if axis == "n" else (lambda v: f"{v:.3g}")
         if r["rel"] == "=":
@@ -208,7 +208,8 @@ def main():
             xs = r["rel"] + fmt(r["x_sim"])
             es = "> 15%"  # the simulated crossing lies outside [x_pred / 1.15, 1.15 x_pred]
         print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {fmt(r['pred']):>9} "
-              f"{r['seconds']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  {r['p1']:>7.3f} {fmt(r['x2']):>7} "
+              f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  {r['p1']:>7.3f} "
+              f"{fmt(r['x2']):>7} "
               f"{r['p2']:>5.3f}  {xs:>9} {es:>7}", flush=True)
     if pool is not None:
         pool.close()

@@ -462,7 +462,8 @@ class Plan:
                 return guess
             # stay inside the bracket's middle so that it shrinks whatever the curve's shape
             log_lo, log_hi = math.log(lo), math.log(hi)
-            probe = math.exp(min(max(math.log(guess), log_lo + 0.2 * (log_hi - log_lo)), log_hi - 0.2 * (log_hi - log_lo)))
+            margin = 0.2 * (log_hi - log_lo)
+            probe = math.exp(min(max(math.log(guess), log_lo + margin), log_hi - margin))
             if integer:
                 probe = round(probe)
                 if probe <= lo or probe >= hi:

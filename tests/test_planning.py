@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import dpstats
 from dpstats.planning import MissingPlotDependencyError
@@ -108,21 +109,34 @@ def test_truth_probability_defers_to_the_count_where_the_curator_lists_nothing()
     assert truth_probability("top_r", fit.curator, frozenset(sim.support), 6, {"max_tries": 5}) is None
 
 
+def test_logistic_crossing_is_exact_on_a_logistic_curve():
+    # logit P = 8 (log n - log 1000) + logit 0.8: the curve through two points a factor 4
+    # apart reaches 0.8 at n = 1000 exactly (a linear interpolation of P would not).
+    from dpstats.planning import _logistic_crossing
+
+    def curve(n):
+        return 1 / (1 + math.exp(-(8 * (math.log(n) - math.log(1000)) + math.log(4))))
+
+    assert _logistic_crossing(600, 2400, curve(600), curve(2400), 0.8, reps=10**6) == pytest.approx(1000, rel=1e-6)
+
+
 def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
-    # A known recovery curve, logit P = 8 (log n - log 1000) + logit 0.8 (it reaches 0.8 at
-    # n = 1000 and climbs from 0.2 to 0.97 within a factor 1.5 of n), in place of the simulation.
+    # A known recovery curve in place of the simulation, steep and not logistic in log n:
+    # P = Phi(12 (n / 1000 - 1) + z_0.8) reaches 0.8 at n = 1000 and climbs from 0.02 to
+    # 0.999 between n = 750 and 1200.  Doubling from n = 150 brackets it by (600, 1200),
+    # where one interpolation misses; the refinements find it.
     from dpstats.planning import Plan
 
     def known(self, n, epsilon, data_seed, mech_seed):
-        z = 8 * (math.log(n) - math.log(1000)) + math.log(4)
-        return 1 / (1 + math.exp(-z)), 1.0
+        return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8))), 1.0
 
     monkeypatch.setattr(Plan, "_one", known)
     planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
     assert planned.required_n(0.8) == pytest.approx(1000, rel=0.01)
     # from a grid a factor 2 apart, refined inside the bracket
-    assert planned.required_n(0.8, n_grid=[250, 500, 1000, 2000]) == pytest.approx(1000, rel=0.01)
-    assert len(planned.table) <= 12
+    fresh = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
+    assert fresh.required_n(0.8, n_grid=[250, 500, 1414, 2000]) == pytest.approx(1000, rel=0.02)
+    assert len(fresh.table) <= 12
     planned = dpstats.plan(method="exponential", n=5000, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
     assert planned.required_epsilon(0.8, epsilon_grid=[0.5, 1, 2]) == 0.5  # reached at the first point
     assert planned.required_n(0.8, n_grid=[100, 200]) is None
