@@ -164,9 +164,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     s, k : int or "auto"
         Subset size (best-subset methods) or number of features (screening methods);
         either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
-        ``top_r``, ``mistakes``; squared loss) chooses the size privately with a BIC or
-        Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
-        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).
+        ``top_r``, ``mistakes``; squared or hinge loss) chooses the size privately with a
+        BIC or Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).  ``k="auto"``
+        (``dp_sis`` only) keeps floor(n / log n) terms, Fan and Lv's (2008) public screening size.
     s_max : int, optional
         With ``s="auto"``: the largest size considered (default min(p, 10)).
     bounds : (b_x, b_y), dict or "auto"
@@ -444,7 +445,7 @@ def _plan_design(call, formula, data, eval_env):
     call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
     if call.auto_size is not None:
         # s="auto": the hooks see the size with the most supports (public: p and s_max).
-        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options)
+        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options, n_rows=plan.n_rows_input)
         call.auto_size.check_size(meth, call.options)
     meth.check_size(plan.p, call.size, call.options, call.context)
     meth.check_design(plan, call.size, call.options, call.context)
@@ -633,7 +634,8 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     if call.auto_size is not None:
         public_call[meth.size_argument] = "auto"
         public_call["size_selection"] = call.auto_size.public_items()
-        extra["s_max"] = call.auto_size.s_max
+        if call.auto_size.s_max is not None:  # k="auto" of dp_sis has none
+            extra["s_max"] = call.auto_size.s_max
         extra.update(call.auto_size.given_options())
     public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
                         "bounds": _public_bounds(call.bounds)})
