@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import pickle
 import sys
 import time
 
@@ -60,7 +59,15 @@ from dpstats.privacy.bounds import ClippedData  # noqa: E402
 from dpstats.privacy.randomness import RandomSource  # noqa: E402
 from dpstats.simulate import simulate  # noqa: E402
 
+from bench_model_size import cached  # noqa: E402  (this script's folder is on sys.path)
+from bench_model_size import needed as bisect_needed  # noqa: E402
+
 X_HALF, Y_HALF = 4.0, 5.0
+
+
+def needed(prob_of_eps, steps=40):
+    """The smallest epsilon (bisection on log epsilon between 1 and 10^6) with probability >= 0.9."""
+    return bisect_needed(prob_of_eps, lo=1.0, hi=1e6, steps=steps)
 R = 100
 S_MAX = 10
 RIDGE = 1.0  # mapped units; the engine needs ridge > 0 (about 1.6 % of a term's diagonal at n = 1000)
@@ -219,34 +226,6 @@ def p_liu_talwar(d, eps, draws, rng):
     return hits / draws
 
 
-def needed(prob_of_eps, target=0.9, lo=1.0, hi=1e6, steps=40):
-    if prob_of_eps(hi) < target:
-        return math.inf
-    for _ in range(steps):
-        mid = math.sqrt(lo * hi)
-        if prob_of_eps(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-        if hi / lo < 1.01:
-            break
-    return hi
-
-
-def cached(folder, n, p, s0, seed):
-    if folder is None:
-        return scored_lists(n, p, s0, seed)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"lists_{n}_{p}_{s0}_{seed}.pkl")
-    if os.path.exists(path):
-        with open(path, "rb") as fh:
-            return pickle.load(fh)
-    out = scored_lists(n, p, s0, seed)
-    with open(path, "wb") as fh:
-        pickle.dump(out, fh)
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--p", default="30,100,250")
@@ -265,7 +244,7 @@ def main():
     for p in [int(x) for x in args.p.split(",")]:
         for s0 in [int(x) for x in args.s0.split(",")]:
             t0 = time.time()
-            data = [cached(args.cache, args.n, p, s0, 1 + seed) for seed in range(args.reps)]
+            data = [cached(args.cache, scored_lists, args.n, p, s0, 1 + seed) for seed in range(args.reps)]
             scoring = time.time() - t0
 
             def mean(f):

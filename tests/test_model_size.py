@@ -82,9 +82,17 @@ def max_log_ratio(a, b):
     ("top_r", 2, 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1}),  # the certified engine per size
 ])
 @pytest.mark.parametrize("epsilon", [2.0, 40.0])
-def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon):
+@pytest.mark.parametrize("mechanism", ["joint", "generalized"])
+def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon, mechanism):
+    """Joint and generalised (GEM) laws: every output's log-probability moves by at most eps."""
     X, y = small_data(1)
-    law, _ = law_of(X, y, epsilon, method, R=R, ridge=ridge, options=options)
+
+    def law_for(X_, y_):
+        task = task_for(X_, y_, epsilon, method, R=R, ridge=ridge, options=options)
+        return MS.joint_law(method, task, 3, "bic", None, 1.0 if mechanism == "joint" else None, mechanism)
+
+    law = law_for(X, y)
+    assert law.sensitivity == (1.0 if mechanism == "generalized" else law.delta_max)  # GEM: unit scale
     base = MS.output_log_probabilities(law, X.shape[1])
     assert len(base) == sum(comb(5, s, exact=True) for s in (1, 2, 3))
     assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
@@ -92,10 +100,28 @@ def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsil
         assert law.slack and law.nominal < epsilon  # the engine path samples with the nominal epsilon
     worst = 0.0
     for X2, y2 in neighbours(X, y, 2):
-        other = MS.output_log_probabilities(law_of(X2, y2, epsilon, method, R=R, ridge=ridge, options=options)[0], 5)
-        worst = max(worst, max_log_ratio(base, other))
+        worst = max(worst, max_log_ratio(base, MS.output_log_probabilities(law_for(X2, y2), 5)))
     assert worst <= epsilon * (1 + 1e-9), worst
     assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
+
+
+def oracle_lhat(X, y, s_max, method, R):
+    """support -> Lhat by numpy: least squares with an intercept (radius large, no ridge), RSS + sigma0^2
+    log(n) s with sigma0 = 1/2, and for top_r the R-th smallest of size s for the supports outside the R best
+    of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
+    n, p = X.shape
+    out = {}
+    for s in range(1, s_max + 1):
+        crit = {}
+        for sup in combinations(range(p), s):
+            A = np.column_stack([np.ones(n), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit[sup] = r @ r + 0.25 * math.log(n) * s
+        if method == "top_r" and len(crit) > R:
+            ranked = sorted(crit, key=lambda k: (crit[k], k))
+            crit = {k: (v if k in ranked[:R] else crit[ranked[R - 1]]) for k, v in crit.items()}
+        out.update(crit)
+    return out
 
 
 @pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
@@ -105,24 +131,13 @@ def test_joint_law_equals_the_direct_formula(method, R):
     Lhat = RSS + sigma0^2 log(n) s, and for top_r Lhat = the R-th smallest of size s outside the
     R best of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
     X, y = small_data(3)
-    n, p, kappa, s_max = X.shape[0], X.shape[1], 1.3, 3
+    p, kappa, s_max = X.shape[1], 1.3, 3
     delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
     eps = 2 * delta  # the losses, not only the base measure, shape the law
     law, _ = law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=1e3, R=R)
     got = MS.output_log_probabilities(law, p)
-    logw = {}
-    for s in range(1, s_max + 1):
-        crit = {}
-        for sup in combinations(range(p), s):
-            A = np.column_stack([np.ones(n), X[:, sup]])
-            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
-            crit[sup] = r @ r + 0.25 * math.log(n) * s
-        if method == "top_r" and len(crit) > R:
-            ranked = sorted(crit, key=lambda k: (crit[k], k))
-            cap = crit[ranked[R - 1]]
-            crit = {k: (v if k in ranked[:R] else cap) for k, v in crit.items()}
-        for sup, value in crit.items():
-            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * value / (2 * delta)
+    logw = {sup: -kappa * len(sup) - math.log(comb(p, len(sup))) - eps * value / (2 * delta)
+            for sup, value in oracle_lhat(X, y, s_max, method, R).items()}
     norm = logsumexp(list(logw.values()))
     assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
 
@@ -480,48 +495,18 @@ def gem_law_of(X, y, epsilon, method, s_max=3, kappa=None, **kwargs):
     return MS.joint_law(method, task, s_max, "bic", None, kappa, "generalized"), task
 
 
-@pytest.mark.parametrize("method, R, ridge, options", [
-    ("exponential", 3, 0.0, None),
-    ("top_r", 3, 0.0, None),  # lists of 3 per size with tails, exact scores
-    ("top_r", 2, 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1}),  # the certified engine per size
-])
-@pytest.mark.parametrize("epsilon", [2.0, 40.0])
-def test_gem_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon):
-    X, y = small_data(1)
-    law, _ = gem_law_of(X, y, epsilon, method, R=R, ridge=ridge, options=options)
-    assert law.sensitivity == 1.0  # GEM scores are sampled on the unit scale
-    base = MS.output_log_probabilities(law, X.shape[1])
-    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
-    worst = 0.0
-    for X2, y2 in neighbours(X, y, 2):
-        other = MS.output_log_probabilities(gem_law_of(X2, y2, epsilon, method, R=R, ridge=ridge, options=options)[0], 5)
-        worst = max(worst, max_log_ratio(base, other))
-    assert worst <= epsilon * (1 + 1e-9), worst
-    assert worst > 0.01 * epsilon
-
-
 @pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
 def test_gem_law_equals_the_direct_formula(method, R):
     """Independent oracle: numpy least squares with an intercept, L = RSS + sigma0^2 log(n) s (top_r: the
     R-th of a size for its unlisted supports), q(s, S) = max_{s'} (L(s, S) - min L(s', .)) / (Delta(s) +
     Delta(s')), P proportional to exp(-kappa s) / C(p, s) exp(-eps q / 2) (Raskhodnikova and Smith 2016)."""
     X, y = small_data(3)
-    n, p, kappa, s_max, radius = X.shape[0], X.shape[1], 0.7, 3, 1e3
+    p, kappa, s_max, radius = X.shape[1], 0.7, 3, 1e3
     deltas = {s: 4 * (1 + radius * math.sqrt(s)) ** 2 for s in range(1, s_max + 1)}
     eps = 4 * deltas[2]
     law, _ = gem_law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=radius, R=R)
     got = MS.output_log_probabilities(law, p)
-    crit = {}
-    for s in range(1, s_max + 1):
-        size = {}
-        for sup in combinations(range(p), s):
-            A = np.column_stack([np.ones(n), X[:, sup]])
-            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
-            size[sup] = r @ r + 0.25 * math.log(n) * s
-        if method == "top_r" and len(size) > R:
-            ranked = sorted(size, key=lambda k: (size[k], k))
-            size = {k: (v if k in ranked[:R] else size[ranked[R - 1]]) for k, v in size.items()}
-        crit.update(size)
+    crit = oracle_lhat(X, y, s_max, method, R)
     best = {s: min(v for k, v in crit.items() if len(k) == s) for s in range(1, s_max + 1)}
     logw = {}
     for sup, value in crit.items():
@@ -530,17 +515,6 @@ def test_gem_law_equals_the_direct_formula(method, R):
         logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * q / 2
     norm = logsumexp(list(logw.values()))
     assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
-
-
-def gem_scores_of(law, p):
-    out = {}
-    for g, s in enumerate(law.sizes):
-        supports = law.scored[s][0]
-        group = law.groups[g]
-        listed = {tuple(int(j) for j in row): float(v) for row, v in zip(supports, group.losses)}
-        for sup in combinations(range(p), s):
-            out[sup] = listed.get(sup, group.tail_loss)
-    return out
 
 
 def test_gem_scores_have_sensitivity_one_by_brute_force():
@@ -552,10 +526,10 @@ def test_gem_scores_have_sensitivity_one_by_brute_force():
     for seed, (X, y) in enumerate(cases):
         for method, R in (("exponential", 3), ("top_r", 2)):
             law, _ = gem_law_of(X, y, 1.0, method, R=R)
-            q = gem_scores_of(law, p)
+            q = lhat_of(law, p)  # the sampled losses: GEM scores
             assert min(q.values()) == 0.0  # the criterion's minimiser scores 0
             for X2, y2 in neighbours(X, y, seed):
-                other = gem_scores_of(gem_law_of(X2, y2, 1.0, method, R=R)[0], p)
+                other = lhat_of(gem_law_of(X2, y2, 1.0, method, R=R)[0], p)
                 worst = max(worst, max(abs(q[k] - other[k]) for k in q))
     assert 0.02 < worst <= 1.0 + 1e-9, worst
 
