@@ -695,6 +695,14 @@ def test_hinge_auto_two_stage_ledger():
     assert size_entry.mechanism.startswith("size stage") and size_entry.details["loss"] == "hinge"
     assert sum(e.epsilon for e in fit.ledger.entries) == pytest.approx(1.5)
     assert acc.spent()[0] == pytest.approx(1.5)
+    other = frame.copy()
+    other.iloc[5] = [1.0, -1.0, 1.0, -1.0, 1 - frame.iloc[5]["y"]]  # a corner row with the other label
+    for mechanism in ("two_stage", "joint"):
+        kwargs = dict(method="top_r", epsilon=1.5, s="auto", s_max=2, loss="hinge", size_mechanism=mechanism,
+                      bounds={f"x{j}": (-1, 1) for j in range(4)}, random_state=4)
+        a = dpstats.dp_select("y ~ .", frame, **kwargs)
+        b = dpstats.dp_select("y ~ .", other, **kwargs)
+        assert_release_equivalent(a.release(), b.release(), f"hinge {mechanism}")
 
 
 # ---------------------------------------------------------------------------- k="auto" (screening)
