@@ -515,43 +515,7 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
             else:
                 problems.append(f"{t!r}: column {t!r} has no range: add {t!r}: (lower, upper) to bounds")
     else:
-        y_info, x_info = plan.infos()
-        factor_cache = {}
-        j = 0
-        for term, subterms in x_info.term_codings.items():
-            if not term.factors:
-                continue  # the intercept
-            for sub in subterms:
-                combos = _column_combinations(x_info, sub)
-                for combo in combos:
-                    name = terms[j]
-                    j += 1
-                    if wanted is not None and name not in wanted:
-                        continue
-                    if name in given:
-                        out[name] = tuple(given[name])
-                        continue
-                    try:
-                        lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache,
-                                                   given)
-                    except RangeUnavailable as exc:
-                        why = str(exc)
-                        if why.startswith(repr(name) + ": "):
-                            why = why[len(repr(name)) + 2:]
-                        if _bare_term(sub):
-                            problems.append(f"{name!r}: {why}")
-                        else:
-                            problems.append(f"{name!r}: {why}; or give {name!r}: (lower, upper) directly")
-                        continue
-                    if not lo < hi:
-                        # A constant column (e.g. a contrast's constant column): the range is
-                        # widened to include 0, so that the map to [-1, 1] is defined.
-                        lo, hi = (min(0.0, lo), max(0.0, lo)) if lo != 0 else (0.0, 1.0)
-                        text += f" (constant; range widened to {_show(lo, hi)})"
-                    out[name] = (lo, hi)
-                    derived[name] = text
-        if j != len(terms):  # pragma: no cover - patsy's column order is the plan's
-            raise AssertionError("design columns and terms disagree")
+        _derive_term_ranges(plan, terms, given, wanted, column_range, constant, out, derived, problems)
     if response is not None and response_required:
         if response in given:
             out[response] = tuple(given[response])
@@ -567,6 +531,49 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
     if problems:
         raise RangeUnavailable(_clean("\n".join(problems)))
     return FormulaRanges(out, derived)
+
+
+def _derive_term_ranges(plan, terms, given, wanted, column_range, constant, out, derived, problems):
+    """Fill ``out``/``derived`` for the patsy-built terms; a term without a range adds a line
+    to ``problems`` naming what to supply."""
+    y_info, x_info = plan.infos()
+    factor_cache = {}
+    j = 0
+    for term, subterms in x_info.term_codings.items():
+        if not term.factors:
+            continue  # the intercept
+        for sub in subterms:
+            for combo in _column_combinations(x_info, sub):
+                name = terms[j]
+                j += 1
+                if wanted is not None and name not in wanted:
+                    continue
+                if name in given:
+                    out[name] = tuple(given[name])
+                    continue
+                try:
+                    lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache, given)
+                except RangeUnavailable as exc:
+                    problems.append(_missing_range_line(name, sub, exc))
+                    continue
+                if not lo < hi:
+                    # A constant column (e.g. a contrast's constant column): the range is
+                    # widened to include 0, so that the map to [-1, 1] is defined.
+                    lo, hi = (min(0.0, lo), max(0.0, lo)) if lo != 0 else (0.0, 1.0)
+                    text += f" (constant; range widened to {_show(lo, hi)})"
+                out[name] = (lo, hi)
+                derived[name] = text
+    if j != len(terms):  # pragma: no cover - patsy's column order is the plan's
+        raise AssertionError("design columns and terms disagree")
+
+
+def _missing_range_line(name, sub, exc):
+    why = str(exc)
+    if why.startswith(repr(name) + ": "):
+        why = why[len(repr(name)) + 2:]
+    if _bare_term(sub):
+        return f"{name!r}: {why}"
+    return f"{name!r}: {why}; or give {name!r}: (lower, upper) directly"
 
 
 def _bare_term(subterm):
