@@ -111,8 +111,9 @@ mechanism that must also return s* pays three things:
    noise-sized drop, plus the prior) and its s* subsets (margin the weakest term's drop in RSS
    minus pen(1) and the prior), both of which share that drop, besides the swaps; with the
    scale of s* for every size and the best size prior chosen with hindsight this alone measured
-   1.0x to 1.8x (``ideal`` in benchmarks/bench_model_size_highdim.py; 1.8x at s* = 3, where s
-   known needs so little epsilon that eps pen(1) / (2 Delta) is below 1);
+   1.0x to 1.8x at p = 30 and 100 (``ideal`` in benchmarks/bench_model_size_highdim.py; 1.8x at
+   p = 30, s* = 3, where s known needs so little epsilon that eps pen(1) / (2 Delta) is below 1;
+   at p = 250 the tails of item 3 add to it: 1.6x to 2.2x);
 3. for ``two_stage``, the split of the budget (the size stage's share is spent again by top_r),
    and for ``joint`` on top_r lists, the tails: the unlisted supports of a size above s* are
    scored like its R-th listed support, a superset of the right one when R < C(p - s*, j), so
