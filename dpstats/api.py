@@ -344,7 +344,7 @@ def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, rand
         ridge = _check_real("ridge", ridge, 0.0, allow_zero=True)
     R = _check_positive_int("R", R)
     sign_share = _check_signs(signs)
-    if meth.native_signs:
+    if meth.sign_step().native:
         if signs is not True:
             raise InvalidArgumentError(f"method {meth.name!r} computes its signs as part of its mechanism; "
                                        "signs= does not apply to it (leave the default).")
@@ -544,7 +544,7 @@ def _add_conditions(call, task, outcome):
     if call.auto_size is not None:
         rows = call.auto_size.condition_rows(outcome.curator, call.selection_eps)
     else:
-        rows = condition_rows(call.meth.name, outcome.curator, p=len(task.terms), size=call.size,
+        rows = condition_rows(call.meth, outcome.curator, p=len(task.terms), size=call.size,
                               epsilon=call.selection_eps, options=call.options)
     outcome.curator["conditions"] = rows
     warn_privacy_failures(call.meth.name, rows)
@@ -621,7 +621,7 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     given = call.given
     shown = [("radius", call.radius if ("radius" in uses and given["radius"] is not None) else None),
              ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
-             ("signs", given["signs"] if (given["signs"] is not True and not meth.native_signs) else None),
+             ("signs", given["signs"] if (given["signs"] is not True and not meth.sign_step().native) else None),
              ("na_action", call.na_action if call.na_action != "omit" else None),
              ("random_state", given["random_state"] if isinstance(given["random_state"], int) else None)]
     extra = {k_: v for k_, v in shown if v is not None}
@@ -638,7 +638,7 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
                         "bounds": _public_bounds(call.bounds)})
     public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in uses}
-    if not meth.native_signs:
+    if not meth.sign_step().native:
         public_call["signs_share"] = call.sign_share
     public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
     if call.infer_levels:
@@ -716,8 +716,7 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     offset = 1 if clipped.intercept else 0
     columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
     report = list(range(offset, len(columns)))
-    if meth.size_argument == "k":
-        ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
+    ridge, radius = meth.sign_step().block_ridge_radius(ridge, radius)  # the method's SignPolicy
     if hasattr(clipped, "block_sign_votes"):
         # Data on Dask: the partitions are the blocks (docs/privacy.md, "Private signs": "the method's own blocks").
         # The number of partitions is public (it is part of the Dask DataFrame's schema).

@@ -246,20 +246,11 @@ class Plan:
     # -- computation -----------------------------------------------------------------------
     @property
     def computed(self) -> str:
-        """"exact" where the mechanism's own probabilities are averaged, else "empirical"."""
-        if self.method == "exponential":
-            return "exact"
-        if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.certified import DEFAULT_MAX_ENUMERATE
+        """"exact" where the mechanism's own probabilities are averaged, else "empirical": the
+        method's :meth:`~dpstats.methods.SelectionMethod.planning_kind`."""
+        from .methods import get_method
 
-            if self.select_s == "auto":  # every size scored exactly: the most numerous one decides
-                s_max = self.options.get("s_max") or min(self.p, 10)
-                count = math.comb(self.p, min(s_max, self.p // 2))
-            else:
-                count = math.comb(self.p, self.s)
-            if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:
-                return "exact"
-        return "empirical"
+        return get_method(self.method).planning_kind(self.p, self.s, self.options, auto_size=self.select_s == "auto")
 
     def _one(self, n, epsilon, data_seed, mech_seed):
         """(q, u) for one simulated data set: the fit itself (and its ledger) is dropped here."""

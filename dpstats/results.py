@@ -284,7 +284,7 @@ class SelectionResult:
         size = self._public_call.get("s", self._public_call.get("k"))
         if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
             size = self.curator.get("criterion_choice", {}).get("s", 1)
-        verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
+        verdict = plain_verdict(_method_of(self.method), self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
         if self.curator.get("conditions"):
@@ -471,3 +471,17 @@ def _without_data(refit):
     if getattr(plan, "is_dask", False):
         out["plan"], out["dask"] = plan.plan, True
     return out
+
+
+def _method_of(name):
+    """The registered method ``name``, or the contract's defaults when it is no longer registered
+    (a result kept after its method was removed): the report then shows the default verdict."""
+    from .errors import InvalidArgumentError
+    from .methods import SelectionMethod, get_method
+
+    try:
+        return get_method(name)
+    except InvalidArgumentError:
+        default = SelectionMethod()
+        default.name = str(name)
+        return default

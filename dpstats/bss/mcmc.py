@@ -83,7 +83,8 @@ from scipy.special import comb
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.exponential import exponential_log_probabilities
 from ..method_options import Integer
-from ..methods import MethodOutcome, SelectionMethod
+from .. import conditions
+from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 from .exhaustive import enumerate_supports
@@ -610,6 +611,7 @@ class MCMCMethod(SelectionMethod):
     title = "Metropolis-Hastings best subset selection (approximate, Roy and Tewari 2023)"
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     allows_infinite_epsilon = False
     infinite_epsilon_message = (
         "epsilon=inf is not available for method='mcmc': a chain that only accepts improvements is a greedy "
@@ -620,6 +622,14 @@ class MCMCMethod(SelectionMethod):
         Integer("tv_chains", default=DEFAULT_TV_CHAINS, minimum=0,
                 doc="chains for the curator's total-variation diagnostic (small p only; 0: none)"),
     )
+
+    def condition_rows(self, curator, ctx):
+        return conditions.mcmc_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.best_support_probability(
+            curator, p, size, "exact for the chain's target; the chain itself only approximately",
+            key="exponential_probability_of_mode")
 
     run = staticmethod(run)
 

@@ -23,6 +23,7 @@ import numbers
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..methods import get_method
+from ..bss.losses import LOSSES
 from ..privacy.accountant import Accountant
 from .refit import METHODS, estimate_after_selection
 
@@ -89,7 +90,7 @@ class EstimateShare:
             raise InvalidArgumentError(
                 f"estimate= needs public ranges, and method {method!r} selects without them; select first, then "
                 "call fit.estimate(epsilon=..., bounds={term: (lower, upper)}).")
-        if method_options.get("loss") == "hinge" and estimate_method != "objective_perturbation":
+        if _binary_response(method_options) and estimate_method != "objective_perturbation":
             raise InvalidArgumentError(
                 f"estimate_method={estimate_method!r} fits least squares, which does not apply to loss='hinge'; use "
                 "estimate_method='objective_perturbation' (a private logistic regression).")
@@ -119,6 +120,13 @@ class EstimateShare:
         public["estimate"] = self.share
         public["estimate_method"] = self.method
         return fit
+
+
+def _binary_response(method_options):
+    """Whether the selection's loss (the ``loss`` option, not yet validated) has a binary
+    response; an unknown loss is left to the method's validator."""
+    name = method_options.get("loss") or "squared"
+    return isinstance(name, str) and name in LOSSES and LOSSES[name].response_type == "binary"
 
 
 def _show(x):

@@ -63,7 +63,8 @@ from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
 from ..mechanisms.partition import split_rows
 from ..method_options import Custom, Integer
-from ..methods import MethodOutcome, SelectionMethod, leading_scores
+from .. import conditions
+from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 
@@ -277,6 +278,7 @@ class SampAggMethod(SelectionMethod):
     title = "Samp-Agg (Lasso votes on disjoint blocks, private peeling)"
     size_argument = "k"
     uses = ("bounds",)
+    sign_policy = SIGNS_FROM_LEAST_SQUARES
     requires = (("sklearn", "scikit-learn"),)
     supports_dask = True  # blocks gathered from the partitions by the workers (samp_agg_dask)
     options = (
@@ -288,6 +290,12 @@ class SampAggMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.samp_agg_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.sequence_probability(curator, p, size)
 
     run = staticmethod(run)
 

@@ -73,7 +73,8 @@ from scipy.special import logsumexp
 from ..errors import DataError, InvalidArgumentError, InvalidTypeError
 from ..mechanisms.partition import split_rows
 from ..method_options import Choice, Custom, Integer, Real
-from ..methods import MethodOutcome, SelectionMethod
+from .. import conditions
+from ..methods import MethodOutcome, SelectionMethod, SignPolicy
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
 from .local import DEFAULT_NULL_LEVEL, LOCAL_RULES, local_sign_vector
 
@@ -517,7 +518,9 @@ class DPVoteMethod(SelectionMethod):
     title = "distributed majority vote of local signs (DGDP)"
     size_argument = "k"
     needs_response = False
-    native_signs = True
+    #: Its mechanism releases the signs (Liu et al. 2022): no shared sign step.
+    sign_policy = SignPolicy(native=True, curator_probability=("probability_sign_is_majority",
+                                                               "majority vote of the machines"))
     neighbours = REPLACE_MACHINE
     uses = ()
     supports_dask = True
@@ -556,6 +559,17 @@ class DPVoteMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.dpvote_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        a = curator.get("majority_vote_nonzero")
+        if not a or a > size:
+            return None, "every coordinate of the plain majority vote", "", None
+        return (curator.get("probability_peeling_picks_all_majority_nonzero"),
+                "a peeled set containing every coordinate of the plain majority vote", "exact",
+                math.comb(p - a, size - a) / math.comb(p, size))
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)
