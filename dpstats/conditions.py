@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from .errors import PrivacyLeakWarning
+from .method_options import is_real
 
 HOLDS, FAILS, NOT_CHECKABLE = "holds", "fails", "not checkable"
 PRIVACY, RECOVERY = "privacy", "recovery"
@@ -212,7 +213,7 @@ def _g(x, digits=4):
 
 
 def _number(value):
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return is_real(value)
 
 
 # ---------------------------------------------------------------- shared rows

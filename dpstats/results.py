@@ -319,9 +319,10 @@ class SelectionResult:
         (needs ``pip install "dpstats[plots]"``).
         """
         from .errors import InvalidArgumentError
+        from .method_options import is_integer
         from .plots import add_legend, marked_barh, new_axes, wrap
 
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        if not is_integer(top) or top < 1:
             raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
         chart = self._plot_rows(top)
         if chart is None:

@@ -73,14 +73,13 @@ Hastings (1970).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.lapack import dposv as _dposv
 from scipy.special import comb
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities
 from ..method_options import Integer
 from .. import conditions
@@ -266,11 +265,8 @@ class ChainRun:
 
 
 def _check_chain_arguments(p, s, n_iter, n_chains):
-    for name, value, low in (("p", p, 1), ("s", s, 1), ("n_iter", n_iter, 1), ("n_chains", n_chains, 1)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise InvalidTypeError(f"{name} must be an integer; got {value!r}.")
-        if value < low:
-            raise InvalidArgumentError(f"{name} must be >= {low}; got {value}.")
+    for name, value in (("p", p), ("s", s), ("n_iter", n_iter), ("n_chains", n_chains)):
+        Integer(name, minimum=1, argument=True).check(value)
     if s > p:
         raise InvalidArgumentError(f"s={s} exceeds the number of candidate terms ({p}).")
 

@@ -50,14 +50,13 @@ Shekelyan and Loukides (2022), the canonical Lipschitz mechanism.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
-from ..method_options import Custom
+from ..method_options import Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -67,7 +66,7 @@ PLAIN_FACTOR = 2.0  # Delta_f = 2 b_x b_y
 
 
 def _real(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+    if not is_real(value) or not math.isfinite(float(value)):
         raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.")
     return float(value)
 
@@ -252,7 +251,8 @@ class DPSISMethod(SelectionMethod):
         return conditions.dp_sis_conditions(curator, ctx)
 
     def recovery_probability(self, curator, p, size):
-        return curator.get("probability_true_topk"), "the non-private top k", "exact", conditions.uniform_subset(p, size)
+        uniform = conditions.uniform_subset(p, size)
+        return curator.get("probability_true_topk"), "the non-private top k", "exact", uniform
 
     run = staticmethod(run)
 

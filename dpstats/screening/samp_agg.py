@@ -54,7 +54,6 @@ high-dimensional regression.  Swope, Khanna, Doldo, Roy and Raff (2024), section
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -62,7 +61,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
 from ..mechanisms.partition import split_rows
-from ..method_options import Custom, Integer
+from ..method_options import Custom, Integer, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -186,7 +185,7 @@ def check_options(options, context):
 def _check_alpha(alpha):
     if isinstance(alpha, str) and alpha == "auto":
         return alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (math.isfinite(alpha) and alpha > 0):
+    if not is_real(alpha) or not (math.isfinite(alpha) and alpha > 0):
         raise InvalidArgumentError(f'alpha must be "auto" or a positive number (the Lasso penalty); got {alpha!r}.')
     return float(alpha)
 

@@ -64,7 +64,6 @@ Theorems 1-2.  McSherry and Talwar (2007); Dwork and Roth (2014), section 3.5.
 from __future__ import annotations
 
 import math
-import numbers
 from itertools import permutations, product
 
 import numpy as np
@@ -72,7 +71,7 @@ from scipy.special import logsumexp
 
 from ..errors import DataError, InvalidArgumentError, InvalidTypeError
 from ..mechanisms.partition import split_rows
-from ..method_options import Choice, Custom, Integer, Real
+from ..method_options import Choice, Custom, Integer, Real, is_integer
 from .. import conditions
 from ..methods import MethodOutcome, SelectionMethod, SignPolicy
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
@@ -318,7 +317,7 @@ def _check_machines(value):
         if codes.max(initial=-1) + 1 < 2:
             raise InvalidArgumentError("machines must name at least 2 machines (DPVote needs a vote).")
         return codes.astype(np.int64)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if not is_integer(value):
         raise InvalidTypeError(f"machines must be an integer >= 2 or an array of machine labels; got {value!r}.")
     if value < 2:
         raise InvalidArgumentError(f"machines must be >= 2 (DPVote needs at least two votes); got {value}.")
