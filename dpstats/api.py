@@ -3,7 +3,9 @@
 Order of work, which is what makes "a refused call charges nothing, and no data value
 decides for free whether a call fails" true:
 
-1. every argument is validated from its value alone;
+1. every argument is validated from its value alone (each is declared in
+   :data:`DP_SELECT_ARGUMENTS` for the validator the method options use), then the rules
+   that involve the method or several arguments;
 2. the full cost of the call is computed from public parameters and an accountant, if
    given, is asked whether it fits (BudgetExceededError otherwise);
 3. the design is planned from the formula and the data's public schema only (column

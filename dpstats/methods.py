@@ -3,9 +3,11 @@
 Each method lives in its own module next to its privacy statement and defines a
 subclass of :class:`SelectionMethod` with an instance ``METHOD``: declared options (one
 validator, :mod:`dpstats.method_options`), declared optional dependencies, whether it
-runs on Dask, which common parameters it uses, and the hooks ``dp_select`` calls before
-the charge (all from public information).  The built-in methods are imported on first
-use; :func:`register_method` adds a new one.
+runs on Dask, which common parameters it uses, the hooks ``dp_select`` calls before
+the charge (all from public information), how its signs are made (:class:`SignPolicy`),
+and what the curator report and :func:`dpstats.plan` know about it (its Conditions table,
+verdict and planning kind).  The built-in methods are imported on first use;
+:func:`register_method` adds a new one.
 
 A method's ``run(task)`` receives a :class:`SelectionTask` (clipped data, public
 parameters, the call's random source, the epsilon share for selection) and returns a
