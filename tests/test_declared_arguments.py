@@ -108,3 +108,24 @@ def test_later_arguments_are_left_to_their_stage():
     assert later == {"formula", "data"}
     marker = object()
     assert validate_arguments(DP_SELECT_ARGUMENTS, {"data": marker})["data"] is marker
+
+
+def test_documented_defaults_of_dp_select_match_the_declared_ones():
+    """docs/methods.md, "Arguments of every call": each default cell that starts with a literal
+    is the declared default (the table and the specs cannot drift apart)."""
+    import ast
+    import re
+
+    from test_docs import METHODS_DOC, doc_sections, option_rows
+
+    rows = option_rows(doc_sections(METHODS_DOC)["Arguments of every call"])
+    declared = {o.name: o for o in DP_SELECT_ARGUMENTS}
+    checked = 0
+    for name, row in rows.items():
+        literal = re.match(r"`([^`]*)`", row[2])
+        if name not in declared or literal is None:
+            assert row[2].startswith("(required)") or name not in declared, (name, row[2])
+            continue
+        assert ast.literal_eval(literal.group(1)) == declared[name].default, (name, row[2])
+        checked += 1
+    assert checked >= 12
