@@ -285,7 +285,7 @@ class SelectionResult:
         if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
             size = self.curator.get("criterion_choice", {}).get(
                 "s", self._public_call.get("size_selection", {}).get("k", 1))  # k="auto" of dp_sis: public k
-        verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
+        verdict = plain_verdict(_method_of(self.method), self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
         if self.curator.get("conditions"):
@@ -320,9 +320,10 @@ class SelectionResult:
         (needs ``pip install "dpstats[plots]"``).
         """
         from .errors import InvalidArgumentError
+        from .method_options import is_integer
         from .plots import add_legend, marked_barh, new_axes, wrap
 
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        if not is_integer(top) or top < 1:
             raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
         chart = self._plot_rows(top)
         if chart is None:
@@ -483,3 +484,17 @@ def _without_data(refit):
     if getattr(plan, "is_dask", False):
         out["plan"], out["dask"] = plan.plan, True
     return out
+
+
+def _method_of(name):
+    """The registered method ``name``, or the contract's defaults when it is no longer registered
+    (a result kept after its method was removed): the report then shows the default verdict."""
+    from .errors import InvalidArgumentError
+    from .methods import SelectionMethod, get_method
+
+    try:
+        return get_method(name)
+    except InvalidArgumentError:
+        default = SelectionMethod()
+        default.name = str(name)
+        return default

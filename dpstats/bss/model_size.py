@@ -472,7 +472,7 @@ class ScreeningSize:
     why a model-size criterion such as BIC is not used.  When floor(n / log n) >= p screening would
     keep every term: refused before the charge."""
 
-    method: str
+    method: object  # the SelectionMethod (its Conditions rows at the resolved k)
     s_max: int | None = None
     k: int | None = None
     n: int | None = None
@@ -488,7 +488,7 @@ class ScreeningSize:
             raise InvalidArgumentError(f"k='auto' for method {meth.name!r} is the screening size floor(n / log n) "
                                        f"(Fan and Lv 2008); s_max and the size options ({', '.join(SIZE_OPTION_NAMES)}) "
                                        "apply to the best-subset methods only.")
-        return cls(method=meth.name)
+        return cls(method=meth)
 
     def resolve(self, p, options, n_rows=None):
         n = int(n_rows)
@@ -777,7 +777,7 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
     # guard="none"), computed before the size keys replace its best-support keys; condition_rows adds them.
     from ..conditions import condition_rows as method_condition_rows
 
-    curator["conditions"] = method_condition_rows(meth.name, second.curator, p=len(task.terms), size=s_chosen,
+    curator["conditions"] = method_condition_rows(meth, second.curator, p=len(task.terms), size=s_chosen,
                                                   epsilon=eps2, options=task.options)
     logp = size_stage_log_probabilities(stage)
     crit_index = int(np.argmin(stage["losses"]))
