@@ -100,36 +100,34 @@ def listed(per_size):
     return {s: v[:R] for s, (_, v) in per_size.items()}
 
 
-def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+def truth_probability(data, sizes, groups, eps, scale):
+    """Exact P(the true support) under the listed law sampled with ``scale`` (a tail member: its share)."""
     per_size, truth = data
-    s0 = len(truth)
+    g = sizes.index(len(truth))
+    k = position(per_size[len(truth)][0], truth)
+    logp = listed_log_probabilities(groups, eps, scale)
+    entries = listed_entries(groups)
+    if k < len(groups[g].losses):
+        return float(np.exp(logp[entries.index((g, k))]))
+    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+
+
+def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+    per_size, _ = data
     delta = least_squares_sensitivity(1, 1, 1, s_max, True)
     if kappa is None:  # dp_select's default, a function of eps
         kappa = default_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), delta)
     sizes, groups = joint_groups(listed(per_size), p, n, "bic", sigma2, kappa)
-    logp = listed_log_probabilities(groups, eps, delta)
-    entries = listed_entries(groups)
-    g = sizes.index(s0)
-    k = position(per_size[s0][0], truth)
-    if k < len(groups[g].losses):
-        return float(np.exp(logp[entries.index((g, k))]))
-    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+    return truth_probability(data, sizes, groups, eps, delta)
 
 
 def p_gem(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
     """size_mechanism="generalized" with its default prior, on top_r's lists per size (exact)."""
-    per_size, truth = data
-    s0 = len(truth)
+    per_size, _ = data
     deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(s_max + 1)]
     prior = gem_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), deltas)
     sizes, groups = gem_groups(listed(per_size), p, n, "bic", sigma2, prior, deltas)
-    logp = listed_log_probabilities(groups, eps, 1.0)
-    entries = listed_entries(groups)
-    g = sizes.index(s0)
-    k = position(per_size[s0][0], truth)
-    if k < len(groups[g].losses):
-        return float(np.exp(logp[entries.index((g, k))]))
-    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+    return truth_probability(data, sizes, groups, eps, 1.0)
 
 
 def p_two_stage(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2, share=DEFAULT_SIZE_SHARE):
