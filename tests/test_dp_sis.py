@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpstats
@@ -95,8 +96,10 @@ def test_dp_select_ledger_signs_and_curator():
     assert len(r.support) == 3
     assert r.epsilon_spent == pytest.approx(2.0)
     entries = r.ledger.entries
-    assert entries[0].details["sensitivity"] == pytest.approx(6 * 1 * 1)  # centred by default; mapped to [-1, 1]
-    assert entries[0].details["center"] == "data"
+    # center="auto": 31 means from 80 rows would be noise (expected radius 2 * 31 / (80 * 0.18) > 1),
+    # so the public midpoints centre for free; mapped to [-1, 1]
+    assert entries[0].details["sensitivity"] == pytest.approx(2 * 1 * 1)
+    assert entries[0].details["center"] == "public midpoints"
     assert entries[0].neighbours == REPLACE_ONE and entries[-1].neighbours == REPLACE_ONE
     assert "signs" in entries[-1].released
     rel = r.release()
@@ -181,3 +184,57 @@ def test_default_centring_ranks_by_association_not_by_means():
     cov = np.abs((X - X.mean(axis=0)).T @ (y - y.mean()))
     assert sorted(fit.support) == sorted(fit.terms[j] for j in np.argsort(-cov)[:3])
     assert {"bmi", "bp"} <= set(fit.support)
+
+
+def test_default_centring_buys_private_means_when_they_are_affordable():
+    sim = frame(n=2000, p=10)
+    r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=3, bounds=(3, 6), random_state=1)
+    means, sis = r.ledger.entries[0], r.ledger.entries[1]
+    assert means.mechanism.startswith("private means") and means.released == {}
+    assert means.epsilon == pytest.approx(0.1 * 1.8) and sis.epsilon == pytest.approx(0.9 * 1.8)
+    assert sis.details["sensitivity"] == pytest.approx(2.0) and sis.details["center"] == "private means"
+    assert r.epsilon_spent == pytest.approx(2.0)
+    # epsilon = inf: exact means; the score is |clip(x - xbar)' clip(y - ybar)| on the mapped scale
+    inf = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=math.inf, k=3, bounds=(3, 6))
+    X = np.clip(sim.data.drop(columns="y").to_numpy(), -3, 3) / 3
+    y = np.clip(sim.data["y"].to_numpy(), -6, 6) / 6
+    score = np.abs(np.clip(X - X.mean(axis=0), -1, 1).T @ np.clip(y - y.mean(), -1, 1))
+    assert sorted(inf.support) == sorted(f"x{j}" for j in np.argsort(-score)[:3])
+
+
+def test_centred_score_sensitivity_by_brute_force():
+    # Given any released means, |clip(x - m)' clip(y - m_y)| moves by at most 2 when one row is
+    # replaced (rows at the corners of the mapped cube are the extreme replacements).
+    from dpstats.screening.dp_sis import centred_products
+
+    rng = np.random.default_rng(4)
+    worst = 0.0
+    for _ in range(30):
+        X, y = rng.uniform(-1, 1, (9, 4)), rng.uniform(-1, 1, 9)
+        cx, cy = rng.uniform(-1, 1, 4), rng.uniform(-1, 1)
+        base = np.abs(centred_products(X, y, cx, cy))
+        for i in range(9):
+            for xr in (np.ones(4), -np.ones(4), np.sign(rng.normal(size=4))):
+                for yr in (-1.0, 1.0):
+                    X2, y2 = X.copy(), y.copy()
+                    X2[i], y2[i] = xr, yr
+                    worst = max(worst, float(np.max(np.abs(np.abs(centred_products(X2, y2, cx, cy)) - base))))
+    assert 1.0 < worst <= 2.0 + 1e-12
+
+
+def test_curator_compares_with_the_correlation_ranking():
+    # Two terms with the same correlation with y; the first's public range is ten times too
+    # wide for its spread, so its covariance on the mapped scale is ten times smaller.
+    rng = np.random.default_rng(0)
+    n = 500
+    a, b, c = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    y = a + b + 0.3 * c + rng.normal(size=n)
+    data = pd.DataFrame({"y": y, "a": a, "b": b, "c": c})
+    bounds = {"a": (-40, 40), "b": (-4, 4), "c": (-4, 4), "y": (-10, 10)}
+    fit = dpstats.dp_select("y ~ .", data, method="dp_sis", epsilon=5.0, k=2, bounds=bounds, random_state=0)
+    corr = np.abs([np.corrcoef(data[t], y)[0, 1] for t in ("a", "b", "c")])
+    assert sorted(fit.curator["correlation_topk"]) == sorted(np.array(["a", "b", "c"])[np.argsort(-corr)[:2]])
+    assert sorted(fit.curator["non_private_topk"]) == ["b", "c"]
+    assert any("correlation" in w for w in fit.curator["fit_warnings"])
+    assert 0 <= fit.curator["probability_correlation_topk"] < fit.curator["probability_true_topk"]
+    assert 0 <= fit.curator["expected_overlap_with_correlation_topk"] <= 2

@@ -138,7 +138,7 @@ def test_max_enumerate_guard_names_top_r():
 def test_curator_probability_matches_exact_distribution():
     data = make_regression(n=40, p=5, seed=6)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=3.0, s=2, bounds=(B_X, B_Y),
-                            radius=RADIUS, ridge=RIDGE, signs=False, random_state=0)
+                            radius=RADIUS, ridge=RIDGE, signs=False, random_state=0, intercept="profiled")
     X, y = data.drop(columns="y").to_numpy(), data["y"].to_numpy()
     supports, values, logp = mechanism_log_probs(X, y, 2, 3.0)
     best = np.argmin(values)

@@ -140,7 +140,7 @@ from ..method_options import Choice, Integer, Real, validate_options
 from ..methods import MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .exhaustive import check_enumeration_memory, log_n_supports, score_all_supports, slack_parts
-from .objective import RidgeBallObjective, least_squares_sensitivity
+from .objective import RidgeBallObjective, squared_loss_sensitivity
 
 #: two_stage: the share of the selection epsilon spent on the size stage (bench_model_size.py: at p = 20 the
 #: epsilon for 90 % recovery fell from 8x that of s known at a share of 0.3 to 4x at 0.6 to 0.7).
@@ -338,7 +338,7 @@ def score_sizes(method, task, s_max):
             scored[s] = (supports[order], values[order])
             taus[s] = 0.0
             continue
-        delta_s = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
+        delta_s = squared_loss_sensitivity(task.data, task.radius, s)
         tau = task.options["tolerance"] * delta_s if _size_slack(p, s, R, task.options) else 0.0
         sups, vals, _, _ = certified_top(task_s, R, tau)
         scored[s] = (np.asarray(sups, dtype=np.int64).reshape(len(sups), s), np.asarray(vals, dtype=np.float64))
@@ -368,7 +368,7 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa) -> JointLaw:
     p, R = len(task.terms), int(task.R)
     n = task.n_input if task.n_input is not None else task.stats.n
     data = task.data
-    delta_max = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s_max, data.intercept)
+    delta_max = squared_loss_sensitivity(data, task.radius, s_max)
     # Public: p, s_max, R, max_enumerate (top_r's own rule per size).
     slack = method == "top_r" and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1))
     eps = task.epsilon
@@ -453,7 +453,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
     p = len(task.terms)
     n = task.n_input if task.n_input is not None else task.stats.n
     data = task.data
-    delta_max = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s_max, data.intercept)
+    delta_max = squared_loss_sensitivity(data, task.radius, s_max)
     # Public: whether a size's best comes from the engine (p, s, max_enumerate).
     slack = any(_size_slack(p, s, 1, task.options) for s in range(1, s_max + 1))
     if slack:
@@ -468,7 +468,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
     sizes, losses, best, scorers, taus = [], [], [], {}, {}
     for s in range(1, s_max + 1):
         task_s = dataclasses.replace(task, size=s)
-        delta_s = least_squares_sensitivity(data.b_x, data.b_y, task.radius, s, data.intercept)
+        delta_s = squared_loss_sensitivity(data, task.radius, s)
         tau = task.options["tolerance"] * delta_s if _size_slack(p, s, 1, task.options) else 0.0
         sups, vals, _, scorer = certified_top(task_s, 1, tau)
         sizes.append(s)

@@ -10,12 +10,24 @@ The selection is the canonical Lipschitz top-k mechanism
 
 Centring (``center=``):
 
-* ``"data"`` (default): columns and y centred by their own sample means inside the mechanism,
+* ``"means"``: a share MEANS_SHARE = 10 % of epsilon buys the means of every mapped term and
+  of the response (:mod:`dpstats.mechanisms.private_means`, the step the best-subset
+  intercept uses; its own ledger entry).  Given them, every row is centred and clipped,
+  x~ = clip(x - m~_x, -1, 1), y~ = clip(y - m~_y, -1, 1): a fixed row-wise map, so the score
+  |x~_j'y~| moves by at most 2 b_x b_y when one record is replaced (Delta_f = 2 b_x b_y), and
+  the call is (eps_m + eps_sel)-DP by composition.  Clipping moves only values more than
+  half a public range from their mean.
+* ``"auto"`` (default): ``"means"`` when the means' expected noise radius
+  2 (p + 1) / (n 0.1 epsilon) is at most 1 (public inputs), else the public midpoints
+  (``None`` below), which are free.  At the paper's scale (n = 100, p = 2000) the means
+  would be noise, so the midpoints are used.
+* ``"data"``: columns and y centred by their own sample means inside the mechanism,
   f_j = |sum x_ij y_i - (sum x_ij)(sum y_i) / n|.  The cross-product moves by at most
   2 b_x b_y and the product of sums over n by less than 4 b_x b_y, so Delta_f = 6 b_x b_y.
-  The means themselves are never released.  This is the default because the uncentred
-  score ranks columns by their means as much as by their association with y (on the
-  diabetes data with symmetric bounds it picked age, sex, bp where the top correlates are bmi, s5, bp).
+  The means themselves are never released.  (The former default: it triples Delta_f.)  The
+  uncentred score ranks columns by their means as much as by their association with y (on
+  the diabetes data with symmetric bounds it picked age, sex, bp where the top correlates
+  are bmi, s5, bp); centring by private means or at the public midpoints avoids that.
 * ``"none"`` (or None), asked for by name: no centring, Delta_f = 2 b_x b_y.
 * public centres, a pair ``(c_x, c_y)`` (one centre for every term) or a dict
   ``{term: c, response: c}``, in the data's original units.  The data are first mapped to
@@ -40,6 +52,11 @@ releases what the pandas call releases (unless two scores agree to the last bits
 
 ``epsilon = inf`` gives plain SIS: the k largest |x_j' y| (ties broken at random).
 
+The score is a covariance on the scale of the public ranges: a term whose range is wide for
+its spread scores low.  The curator report gives the ranking by correlation (the SIS of
+Fan and Lv 2008, ``correlation_topk``), the exact probability that the mechanism returns it
+and a warning when the two rankings differ.
+
 References
 ----------
 Fan and Lv (2008), Sure independence screening for ultrahigh dimensional feature space.
@@ -56,7 +73,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
+from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
+                                        set_log_probability, topk_diagnostics)
+from ..mechanisms.private_means import MEANS_SHARE, column_sums, means_affordable, private_means
 from ..method_options import Custom
 from ..methods import MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -76,9 +95,10 @@ def check_center(center):
     if center is None or (isinstance(center, str) and center == "none"):
         return None
     if isinstance(center, str):
-        if center == "data":
-            return "data"
-        raise InvalidArgumentError(f'center must be None, "data", a pair (c_x, c_y) or a dict; got {center!r}.')
+        if center in ("data", "means", "auto"):
+            return center
+        raise InvalidArgumentError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict; '
+                                   f'got {center!r}.')
     if isinstance(center, Mapping):
         out = {}
         for key, value in center.items():
@@ -88,7 +108,8 @@ def check_center(center):
         return out
     if isinstance(center, (tuple, list)) and len(center) == 2:
         return (_real("center[0] (c_x)", center[0]), _real("center[1] (c_y)", center[1]))
-    raise InvalidTypeError(f'center must be None, "data", a pair (c_x, c_y) or a dict {{term: centre}}; got {center!r}.')
+    raise InvalidTypeError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict {{term: centre}}; '
+                           f'got {center!r}.')
 
 
 def check_options(options, context):
@@ -169,7 +190,7 @@ def _public_centres(task):
     """
     center = task.options["center"]
     ranges = task.data.ranges
-    if center is None or center == "data":
+    if center is None or isinstance(center, str):
         return None, 0.0
     p = len(task.terms)
     if isinstance(center, tuple):
@@ -206,27 +227,112 @@ def curator_summary(terms, z, k, epsilon, delta, top=None):
     return out
 
 
+def resolved_center(center, *, d, n, epsilon):
+    """``center="auto"``: "means" when the d means are affordable with MEANS_SHARE of epsilon
+    (:func:`dpstats.mechanisms.private_means.means_affordable`), else None (the public
+    midpoints, free).  Public inputs only."""
+    if center != "auto":
+        return center
+    return "means" if means_affordable(d, n, MEANS_SHARE * epsilon) else None
+
+
+def _means_scores(data, epsilon_m, rng, n_input):
+    """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means and rescaled into [-1, 1]."""
+    dask = getattr(data, "is_dask", False)
+    sums = data.partition_sums(column_sums) if dask else column_sums(data.X, data.y)
+    means = private_means(sums, n_input, epsilon_m, rng)
+    cx, cy = means[:-1], float(means[-1])
+    if dask:
+        raw = data.partition_sums(centred_products, cx, cy)
+    else:
+        raw = centred_products(data.X, data.y, cx, cy)
+    entry = LedgerEntry(
+        mechanism="private means of the mapped terms and response (l-infinity K-norm mechanism), for DP-SIS",
+        epsilon=epsilon_m, neighbours=REPLACE_ONE, released={},
+        details={"columns": int(means.size), "sensitivity_linf": 2.0 / max(n_input, 1),
+                 "use": "centre every row and clip it to [-1, 1]"})
+    return np.abs(raw), entry
+
+
+def centred_products(x, y, cx, cy):
+    """clip(x - cx, -1, 1)' clip(y - cy, -1, 1) of some rows (adds up over partitions).
+
+    Clipped, not rescaled as the best-subset intercept does: a scale 1 / (1 + |m_j|) would
+    make the ranking depend on where each term's mean sits in its range; clipping changes
+    only values more than half a range from their mean."""
+    xc = np.clip(np.asarray(x, dtype=np.float64) - cx, -1.0, 1.0)
+    yc = np.clip(np.asarray(y, dtype=np.float64) - cy, -1.0, 1.0)
+    return xc.T @ yc
+
+
 def run(task) -> MethodOutcome:
     data = task.data
     k = task.size
-    center = task.options["center"]
-    cx, cy = _public_centres(task)
-    # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
-    sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
-    support, z, delta = dp_sis_select(data.X, data.y, k, task.epsilon, data.b_x, data.b_y, task.rng,
-                                      center=center, x_centres=cx, y_centre=cy, sums=sums)
-    entry = LedgerEntry(
+    p = len(task.terms)
+    n_input = task.n_input if task.n_input is not None else (data.X.shape[0] if data.X is not None else 0)
+    center = resolved_center(task.options["center"], d=p + 1, n=n_input, epsilon=task.epsilon)
+    entries = []
+    epsilon = task.epsilon
+    if center == "means":
+        epsilon_m = task.epsilon if math.isinf(task.epsilon) else MEANS_SHARE * task.epsilon
+        epsilon = task.epsilon if math.isinf(task.epsilon) else task.epsilon - epsilon_m
+        f, means_entry = _means_scores(data, epsilon_m, task.rng, n_input)
+        entries.append(means_entry)
+        delta = PLAIN_FACTOR * data.b_x * data.b_y  # centred values clipped to [-b_x, b_x], [-b_y, b_y]
+        z = f / delta
+        support = sample_lipschitz_topk(z, k, epsilon, task.rng)
+    else:
+        cx, cy = _public_centres(task)
+        # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
+        sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
+        support, z, delta = dp_sis_select(data.X, data.y, k, epsilon, data.b_x, data.b_y, task.rng,
+                                          center=center, x_centres=cx, y_centre=cy, sums=sums)
+    label = {None: "public midpoints", "data": "data (inside the mechanism)", "means": "private means"}
+    entries.append(LedgerEntry(
         mechanism="DP-SIS: canonical Lipschitz top-k of |x_j'y|",
-        epsilon=task.epsilon,
+        epsilon=epsilon,
         neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in support]},
-        details={"sensitivity": delta, "k": k, "center": "none" if center is None else
-                 ("data" if center == "data" else "public values"), "b_x": data.b_x, "b_y": data.b_y},
-    )
-    curator = curator_summary(task.terms, z, k, task.epsilon, delta)
+        details={"sensitivity": delta, "k": k, "center": label.get(center, "public values")
+                 if not isinstance(center, (dict, tuple)) else "public values", "b_x": data.b_x, "b_y": data.b_y},
+    ))
+    curator = curator_summary(task.terms, z, k, epsilon, delta)
     curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
                                      "scores": leading_scores(task.terms, z, support, max(2 * k, 20))}
-    return MethodOutcome(support=np.sort(support), entries=[entry], curator=curator)
+    if not getattr(data, "is_dask", False):
+        curator.update(correlation_summary(task.terms, data.X, data.y, z, k, epsilon, support))
+    return MethodOutcome(support=np.sort(support), entries=entries, curator=curator)
+
+
+def correlation_summary(terms, X, y, z, k, epsilon, support) -> dict:
+    """Curator-only: the SIS ranking of Fan and Lv (2008), by |correlation| of each clipped term
+    with the clipped response, and the mechanism's exact law against it.
+
+    The score ranks by covariance on the scale of the public ranges, so a term whose range
+    is wide for its spread scores low: with ranges that are not proportional to the terms'
+    spreads the two rankings differ, and "recovered" must be judged against the correlations.
+    """
+    n = X.shape[0]
+    if n < 2:
+        return {}
+    xc = X - X.mean(axis=0)
+    yc = y - y.mean()
+    norms = np.sqrt(np.sum(xc * xc, axis=0)) * math.sqrt(float(yc @ yc))
+    corr = np.abs(xc.T @ yc) / np.where(norms > 0, norms, np.inf)
+    top = canonical_order(corr)[:k]
+    incl = inclusion_probabilities(z, k, epsilon)
+    out = {"correlation_topk": [terms[j] for j in top],
+           "probability_correlation_topk": math.exp(set_log_probability(z, k, epsilon, top)),
+           "expected_overlap_with_correlation_topk": float(np.sum(incl[top])),
+           "overlap_released_with_correlation_topk": int(len(set(top.tolist()) & set(int(j) for j in support)))}
+    score_top = set(canonical_order(z)[:k].tolist())
+    if score_top != set(top.tolist()):
+        out["fit_warnings"] = [
+            "the score's non-private top k (covariance on the scale of the public ranges) differs from the top k "
+            f"by correlation {out['correlation_topk']}: the ranges' widths relative to the terms' spreads change "
+            "the ranking; ranges proportional to the spreads (e.g. a few standard deviations from a codebook) "
+            "align them"]
+    return out
 
 
 class DPSISMethod(SelectionMethod):
@@ -238,9 +344,11 @@ class DPSISMethod(SelectionMethod):
     uses = ("bounds",)
     supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)
     options = (
-        Custom("center", default="data", check_value=check_center,
-               accepted='None, "data", a pair (c_x, c_y) or a dict {term: centre}',
-               doc="centring of the score: none, the data's means (sensitivity accounted), or public centres"),
+        Custom("center", default="auto", check_value=check_center,
+               accepted='"auto", "means", None, "data", a pair (c_x, c_y) or a dict {term: centre}',
+               doc="centring of the score: private means (10 % of epsilon; 'auto' uses them when affordable, "
+                   "else the public midpoints), the public midpoints (None), the data's means inside the "
+                   "mechanism (sensitivity x 3) or public centres"),
     )
 
     def check_design(self, plan, size, options, context):
