@@ -592,6 +592,11 @@ def _best_probability(method, curator, p, size):
         return (curator.get("exponential_probability_of_mode"), "the non-private best support",
                 "exact for the chain's target; the chain itself only approximately", subset)
     if method == "dp_sis":
+        corr = curator.get("correlation_topk")
+        if corr is not None and sorted(corr) != sorted(curator.get("non_private_topk", corr)):
+            # the public ranges reorder the score: judge the release against the correlations
+            return (curator.get("probability_correlation_topk"), "the top k by correlation (the SIS ranking; the "
+                    "score's own top k differs)", "exact", subset)
         return curator.get("probability_true_topk"), "the non-private top k", "exact", subset
     if method in ("kendall", "samp_agg"):
         return (curator.get("probability_of_non_private_sequence"), "the non-private selection (in order)",

@@ -17,6 +17,13 @@ Centring (``center=``):
   |x~_j'y~| moves by at most 2 b_x b_y when one record is replaced (Delta_f = 2 b_x b_y), and
   the call is (eps_m + eps_sel)-DP by composition.  Clipping moves only values more than
   half a public range from their mean.
+* ``scale="sd"`` (with ``"means"``; ``scale="auto"``, the default, when the 2 (p + 1)
+  numbers are affordable by the same rule): the same draw also releases to the mechanism the
+  second moments of every mapped term and of the response (each coded 2 v^2 - 1 in [-1, 1], so
+  the l-infinity sensitivity stays 2 / n), giving private standard deviations sd~; rows are
+  mapped to clip((x - m~_x) / (3 sd~_x), -1, 1) and clip((y - m~_y) / (3 sd~_y), -1, 1), still a
+  fixed row-wise map into [-1, 1] given the draw, so Delta_f = 2 b_x b_y.  The score then
+  ranks by correlation, not by covariance on the scale of the public ranges.
 * ``"auto"`` (default): ``"means"`` when the means' expected noise radius
   2 (p + 1) / (n 0.1 epsilon) is at most 1 (public inputs), else the public midpoints
   (``None`` below), which are free.  At the paper's scale (n = 100, p = 2000) the means
@@ -76,7 +83,7 @@ from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
                                         set_log_probability, topk_diagnostics)
 from ..mechanisms.private_means import MEANS_SHARE, column_sums, means_affordable, private_means
-from ..method_options import Custom
+from ..method_options import Choice, Custom
 from ..methods import MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
@@ -236,32 +243,63 @@ def resolved_center(center, *, d, n, epsilon):
     return "means" if means_affordable(d, n, MEANS_SHARE * epsilon) else None
 
 
-def _means_scores(data, epsilon_m, rng, n_input):
-    """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means and rescaled into [-1, 1]."""
+def resolved_scale(scale, center, *, p, n, epsilon):
+    """``scale="auto"``: "sd" when the centring buys means and the 2 (p + 1) moments are
+    affordable with MEANS_SHARE of epsilon, else None.  Public inputs only."""
+    if scale != "auto":
+        return scale
+    return "sd" if center == "means" and means_affordable(2 * (p + 1), n, MEANS_SHARE * epsilon) else None
+
+
+def moment_sums(x, y):
+    """Sums of [x, y, 2 x^2 - 1, 2 y^2 - 1] over some rows: every entry in [-1, 1] (they add up)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    return np.concatenate([column_sums(x, y), (2.0 * x * x - 1.0).sum(axis=0), [float(np.sum(2.0 * y * y - 1.0))]])
+
+
+def _means_scores(data, epsilon_m, rng, n_input, scale):
+    """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means (and with
+    ``scale="sd"`` divided by SD_WIDTH private standard deviations), clipped to [-1, 1]."""
     dask = getattr(data, "is_dask", False)
-    sums = data.partition_sums(column_sums) if dask else column_sums(data.X, data.y)
-    means = private_means(sums, n_input, epsilon_m, rng)
-    cx, cy = means[:-1], float(means[-1])
+    func = moment_sums if scale == "sd" else column_sums
+    sums = data.partition_sums(func) if dask else func(data.X, data.y)
+    moments = private_means(sums, n_input, epsilon_m, rng)
+    d = sums.size // 2 if scale == "sd" else sums.size
+    cx, cy = moments[:d - 1], float(moments[d - 1])
+    wx, wy = 1.0, 1.0
+    if scale == "sd":
+        square = (moments[d:] + 1.0) / 2.0  # means of x^2 and y^2 on the mapped scale
+        sd = np.sqrt(np.maximum(square - moments[:d] ** 2, MIN_SD ** 2))
+        wx, wy = SD_WIDTH * sd[:-1], float(SD_WIDTH * sd[-1])
     if dask:
-        raw = data.partition_sums(centred_products, cx, cy)
+        raw = data.partition_sums(centred_products, cx, cy, wx, wy)
     else:
-        raw = centred_products(data.X, data.y, cx, cy)
+        raw = centred_products(data.X, data.y, cx, cy, wx, wy)
+    use = ("centre every row, divide by 3 private standard deviations and clip to [-1, 1]" if scale == "sd"
+           else "centre every row and clip it to [-1, 1]")
     entry = LedgerEntry(
-        mechanism="private means of the mapped terms and response (l-infinity K-norm mechanism), for DP-SIS",
+        mechanism=("private means" + (" and second moments" if scale == "sd" else "")
+                   + " of the mapped terms and response (l-infinity K-norm mechanism), for DP-SIS"),
         epsilon=epsilon_m, neighbours=REPLACE_ONE, released={},
-        details={"columns": int(means.size), "sensitivity_linf": 2.0 / max(n_input, 1),
-                 "use": "centre every row and clip it to [-1, 1]"})
+        details={"columns": int(moments.size), "sensitivity_linf": 2.0 / max(n_input, 1), "use": use})
     return np.abs(raw), entry
 
 
-def centred_products(x, y, cx, cy):
-    """clip(x - cx, -1, 1)' clip(y - cy, -1, 1) of some rows (adds up over partitions).
+#: ``scale="sd"``: centred values are divided by this many private standard deviations, then clipped.
+SD_WIDTH = 3.0
+#: Floor on a private standard deviation (mapped scale), so that a noisy variance at or below 0 stays usable.
+MIN_SD = 1e-3
+
+
+def centred_products(x, y, cx, cy, wx=1.0, wy=1.0):
+    """clip((x - cx) / wx, -1, 1)' clip((y - cy) / wy, -1, 1) of some rows (adds up over partitions).
 
     Clipped, not rescaled as the best-subset intercept does: a scale 1 / (1 + |m_j|) would
     make the ranking depend on where each term's mean sits in its range; clipping changes
-    only values more than half a range from their mean."""
-    xc = np.clip(np.asarray(x, dtype=np.float64) - cx, -1.0, 1.0)
-    yc = np.clip(np.asarray(y, dtype=np.float64) - cy, -1.0, 1.0)
+    only values more than half a range (or SD_WIDTH standard deviations) from their mean."""
+    xc = np.clip((np.asarray(x, dtype=np.float64) - cx) / wx, -1.0, 1.0)
+    yc = np.clip((np.asarray(y, dtype=np.float64) - cy) / wy, -1.0, 1.0)
     return xc.T @ yc
 
 
@@ -271,12 +309,15 @@ def run(task) -> MethodOutcome:
     p = len(task.terms)
     n_input = task.n_input if task.n_input is not None else (data.X.shape[0] if data.X is not None else 0)
     center = resolved_center(task.options["center"], d=p + 1, n=n_input, epsilon=task.epsilon)
+    if task.options["scale"] == "sd":
+        center = "means"  # asked for by name: the standard deviations need the means (check_options)
+    scale = resolved_scale(task.options["scale"], center, p=p, n=n_input, epsilon=task.epsilon)
     entries = []
     epsilon = task.epsilon
     if center == "means":
         epsilon_m = task.epsilon if math.isinf(task.epsilon) else MEANS_SHARE * task.epsilon
         epsilon = task.epsilon if math.isinf(task.epsilon) else task.epsilon - epsilon_m
-        f, means_entry = _means_scores(data, epsilon_m, task.rng, n_input)
+        f, means_entry = _means_scores(data, epsilon_m, task.rng, n_input, scale)
         entries.append(means_entry)
         delta = PLAIN_FACTOR * data.b_x * data.b_y  # centred values clipped to [-b_x, b_x], [-b_y, b_y]
         z = f / delta
@@ -294,7 +335,9 @@ def run(task) -> MethodOutcome:
         neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in support]},
         details={"sensitivity": delta, "k": k, "center": label.get(center, "public values")
-                 if not isinstance(center, (dict, tuple)) else "public values", "b_x": data.b_x, "b_y": data.b_y},
+                 if not isinstance(center, (dict, tuple)) else "public values",
+                 "scale": "private standard deviations" if scale == "sd" else "public ranges",
+                 "b_x": data.b_x, "b_y": data.b_y},
     ))
     curator = curator_summary(task.terms, z, k, epsilon, delta)
     curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
@@ -349,7 +392,18 @@ class DPSISMethod(SelectionMethod):
                doc="centring of the score: private means (10 % of epsilon; 'auto' uses them when affordable, "
                    "else the public midpoints), the public midpoints (None), the data's means inside the "
                    "mechanism (sensitivity x 3) or public centres"),
+        Choice("scale", default="auto", choices=("auto", "sd"), allow_none=True,
+               doc="'sd': divide the centred values by 3 private standard deviations (bought with the means, "
+                   "same share), so the score ranks by correlation; 'auto' does so when affordable; None: the "
+                   "public ranges' scale"),
     )
+
+    def check_options(self, options, context):
+        if options["scale"] == "sd" and not (isinstance(options["center"], str)
+                                             and options["center"] in ("auto", "means")):
+            raise InvalidArgumentError("scale='sd' needs center='means' or 'auto' (the standard deviations are "
+                                       "drawn with the private means).")
+        return options
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
