@@ -74,8 +74,8 @@ def main():
         for n in [int(x) for x in args.sizes.split(",")]:
             hits, pb, med = cell(formula, options, n, args.p, args.s, args.reps, args.epsilon)
             lo, hi = wilson(hits, args.reps)
-            print(f"{label:18s} {n:6d} | {hits / args.reps:6.2f} [{lo:.2f}, {hi:.2f}]      | {pb:7.3f} | {med:6.2f}",
-                  flush=True)
+            print(f"{label:18s} {n:6d} | {hits / args.reps:6.2f} [{lo:.2f}, {hi:.2f}]      | {pb:7.3f} | "
+                  f"{med:6.2f}", flush=True)
     print(f"load average at end: {os.getloadavg()}")
 
 

@@ -35,10 +35,10 @@ treatments are offered (option ``intercept=``; ``exponential``, ``top_r``, ``mis
 Sensitivity of the centred objective (replace-one neighbours)
 -------------------------------------------------------------
 Given the released means, step 2 is a fixed row-wise map, so neighbours stay neighbours,
-and every mapped row has |x~_ij| <= 1, |y~_i| <= 1 (|x - m| <= 1 + |m| for x, m in [-1, 1]).  Let b' = (b0', b') minimise the
-objective on the neighbour D'.  For every row, |v b0' + x~_iS'b'| <= ||(v, x~_iS)||_2 r <=
-r sqrt(s + v^2) (Cauchy-Schwarz), so each residual lies in [-B, B] with
-B = 1 + r sqrt(s + v^2).  Evaluating D's objective at b' changes only record n's term:
+and every mapped row has |x~_ij| <= 1, |y~_i| <= 1 (|x - m| <= 1 + |m| for x, m in
+[-1, 1]).  Let b' = (b0', b') minimise the objective on the neighbour D'.  For every row,
+|v b0' + x~_iS'b'| <= ||(v, x~_iS)||_2 r <= r sqrt(s + v^2) (Cauchy-Schwarz), so each
+residual lies in [-B, B] with B = 1 + r sqrt(s + v^2).  Evaluating D's objective at b' changes only record n's term:
 R(S; D) <= R(S; D') + (residual of the new record)^2 - (that of the old) <= R(S; D') + B^2;
 the ridge term cancels.  By symmetry
 

@@ -3,7 +3,9 @@
 Used to centre the data before a selection: the best-subset intercept
 (:mod:`dpstats.bss.intercept`) and DP-SIS's default centring
 (:mod:`dpstats.screening.dp_sis`) draw the means of the mapped terms and response here,
-with one ledger entry, and then centre and clip every row with them.
+with one ledger entry, and then centre every row with them (:func:`centre_values`, or
+clipping).  DP-SIS's private scale draws second moments in the same call: a value v in
+[-1, 1] enters as 2 v^2 - 1, again in [-1, 1], so the statement below covers it unchanged.
 
 Privacy statement
 -----------------

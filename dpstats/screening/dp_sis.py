@@ -115,8 +115,8 @@ def check_center(center):
         return out
     if isinstance(center, (tuple, list)) and len(center) == 2:
         return (_real("center[0] (c_x)", center[0]), _real("center[1] (c_y)", center[1]))
-    raise InvalidTypeError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict {{term: centre}}; '
-                           f'got {center!r}.')
+    raise InvalidTypeError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict '
+                           f'{{term: centre}}; got {center!r}.')
 
 
 def check_options(options, context):
