@@ -265,10 +265,11 @@ def test_verdict_judges_against_the_correlation_ranking_when_the_ranges_reorder_
 
     curator = {"non_private_topk": ["b", "c"], "probability_true_topk": 0.9,
                "correlation_topk": ["a", "b"], "probability_correlation_topk": 1e-3}
-    text = " ".join(plain_verdict("dp_sis", curator, p=3, size=2, epsilon=1.0))
+    meth = dpstats.methods.get_method("dp_sis")
+    text = " ".join(plain_verdict(meth, curator, p=3, size=2, epsilon=1.0))
     assert "by correlation" in text and "0.001" in text
     curator["correlation_topk"] = ["c", "b"]
-    text = " ".join(plain_verdict("dp_sis", curator, p=3, size=2, epsilon=1.0))
+    text = " ".join(plain_verdict(meth, curator, p=3, size=2, epsilon=1.0))
     assert "non-private top k with probability 0.9" in text
 
 

@@ -138,10 +138,12 @@ class SquaredLoss(Loss):
         if len(task.terms) > MATRIX_FREE_ABOVE:
             if getattr(task.data, "intercept_column", None) is not None:
                 # centred by private means: the constant column in the ball (dpstats.bss.intercept)
-                return MatrixFreeSource(task.data.design_with_intercept(), task.data.y, intercept=True)
+                return MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.ridge, task.radius,
+                                        intercept=True)
             # A formula intercept is profiled out by implicit centring (no n x p copy).
-            return MatrixFreeSource(task.data.X, task.data.y, centre=bool(task.data.intercept))
-        return GramSource(task.stats)
+            return MatrixFreeSource(task.data.X, task.data.y, task.ridge, task.radius,
+                                    centre=bool(task.data.intercept))
+        return GramSource(task.stats, task.ridge, task.radius)
 
     def score_all_supports(self, task, tau, label):
         return score_all_supports(RidgeBallObjective(task.stats, task.ridge, task.radius), task.size, task, label)

@@ -518,7 +518,7 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
     # guard="none"), computed before the size keys replace its best-support keys; condition_rows adds them.
     from ..conditions import condition_rows as method_condition_rows
 
-    curator["conditions"] = method_condition_rows(meth.name, second.curator, p=len(task.terms), size=s_chosen,
+    curator["conditions"] = method_condition_rows(meth, second.curator, p=len(task.terms), size=s_chosen,
                                                   epsilon=eps2, options=task.options)
     logp = size_stage_log_probabilities(stage)
     crit_index = int(np.argmin(stage["losses"]))

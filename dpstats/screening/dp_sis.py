@@ -74,7 +74,6 @@ Shekelyan and Loukides (2022), the canonical Lipschitz mechanism.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -83,8 +82,9 @@ from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
                                         set_log_probability, topk_diagnostics)
 from ..mechanisms.private_means import MEANS_SHARE, column_sums, means_affordable, private_means
-from ..method_options import Choice, Custom
-from ..methods import MethodOutcome, SelectionMethod, leading_scores
+from ..method_options import Choice, Custom, is_real
+from .. import conditions
+from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
@@ -92,7 +92,7 @@ PLAIN_FACTOR = 2.0  # Delta_f = 2 b_x b_y
 
 
 def _real(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+    if not is_real(value) or not math.isfinite(float(value)):
         raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.")
     return float(value)
 
@@ -385,6 +385,7 @@ class DPSISMethod(SelectionMethod):
     title = "DP-SIS (sure independence screening, canonical Lipschitz top-k)"
     size_argument = "k"
     uses = ("bounds",)
+    sign_policy = SIGNS_FROM_LEAST_SQUARES
     supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)
     options = (
         Custom("center", default="auto", check_value=check_center,
@@ -407,6 +408,18 @@ class DPSISMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.dp_sis_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        uniform = conditions.uniform_subset(p, size)
+        corr = curator.get("correlation_topk")
+        if corr is not None and sorted(corr) != sorted(curator.get("non_private_topk", corr)):
+            # the public ranges reorder the score: judge the release against the correlations
+            return (curator.get("probability_correlation_topk"), "the top k by correlation (the SIS ranking; the "
+                    "score's own top k differs)", "exact", uniform)
+        return curator.get("probability_true_topk"), "the non-private top k", "exact", uniform
 
     run = staticmethod(run)
 
