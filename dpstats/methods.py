@@ -362,8 +362,11 @@ class SelectionTask:
     def stats(self):
         """Sufficient statistics (G, c, yy, n) of the clipped data for the squared loss.
 
-        With an intercept in the formula they are centred: the intercept is profiled out
-        (unpenalised, unconstrained; :mod:`dpstats.bss.objective`), so no column is forced.
+        With an intercept in the formula: for data centred by private means
+        (``intercept="centred"``, :mod:`dpstats.bss.intercept`) column 0 is the constant
+        column whose coefficient lies in the ball, forced into every support; otherwise the
+        statistics are centred and the intercept is profiled out (unpenalised, unconstrained;
+        :mod:`dpstats.bss.objective`), so no column is forced.
         """
         if self._stats is None and hasattr(self.data, "sufficient_stats"):
             # Data that lives elsewhere (a Dask DataFrame) computes its own statistics
