@@ -195,9 +195,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     s, k : int or "auto"
         Subset size (best-subset methods) or number of features (screening methods);
         either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
-        ``top_r``, ``mistakes``; squared loss) chooses the size privately with a BIC or
-        Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
-        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).
+        ``top_r``, ``mistakes``; squared or hinge loss) chooses the size privately with a
+        BIC or Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).  ``k="auto"``
+        (``dp_sis`` only) keeps floor(n / log n) terms, Fan and Lv's (2008) public screening size.
     s_max : int, optional
         With ``s="auto"``: the largest size considered (default min(p, 10)).
     bounds : (b_x, b_y), dict or "auto"
@@ -480,7 +481,7 @@ def _plan_design(call, formula, data, eval_env):
     call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
     if call.auto_size is not None:
         # s="auto": the hooks see the size with the most supports (public: p and s_max).
-        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options)
+        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options, n_rows=plan.n_rows_input)
         call.auto_size.check_size(meth, call.options)
     meth.check_size(plan.p, call.size, call.options, call.context)
     meth.check_design(plan, call.size, call.options, call.context)
@@ -697,7 +698,8 @@ def _shown_arguments(call) -> dict:
     if call.infer_levels:
         extra["infer_levels"] = list(call.infer_levels)
     if call.auto_size is not None:
-        extra["s_max"] = call.auto_size.s_max
+        if call.auto_size.s_max is not None:  # k="auto" of dp_sis has none
+            extra["s_max"] = call.auto_size.s_max
         extra.update(call.auto_size.given_options())
     return extra
 

@@ -138,7 +138,9 @@ def check_options(options, context):
 
 
 def split_budget(epsilon, options):
-    """(eps_t, eps_m) of the PTR guard: eps_t + eps_m = epsilon."""
+    """(eps_t, eps_m) of the PTR guard: eps_t + eps_m = epsilon (both inf at epsilon = inf, not inf - inf)."""
+    if math.isinf(epsilon):
+        return math.inf, math.inf
     eps_t = options["ptr_share"] * epsilon
     return eps_t, epsilon - eps_t
 
