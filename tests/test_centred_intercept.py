@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import dpstats
-from dpstats.bss.intercept import INTERCEPT_COLUMN, in_ball_sensitivity, resolved_intercept
+from dpstats.bss.intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
 from dpstats.mechanisms.private_means import centre_values
 from dpstats.bss.objective import RidgeBallObjective, least_squares_sensitivity
 from dpstats.errors import InvalidArgumentError
@@ -22,7 +22,7 @@ P, S, N = 4, 2, 7
 
 def _values(X, y, x_means, y_mean, lam, r, centre=centre_values):
     """R(S) of every support of size S on rows (X, y) mapped to [-1, 1], centred with the given means."""
-    Xc, yc = centre(X, x_means), centre(y, y_mean)
+    Xc, yc = centre(X, x_means), centre_response(y, y_mean)
     design = np.hstack([np.full((Xc.shape[0], 1), INTERCEPT_COLUMN), Xc])
     stats = SufficientStats.from_arrays(design, yc, intercept=True)
     objective = RidgeBallObjective(stats, lam, r)
@@ -95,13 +95,15 @@ def test_exact_audit_of_the_selection_given_the_released_means(seed):
 
 
 def test_infinite_epsilon_objective_is_least_squares_with_an_intercept():
-    # Exact means, no ridge, a ball that cuts nothing: R(S) (1 + |ybar|)^2 is the RSS of y on
-    # [1, X_S] over the mapped data, support by support (numpy.linalg.lstsq as the oracle).
+    # Exact means, no ridge, a ball that cuts nothing: R(S) is the RSS of y on [1, X_S] over
+    # the mapped data, support by support (numpy.linalg.lstsq as the oracle); no value of y
+    # lies more than 1 from its mean here, so the response's clipping changes nothing.
     rng = np.random.default_rng(3)
     X = np.clip(rng.normal(0.5, 0.3, size=(40, P)), -1, 1)
     y = np.clip(0.6 * X[:, 1] - 0.4 * X[:, 3] + rng.normal(0, 0.1, 40) + 0.3, -1, 1)
     xbar, ybar = X.mean(axis=0), float(y.mean())
-    values = _values(X, y, xbar, ybar, 0.0, 1e6) * (1 + abs(ybar)) ** 2
+    assert np.all(np.abs(y - ybar) < 1)
+    values = _values(X, y, xbar, ybar, 0.0, 1e6)
     for k, support in enumerate(itertools.combinations(range(P), S)):
         A = np.hstack([np.ones((40, 1)), X[:, support]])
         coef, *_ = np.linalg.lstsq(A, y, rcond=None)
