@@ -326,6 +326,40 @@ def test_intervals_are_post_processing_of_the_published_release():
     np.testing.assert_allclose(est.confint().to_numpy(), np.column_stack([centre - q, centre + q]), rtol=1e-12)
 
 
+def _noisy_release(n=1000, epsilon=5.0, factor=5, seed=3):
+    """One AdaSSP release of y = 0.2 + 0.5 x1 - 0.5 x2 + U(-0.5, 0.5), ranges ``factor`` x the spread (mapped)."""
+    gen = np.random.default_rng(seed)
+    X = gen.uniform(-1, 1, (n, 2))
+    y = 0.2 + X @ np.array([0.5, -0.5]) + gen.uniform(-0.5, 0.5, n)
+    spec = adassp.calibrate(epsilon, 0.0, 4, 3)
+    return adassp.release(adassp.augmented_gram(X / factor, (y - 0.2) / (1.5 * factor)), True, spec,
+                          RandomSource(seed + 1))
+
+
+def test_pivot_draws_hold_the_released_design_and_match_the_pivots_covariance():
+    """A_bar (theta_c,b - theta_c) = Z'u + e - k E theta_c: its covariance is sigma2 A_bar + v I + k^2 v (|theta|^2 I
+    + theta theta' - diag(theta^2)) (v the variance of one noisy entry; (E theta)_i sums the noise of row i),
+    with k^2 = (|theta_c|^2 - tr Cov(theta_c)) / |theta_c|^2, computed here from that formula alone.  Redrawing
+    the design in each draw (the former bootstrap) or not shrinking theta_c (k = 1) breaks it by 6-50 %."""
+    from dpstats.estimation import bootstrap
+
+    rel = _noisy_release()
+    A, c, _, _ = intervals.statistics(rel.gram, True)
+    assert np.linalg.eigvalsh(A)[0] > rel.spec.gram_sd  # A_bar = A~: the noise does not reach the floor
+    centre = np.linalg.solve(A, c)
+    errors, sigma2 = bootstrap.pivot_errors(rel, centre, 60000, RandomSource(11))
+    v = rel.spec.gram_sd ** 2
+    e_theta = v * (centre @ centre * np.eye(3) + np.outer(centre, centre) - np.diag(centre ** 2))
+    inv = np.linalg.inv(A)
+    first = inv @ (sigma2 * A + v * np.eye(3) + e_theta) @ inv
+    k2 = max(0.0, centre @ centre - np.trace(first)) / (centre @ centre)
+    assert 0.3 < k2 < 0.9  # the shrinkage matters in this release
+    expected = sigma2 * A + v * np.eye(3) + k2 * e_theta
+    got = np.cov((errors @ A.T).T)
+    np.testing.assert_allclose(np.diag(got), np.diag(expected), rtol=0.03)
+    np.testing.assert_allclose(got, expected, atol=0.03 * np.max(np.diag(expected)))
+
+
 def test_selection_adjustment_refuses_a_selection_with_delta():
     df = _data(n=3000)
     fit = dpstats.dp_select("y ~ .", df, method="mistakes", s=3, epsilon=0.004, delta=1e-6, bounds=BOUNDS,
