@@ -221,8 +221,8 @@ def dprivstats_comparison(reps, draws, seed):
     Public ranges: the documented ranges of the terms (education 0-20, age 18-80, hours 0-80) and
     the vignette's income bounds (0, 500000).  The selection keeps all three terms (s = 3 of 3,
     epsilon = inf: it releases nothing), so the comparison is of the estimate alone, at epsilon 2
-    with delta = 1e-6 (Gaussian noise, as DPrivStats) and with delta = 0 (the package's default).
-    Coverage of the population coefficients is printed too (a fresh data set per replication).
+    with delta = 1e-6 (Gaussian noise, as DPrivStats) and with delta = 0 (the package's default),
+    a fresh data set per replication; the share with intervals and non-private OLS's widths beside.
     """
     import statsmodels.formula.api as smf
 
