@@ -97,7 +97,7 @@ def public_ranges(s, factor):
     return out
 
 
-def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
+def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed, delta=0.0):
     gen = np.random.default_rng(seed)
     truth = np.r_[INTERCEPT, true_beta(s)]
     names = ["Intercept"] + [f"x{j}" for j in range(s)]
@@ -110,7 +110,8 @@ def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
         if sorted(fit.support) != names[1:]:
             wrong += 1
             continue
-        est = fit.estimate(epsilon=eps, method=method, random_state=int(gen.integers(2 ** 31)), bootstrap=draws)
+        est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
+                           bootstrap=draws)
         if not est.has_intervals:
             refused += 1
             continue
@@ -120,7 +121,7 @@ def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
     return {"covered": cov, "given": len(hits), "refused": refused, "wrong": wrong}
 
 
-def width_ratio(n, eps, factor, s, reps, method, draws, seed):
+def width_ratio(n, eps, factor, s, reps, method, draws, seed, delta=0.0):
     import statsmodels.formula.api as smf
 
     gen = np.random.default_rng(seed)
@@ -131,7 +132,8 @@ def width_ratio(n, eps, factor, s, reps, method, draws, seed):
         df = simulate(n, s, gen)
         fit = dpstats.dp_select("y ~ .", df, method="exponential", s=s, epsilon=math.inf, bounds=bounds,
                                 random_state=int(gen.integers(2 ** 31)))
-        est = fit.estimate(epsilon=eps, method=method, random_state=int(gen.integers(2 ** 31)), bootstrap=draws)
+        est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
+                           bootstrap=draws)
         if not est.has_intervals:
             refused += 1
             continue
@@ -284,35 +286,8 @@ def parse_cells(text):
     return [c for c in cells if any(all(float(c[k]) == v for k, v in f.items()) for f in filters)]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
-    ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
-    ap.add_argument("--methods", type=str, default="adassp", help="comma-separated estimate methods")
-    ap.add_argument("--draws", type=int, default=1000, help="bootstrap draws per interval (default 1000)")
-    ap.add_argument("--selection-epsilon", type=float, default=math.inf, help="the selection's epsilon (default inf)")
-    ap.add_argument("--width-reps", type=int, default=None, help="replications of the width study (default --reps)")
-    ap.add_argument("--no-width", action="store_true", help="skip the width study")
-    ap.add_argument("--seed", type=int, default=20261126)
-    ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--noise-floor", action="store_true", help="print the width a perfect interval would have")
-    ap.add_argument("--dprivstats", type=int, default=0, metavar="REPS",
-                    help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
-    args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
-    if args.noise_floor or args.dprivstats:
-        print(f"load {os.getloadavg()[0]:.2f} at start")
-        if args.noise_floor:
-            print_noise_floor()
-        if args.dprivstats:
-            dprivstats_comparison(args.dprivstats, args.draws, args.seed)
-        print(f"load {os.getloadavg()[0]:.2f} at end")
-        return
-    cells = parse_cells(args.cells)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
-          f"draws, selection epsilon {args.selection_epsilon:g}; load {os.getloadavg()[0]:.2f} at start",
-          flush=True)
+def run_grid(args, cells, methods):
+    """The coverage table of the grid's cells (printed)."""
     rows = []
     t_all = time.time()
     for method in methods:
@@ -320,7 +295,7 @@ def main(argv=None):
             t = time.time()
             seed = args.seed + 1000 * k + int(c["n"])
             out = run_cell(int(c["n"]), float(c["eps"]), int(c["range"]), int(c["s"]), args.reps, method, args.draws,
-                           args.selection_epsilon, seed)
+                           args.selection_epsilon, seed, delta=args.delta)
             cov = out["covered"]
             total = args.reps
             given = out["given"]
@@ -360,13 +335,49 @@ def main(argv=None):
           f"{len(table)}; replications refused: "
           f"{table['refused share'].mean():.3f} of all; cells outside expected by chance alone for an exact 95 % "
           f"method (the sum of 'P(outside) if exact'): {table['P(outside) if exact'].sum():.2f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
+    ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
+    ap.add_argument("--methods", type=str, default="adassp", help="comma-separated estimate methods")
+    ap.add_argument("--draws", type=int, default=1000, help="bootstrap draws per interval (default 1000)")
+    ap.add_argument("--selection-epsilon", type=float, default=math.inf, help="the selection's epsilon (default inf)")
+    ap.add_argument("--width-reps", type=int, default=None, help="replications of the width study (default --reps)")
+    ap.add_argument("--no-width", action="store_true", help="skip the width study")
+    ap.add_argument("--no-grid", action="store_true", help="skip the coverage grid (the width study only)")
+    ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--delta", type=float, default=0.0, help="the estimate's delta (default 0: Laplace noise)")
+    ap.add_argument("--noise-floor", action="store_true", help="print the width a perfect interval would have")
+    ap.add_argument("--dprivstats", type=int, default=0, metavar="REPS",
+                    help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if args.noise_floor or args.dprivstats:
+        print(f"load {os.getloadavg()[0]:.2f} at start")
+        if args.noise_floor:
+            print_noise_floor()
+        if args.dprivstats:
+            dprivstats_comparison(args.dprivstats, args.draws, args.seed)
+        print(f"load {os.getloadavg()[0]:.2f} at end")
+        return
+    cells = parse_cells(args.cells)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
+          f"draws, selection epsilon {args.selection_epsilon:g}; load {os.getloadavg()[0]:.2f} at start",
+          flush=True)
+    if not args.no_grid:
+        run_grid(args, cells, methods)
     if not args.no_width:
         reps = args.width_reps or args.reps
         print()
         print(f"Median width / non-private OLS width on the true support, n = 10000, epsilon = 2 ({reps} replications)")
         for method in methods:
             for factor, s in itertools.product((1, 5), (2, 5)):
-                ratio, refused = width_ratio(10000, 2.0, factor, s, reps, method, args.draws, args.seed + 7 * s + factor)
+                ratio, refused = width_ratio(10000, 2.0, factor, s, reps, method, args.draws, args.seed + 7 * s + factor,
+                                             delta=args.delta)
                 text = "all refused" if ratio is None else ", ".join(f"{r:.2f}" for r in ratio)
                 print(f"  {method}, ranges {factor}x, s = {s}: [{text}] (intercept first); refused {refused}/{reps}",
                       flush=True)
