@@ -12,7 +12,7 @@ from scipy.special import comb
 
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
-from ..methods import SelectionMethod
+from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import CERTIFIED_MAX_ENUMERATE, check_enumeration_memory, log_n_supports, n_supports
 from .losses import HINGE, LOSS_OPTION, loss_of
@@ -96,8 +96,8 @@ def make_engine(task, tau, label):
     the Gram path, matrix-free above MATRIX_FREE_ABOVE columns, or the hinge source whose values
     are certified within tau_eval = HINGE_EVAL_SHARE * tau."""
     source = loss_of(task.options).engine_source(task, tau)
-    return OuterApproximationEngine(source, task.size, task.ridge, task.radius, tau, deadline=task.deadline,
-                                    verbose=task.verbose, label=label)
+    return OuterApproximationEngine(source, task.size, tau, deadline=task.deadline, verbose=task.verbose,
+                                    label=label)
 
 
 class ExactScores:
@@ -151,6 +151,7 @@ class CertifiedMethod(SelectionMethod):
 
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     response_type = staticmethod(response_type)
 
     def check_options(self, options, context):
