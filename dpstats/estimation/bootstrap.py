@@ -64,6 +64,16 @@ def plug_in(rel: adassp.Release, theta):
     return A_bar, (e_bar, Q), sigma2
 
 
+def symmetric_noise(spec: adassp.NoiseSpec, rng, n_draws, d) -> np.ndarray:
+    """n_draws symmetric d x d matrices with independent noise of the release's law on the upper triangle."""
+    iu = np.triu_indices(d)
+    upper = spec.draw(rng, spec.gram_scale, (n_draws, iu[0].size))
+    E = np.zeros((n_draws, d, d))
+    E[:, iu[0], iu[1]] = upper
+    E[:, iu[1], iu[0]] = upper
+    return E
+
+
 def pivot_errors(rel: adassp.Release, centre, n_draws, rng):
     """(errors, sigma2): draws of theta_c - theta (n_draws x d) from the pivot c~ - A~ theta, and the plug-in
     residual variance (:mod:`dpstats.estimation.intervals`).
@@ -88,12 +98,7 @@ def pivot_errors(rel: adassp.Release, centre, n_draws, rng):
     inv = (Q / e_bar) @ Q.T
     z = np.asarray(rng.gaussian(1.0, (n_draws, d)), dtype=np.float64)
     w = np.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T + spec.draw(rng, spec.gram_scale, (n_draws, d))
-    iu = np.triu_indices(d)
-    noise_upper = spec.draw(rng, spec.gram_scale, (n_draws, iu[0].size))
-    E = np.zeros((n_draws, d, d))
-    E[:, iu[0], iu[1]] = noise_upper
-    E[:, iu[1], iu[0]] = noise_upper
-    e_theta = E @ centre
+    e_theta = symmetric_noise(spec, rng, n_draws, d) @ centre
     norm2 = float(centre @ centre)
     if norm2 > 0 and n_draws > 1:
         first = (w - e_theta) @ inv.T

@@ -306,11 +306,7 @@ def op_intervals(release, n_draws, rng) -> IntervalSet:
     c = (A_bar @ centre)[None, :] + np.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T
     b = draw_noise(spec, rng, n_draws)
     theta_b, _ = solve_squared(A_bar, c, b, spec.ridge, spec.radius)
-    iu = np.triu_indices(d)
-    noise = gspec.draw(rng, gspec.gram_scale, (n_draws, iu[0].size))
-    E = np.zeros((n_draws, d, d))
-    E[:, iu[0], iu[1]] = noise
-    E[:, iu[1], iu[0]] = noise
+    E = boot.symmetric_noise(gspec, rng, n_draws, d)
     centre_b = _undo_ridge(_project(A_bar[None] + E, gspec.gram_sd), np.full(n_draws, spec.ridge), theta_b)
     normals = np.asarray(rng.gaussian(1.0, n_draws), dtype=np.float64)
     return IntervalSet("bootstrap", centre=centre, errors=centre_b - centre[None, :], sigma2=sigma2,
