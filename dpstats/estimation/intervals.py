@@ -46,7 +46,7 @@ post-processing, no budget).  On the mapped scale (:mod:`dpstats.estimation.adas
    A~^-1 times the noise, with A~ the design that was released: next to the refusal rule,
    where the noise is a large part of the design's weakest direction, it over-covered
    (0.956-0.961 at n = 2000, epsilon 5, ranges 5x the data's spread, 2 x 3000 replications;
-   this construction: 0.951-0.957) and its intervals were 3-4 % wider.
+   this construction: 0.951-0.957) and its intervals were 2-4 % wider.
    Objective perturbation (whose estimator is not linear in the released statistics) keeps
    that re-run: for b = 1..B the *whole* estimator is re-run on statistics simulated from
    theta_c with design A_bar -- the sampling error of Z'y given the design, a fresh
