@@ -8,6 +8,8 @@
 * a finite radius that binds at epsilon = inf is said in the notes, and no interval is given;
 * private intervals: centred at the bias-corrected estimate, which they contain; equal to
   the released estimate when the ridge is 0; refused in plain words when the ridge dominates;
+  AdaSSP's draws have the covariance of the pivot c~ - A~ theta with the released design held
+  fixed (an analytic formula);
 * coverage with public ranges five times the data's spread (the issue's failure: 0.5 %),
   fast smoke version by default, 2000 replications marked slow;
 * ``predict``: string newdata refused, undeclared levels refused, prediction intervals;
