@@ -20,9 +20,9 @@ from dpstats.sufficient_stats import SufficientStats
 P, S, N = 4, 2, 7
 
 
-def _values(X, y, x_means, y_mean, lam, r, centre=centre_values):
+def _values(X, y, x_means, y_mean, lam, r, centre=centre_values, centre_y=centre_response):
     """R(S) of every support of size S on rows (X, y) mapped to [-1, 1], centred with the given means."""
-    Xc, yc = centre(X, x_means), centre_response(y, y_mean)
+    Xc, yc = centre(X, x_means), centre_y(y, y_mean)
     design = np.hstack([np.full((Xc.shape[0], 1), INTERCEPT_COLUMN), Xc])
     stats = SufficientStats.from_arrays(design, yc, intercept=True)
     objective = RidgeBallObjective(stats, lam, r)
@@ -74,6 +74,27 @@ def test_brute_force_sees_changes_near_the_bound():
     delta = in_ball_sensitivity(1.0, 1.0, 1.0, S)
     worst = _worst_change(0, 0.0, 1.0, adversarial=True)
     assert 0.5 * delta < worst <= delta * (1 + 1e-9)
+
+
+def test_clipping_the_centred_response_is_what_keeps_the_bound():
+    # Released means 0 for the terms and -1 for the response: every row at the corner
+    # x = (1, ..., 1), y = 1 pulls the fit to the ball's edge; a row replaced by x = -1, y = 1
+    # then has a residual of about 1 + 1.17 when y~ is clipped to 1, but 2 + 1.17 unclipped.
+    n = 30
+    X, y = np.ones((n, P)), np.ones(n)
+    X2 = X.copy()
+    X2[0] = -1.0
+    delta = in_ball_sensitivity(1.0, 1.0, 1.0, S)
+    means = (np.zeros(P), -1.0)
+    clipped = np.max(np.abs(_values(X2, y, *means, 0.0, 1.0) - _values(X, y, *means, 0.0, 1.0)))
+    assert clipped <= delta * (1 + 1e-9)
+
+    def shift_only(values, mean):
+        return np.asarray(values, dtype=np.float64) - float(mean)
+
+    unclipped = np.max(np.abs(_values(X2, y, *means, 0.0, 1.0, centre_y=shift_only)
+                              - _values(X, y, *means, 0.0, 1.0, centre_y=shift_only)))
+    assert unclipped > delta
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -178,3 +199,14 @@ def test_dask_equals_pandas():
     assert a.support == b.support
     assert a.curator["sensitivity"] == b.curator["sensitivity"]
     assert a.curator["best_objective"] == pytest.approx(b.curator["best_objective"], rel=1e-9)
+
+
+def test_centred_terms_stay_in_the_unit_range_the_proof_assumes():
+    # |x~| <= 1 for every value and released mean in [-1, 1] (the premise of Delta), attained
+    # at the corners; and the map is affine per column (least squares is unchanged by it).
+    grid = np.linspace(-1, 1, 41)
+    values, means = np.meshgrid(grid, grid)
+    out = centre_values(values, means)
+    assert np.max(np.abs(out)) <= 1.0 + 1e-15 and np.max(np.abs(out)) == pytest.approx(1.0)
+    col = np.linspace(-1, 1, 7)
+    assert np.allclose(np.diff(centre_values(col, 0.4)), np.diff(col) / 1.4)
