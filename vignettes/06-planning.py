@@ -29,32 +29,32 @@ planned = dpstats.plan(method="top_r", n=300, p=6, s=2, epsilon=2.0, bounds=(1, 
 print(planned)
 
 # %% [markdown]
-# ## How many rows for a 90 % chance?
+# ## How many rows for a 95 % chance?
 # `required_n` brackets the target by doubling n from the planned value, evaluates inside
 # the bracket until its ends are within 10 % and interpolates a logistic curve in log n
 # (the shape of these recovery curves); `required_epsilon` does the same for epsilon at the
 # planned n.  Every evaluated point joins the table (same seeds at every point).
 
 # %%
-n_needed = planned.required_n(target=0.9)
-eps_needed = planned.required_epsilon(target=0.9)
-print("rows needed for P = 0.9 at epsilon = 2:", n_needed)
-print("epsilon needed for P = 0.9 at n = 300:", None if eps_needed is None else round(eps_needed, 2))
+n_needed = planned.required_n(target=0.95)
+eps_needed = planned.required_epsilon(target=0.95)
+print("rows needed for P = 0.95 at epsilon = 2:", n_needed)
+print("epsilon needed for P = 0.95 at n = 300:", None if eps_needed is None else round(eps_needed, 2))
 print(planned.table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 # %% [markdown]
 # ## Then the call: large enough, and too small
 # Two "collected" data sets, simulated here with the planned design: one with the rows the
-# plan asked for, one with 150 rows, where the plan predicted P of about 0.1 against 1/15
+# plan asked for, one with 60 rows, where the plan predicts P of about 0.08 against 1/15
 # for a uniform pick among the C(6, 2) = 15 pairs.  In a real study the data are what was
 # collected, and the call is the one that was planned.
 
 # %%
-print(planned.evaluate(n_grid=[150, n_needed or 1200])[["n", "probability"]].to_string(index=False))
+print(planned.evaluate(n_grid=[60, n_needed or 1200])[["n", "probability"]].to_string(index=False))
 large = dpstats.simulate(n=n_needed or 1200, p=6, s=2, rho=0.3, snr=1.0, random_state=99)
-small = dpstats.simulate(n=150, p=6, s=2, rho=0.3, snr=1.0, random_state=99)
+small = dpstats.simulate(n=60, p=6, s=2, rho=0.3, snr=1.0, random_state=99)
 fits = {}
-for name, sim in (("planned size", large), ("150 rows", small)):
+for name, sim in (("planned size", large), ("60 rows", small)):
     fits[name] = dpstats.dp_select("y ~ .", sim.data, method="top_r", epsilon=2.0, s=2, bounds=(1, 1), R=5,
                                    signs=False, random_state=5)
     print(f"{name} (n = {len(sim.data)}): selected {fits[name].support}, true support {sim.support}")
@@ -65,7 +65,7 @@ print(fits["planned size"])
 # ## The curator's verdicts
 # Curator only: the exact probability that each call returned the non-private best
 # support on its data, against a uniform random pick.  With the planned rows the release
-# is the answer with high probability; with 150 rows the verdict says the release is a
+# is the answer with high probability; with 60 rows the verdict says the release is a
 # random pick, whatever support it happened to name.
 
 # %%
