@@ -60,11 +60,12 @@ def certified_default_radius(p, s, options):
 def certified_default_ridge(n, p, s, options, radius=1.0):
     """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
     max_enumerate), where every support is scored exactly; where the MIP engine runs,
-    RIDGE_PER_ROW * sqrt(n max(n, p)): 0.1 n when n >= p (the papers' setting; its cuts need
-    lam > 0, see :data:`dpstats.bss.losses.RIDGE_PER_ROW`), growing like sqrt(p / n) when there
-    are fewer rows than terms (:func:`dpstats.bss.losses.engine_default_ridge`); with the hinge
-    loss :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
-    return loss_of(options).default_ridge(n, p, radius, engine=not uses_exact_path(p, s, options))
+    :func:`dpstats.bss.losses.engine_default_ridge` (lam r^2 at most the certificate's tau when
+    n >= p, so the answer stays the ridge-free one; RIDGE_PER_ROW * sqrt(n p) when n < p); with
+    the hinge loss :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
+    tolerance = options.get("tolerance")
+    return loss_of(options).default_ridge(n, p, radius, engine=not uses_exact_path(p, s, options), s=s,
+                                          tolerance=DEFAULT_TOLERANCE if tolerance is None else tolerance)
 
 
 def check_certified_size(p, s, options, context, name):
