@@ -45,6 +45,11 @@ COLUMNS = {
     "statecrime": ("hs_grad", "poverty", "single", "white", "urban"),
     "scotland": ("COUTAX", "UNEMPF", "MOR", "ACT", "AGE"),
 }
+#: Fewer rows than terms (n = 16 and 17, p = 21): the engine's default stays 0.1 sqrt(n p).
+FEW_ROWS = {
+    "longley": ("GNPDEFL", "GNP", "UNEMP", "ARMED", "POP", "YEAR"),
+    "cpunish": ("INCOME", "PERPOVERTY", "PERBLACK", "VC100k96", "SOUTH", "DEGREE"),
+}
 #: The default suite runs these; the others are marked slow.
 FAST = ("diabetes", "star98", "anes96", "scotland")
 RADIUS = 1.0  # the squared loss's default radius
@@ -61,7 +66,7 @@ def _params(names):
 def model(name):
     """(formula, frame, bounds) of a data set's all-pairwise-interactions model."""
     case = CASES[name]
-    cols = COLUMNS[name]
+    cols = {**COLUMNS, **FEW_ROWS}[name]
     frame = _load(name)[[*cols, case.response]]
     bounds = {c: case.ranges[c] for c in (*cols, case.response)}
     return f"{case.response} ~ ({' + '.join(cols)})**2", frame, bounds
@@ -78,7 +83,7 @@ def mapped_design(name):
     """(term names, centred mapped design, centred mapped response): main effects, then every
     product a:b of two columns in formula order, each mapped by its public range."""
     case = CASES[name]
-    cols = COLUMNS[name]
+    cols = {**COLUMNS, **FEW_ROWS}[name]
     frame = _load(name)
     raw = {c: np.clip(frame[c].to_numpy(float), *case.ranges[c]) for c in cols}
     terms, columns = [], []
@@ -179,3 +184,19 @@ def test_the_old_default_ridge_changes_the_answer():
         for s in (2, 3, 4):
             differ += engine_answer(name, s, ridge=0.1 * n)[0] != brute_force(name, s)[0]
     assert differ >= 6
+
+
+@pytest.mark.parametrize("name", FEW_ROWS)
+def test_with_fewer_rows_than_terms_the_curator_says_when_the_ridge_changes_the_answer(name):
+    """n < p: the engine's default 0.1 sqrt(n p) is what its certificates need, and it can change
+    the answer; the curator report then names the least-squares best support and warns."""
+    n = len(_load(name))
+    assert n < len(mapped_design(name)[0])
+    warned = 0
+    for s in (2, 3, 4):
+        got, fit = engine_answer(name, s)
+        assert fit.release()["call"]["ridge"] == pytest.approx(0.1 * math.sqrt(n * len(fit.terms)))
+        if sorted(fit.curator["least_squares_best_support"]) != got:
+            assert any("changes the non-private answer" in w for w in fit.curator["fit_warnings"])
+            warned += 1
+    assert warned  # the case the diagnostics are for does occur here
