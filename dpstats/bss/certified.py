@@ -12,7 +12,7 @@ from scipy.special import comb
 
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
-from ..methods import SelectionMethod
+from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import CERTIFIED_MAX_ENUMERATE, check_enumeration_memory, log_n_supports, n_supports
 from .losses import HINGE, LOSS_OPTION, loss_of
@@ -152,6 +152,7 @@ class CertifiedMethod(SelectionMethod):
 
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     response_type = staticmethod(response_type)
 
     def check_options(self, options, context):
