@@ -15,6 +15,7 @@ from ..method_options import Integer, Real
 from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import CERTIFIED_MAX_ENUMERATE, check_enumeration_memory, log_n_supports, n_supports
+from .intercept import INTERCEPT_OPTIONS, check_intercept_options
 from .losses import HINGE, LOSS_OPTION, loss_of
 
 DEFAULT_TOLERANCE = 5e-4
@@ -34,11 +35,12 @@ CERTIFIED_OPTIONS = (
             doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
                 f"{DEFAULT_MAX_ENUMERATE_HINGE:,} with the hinge loss)"),
     LOSS_OPTION,
-)
+) + INTERCEPT_OPTIONS
 
 
 def check_certified_options(options, ridge):
     """Cross-option rules shared by top_r and mistakes (public values only)."""
+    check_intercept_options(options, options["loss"])
     if options["max_enumerate"] is None:
         options["max_enumerate"] = loss_of(options).default_max_enumerate
     return options

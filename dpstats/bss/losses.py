@@ -23,7 +23,7 @@ from .gram import GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
                     hinge_sensitivity)
 from .hinge_source import HingeSource
-from .objective import RidgeBallObjective, least_squares_sensitivity
+from .objective import RidgeBallObjective, least_squares_sensitivity, squared_loss_sensitivity
 
 #: Ridge per row of the certified engine's default when there are fewer rows than terms:
 #: ``ridge="auto"`` is lam = RIDGE_PER_ROW * sqrt(n p) there (:func:`engine_default_ridge`).
@@ -46,9 +46,11 @@ def engine_default_ridge(n, p, s, radius, tolerance):
     """``ridge="auto"`` of the squared loss where the certified MIP engine runs.
 
     n >= p: lam = tolerance * (1 + r sqrt(s))^2 / r^2, so that lam r^2 is at most tau, the
-    public slack every certificate of the engine already has (tau = tolerance * Delta with
-    Delta = (b_y + b_x r sqrt(s))^2 on the terms mapped to [-1, 1], times 4 with an
-    intercept: :func:`~dpstats.bss.objective.least_squares_sensitivity`).  Why this leaves the
+    public slack every certificate of the engine already has (tau = tolerance * Delta, and
+    Delta >= (b_y + b_x r sqrt(s))^2 on the terms mapped to [-1, 1] in every intercept mode:
+    equal without an intercept, 4 times it when profiled, (b_y + r sqrt(s b_x^2 + v^2))^2 with
+    the constant column v in the ball; :func:`~dpstats.bss.objective.squared_loss_sensitivity`).
+    Why this leaves the
     answer alone: on the ball ||b|| <= r, for every support S
 
         R_0(S) <= R_lam(S) <= R_0(S) + lam ||b_0(S)||^2 <= R_0(S) + lam r^2,
@@ -145,7 +147,7 @@ class SquaredLoss(Loss):
     default_max_enumerate = CERTIFIED_MAX_ENUMERATE
 
     def sensitivity(self, data, radius, s):
-        return least_squares_sensitivity(data.b_x, data.b_y, radius, s, data.intercept)
+        return squared_loss_sensitivity(data, radius, s)
 
     def default_radius(self, engine):
         return 1.0
@@ -159,6 +161,10 @@ class SquaredLoss(Loss):
 
     def engine_source(self, task, tau):
         if len(task.terms) > MATRIX_FREE_ABOVE:
+            if getattr(task.data, "intercept_column", None) is not None:
+                # centred by private means: the constant column in the ball (dpstats.bss.intercept)
+                return MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.ridge, task.radius,
+                                        intercept=True)
             # A formula intercept is profiled out by implicit centring (no n x p copy).
             return MatrixFreeSource(task.data.X, task.data.y, task.ridge, task.radius,
                                     centre=bool(task.data.intercept))
