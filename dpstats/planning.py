@@ -250,14 +250,17 @@ class Plan:
         if self.method == "exponential":
             return "exact"
         if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.certified import DEFAULT_MAX_ENUMERATE
+            from .bss.certified import uses_exact_path
 
             if self.select_s == "auto":  # every size scored exactly: the most numerous one decides
                 s_max = self.options.get("s_max") or min(self.p, 10)
-                count = math.comb(self.p, min(s_max, self.p // 2))
+                size = min(s_max, self.p // 2)
             else:
-                count = math.comb(self.p, self.s)
-            if count <= self.options.get("max_enumerate", DEFAULT_MAX_ENUMERATE) or self.options.get("R", 100) >= count:
+                size = self.s
+            count = math.comb(self.p, size)
+            # the exact path's rule of top_r at the planned n (dpstats.bss.exact_cost)
+            route = {"max_enumerate": self.options.get("max_enumerate"), "loss": "squared"}
+            if uses_exact_path(self.p, size, route, self.n) or self.options.get("R", 100) >= count:
                 return "exact"
         return "empirical"
 

@@ -1,8 +1,8 @@
 """Every support scored: the enumeration shared by the best-subset methods.
 
 ``exponential`` scores every support, and ``top_r`` / ``mistakes`` do so on their exact
-path (C(p, s) <= max_enumerate, a public choice); the certified engine is tested against
-these scores.  Also the solver-slack split of a budget (:func:`slack_split`) and the
+path (chosen from public inputs by :mod:`dpstats.bss.exact_cost`, or C(p, s) <= max_enumerate);
+the certified engine is tested against these scores.  Also the solver-slack split of a budget (:func:`slack_split`) and the
 curator-only summary of scored supports, which the methods share.  Methods import these from
 here, never from each other.
 """
@@ -19,12 +19,6 @@ from ..errors import InvalidArgumentError, SolverError
 from ..privacy.progress import Progress
 from .hinge import HingeObjective
 from .objective import RidgeBallObjective
-
-#: Largest C(p, s) that ``method="exponential"`` enumerates by default.
-EXPONENTIAL_MAX_ENUMERATE = 10**6
-#: Largest C(p, s) that ``top_r`` and ``mistakes`` score exactly by default (squared loss;
-#: the hinge loss's limit is :attr:`dpstats.bss.losses.HingeLoss.default_max_enumerate`).
-CERTIFIED_MAX_ENUMERATE = 10**5
 
 
 def log_n_supports(p: int, s: int) -> float:
@@ -70,12 +64,16 @@ def score_all_supports(objective: RidgeBallObjective, s: int, task=None, label="
 BYTES_PER_SUPPORT = 8
 
 
-def check_enumeration_memory(n_supports, s, what):
-    """Refuse, before the charge, an enumeration whose arrays would not fit in memory.
+def enumeration_bytes(n_supports, s):
+    """The memory plan of an enumeration: C(p, s) supports of s indices and their values,
+    held at once (public: p and s)."""
+    return n_supports * (s + 1) * BYTES_PER_SUPPORT
 
-    C(p, s) supports of s indices each are held at once; the estimate is public (p, s).
-    """
-    need = n_supports * (s + 1) * BYTES_PER_SUPPORT
+
+def check_enumeration_memory(n_supports, s, what):
+    """Refuse, before the charge, an enumeration whose arrays would not fit in memory
+    (:func:`enumeration_bytes`)."""
+    need = enumeration_bytes(n_supports, s)
     available = _available_memory()
     if available is not None and need > 0.5 * available:
         raise InvalidArgumentError(
