@@ -92,9 +92,12 @@ def test_explicit_max_enumerate_is_a_count():
     opts = {"max_enumerate": None, "loss": "squared"}
     n_sup = int(comb(91, 3, exact=True))
     assert uses_exact_path(91, 3, opts, n=400)
-    assert not uses_exact_path(91, 3, {**opts, "max_enumerate": n_sup - 1})
-    assert uses_exact_path(91, 3, {**opts, "max_enumerate": n_sup})
-    assert exact_path_count(91, 3, {**opts, "max_enumerate": 7}) == 7
+    for n in (None, 400):  # a count wins whatever the row count
+        assert not uses_exact_path(91, 3, {**opts, "max_enumerate": n_sup - 1}, n)
+        assert uses_exact_path(91, 3, {**opts, "max_enumerate": n_sup}, n)
+        assert exact_path_count(91, 3, {**opts, "max_enumerate": 7}, n) == 7
+    # far beyond the budget, a count still takes the exact path (C(40, 6) = 3,838,380)
+    assert not uses_exact_path(40, 6, opts, 400) and uses_exact_path(40, 6, {**opts, "max_enumerate": 4 * 10**6}, 400)
     with pytest.raises(ValueError):
         exact_path_count(91, 3, opts)  # the rule needs the input row count
 
