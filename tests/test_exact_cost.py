@@ -18,6 +18,7 @@ from scipy.special import comb
 from dpstats import dp_select
 from dpstats.bss import exact_cost
 from dpstats.bss.certified import exact_path_count, uses_exact_path
+from dpstats.bss.enumeration import enumerate_supports
 from dpstats.bss.losses import HINGE, SQUARED
 from release_checks import assert_release_equivalent
 
@@ -141,3 +142,12 @@ def test_route_uses_the_input_row_count_not_the_rows_kept(monkeypatch):
     for fit in fits:
         assert not fit.curator["certificate"]["path"].startswith("exact enumeration")
     assert_release_equivalent(fits[0].release(), fits[1].release(), "hinge route at the budget's edge")
+
+
+def test_enumeration_is_itertools_order():
+    for p in range(0, 11):
+        for s in range(0, p + 2):
+            expected = list(itertools.combinations(range(p), s))
+            got = enumerate_supports(p, s)
+            assert got.dtype == np.int64 and got.shape == (len(expected), s)
+            assert [tuple(r) for r in got.tolist()] == expected
