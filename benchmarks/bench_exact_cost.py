@@ -17,10 +17,12 @@ ridge.
 Both parts print the measured time beside the estimate of the cost model
 (``dpstats.bss.exact_cost.scoring_seconds``) and their ratio.
 
-Part 3: through the public call, the case of issue 28: 13 columns and their pairwise
-interactions (p = 91), s = 3, C(91, 3) = 121,485 supports: ``dp_select`` with the default
-(the cost rule) against ``max_enumerate=1`` (the certified engine forced) in the same
-run, and whether both return the same support at epsilon = inf.
+Part 3: through the public call, for the case of issue 28 (13 columns and their pairwise
+interactions, p = 91, s = 3, C(91, 3) = 121,485 supports) and three simulated designs near
+the budget: the time of ``dp_select(method="top_r", epsilon=inf)`` on the exact path
+(``max_enumerate=10**9``) and on the engine (``max_enumerate=1``) in the same run, which one
+the default rule picks, and whether both return the same support (the engine runs at its
+default ridge, the exact path at 0).
 
 Run:  OMP_NUM_THREADS=1 nice python benchmarks/bench_exact_cost.py [--part 1|2|3] [--repeats K]
 """
@@ -108,29 +110,51 @@ def part_hinge(repeats):
               f"{1e3 * model / count:>9.3f} {model / t:>11.2f}")
 
 
-def part_public(repeats):
-    print(f"\nPart 3: dp_select, 13 columns and their pairwise interactions (p = 91), s = 3, top_r, epsilon = inf "
-          f"(best of {repeats}; load {load()})")
+def _ridge_of(fit):
+    return fit.release()["ledger"]["entries"][-1]["details"].get("ridge")
+
+
+def _interactions_case(n=500):
     rng = np.random.default_rng(28)
-    n = 500
     Z = rng.normal(size=(n, 13))
     cols = {f"a{j}": np.clip(0.7 * Z[:, j] + 0.3 * Z[:, 0], -3, 3) for j in range(13)}
     frame = pd.DataFrame(cols)
     frame["y"] = np.clip(frame["a1"] + frame["a2"] * frame["a3"] + rng.normal(size=n), -10, 10)
     bounds = {**{c: (-3.0, 3.0) for c in cols}, "y": (-10.0, 10.0)}
-    formula = "y ~ (" + " + ".join(cols) + ") ** 2"
-    rows = []
-    for label, extra in (("default (cost rule)", {}), ("max_enumerate=1 (engine)", {"max_enumerate": 1})):
-        fits = []
-        t = best_of(lambda: fits.append(dp_select(formula, frame, method="top_r", s=3, epsilon=float("inf"),
-                                                  bounds=bounds, signs=False, random_state=0, **extra)), repeats)
-        fit = fits[-1]
-        rows.append((label, t, fit.support, fit.curator["certificate"]["path"], fit.ridge))
-    base = rows[1][1]
-    print(f"{'route':>26} {'seconds':>8} {'ratio':>6} {'ridge':>7}  support; path")
-    for label, t, support, path, ridge in rows:
-        print(f"{label:>26} {t:>8.2f} {t / base:>6.2f} {ridge:>7.3g}  {support}; {path}")
-    print(f"same support: {rows[0][2] == rows[1][2]}")
+    return "y ~ (" + " + ".join(cols) + ") ** 2", frame, bounds
+
+
+def _simulated_case(n, p, s):
+    from dpstats import simulate
+
+    return "y ~ .", simulate(n, p, s, rho=0.3, snr=5, random_state=1).data, (1.0, 1.0)
+
+
+def part_public(repeats):
+    print(f"\nPart 3: dp_select(method='top_r', epsilon=inf), the route the cost rule picks against the other one "
+          f"forced (max_enumerate=1: the engine; max_enumerate=10**9: every support), same run "
+          f"(best of {repeats}; load {load()})")
+    cases = [("13 columns + pairwise interactions, n 500", _interactions_case(), 3, 91),
+             ("simulate(1000, 60, 4) rho 0.3", _simulated_case(1000, 60, 4), 4, 60),
+             ("simulate(1000, 40, 5) rho 0.3", _simulated_case(1000, 40, 5), 5, 40),
+             ("simulate(500, 25, 7) rho 0.3", _simulated_case(500, 25, 7), 7, 25)]
+    print(f"{'case':>42} {'C(p, s)':>9} {'est. s':>7} {'rule':>6} {'exact s':>8} {'engine s':>9} {'engine ridge':>12} "
+          f"{'same S1':>8}")
+    for label, (formula, frame, bounds), s, p in cases:
+        est = exact_cost.scoring_seconds(SQUARED, len(frame), p, s)
+        out = {}
+        for route, extra in (("exact", {"max_enumerate": 10**9}), ("engine", {"max_enumerate": 1})):
+            fits = []
+            t = best_of(lambda: fits.append(dp_select(formula, frame, method="top_r", s=s, epsilon=float("inf"),
+                                                      bounds=bounds, signs=False, random_state=0, **extra)),
+                        repeats)
+            out[route] = (t, fits[-1])
+        default = dp_select(formula, frame, method="top_r", s=s, epsilon=float("inf"), bounds=bounds, signs=False,
+                            random_state=0)
+        rule = "exact" if default.curator["certificate"]["path"].startswith("exact enumeration") else "engine"
+        same = set(out["exact"][1].support) == set(out["engine"][1].support)
+        print(f"{label:>42} {int(comb(p, s, exact=True)):>9,} {est:>7.2f} {rule:>6} {out['exact'][0]:>8.2f} "
+              f"{out['engine'][0]:>9.2f} {_ridge_of(out['engine'][1]):>12.4g} {str(same):>8}")
 
 
 def main():
