@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 import pandas as pd
 from scipy.special import comb
 
+from bench_objective import best_of
 from dpstats import dp_select
 from dpstats.bss import exact_cost
 from dpstats.bss.hinge import hinge_default_radius, hinge_default_ridge
@@ -48,15 +48,6 @@ from dpstats.privacy.randomness import RandomSource
 
 def load():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def best_of(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def design(n, p, seed, binary=False):
