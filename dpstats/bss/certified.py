@@ -3,8 +3,8 @@
 Their options and public defaults, the choice between the exact path (every support scored:
 by default when its estimated cost is within the budget of :mod:`dpstats.bss.exact_cost`,
 or C(p, s) <= ``max_enumerate`` when the user gives a count) and the certified engine
-(:mod:`dpstats.bss.engine`), the engine for a task, and the exact scores.  Both methods import these from here, never from
-each other; what depends on the loss comes from its :class:`~dpstats.bss.losses.Loss`.
+(:mod:`dpstats.bss.engine`), the engine for a task, and the exact scores.  Both methods
+import these from here, never from each other; what depends on the loss comes from its :class:`~dpstats.bss.losses.Loss`.
 """
 from __future__ import annotations
 
