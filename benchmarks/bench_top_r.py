@@ -112,7 +112,7 @@ def run_hinge(n, p, s, seed=1, repeats=9):
 
     def hinge():
         src = HingeSource(X, y_h, RIDGE, RADIUS, intercept=True, gap_tolerance=HINGE_EVAL_SHARE * tau)
-        eng = OuterApproximationEngine(src, s, RIDGE, RADIUS, tau)
+        eng = OuterApproximationEngine(src, s, tau)
         return eng, eng.top(R)
 
     times = {"ls": [], "hinge": []}

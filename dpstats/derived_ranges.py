@@ -328,63 +328,85 @@ class _Evaluator:
         # values' precision at most; anything else has no rule.
         if any(kw.arg not in ("dtype", "casting") for kw in node.keywords):
             self.fail(node, "has keyword arguments")
-        if isinstance(func, ast.Name) and func.id == "I" and len(node.args) == 1:
-            return self.eval(node.args[0])
-        if isinstance(func, ast.Name) and func.id == "Q" and len(node.args) == 1:
-            return self.column(node.args[0].value)
-        if isinstance(func, ast.Name) and func.id == "abs" and len(node.args) == 1:
-            return _abs(self.eval(node.args[0]))
+        if isinstance(func, ast.Name) and func.id in ("I", "Q", "abs") and len(node.args) == 1:
+            arg = node.args[0]
+            if func.id == "Q":
+                return self.column(arg.value)
+            return self.eval(arg) if func.id == "I" else _abs(self.eval(arg))
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id in ("np", "numpy") and func.attr in ROW_FUNCTIONS):
             self.fail(node)
-        name = func.attr
-        what = repr(ast.unparse(node))
-        if name in _BOOLEAN_FUNCTIONS:
+        if func.attr in _BOOLEAN_FUNCTIONS:
             return _Range(0.0, 1.0, boolean=True)
         args = [self.eval(a) for a in node.args]
-        unary = len(args) == 1
-        if unary and name in _INCREASING:
-            return _monotone(_INCREASING[name], args[0], what)
-        if unary and name in _INCREASING_ON_DOMAIN:
-            f, dom = _INCREASING_ON_DOMAIN[name]
-            _domain(args[0], what, f"np.{name}", **dom)
-            return _monotone(f, args[0], what)
-        if unary and name == "arccos":
-            _domain(args[0], what, "np.arccos", low=-1.0, high=1.0)
-            return _monotone(math.acos, args[0], what, increasing=False)
-        if unary and name in ("abs", "absolute", "fabs"):
-            return _abs(args[0])
-        if unary and name == "square":
-            return _int_power(args[0], 2, what)
-        if unary and name == "reciprocal":
-            return _div(_Range(1.0, 1.0), args[0], what)
-        if unary and name == "cosh":
-            return _monotone(math.cosh, _abs(args[0]), what)
-        if unary and name == "sin":
-            return _periodic_extrema(args[0], math.sin, math.pi / 2, -math.pi / 2, what)
-        if unary and name == "cos":
-            return _periodic_extrema(args[0], math.cos, 0.0, math.pi, what)
-        if unary and name == "tan":
-            a = args[0]
-            k = math.ceil((a.lo - math.pi / 2) / math.pi)
-            if math.pi / 2 + k * math.pi <= a.hi:
-                raise RangeUnavailable(f"{what}: np.tan has a pole inside its argument's range {_show(a.lo, a.hi)}")
-            return _monotone(math.tan, a, what)
-        if len(args) == 2 and name in ("power", "float_power"):
-            return _power(args[0], args[1], what)
-        if len(args) == 2 and name in ("minimum", "fmin"):
-            return _Range(min(args[0].lo, args[1].lo), min(args[0].hi, args[1].hi))
-        if len(args) == 2 and name in ("maximum", "fmax"):
-            return _Range(max(args[0].lo, args[1].lo), max(args[0].hi, args[1].hi))
-        if len(args) == 2 and name == "hypot":
-            a, b = _abs(args[0]), _abs(args[1])
-            return _checked(math.hypot(a.lo, b.lo), math.hypot(a.hi, b.hi), what)
-        if len(args) == 3 and name == "clip":
-            x, low, high = args
-            return _Range(min(max(x.lo, low.lo), high.lo), min(max(x.hi, low.hi), high.hi))
-        if len(args) == 3 and name == "where":
-            return _hull(args[1], args[2])
-        self.fail(node)
+        rule = _NUMPY_RULES.get((func.attr, len(args)))
+        if rule is None:
+            self.fail(node)
+        return rule(*args, what=repr(ast.unparse(node)))
+
+
+def _domain_then_increasing(name):
+    f, dom = _INCREASING_ON_DOMAIN[name]
+
+    def rule(a, what):
+        _domain(a, what, f"np.{name}", **dom)
+        return _monotone(f, a, what)
+    return rule
+
+
+def _arccos(a, what):
+    _domain(a, what, "np.arccos", low=-1.0, high=1.0)
+    return _monotone(math.acos, a, what, increasing=False)
+
+
+def _tan(a, what):
+    k = math.ceil((a.lo - math.pi / 2) / math.pi)
+    if math.pi / 2 + k * math.pi <= a.hi:
+        raise RangeUnavailable(f"{what}: np.tan has a pole inside its argument's range {_show(a.lo, a.hi)}")
+    return _monotone(math.tan, a, what)
+
+
+def _hypot(a, b, what):
+    a, b = _abs(a), _abs(b)
+    return _checked(math.hypot(a.lo, b.lo), math.hypot(a.hi, b.hi), what)
+
+
+def _numpy_rules():
+    """(numpy function name, number of arguments) -> rule(*argument ranges, what=...)."""
+    rules = {}
+    for name, f in _INCREASING.items():
+        rules.setdefault((name, 1), lambda a, what, f=f: _monotone(f, a, what))
+    for name in _INCREASING_ON_DOMAIN:
+        rules.setdefault((name, 1), _domain_then_increasing(name))
+    unary = {
+        "arccos": _arccos,
+        "abs": lambda a, what: _abs(a), "absolute": lambda a, what: _abs(a), "fabs": lambda a, what: _abs(a),
+        "square": lambda a, what: _int_power(a, 2, what),
+        "reciprocal": lambda a, what: _div(_Range(1.0, 1.0), a, what),
+        "cosh": lambda a, what: _monotone(math.cosh, _abs(a), what),
+        "sin": lambda a, what: _periodic_extrema(a, math.sin, math.pi / 2, -math.pi / 2, what),
+        "cos": lambda a, what: _periodic_extrema(a, math.cos, 0.0, math.pi, what),
+        "tan": _tan,
+    }
+    binary = {
+        "power": _power, "float_power": _power,
+        "minimum": lambda a, b, what: _Range(min(a.lo, b.lo), min(a.hi, b.hi)),
+        "fmin": lambda a, b, what: _Range(min(a.lo, b.lo), min(a.hi, b.hi)),
+        "maximum": lambda a, b, what: _Range(max(a.lo, b.lo), max(a.hi, b.hi)),
+        "fmax": lambda a, b, what: _Range(max(a.lo, b.lo), max(a.hi, b.hi)),
+        "hypot": _hypot,
+    }
+    ternary = {
+        "clip": lambda x, low, high, what: _Range(min(max(x.lo, low.lo), high.lo), min(max(x.hi, low.hi), high.hi)),
+        "where": lambda cond, a, b, what: _hull(a, b),
+    }
+    for arity, table in ((1, unary), (2, binary), (3, ternary)):
+        for name, rule in table.items():
+            rules.setdefault((name, arity), rule)
+    return rules
+
+
+_NUMPY_RULES = _numpy_rules()
 
 
 def expression_range(code, column_range, constant=lambda name: None):
@@ -493,43 +515,7 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
             else:
                 problems.append(f"{t!r}: column {t!r} has no range: add {t!r}: (lower, upper) to bounds")
     else:
-        y_info, x_info = plan.infos()
-        factor_cache = {}
-        j = 0
-        for term, subterms in x_info.term_codings.items():
-            if not term.factors:
-                continue  # the intercept
-            for sub in subterms:
-                combos = _column_combinations(x_info, sub)
-                for combo in combos:
-                    name = terms[j]
-                    j += 1
-                    if wanted is not None and name not in wanted:
-                        continue
-                    if name in given:
-                        out[name] = tuple(given[name])
-                        continue
-                    try:
-                        lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache,
-                                                   given)
-                    except RangeUnavailable as exc:
-                        why = str(exc)
-                        if why.startswith(repr(name) + ": "):
-                            why = why[len(repr(name)) + 2:]
-                        if _bare_term(sub):
-                            problems.append(f"{name!r}: {why}")
-                        else:
-                            problems.append(f"{name!r}: {why}; or give {name!r}: (lower, upper) directly")
-                        continue
-                    if not lo < hi:
-                        # A constant column (e.g. a contrast's constant column): the range is
-                        # widened to include 0, so that the map to [-1, 1] is defined.
-                        lo, hi = (min(0.0, lo), max(0.0, lo)) if lo != 0 else (0.0, 1.0)
-                        text += f" (constant; range widened to {_show(lo, hi)})"
-                    out[name] = (lo, hi)
-                    derived[name] = text
-        if j != len(terms):  # pragma: no cover - patsy's column order is the plan's
-            raise AssertionError("design columns and terms disagree")
+        _derive_term_ranges(plan, terms, given, wanted, column_range, constant, out, derived, problems)
     if response is not None and response_required:
         if response in given:
             out[response] = tuple(given[response])
@@ -545,6 +531,49 @@ def formula_ranges(given, plan, *, columns, constant=lambda name: None, response
     if problems:
         raise RangeUnavailable(_clean("\n".join(problems)))
     return FormulaRanges(out, derived)
+
+
+def _derive_term_ranges(plan, terms, given, wanted, column_range, constant, out, derived, problems):
+    """Fill ``out``/``derived`` for the patsy-built terms; a term without a range adds a line
+    to ``problems`` naming what to supply."""
+    y_info, x_info = plan.infos()
+    factor_cache = {}
+    j = 0
+    for term, subterms in x_info.term_codings.items():
+        if not term.factors:
+            continue  # the intercept
+        for sub in subterms:
+            for combo in _column_combinations(x_info, sub):
+                name = terms[j]
+                j += 1
+                if wanted is not None and name not in wanted:
+                    continue
+                if name in given:
+                    out[name] = tuple(given[name])
+                    continue
+                try:
+                    lo, hi, text = _term_range(sub, combo, x_info, column_range, constant, factor_cache, given)
+                except RangeUnavailable as exc:
+                    problems.append(_missing_range_line(name, sub, exc))
+                    continue
+                if not lo < hi:
+                    # A constant column (e.g. a contrast's constant column): the range is
+                    # widened to include 0, so that the map to [-1, 1] is defined.
+                    lo, hi = (min(0.0, lo), max(0.0, lo)) if lo != 0 else (0.0, 1.0)
+                    text += f" (constant; range widened to {_show(lo, hi)})"
+                out[name] = (lo, hi)
+                derived[name] = text
+    if j != len(terms):  # pragma: no cover - patsy's column order is the plan's
+        raise AssertionError("design columns and terms disagree")
+
+
+def _missing_range_line(name, sub, exc):
+    why = str(exc)
+    if why.startswith(repr(name) + ": "):
+        why = why[len(repr(name)) + 2:]
+    if _bare_term(sub):
+        return f"{name!r}: {why}"
+    return f"{name!r}: {why}; or give {name!r}: (lower, upper) directly"
 
 
 def _bare_term(subterm):

@@ -383,12 +383,8 @@ class ParsedFormula:
     response_columns: list
 
 
-def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
-    """Split, expand ``.``, parse, and refuse everything that is not row-wise.
-
-    Works from the column names alone, so the pandas and the Dask paths share it and
-    nothing here depends on the data's values.
-    """
+def _split_formula(formula, columns, require_response):
+    """(lhs, rhs) after R's spellings are rewritten; refuses what is not one formula."""
     if not isinstance(formula, str):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     if "~" not in formula:
@@ -402,6 +398,38 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         raise FormulaError(f'formula {formula!r} has no response; write it as "y ~ ...".')
     if re.search(r"\.\s*\^", rhs):
         raise FormulaError("R's '.^2' is written '(.)**2' in a Python formula.")
+    return lhs, rhs
+
+
+def _check_factor(code, names, factor, columns, colset, eval_env, unknown_hint):
+    """Refuse a factor that is stateful, names something unknown, or is not row-wise."""
+    try:
+        passes = factor.memorize_passes_needed({}, eval_env)
+    except Exception:  # noqa: BLE001 - anything odd is refused below
+        passes = 0
+    if passes:
+        raise StatefulTransformError(f"the formula term {code!r} uses a stateful transform: such transforms {_STATEFUL_HELP}")
+    unknown = [n for n in names if n not in colset and n not in _FORMULA_NAMES
+               and _lookup(eval_env, n) is _MISSING]
+    r_style = [n for n in unknown if n in _R_FUNCTIONS]
+    if r_style:
+        raise FormulaError(f"the formula term {code!r} uses R's {r_style[0]}(); in a Python formula write "
+                           f"np.{r_style[0]}(...).")
+    if unknown:
+        raise FormulaError(
+            f"formula refers to {sorted(unknown)}, which are not columns of data "
+            f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
+        )
+    check_row_wise(code, colset, lambda name: _lookup(eval_env, name))
+
+
+def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
+    """Split, expand ``.``, parse, and refuse everything that is not row-wise.
+
+    Works from the column names alone, so the pandas and the Dask paths share it and
+    nothing here depends on the data's values.
+    """
+    lhs, rhs = _split_formula(formula, columns, require_response)
     try:
         lhs_names = _names_in(lhs) if lhs else set()
         expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
@@ -420,24 +448,7 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
     for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
         code = getattr(factor, "code", str(factor))
         names = _names_in(code)
-        try:
-            passes = factor.memorize_passes_needed({}, eval_env)
-        except Exception:  # noqa: BLE001 - anything odd is refused below
-            passes = 0
-        if passes:
-            raise StatefulTransformError(f"the formula term {code!r} uses a stateful transform: such transforms {_STATEFUL_HELP}")
-        unknown = [n for n in names if n not in colset and n not in _FORMULA_NAMES
-                   and _lookup(eval_env, n) is _MISSING]
-        r_style = [n for n in unknown if n in _R_FUNCTIONS]
-        if r_style:
-            raise FormulaError(f"the formula term {code!r} uses R's {r_style[0]}(); in a Python formula write "
-                               f"np.{r_style[0]}(...).")
-        if unknown:
-            raise FormulaError(
-                f"formula refers to {sorted(unknown)}, which are not columns of data "
-                f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
-            )
-        check_row_wise(code, colset, lambda name: _lookup(eval_env, name))
+        _check_factor(code, names, factor, columns, colset, eval_env, unknown_hint)
         used |= {n for n in names if n in colset}
     return ParsedFormula(lhs=lhs, expanded=expanded, desc=desc, used_columns=sorted(used),
                          response_columns=[c for c in columns if c in lhs_names])
@@ -564,16 +575,9 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
         raise InvalidArgumentError(f"response_type must be 'numeric' or 'binary'; got {response_type!r}.")
     columns = [str(c) for c in dtypes.index]
     if response_type == "numeric":
-        # The common wide case (y ~ ., y ~ . - id: plain numeric columns) in O(p), with
-        # exactly patsy's terms and order; anything else goes through patsy below.
-        fast = simple_terms(formula, columns, dtypes)
-        if fast is not None and fast.terms and (fast.response is not None or not require_response):
-            _check_infer_levels(infer_levels, columns)
-            _check_na_dict(na_action, fast.used_columns, dtypes)
-            return DesignPlan(formula=formula, expanded_formula=formula, lhs=fast.response or "", terms=fast.terms,
-                              response=fast.response, intercept=fast.intercept, used=tuple(fast.used_columns),
-                              na_action=na_action, n_rows_input=int(n_rows_input), plain_columns=tuple(fast.terms),
-                              used_dtypes=dtypes[fast.used_columns], data_columns=tuple(columns))
+        fast = _simple_plan(formula, columns, dtypes, n_rows_input, na_action, infer_levels, require_response)
+        if fast is not None:
+            return fast
     if eval_env is None:
         eval_env = patsy.EvalEnvironment.capture(0)
     eval_env = eval_env.with_outer_namespace({"np": np, "numpy": np})
@@ -583,15 +587,69 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
     used = parsed.used_columns
     kinds = {c: column_kind(dtypes[c]) for c in used}
     _check_na_dict(na_action, used, dtypes)
+    _refuse_datetimes(used, kinds, dtypes)
+    desc = parsed.desc
+    response = None
+    response_levels = None
+    level_casts, caveats = _level_casts(desc, kinds, infer_levels, levels_of)
+
+    if response_type == "binary":
+        response, response_levels = _plan_binary_response(parsed, dtypes, kinds, level_casts)
+        desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded by us, not by patsy
+    elif len(parsed.response_columns) == 1 and kinds.get(parsed.response_columns[0]) not in ("numeric", "bool"):
+        c = parsed.response_columns[0]
+        raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
+                        "response for this method.")
+
+    used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
+    y_info, x_info = _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env)
+    undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
+    if y_info is not None:
+        undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
+        if len(y_info.column_names) != 1:
+            raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
+                            "columns); dp_select needs a numeric response for this method.")
+        response = _clean_term_name(parsed.lhs)
+    _refuse_undeclared_levels(undeclared)
+    intercept = "Intercept" in x_info.column_names
+    names = [c for c in x_info.column_names if c != "Intercept"]
+    terms = _distinct_terms(formula, names)
+    plain = all(c in kinds and kinds[c] == "numeric" for c in names) and (
+        y_info is None or (y_info.column_names[0] in kinds and kinds[y_info.column_names[0]] == "numeric"))
+    return DesignPlan(formula=formula, expanded_formula=parsed.expanded, lhs=parsed.lhs, terms=terms,
+                      response=response, intercept=intercept, used=tuple(used), na_action=na_action,
+                      n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
+                      categorical_terms=_pure_categorical_columns(x_info, terms, intercept), caveats=caveats,
+                      level_casts=level_casts, y_info=y_info, x_info=x_info,
+                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes,
+                      data_columns=tuple(columns))
+
+
+def _simple_plan(formula, columns, dtypes, n_rows_input, na_action, infer_levels, require_response):
+    """The common wide case (y ~ ., y ~ . - id: plain numeric columns) in O(p), with exactly
+    patsy's terms and order; None sends the formula through patsy."""
+    fast = simple_terms(formula, columns, dtypes)
+    if fast is None or not fast.terms or (fast.response is None and require_response):
+        return None
+    _check_infer_levels(infer_levels, columns)
+    _check_na_dict(na_action, fast.used_columns, dtypes)
+    return DesignPlan(formula=formula, expanded_formula=formula, lhs=fast.response or "", terms=fast.terms,
+                      response=fast.response, intercept=fast.intercept, used=tuple(fast.used_columns),
+                      na_action=na_action, n_rows_input=int(n_rows_input), plain_columns=tuple(fast.terms),
+                      used_dtypes=dtypes[fast.used_columns], data_columns=tuple(columns))
+
+
+def _refuse_datetimes(used, kinds, dtypes):
     for c in used:
         if kinds[c] == "datetime":
             raise DataError(f"column {c!r} has dtype {dtypes[c]}; convert it to a number with a public origin "
                             f"(for example days since 2000-01-01) before the call.")
-    caveats = []
-    desc = parsed.desc
-    response = None
-    response_levels = None
+
+
+def _level_casts(desc, kinds, infer_levels, levels_of):
+    """(column -> levels to cast to, caveats): levels declared in the formula or opted in."""
     level_casts = {}
+    caveats = []
     # Levels declared in the formula (C(x, levels=[...])): such a column is cast to a
     # Categorical before evaluation, unless it is also used otherwise (then patsy checks
     # the levels, and a value outside them fails after the charge without being quoted).
@@ -611,33 +669,24 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
     if inferred:
         text = (f"NOT differentially private: the levels of {inferred} were read from the data outside the "
                 "budget (infer_levels)")
-        warnings.warn(text, PrivacyLeakWarning, stacklevel=4)
+        warnings.warn(text, PrivacyLeakWarning, stacklevel=5)  # the caller of plan_design's caller
         caveats.append(text)
+    return level_casts, caveats
 
-    if response_type == "binary":
-        response, response_levels = _plan_binary_response(parsed, dtypes, kinds, level_casts)
-        desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded by us, not by patsy
-    elif len(parsed.response_columns) == 1 and kinds.get(parsed.response_columns[0]) not in ("numeric", "bool"):
-        c = parsed.response_columns[0]
-        raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
-                        "response for this method.")
 
-    used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
+def _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env):
+    """patsy's design infos built on a synthetic frame of the schema (no data values)."""
     try:
-        y_info, x_info = _design_infos(desc, synthetic_frame(used_dtypes, level_casts), eval_env)
+        return _design_infos(desc, synthetic_frame(used_dtypes, level_casts), eval_env)
     except patsy.PatsyError as exc:
         raise FormulaError(f"formula {formula!r} cannot be evaluated on the columns of data: "
                            f"{str(exc).splitlines()[0]}") from None
     except Exception as exc:  # noqa: BLE001 - a row-wise expression that fails on any values
         raise FormulaError(f"formula {formula!r} cannot be evaluated on the columns of data "
                            f"({type(exc).__name__}); check the types of the columns it uses.") from None
-    undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
-    if y_info is not None:
-        undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
-        if len(y_info.column_names) != 1:
-            raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
-                            "columns); dp_select needs a numeric response for this method.")
-        response = _clean_term_name(parsed.lhs)
+
+
+def _refuse_undeclared_levels(undeclared):
     if undeclared:
         raise DataError(
             f"the levels of {sorted(set(undeclared))} would be inferred from the data, which reveals which values "
@@ -645,22 +694,15 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
             "Categorical with fixed categories, a bool, or C(x, levels=[...]); or pass "
             f"infer_levels={sorted(set(undeclared))} to accept levels read from the data (the result is then "
             "not differentially private).")
-    intercept = "Intercept" in x_info.column_names
-    names = [c for c in x_info.column_names if c != "Intercept"]
+
+
+def _distinct_terms(formula, names):
     terms = [_clean_term_name(c) for c in names]
     if not terms:
         raise FormulaError(f"formula {formula!r} has no candidate terms on its right-hand side.")
     if len(set(terms)) != len(terms):
         raise FormulaError(f"the formula produces duplicated term names: {terms}.")
-    plain = all(c in kinds and kinds[c] == "numeric" for c in names) and (
-        y_info is None or (y_info.column_names[0] in kinds and kinds[y_info.column_names[0]] == "numeric"))
-    return DesignPlan(formula=formula, expanded_formula=parsed.expanded, lhs=parsed.lhs, terms=terms,
-                      response=response, intercept=intercept, used=tuple(used), na_action=na_action,
-                      n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
-                      categorical_terms=_pure_categorical_columns(x_info, terms, intercept), caveats=caveats,
-                      level_casts=level_casts, y_info=y_info, x_info=x_info,
-                      plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes,
-                      data_columns=tuple(columns))
+    return terms
 
 
 _INFO_CACHE: dict = {}

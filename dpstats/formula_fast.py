@@ -168,8 +168,153 @@ def _reduce(op, nouns):
     return True
 
 
+class _NotSimple(Exception):
+    """The formula leaves the accepted subset (or patsy would raise): use patsy."""
+
+
 def _literal_name(lit: str) -> str:
     return lit[1:-1]
+
+
+def _response_of(lhs: str, colset) -> str | None:
+    """The left-hand side's column, or None when it is empty."""
+    if not lhs.strip():
+        return None
+    m = _LHS.fullmatch(lhs)
+    if m is None:
+        raise _NotSimple
+    if m.group("name") is not None:
+        response = m.group("name")
+        if keyword.iskeyword(response):
+            raise _NotSimple
+    else:
+        response = _literal_name(m.group("lit"))
+    if response not in colset:
+        raise _NotSimple
+    return response
+
+
+class _RhsParser:
+    """Shunting-yard evaluation of the right-hand side with patsy's rules (:func:`_reduce`).
+
+    Each token is handled by :meth:`noun` (a term is expected) or :meth:`operator` (an
+    operator is expected); anything patsy would reject, or that the subset does not cover,
+    raises :class:`_NotSimple`.
+    """
+
+    def __init__(self, columns, colset, response):
+        self.columns, self.colset, self.response = columns, colset, response
+        self.nouns: list = []
+        self.ops: list = []
+        self.depth = 0
+        self.dot_codes = None
+
+    def _reduce(self, op):
+        if not _reduce(op, self.nouns):
+            raise _NotSimple
+
+    def _dot(self) -> dict:
+        if self.dot_codes is None:
+            # as dpstats.formula._expand_dot writes the columns for patsy
+            iskw = keyword.iskeyword
+            self.dot_codes = {(c if c.isidentifier() and not iskw(c) else f"Q({c!r})"): c
+                              for c in self.columns if c != self.response}
+            if not self.dot_codes:
+                raise _NotSimple  # dpstats: "'.' ... but data has none"
+        return dict(self.dot_codes)
+
+    def noun(self, m) -> bool:
+        """Handle a token where a term is expected; True when a noun was pushed."""
+        kind = m.lastgroup if m.lastgroup != "lit" else "q"
+        if kind == "op":
+            tok = m.group("op")
+            if tok in _PREFIX_OPS:
+                if tok == "(":
+                    self.depth += 1
+                    if self.depth > MAX_PAREN_DEPTH:
+                        raise _NotSimple
+                self.ops.append(_PREFIX_OPS[tok])
+                return False
+            if tok != ".":
+                raise _NotSimple  # ")" where a term was expected
+            self.nouns.append((_ATOM, False, False, self._dot()))
+        elif kind == "name":
+            name = m.group("name")
+            if name not in self.colset or keyword.iskeyword(name):
+                raise _NotSimple
+            self.nouns.append((_ATOM, False, False, {name: name}))
+        elif kind == "q":
+            lit = m.group("lit")
+            if _literal_name(lit) not in self.colset:
+                raise _NotSimple
+            self.nouns.append((_ATOM, False, False, {f"Q({lit})": _literal_name(lit)}))
+        elif kind == "num" and m.group("num") in _CONSTANT_NOUNS:
+            self.nouns.append(_CONSTANT_NOUNS[m.group("num")]())
+        else:
+            raise _NotSimple  # other numbers are errors outside **; other characters
+        return True
+
+    def operator(self, m) -> bool:
+        """Handle a token where an operator is expected; True when a term is expected next."""
+        if m.lastgroup != "op":
+            raise _NotSimple  # juxtaposition: a call, an attribute, a string ...
+        tok = m.group("op")
+        if tok == ")":
+            while self.ops and self.ops[-1] != _LPAREN:
+                self._reduce(self.ops.pop())
+            if not self.ops:
+                raise _NotSimple  # unmatched ")"
+            self.ops.pop()
+            self.depth -= 1
+            return False
+        if tok not in _BINARY_OPS:
+            raise _NotSimple  # "(" or "." after a term
+        op = _BINARY_OPS[tok]
+        while self.ops and _PRECEDENCE[op] <= _PRECEDENCE[self.ops[-1]]:
+            self._reduce(self.ops.pop())
+        self.ops.append(op)
+        return True
+
+    def parse(self, rhs: str) -> tuple:
+        """The final noun's (intercept removed, term map)."""
+        want_noun = True
+        for m in _TOKEN.finditer(rhs):
+            want_noun = not self.noun(m) if want_noun else self.operator(m)
+        if want_noun:
+            raise _NotSimple  # empty right-hand side or a trailing operator
+        while self.ops:
+            op = self.ops.pop()
+            if op == _LPAREN:
+                raise _NotSimple
+            self._reduce(op)
+        if len(self.nouns) != 1:
+            raise _NotSimple
+        _, _, removed, term_map = self.nouns[0]
+        return removed, term_map
+
+
+_PREFIX_OPS = {"(": _LPAREN, "+": _UPLUS, "-": _UMINUS}
+_BINARY_OPS = {"+": _BPLUS, "-": _BMINUS}
+# fresh tuples each time: a noun's term dict is mutated in place by _reduce
+_CONSTANT_NOUNS = {"0": lambda: (_ZERO, False, True, {}), "1": lambda: (_ONE, True, False, {})}
+
+
+def _checked_terms(term_map, columns, dtypes, response, require_numeric_response) -> None:
+    """Raise :class:`_NotSimple` unless patsy would build exactly these numeric columns."""
+    terms = list(term_map.values())
+    if len(set(terms)) != len(terms):
+        raise _NotSimple  # e.g. x1 + Q("x1"): dpstats refuses duplicated names
+    for code, name in term_map.items():
+        if code != name and _Q_CLEAN.sub(r"\2", code) != name:
+            raise _NotSimple  # a name repr() escapes: patsy's column name would differ
+    lookup = _dtype_lookup(columns, dtypes)
+    try:
+        if not all(_numeric(dt) for dt in set(map(lookup.__getitem__, terms))):
+            raise _NotSimple
+        if response is not None and require_numeric_response and not _numeric(lookup[response]):
+            raise _NotSimple
+    except (KeyError, TypeError):  # a column without a dtype, or an unhashable one
+        raise _NotSimple from None
 
 
 def simple_terms(formula: str, columns, dtypes, *, require_numeric_response: bool = True) -> SimpleDesign | None:
@@ -206,125 +351,14 @@ def simple_terms(formula: str, columns, dtypes, *, require_numeric_response: boo
     if len(colset) != len(columns):
         return None
     lhs, rhs = formula.split("~", 1)
-
-    response = None
-    if lhs.strip():
-        m = _LHS.fullmatch(lhs)
-        if m is None:
-            return None
-        if m.group("name") is not None:
-            response = m.group("name")
-            if keyword.iskeyword(response):
-                return None
-        else:
-            response = _literal_name(m.group("lit"))
-        if response not in colset:
-            return None
-
-    nouns: list = []
-    ops: list = []
-    want_noun = True
-    depth = 0
-    dot_codes = None
-    for m in _TOKEN.finditer(rhs):
-        kind = m.lastgroup if m.lastgroup != "lit" else "q"
-        if want_noun:
-            if kind == "op":
-                tok = m.group("op")
-                if tok == "(":
-                    depth += 1
-                    if depth > MAX_PAREN_DEPTH:
-                        return None
-                    ops.append(_LPAREN)
-                    continue
-                if tok == "+":
-                    ops.append(_UPLUS)
-                    continue
-                if tok == "-":
-                    ops.append(_UMINUS)
-                    continue
-                if tok != ".":
-                    return None  # ")" where a term was expected
-                if dot_codes is None:
-                    # as dpstats.formula._expand_dot writes the columns for patsy
-                    iskw = keyword.iskeyword
-                    dot_codes = {(c if c.isidentifier() and not iskw(c) else f"Q({c!r})"): c
-                                 for c in columns if c != response}
-                    if not dot_codes:
-                        return None  # dpstats: "'.' ... but data has none"
-                nouns.append((_ATOM, False, False, dict(dot_codes)))
-            elif kind == "name":
-                name = m.group("name")
-                if name not in colset or keyword.iskeyword(name):
-                    return None
-                nouns.append((_ATOM, False, False, {name: name}))
-            elif kind == "q":
-                lit = m.group("lit")
-                name = _literal_name(lit)
-                if name not in colset:
-                    return None
-                nouns.append((_ATOM, False, False, {f"Q({lit})": name}))
-            elif kind == "num":
-                tok = m.group("num")
-                if tok == "0":
-                    nouns.append((_ZERO, False, True, {}))
-                elif tok == "1":
-                    nouns.append((_ONE, True, False, {}))
-                else:
-                    return None  # other numbers are errors outside **
-            else:
-                return None
-            want_noun = False
-        else:
-            if kind != "op":
-                return None  # juxtaposition: a call, an attribute, a string ...
-            tok = m.group("op")
-            if tok == ")":
-                while ops and ops[-1] != _LPAREN:
-                    if not _reduce(ops.pop(), nouns):
-                        return None
-                if not ops:
-                    return None  # unmatched ")"
-                ops.pop()
-                depth -= 1
-                continue
-            if tok == "+":
-                op = _BPLUS
-            elif tok == "-":
-                op = _BMINUS
-            else:
-                return None  # "(" or "." after a term
-            while ops and _PRECEDENCE[op] <= _PRECEDENCE[ops[-1]]:
-                if not _reduce(ops.pop(), nouns):
-                    return None
-            ops.append(op)
-            want_noun = True
-    if want_noun:
-        return None  # empty right-hand side or a trailing operator
-    while ops:
-        op = ops.pop()
-        if op == _LPAREN or not _reduce(op, nouns):
-            return None
-    if len(nouns) != 1:
-        return None
-    _, _, removed, term_map = nouns[0]
-
-    codes = list(term_map)
-    terms = list(term_map.values())
-    if len(set(terms)) != len(terms):
-        return None  # e.g. x1 + Q("x1"): dpstats refuses duplicated names
-    for code, name in term_map.items():
-        if code != name and _Q_CLEAN.sub(r"\2", code) != name:
-            return None  # a name repr() escapes: patsy's column name would differ
-    lookup = _dtype_lookup(columns, dtypes)
     try:
-        if not all(_numeric(dt) for dt in set(map(lookup.__getitem__, terms))):
-            return None
-        if response is not None and require_numeric_response and not _numeric(lookup[response]):
-            return None
-    except (KeyError, TypeError):  # a column without a dtype, or an unhashable one
+        response = _response_of(lhs, colset)
+        removed, term_map = _RhsParser(columns, colset, response).parse(rhs)
+        _checked_terms(term_map, columns, dtypes, response, require_numeric_response)
+    except _NotSimple:
         return None
-    return SimpleDesign(response=response, terms=terms, intercept=not removed, codes=codes)
+    return SimpleDesign(response=response, terms=list(term_map.values()), intercept=not removed,
+                        codes=list(term_map))
 
 
 def simple_design_matrix(design: SimpleDesign, frame, *, order: str = "C"):

@@ -347,38 +347,17 @@ class SelectionResult:
     def _plot_rows(self, top):
         """(rows of (label, value, released?), x label, "supports"/"terms", reference line) or None."""
         c = self.curator or {}
-        released = set(self.support)
-
-        def support_label(support):
-            return "{" + ", ".join(support) + "}"
-
         source = c if c.get("top_supports") else (c.get("fallback_top_r") or {})
-        tops = source.get("top_supports")
-        if tops:
-            rows = [(support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
-                    for r in tops[:top]]
-            size = self._public_call.get("s", len(tops[0]["support"]))
-            if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
-                size = c.get("criterion_choice", {}).get("s", len(tops[0]["support"]))
-            if not any(m for _, _, m in rows):
-                later = [r for r in tops[top:] if set(r["support"]) == released]
-                outside = source.get("probability_outside_top_r")
-                R = self._public_call.get("R")
-                if later:
-                    rows.append((support_label(later[0]["support"]), float(later[0]["probability"]), True))
-                elif outside is not None and R is not None and math.comb(len(self.terms), size) > R:
-                    # top_r's uniform draw outside its R best supports: every one equally likely.
-                    share = float(outside) / (math.comb(len(self.terms), size) - R)
-                    rows.append((support_label(self.support) + f" (outside the top {R})", share, True))
-            line = (1.0 / math.comb(len(self.terms), size), f"uniform pick 1/C({len(self.terms)}, {size})")
-            return rows, "P(mechanism returns the support), exact", "supports", line
+        if source.get("top_supports"):
+            return self._support_probability_rows(source, top)
+        released = set(self.support)
         if c.get("block_supports") and c.get("block_probabilities") is not None:
-            rows = [(f"block {i}: " + support_label(sup), float(prob), set(sup) == released)
+            rows = [(f"block {i}: " + _support_label(sup), float(prob), set(sup) == released)
                     for i, (sup, prob) in enumerate(zip(c["block_supports"], c["block_probabilities"]))][:top]
             return rows, "P(mechanism draws from the block), exact", "supports", None
         if "objective_final" in c and "objective_start" in c:
-            rows = [("start " + support_label(c.get("start_support", [])), float(c["objective_start"]), False),
-                    ("released " + support_label(self.support), float(c["objective_final"]), True)]
+            rows = [("start " + _support_label(c.get("start_support", [])), float(c["objective_start"]), False),
+                    ("released " + _support_label(self.support), float(c["objective_final"]), True)]
             if "objective_min_visited" in c:
                 rows.insert(0, ("lowest visited by the chain", float(c["objective_min_visited"]), False))
             return rows, "objective R (lower is better)", "supports", None
@@ -392,6 +371,31 @@ class SelectionResult:
             rows = [(t, float(scores[t]), t in released) for t in shown]
             return rows, xlabel, "terms", None
         return None
+
+    def _support_probability_rows(self, source, top):
+        """Plot rows for a mechanism over supports: the exact probability of the best ones, the
+        released support added when it is not among them."""
+        c = self.curator or {}
+        released = set(self.support)
+        tops = source["top_supports"]
+        rows = [(_support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
+                for r in tops[:top]]
+        size = self._public_call.get("s", len(tops[0]["support"]))
+        if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
+            size = c.get("criterion_choice", {}).get("s", len(tops[0]["support"]))
+        n_supports = math.comb(len(self.terms), size)
+        if not any(m for _, _, m in rows):
+            later = [r for r in tops[top:] if set(r["support"]) == released]
+            outside = source.get("probability_outside_top_r")
+            R = self._public_call.get("R")
+            if later:
+                rows.append((_support_label(later[0]["support"]), float(later[0]["probability"]), True))
+            elif outside is not None and R is not None and n_supports > R:
+                # top_r's uniform draw outside its R best supports: every one equally likely.
+                share = float(outside) / (n_supports - R)
+                rows.append((_support_label(self.support) + f" (outside the top {R})", share, True))
+        line = (1.0 / n_supports, f"uniform pick 1/C({len(self.terms)}, {size})")
+        return rows, "P(mechanism returns the support), exact", "supports", line
 
     def _curator_text(self) -> str:
         c = self.curator
@@ -459,6 +463,10 @@ class SelectionResult:
 
     def _repr_html_(self):
         return self.summary().as_html()
+
+
+def _support_label(support):
+    return "{" + ", ".join(support) + "}"
 
 
 def _without_data(refit):

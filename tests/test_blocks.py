@@ -44,7 +44,7 @@ CASES = [
 def test_block_minimum_matches_brute_force(case, matrix_free):
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, Xf, y = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    source = MatrixFreeSource(Xf, y, icpt) if matrix_free else GramSource(stats)
+    source = MatrixFreeSource(Xf, y, lam, r, intercept=icpt) if matrix_free else GramSource(stats, lam, r)
     obj = RidgeBallObjective(stats, lam, r)
     sups, vals, _ = brute(stats, s, lam, r)
     rng = np.random.default_rng(seed)
@@ -60,7 +60,7 @@ def test_block_minimum_matches_brute_force(case, matrix_free):
             # a deliberately poor incumbent: the worst member of the block
             worst = members[np.argmax(vals[members])]
             for mu in (0.0, 3.0):
-                res = minimise_block(source, full, offset, i, lam, r, (tuple(sups[worst]), vals[worst]), slack,
+                res = minimise_block(source, full, offset, i, (tuple(sups[worst]), vals[worst]), slack,
                                      evaluate, mu=mu)
                 assert res is not None
                 assert len(set(res.support) - set(anchor)) == i
@@ -80,7 +80,7 @@ def test_node_cap_gives_up_and_engine_falls_back():
     evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
     _, _, count = block_oracle(stats, 4, lam, r, anchor)
     worst = np.nonzero(count == 3)[0][np.argmax(vals[count == 3])]
-    assert minimise_block(GramSource(stats), full, 1, 3, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7,
+    assert minimise_block(GramSource(stats, lam, r), full, 1, 3, (tuple(sups[worst]), vals[worst]), 1e-7,
                           evaluate, max_nodes=1) is None
     # the engine on the MILP path only (exact blocks off, and with a one-node cap) agrees
     for setting in ({"exact_blocks": False}, {"exact_block_nodes": 1}):
@@ -99,8 +99,8 @@ def test_column_coherence_matches_brute_force(matrix_free, intercept):
     from dpstats.bss.blocks import column_coherence
 
     stats, Xf, y = instance(7, p=23, s=3, rho=0.6, snr=2.0, intercept=intercept)
-    source = MatrixFreeSource(Xf, y, intercept) if matrix_free else GramSource(stats)
     lam, k = 2.5, 4
+    source = MatrixFreeSource(Xf, y, lam, 1.0, intercept=intercept) if matrix_free else GramSource(stats, lam, 1.0)
     # a tiny block size forces several row blocks and the transposed updates
     off = 1 if intercept else 0
     anchor = np.array([off + 2, off + 5])
@@ -148,7 +148,7 @@ def test_block_supports_below_lists_every_support_under_the_threshold(case, cohe
         for q in (0, 3, min(20, ranked.size - 1)):
             thr = float(ranked[q])
             for mu in (0.0, 2.0):
-                res = blocks.block_supports_below(GramSource(stats), full, offset, i, lam, r, thr, evaluate, mu=mu)
+                res = blocks.block_supports_below(GramSource(stats, lam, r), full, offset, i, thr, evaluate, mu=mu)
                 listed = set(res.supports)
                 below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
                 assert below <= listed
@@ -182,8 +182,8 @@ def test_coherence_gamma_bounds_every_subset(seed, design):
         for j in range(1, p):
             X[:, j] = 0.2 * X[:, j - 1] + np.sqrt(1 - 0.04) * Z[:, j]
     y = X[:, :3].sum(axis=1) + rng.standard_normal(n)
-    source = MatrixFreeSource(X, y, False)
     ridge, mu = float(rng.uniform(0.5, 5.0)), float(rng.choice([0.0, 5.0]))
+    source = MatrixFreeSource(X, y, ridge, 1.0)
     lam = ridge + mu
     G = X.T @ X
     anchor = np.array(sorted({2} | set(rng.choice(np.arange(3, p), 3, replace=False).tolist())))
@@ -226,18 +226,18 @@ def test_lazy_schur_columns_match_brute_force(seed, matrix_free):
     stats, Xf, y = instance(seed, n=400, p=p, s=s, rho=0.1, snr=float([0.5, 2.0, 5.0, 10.0][seed]), intercept=bool(seed % 2))
     icpt = bool(seed % 2)
     lam, r = [1.0, 5.0, 20.0, 2.0][seed], [50.0, 1.1, 0.5, 10.0][seed]
-    source = MatrixFreeSource(Xf, y, icpt) if matrix_free else GramSource(stats)
+    source = MatrixFreeSource(Xf, y, lam, r, intercept=icpt) if matrix_free else GramSource(stats, lam, r)
     sups, vals, count, evaluate, full, _ = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
     for i in range(2, s + 1):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
-        res = minimise_block(source, full, offset, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+        res = minimise_block(source, full, offset, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
                              max_columns=1)
         assert res is not None
         assert res.value <= vals[members].min() + 1e-7 + 1e-9
         thr = float(np.sort(vals[members])[min(5, members.size - 1)])
-        below = blocks.block_supports_below(source, full, offset, i, lam, r, thr, evaluate, max_columns=1)
+        below = blocks.block_supports_below(source, full, offset, i, thr, evaluate, max_columns=1)
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(below.supports)
 
 
@@ -282,7 +282,7 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, mon
     stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
-    source = GramSource(stats)
+    source = GramSource(stats, lam, r)
     rng = np.random.default_rng(seed)
     other = tuple(sorted(rng.choice(p, s, replace=False)))
     for anchor_k in (anchor, other):
@@ -293,12 +293,12 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, mon
             ranked = np.sort(vals[members])
             for q in (0, min(10, ranked.size - 1)):
                 thr = float(ranked[q])
-                res = blocks.block_supports_below(source, full_k, offset, i, lam, r, thr, evaluate, mu=1.0)
+                res = blocks.block_supports_below(source, full_k, offset, i, thr, evaluate, mu=1.0)
                 below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
                 assert below <= set(res.supports)
                 assert all(len(set(t) - set(anchor_k)) == i for t in res.supports)
             worst = members[np.argmax(vals[members])]
-            res = blocks.minimise_block(source, full_k, offset, i, lam, r, (tuple(sups[worst]), vals[worst]),
+            res = blocks.minimise_block(source, full_k, offset, i, (tuple(sups[worst]), vals[worst]),
                                         1e-7, evaluate)
             truth = vals[members].min()
             assert res.value <= truth + 1e-7 + 1e-9
@@ -327,7 +327,7 @@ def test_removal_prefix_tree_skips_removed_sets():
         for i in (3, 4, 5):
             calls.clear()
             thr = float(np.sort(vals)[5])
-            res = blocks.block_supports_below(GramSource(stats), full, 1, i, lam, r, thr, evaluate)
+            res = blocks.block_supports_below(GramSource(stats, lam, r), full, 1, i, thr, evaluate)
             members = np.nonzero(count == i)[0]
             assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(res.supports)
             assert len(calls) < 0.7 * comb(7, i)  # the flat loop makes C(7, i) calls
@@ -357,7 +357,7 @@ def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
             members = np.nonzero(count == i)[0]
             ranked = np.sort(vals[members])
             for thr in (ranked[ranked.size // 2], ranked[-1]):
-                res = blocks.block_supports_below(GramSource(stats), full, 1 if icpt else 0, i, lam_k, r, float(thr),
+                res = blocks.block_supports_below(GramSource(stats, lam_k, r), full, 1 if icpt else 0, i, float(thr),
                                                   evaluate)
                 below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
                 assert below <= set(res.supports)
@@ -373,11 +373,11 @@ def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch
     stats, Xf, y = instance(seed, n=12, p=14, s=4, rho=0.5, snr=5.0, intercept=True)
     lam, r = 3.0, 100.0
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 4, lam, r)
-    source = MatrixFreeSource(Xf, y, True)
+    source = MatrixFreeSource(Xf, y, lam, r, intercept=True)
     for i in (2, 3, 4):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
-        res = blocks.minimise_block(source, full, 1, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+        res = blocks.minimise_block(source, full, 1, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
                                     max_columns=0)  # every candidate set takes the lazy path
         assert res is not None
         truth = vals[members].min()
@@ -395,10 +395,9 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
     stats, _, _ = instance(seed, n=80 if case in PREFIX_CASES else 60, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
-    source = GramSource(stats)
     G = stats.G
     for mu in (0.0, 2.5):
-        search = blocks._BlockSearch(source, full, offset, 2, lam, r, mu, 10**6, 3000)
+        search = blocks._BlockSearch(GramSource(stats, lam, r), full, offset, 2, mu, 10**6, 3000)
         floor, lam2 = search.floor(), lam + mu
         assert floor >= lam2
         O = search.O
@@ -426,8 +425,8 @@ def test_column_coherence_of_a_centred_matrix_free_source(shift):
 
     _, X, y = instance(9, p=19, s=3, rho=0.7, snr=2.0, intercept=False)
     X = X + shift * np.linspace(-1.0, 1.0, X.shape[1])
-    source = MatrixFreeSource(X, y, centre=True)
     lam, k = 1.5, 3
+    source = MatrixFreeSource(X, y, lam, 1.0, centre=True)
     anchor = np.array([4, 11])
     Xc = X - X.mean(axis=0)
     G = Xc.T @ Xc
@@ -458,14 +457,14 @@ def test_centred_matrix_free_blocks_match_brute_force(shift, lazy, monkeypatch):
     stats = SufficientStats.centred_from_arrays(X, y)
     lam, r = 4.0, 2.0
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 4, lam, r)
-    source = MatrixFreeSource(X, y, centre=True)
+    source = MatrixFreeSource(X, y, lam, r, centre=True)
     for i in range(1, 5):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
-        res = blocks.minimise_block(source, full, 0, i, lam, r, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
+        res = blocks.minimise_block(source, full, 0, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
                                     mu=0.5, max_columns=0 if lazy else 3000)
         truth = vals[members].min()
         assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
         thr = float(np.sort(vals[members])[-1])
-        listed = blocks.block_supports_below(source, full, 0, i, lam, r, thr, evaluate, max_columns=0 if lazy else 3000)
+        listed = blocks.block_supports_below(source, full, 0, i, thr, evaluate, max_columns=0 if lazy else 3000)
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(listed.supports)

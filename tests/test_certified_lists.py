@@ -43,7 +43,8 @@ def build_engine(record):
     assert tau == pytest.approx(record["tau"], rel=1e-12) and ridge == record["ridge"]
     routes = {"default": EngineSettings(),
               "milp": EngineSettings(exact_blocks=False, dual_bounds=False, dual_search=False)}
-    return OuterApproximationEngine(source, s, ridge, MAKER.RADIUS, tau, settings=routes[record["route"]])
+    assert source.ridge == ridge and source.radius == MAKER.RADIUS  # the objective is the source's
+    return OuterApproximationEngine(source, s, tau, settings=routes[record["route"]])
 
 
 def _param(record):

@@ -117,18 +117,18 @@ def test_cuts_are_under_estimators():
 
 def test_matrix_free_equals_gram():
     stats, Xf, y = instance(8, n=80, p=12, s=3, intercept=True)
-    g, m = GramSource(stats), MatrixFreeSource(Xf, y, True)
+    g, m = GramSource(stats, 2.0, 1.1), MatrixFreeSource(Xf, y, 2.0, 1.1, intercept=True)
     sup = np.array([0, 2, 5, 9])
-    a = swap_neighbour_values(g, sup, [1, 2, 3], [1, 3, 4, 6], 2.0, 1.1)
-    b = swap_neighbour_values(m, sup, [1, 2, 3], [1, 3, 4, 6], 2.0, 1.1)
+    a = swap_neighbour_values(g, sup, [1, 2, 3], [1, 3, 4, 6])
+    b = swap_neighbour_values(m, sup, [1, 2, 3], [1, 3, 4, 6])
     assert np.allclose(a[2], b[2], rtol=1e-10)
     # against the canonical objective
     obj = RidgeBallObjective(stats, 2.0, 1.1)
     full = np.broadcast_to(sup, (a[0].size, 4)).copy()
     full[np.arange(a[0].size), a[0]] = a[1]
     assert np.allclose(obj.values(full), a[2], rtol=1e-10)
-    e1 = OuterApproximationEngine(g, 3, 2.0, 1.1, 1e-6).top(5)
-    e2 = OuterApproximationEngine(m, 3, 2.0, 1.1, 1e-6).top(5)
+    e1 = OuterApproximationEngine(g, 3, 1e-6).top(5)
+    e2 = OuterApproximationEngine(m, 3, 1e-6).top(5)
     assert e1.supports == e2.supports
 
 
@@ -148,7 +148,7 @@ def test_needs_positive_ridge():
 
 
 @pytest.mark.parametrize("bad", ["bound_too_high", "stuck", "unreliable"])
-def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, monkeypatch):
+def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad):
     """CBC (cbcbox 2.927) can report a bound above a feasible support's value, or return a
     support that already carries a cut with a bound below it, and CBC (cbcbox 2.935) a
     solution outside the binaries' bounds; the engine then certifies by scoring every
@@ -156,24 +156,30 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad, mon
     stats, _, _ = instance(3, p=9, s=3, intercept=True)
     lam, r = 3.0, 1.1
     sups, vals, _ = brute(stats, 3, lam, r)
-    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6, exact_blocks=False)  # the MILP certifies
-    real_solve = eng._solve
+    worst = tuple(int(j) for j in sups[np.argmax(vals)])  # a support far from optimal
+    answers = []
 
-    def broken_solve(m, z, start, label, it):
-        lb, sols = real_solve(m, z, start, label, it)
-        if bad == "unreliable":
-            raise engine_module._UnreliableSolve(label)
-        if bad == "bound_too_high":
-            return lb + 1e3, []
-        return lb - 1e3, [tuple(int(j) for j in sups[np.argmax(vals)])]  # a support with a cut, far from optimal
+    class BrokenCbc(engine_module.CheckedCbc):
+        """CBC as it misbehaved, through the engine's declared solver setting."""
 
-    monkeypatch.setattr(eng, "_solve", broken_solve)
-    if bad == "stuck":
-        eng._add_cut(tuple(int(j) for j in sups[np.argmax(vals)]))
+        def solve(self, m, z, **kwargs):
+            answer = super().solve(m, z, **kwargs)
+            answers.append(answer)
+            if bad == "unreliable":
+                raise engine_module.UnreliableSolve(kwargs.get("label", "MILP"))
+            if bad == "bound_too_high":
+                return dataclasses.replace(answer, bound=answer.bound + 1e3, solutions=[])
+            # stuck: the same support again and again (it carries a cut after the first
+            # round), with a bound far below the target
+            return dataclasses.replace(answer, bound=answer.bound - 1e3, solutions=[worst])
+
+    settings = engine_module.EngineSettings(exact_blocks=False, milp_solver=BrokenCbc)  # the MILP certifies
+    eng = OuterApproximationEngine.from_stats(stats, 3, lam, r, 1e-6, settings=settings)
     best = eng.best()
     assert tuple(best.support) == tuple(int(j) for j in sups[np.argmin(vals)])
     assert best.value == pytest.approx(vals.min(), rel=1e-10)
     assert best.lower_bound <= vals.min() + 1e-9
+    assert answers  # the MILP ran (and misbehaved) before the fallback
     assert any("enumerated_fallback" in e for e in eng.stats.log if isinstance(e, dict))
 
 
@@ -199,9 +205,6 @@ def test_solutions_outside_the_binary_bounds_are_never_used():
         eta = max((rhs[k] - A[k, :p] @ x) / A[k, p] for k in range(2, A.shape[0]))
         if eta < best:
             best, arg = eta, sup
-    stats, _, _ = instance(1, p=p, s=s)
-    eng = OuterApproximationEngine.from_stats(stats, s, 1.0, 1.0, 1e-6)
-    eng._base = 0.0
     m = mip.Model(sense=mip.MINIMIZE, solver_name=mip.CBC)
     m.verbose = 0
     z = [m.add_var(var_type=mip.BINARY) for _ in range(p)]
@@ -211,10 +214,11 @@ def test_solutions_outside_the_binary_bounds_are_never_used():
     m += mip.xsum(z[j] for j in np.nonzero(A[1, :p])[0]) <= rhs[1]
     for k in range(2, A.shape[0]):
         m.add_constr(mip.LinExpr(variables=z + [eta], coeffs=list(A[k]), const=-rhs[k], sense=str(sense[k])))
-    m.cuts, m.preprocess = 0, 0
-    eng.settings = dataclasses.replace(eng.settings, cbc_settings={"cuts": 0, "preprocess": 0})
-    m.max_mip_gap, m.max_mip_gap_abs = 1e-12, float(fixture["gap_abs"])
-    lb, sols = eng._solve(m, z, None, "fixture", 0)
+    solver = engine_module.CheckedCbc(s, cbc_settings={"cuts": 0, "preprocess": 0}, gap_abs=float(fixture["gap_abs"]))
+    solver.configure(m)
+    answer = solver.solve(m, z, label="fixture")
+    assert answer.status == "optimal"
+    lb, sols = answer.bound, answer.solutions
     assert sols[0] == arg
     assert best - float(fixture["gap_abs"]) - 1e-9 <= lb <= best + 1e-9
 
@@ -225,7 +229,7 @@ def test_matrix_free_column_cache_returns_the_exact_cross_products(centre):
 
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(60, 40)), rng.normal(size=60)
-    src = MatrixFreeSource(X, y, centre=centre)
+    src = MatrixFreeSource(X, y, 1.0, 1.0, centre=centre)
     src._max_columns = 5  # force evictions
     Xc = X - X.mean(axis=0) if centre else X
     G = Xc.T @ Xc

@@ -50,19 +50,13 @@ CASES = [
 ]
 
 
-def _milp_only(eng):
-    """Switch off the MILP-free routes (dual bounds), so that CBC certifies every query."""
-    eng._best_by_dual_bounds = lambda anchor: None
-    eng._far_by_dual_bounds = lambda anchor, threshold: None
-    eng._far_by_dual_search = lambda anchor, threshold, skip: None
-    eng._dual_block = lambda anchor, i, incumbent, cap=math.inf: None
-    return eng
-
-
-def _dual_search_only(eng):
-    """The top-R far region by the dual branch and bound: no single-dual block bound first."""
-    eng._far_by_dual_bounds = lambda anchor, threshold: None
-    return eng
+#: The engine's declared settings per route: "milp" switches off the MILP-free routes (dual
+#: bounds and the dual branch and bound), so that CBC certifies every query; "dual search"
+#: bounds the top-R far region by the dual branch and bound, without the single-dual block
+#: bound first.
+ROUTES = {"dual bounds": EngineSettings(),
+          "milp": EngineSettings(dual_bounds=False, dual_search=False),
+          "dual search": EngineSettings(dual_bounds=False)}
 
 
 @pytest.mark.parametrize("route", ["dual bounds", "milp", "dual search"])
@@ -77,11 +71,7 @@ def check_engine_hinge_against_brute_force(case, route):
     sups, vals, order = brute(Xf, y, s, lam, r, icpt)
     tau = 5e-4 * hinge_sensitivity(1.0, r, s, icpt)
     src = HingeSource(Xf, y, lam, r, intercept=icpt, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
-    eng = OuterApproximationEngine(src, s, lam, r, tau)
-    if route == "milp":
-        _milp_only(eng)
-    if route == "dual search":
-        _dual_search_only(eng)
+    eng = OuterApproximationEngine(src, s, tau, settings=ROUTES[route])
     best = eng.best()
     # the best support's certificate: a true lower bound over all supports, within tau_mip
     assert best.lower_bound <= vals.min() + 1e-8
@@ -141,12 +131,11 @@ def test_hinge_cuts_and_neighbour_bounds_are_certified():
     np.put_along_axis(z, sups, 1.0, axis=1)
     for k in (0, 17, 60):
         full = np.concatenate([[0], sups[k] + 1])
-        value, const, slopes = src.cut_at(full, lam, r)
+        value, const, slopes = src.cut_at(full)
         assert vals[k] - 1e-8 <= value <= vals[k] + 1e-5 + 1e-8
         assert np.all(const + z @ slopes <= vals + 1e-8)  # a global under-estimator
         assert const + z[k] @ slopes == pytest.approx(vals[k], abs=1e-5)  # tight at its support
-        pos, cols, nv, lower = src.neighbour_values(full, np.arange(1, 4), np.setdiff1d(np.arange(1, 10), full),
-                                                    lam, r)
+        pos, cols, nv, lower = src.neighbour_values(full, np.arange(1, 4), np.setdiff1d(np.arange(1, 10), full))
         nb = np.broadcast_to(full, (pos.size, 4)).copy()
         nb[np.arange(pos.size), pos] = cols
         truth = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-9).values(nb)
@@ -227,7 +216,7 @@ def _engine_with_intercept(seed, n, p, noise, lam, r, s):
     sups, vals, order = brute(Xf, y, s, lam, r, True)
     tau = 5e-4 * hinge_sensitivity(1.0, r, s, True)
     src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=T.HINGE_EVAL_SHARE * tau)
-    return sups, vals, order, OuterApproximationEngine(src, s, lam, r, tau)
+    return sups, vals, order, OuterApproximationEngine(src, s, tau)
 
 
 def test_engine_hinge_top_r_by_the_dual_branch_and_bound_needs_no_milp():
@@ -301,7 +290,7 @@ def test_hinge_source_warm_starts_and_batched_solves_stay_certified():
             start = src._warm_start(nb[3])
         assert np.allclose(start[1:], ridge_fit[1:], rtol=1e-7)
         assert loss(start[0]) == pytest.approx(best, abs=1e-9)
-    vals = src.values(nb, lam, r)
+    vals = src.values(nb)
     truth = tight.values(nb)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + tol + 1e-9)
 
@@ -312,13 +301,13 @@ def test_squared_sources_answer_the_same_interface():
 
     X, Xf, _ = binary_data(4, p=7, intercept=True)
     yc = np.clip(X[:, 0] + 0.3 * X[:, 4], -1, 1)
-    g = GramSource(SufficientStats.from_arrays(Xf, yc, True))
-    m = MatrixFreeSource(Xf, yc, True)
+    g = GramSource(SufficientStats.from_arrays(Xf, yc, True), 3.0, 1.1)
+    m = MatrixFreeSource(Xf, yc, 3.0, 1.1, intercept=True)
     full = np.array([0, 2, 5])
-    a, b = g.cut_at(full, 3.0, 1.1), m.cut_at(full, 3.0, 1.1)
+    a, b = g.cut_at(full), m.cut_at(full)
     assert a[0] == pytest.approx(b[0], rel=1e-10) and np.allclose(a[2], b[2], rtol=1e-9, atol=1e-12)
-    assert g.neighbour_values(full, [1, 2], [1, 3, 4], 3.0, 1.1)[3] is None
-    assert np.allclose(g.values(full[None, :], 3.0, 1.1), a[0])
+    assert g.neighbour_values(full, [1, 2], [1, 3, 4])[3] is None
+    assert np.allclose(g.values(full[None, :]), a[0])
 
 
 # ---------------------------------------------------------------------------- privacy audit
@@ -462,7 +451,7 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     # the primal point it leaves behind is a start (work only): the values stay certified
     row = nb[2][::-1]  # in any column order: the start follows it
     assert np.allclose(src._warm_start(row), src._starts[tuple(sorted(row))][np.argsort(np.argsort(row))])
-    vals = src.values(nb, lam, r)
+    vals = src.values(nb)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
 
 
@@ -606,7 +595,7 @@ def test_top_reuses_the_block_bounds_of_best():
     _, Xf, y = binary_data(3, n=120, p=10, intercept=True)
     lam, r = 4.0, 1.2
     src = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=1e-6)
-    eng = OuterApproximationEngine(src, 3, lam, r, 1e-4)
+    eng = OuterApproximationEngine(src, 3, 1e-4)
     calls = []
     original = src.block_lower_bounds
 

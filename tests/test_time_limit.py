@@ -150,9 +150,9 @@ def test_engine_names_its_stage(clock, monkeypatch):
 
 
 def test_mistakes_engine_names_the_block(clock, monkeypatch):
-    from dpstats.bss.engine import OuterApproximationEngine
+    from dpstats.bss import blocks  # the exact block search, first asked for block 2
 
-    _jump_when(monkeypatch, clock, OuterApproximationEngine, "_exact_block")
+    _jump_when(monkeypatch, clock, blocks, "minimise_block")
     with pytest.raises(TimeLimitError) as err:
         dpstats.dp_select("y ~ .", _frame(p=30), method="mistakes", epsilon=1.0, s=3, bounds=(1, 1),
                           max_enumerate=10, time_limit=60, guard="none")  # blocks certified whatever the gap
@@ -259,7 +259,7 @@ def test_block_search_asks_the_deadline_between_nodes(monkeypatch):
         raise Stop
 
     with pytest.raises(Stop):
-        blocks.minimise_block(eng.source, eng._full(np.array(best.support)), eng.offset, 3, eng.ridge, eng.radius,
+        blocks.minimise_block(eng.source, np.array(best.support), eng.offset, 3,
                               (best.support, best.value + 1e6), 1e-3, eng.evaluate, check_time=check_time)
     assert calls == [1]
 

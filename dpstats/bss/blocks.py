@@ -349,14 +349,15 @@ class _BlockSearch:
     #: The search asks ``check_time`` (the call's deadline) once per this many nodes.
     CHECK_EVERY = 256
 
-    def __init__(self, source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time=None):
+    def __init__(self, source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time=None):
         self.source = source
         self.anchor_full = np.asarray(anchor_full, dtype=np.int64)
         self.offset = int(offset)
         self.i = int(i)
-        self.ridge = float(ridge)
-        self.lam = float(ridge) + float(mu)
-        self.shift = float(mu) * float(radius) ** 2
+        # the objective's ridge and radius are the source's (fixed when it was built)
+        self.ridge = float(source.ridge)
+        self.lam = self.ridge + float(mu)
+        self.shift = float(mu) * float(source.radius) ** 2
         self.max_nodes = int(max_nodes)
         self.max_columns = int(max_columns)
         mask = np.ones(source.n_columns, dtype=bool)
@@ -705,13 +706,13 @@ def _evaluate_in_chunks(evaluate, sups, chunk=256):
                            for k in range(0, sups.shape[0], chunk)])
 
 
-def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, slack, evaluate, *, mu=0.0,
+def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *, mu=0.0,
                    max_nodes=200000, max_columns=3000, check_time=None):
     """Certified minimum of R over supports with exactly ``i`` columns outside the anchor.
 
     Parameters
     ----------
-    source : GramSource or MatrixFreeSource
+    source : GramSource or MatrixFreeSource (the objective's ridge and radius are its own)
     anchor_full : full column indices of S0 (forced columns first)
     offset : number of forced columns
     i : int
@@ -729,7 +730,7 @@ def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, sla
     -------
     BlockResult, or None when the search would exceed ``max_nodes`` nodes.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time)
+    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
     thresholds = []
@@ -751,7 +752,7 @@ def minimise_block(source, anchor_full, offset, i, ridge, radius, incumbent, sla
     return BlockResult(inc_sup, inc_val, lower, search.nodes, search.leaves, search.sets, search.pruned)
 
 
-def block_supports_below(source, anchor_full, offset, i, ridge, radius, threshold, evaluate, *, mu=0.0,
+def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0,
                          max_nodes=200000, max_columns=3000, check_time=None):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
@@ -760,7 +761,7 @@ def block_supports_below(source, anchor_full, offset, i, ridge, radius, threshol
     :func:`minimise_block`; returns a :class:`BlockEnumeration` (which may list supports
     at or above the threshold too), or None when the search is too large.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, ridge, radius, mu, max_nodes, max_columns, check_time)
+    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time)
     thr = float(threshold)
     sups_all, vals_all = [], []
     try:

@@ -121,8 +121,8 @@ def make_engine(task, tau, label):
     the Gram path, matrix-free above MATRIX_FREE_ABOVE columns, or the hinge source whose values
     are certified within tau_eval = HINGE_EVAL_SHARE * tau."""
     source = loss_of(task.options).engine_source(task, tau)
-    return OuterApproximationEngine(source, task.size, task.ridge, task.radius, tau, deadline=task.deadline,
-                                    verbose=task.verbose, label=label)
+    return OuterApproximationEngine(source, task.size, tau, deadline=task.deadline, verbose=task.verbose,
+                                    label=label)
 
 
 class ExactScores:

@@ -97,6 +97,111 @@ from .objective import SufficientStats
 
 
 
+class UnreliableSolve(Exception):
+    """CBC reported a solution that breaks the MILP's own bounds, twice (:meth:`CheckedCbc.solve`)."""
+
+
+@dataclass
+class MilpAnswer:
+    """One checked MILP solve: ``status`` ("optimal", "infeasible" or CBC's status name), CBC's
+    proven lower bound on the model's objective, the distinct supports of its solution pool,
+    and the solver calls made (``attempts``), of which ``invalid`` broke the binaries' bounds."""
+
+    status: str
+    bound: float = math.inf
+    solutions: list = field(default_factory=list)
+    attempts: int = 1
+    invalid: int = 0
+    seconds: float = 0.0
+
+
+class CheckedCbc:
+    """CBC through python-mip, every reported solution checked before its bound is used.
+
+    A solution must have its binaries within :attr:`BINARY_TOLERANCE` of 0 or 1 and exactly s
+    ones.  A solver that breaks its own column bounds has not solved the MILP, so its bound is
+    not used: a copy of the model is solved once more with CBC's preprocessing toggled
+    (re-solving the same object repeated the bad answer), and a second failure raises
+    :class:`UnreliableSolve` (the engine then scores every feasible support, or refuses).
+
+    The engine builds one from :attr:`EngineSettings.milp_solver`; a subclass there (a test, a
+    measurement) sees every solve through the public :meth:`solve`.
+
+    Parameters
+    ----------
+    s : int
+        Ones in every feasible solution.
+    cbc_settings : dict
+        python-mip Model attributes set on every model (:attr:`OuterApproximationEngine.cbc_settings`).
+    threads : int
+        CBC threads.
+    gap_abs : float
+        CBC's absolute gap tolerance (the engine's tau_mip / 4).
+    """
+
+    #: How far from 0 or 1 a binary of a reported solution may be.
+    BINARY_TOLERANCE = 1e-6
+
+    def __init__(self, s, *, cbc_settings, threads=1, gap_abs):
+        self.s = int(s)
+        self.cbc_settings = dict(cbc_settings)
+        self.threads = int(threads)
+        self.gap_abs = float(gap_abs)
+
+    def configure(self, m, settings=None):
+        """Set verbosity, threads, the gaps and ``settings`` (default: :attr:`cbc_settings`) on ``m``."""
+        m.verbose = 0
+        m.threads = self.threads
+        m.max_mip_gap = 1e-12
+        for key, value in (self.cbc_settings if settings is None else settings).items():
+            setattr(m, key, value)
+        m.max_mip_gap_abs = self.gap_abs
+
+    def solve(self, m, z, *, start=None, max_seconds=math.inf, label="MILP") -> MilpAnswer:
+        """Solve ``m`` (binaries ``z``) from the optional ``start`` support; a :class:`MilpAnswer`."""
+        if start is not None:
+            chosen = set(start)
+            m.start = [(z[j], 1.0 if j in chosen else 0.0) for j in range(len(z))]
+        model, columns = m, z
+        seconds, invalid = 0.0, 0
+        for attempt in range(2):
+            t0 = time.perf_counter()
+            status = model.optimize(max_seconds=max_seconds)
+            seconds += time.perf_counter() - t0
+            if status == mip.OptimizationStatus.INFEASIBLE:
+                return MilpAnswer("infeasible", attempts=attempt + 1, invalid=invalid, seconds=seconds)
+            if status != mip.OptimizationStatus.OPTIMAL:
+                return MilpAnswer(status.name, attempts=attempt + 1, invalid=invalid, seconds=seconds)
+            sols = self.solutions(model, columns)
+            if sols is not None:
+                return MilpAnswer("optimal", float(model.objective_bound), sols, attempt + 1, invalid, seconds)
+            invalid += 1
+            if attempt == 0:
+                model = m.copy()
+                toggled = 0 if self.cbc_settings.get("preprocess", -1) != 0 else -1
+                self.configure(model, {**self.cbc_settings, "preprocess": toggled})
+                columns = model.vars[:len(z)]
+        raise UnreliableSolve(label)
+
+    def solutions(self, m, z):
+        """Distinct supports of CBC's solution pool, or None when a solution is not binary
+        with exactly s ones."""
+        sols = []
+        for k in range(max(m.num_solutions, 1)):
+            try:
+                x = np.array([v.xi(k) if k else v.x for v in z], dtype=np.float64)
+            except Exception:  # pragma: no cover - CBC without a solution pool
+                break
+            rounded = np.round(x)
+            if (not np.all(np.abs(x - rounded) <= self.BINARY_TOLERANCE)
+                    or not np.all((rounded == 0) | (rounded == 1)) or int(rounded.sum()) != self.s):
+                return None
+            sup = tuple(int(j) for j in np.nonzero(rounded)[0])
+            if sup not in sols:
+                sols.append(sup)
+        return sols
+
+
 @dataclass
 class EngineSettings:
     """The engine's declared switches: public, fixed before the data, the same for every query.
@@ -125,6 +230,9 @@ class EngineSettings:
     cbc_settings
         Extra python-mip Model attributes (e.g. ``{"preprocess": 0}``), for measurements;
         CBC's own cutting planes are off unless this sets ``cuts``.
+    milp_solver
+        The class of the checked MILP solver (:class:`CheckedCbc` or a subclass, built as
+        ``milp_solver(s, cbc_settings=..., threads=..., gap_abs=...)``).
     """
 
     exact_blocks: bool = True
@@ -137,6 +245,7 @@ class EngineSettings:
     list_cuts: bool = True
     threads: int = 1
     cbc_settings: dict = field(default_factory=dict)
+    milp_solver: type = CheckedCbc
 
     @classmethod
     def names(cls):
@@ -201,10 +310,6 @@ class EngineStats:
                 "milp_seconds": round(self.milp_seconds, 4), "cut_seconds": round(self.cut_seconds, 4),
                 "total_seconds": round(self.total_seconds, 4), "exact_evaluations": self.evaluations,
                 "invalid_solutions": self.invalid_solutions}
-
-
-class _UnreliableSolve(Exception):
-    """CBC reported a solution that breaks the MILP's own bounds, twice (see ``_solve``)."""
 
 
 #: The engine scores every feasible support itself when CBC's output contradicts its cuts,
@@ -340,15 +445,14 @@ class OuterApproximationEngine:
 
     Parameters
     ----------
-    source : GramSource or MatrixFreeSource
-        Use :meth:`from_stats` (precomputed sufficient statistics, e.g. reduced by Dask)
-        or :meth:`from_arrays` (clipped X and y; matrix-free when ``matrix_free``).
+    source : GramSource, MatrixFreeSource or HingeSource
+        The data and the objective: its ridge lam > 0 (the cuts need it) and radius r were
+        fixed when it was built (``source.ridge``, ``source.radius``); what it can do is
+        declared in ``source.capabilities``.  Use :meth:`from_stats` (precomputed sufficient
+        statistics, e.g. reduced by Dask) or :meth:`from_arrays` (clipped X and y;
+        matrix-free when ``matrix_free``) to build a squared-loss source and the engine at once.
     s : int
         Number of candidate columns in a support (a forced intercept comes on top).
-    ridge : float
-        lam > 0 (the cuts need it).
-    radius : float
-        r of the ball constraint.
     tolerance : float
         tau, the absolute slack of every certificate (public, fixed before the data).
         tau = tau_mip + 2 tau_eval (module docstring, "Solver slack and epsilon").
@@ -370,22 +474,20 @@ class OuterApproximationEngine:
         its fields (``threads=2``, ``exact_blocks=False``, ...) replace single fields.
     """
 
-    def __init__(self, source, s, ridge, radius, tolerance, *, settings=None, time_limit=None, deadline=None,
+    def __init__(self, source, s, tolerance, *, settings=None, time_limit=None, deadline=None,
                  verbose=False, printer=print, label="engine", **overrides):
         unknown = set(overrides) - set(EngineSettings.names())
         if unknown:
             raise TypeError(f"unknown engine settings: {sorted(unknown)}; see EngineSettings.")
         settings = replace(settings if settings is not None else DEFAULT_SETTINGS, **overrides)
-        ridge = float(ridge)
-        if not ridge > 0:
+        # The objective (ridge lam, radius r) is the source's, fixed when it was built.
+        if not float(source.ridge) > 0:
             raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "
                                        "use method='exponential' for ridge=0 on small problems.")
         if not tolerance > 0:
             raise InvalidArgumentError(f"tolerance must be > 0; got {tolerance!r}.")
         self.source = source
         self.s = int(s)
-        self.ridge = ridge
-        self.radius = float(radius)
         self.offset = 1 if source.intercept else 0
         self.p = source.n_columns - self.offset
         if not 1 <= self.s <= self.p:
@@ -407,6 +509,8 @@ class OuterApproximationEngine:
         self.verbose = bool(verbose)
         self._printer = printer
         self.settings = settings
+        self.milp = settings.milp_solver(self.s, cbc_settings=self.cbc_settings, threads=settings.threads,
+                                         gap_abs=self.tau_mip / 4.0)
         self._print = curator_printer(printer)  # progress is curator-only
         self.stats = EngineStats()
         self._start = time.perf_counter()
@@ -432,10 +536,21 @@ class OuterApproximationEngine:
         self._far_blocks_too_large = False
 
     # ------------------------------------------------------------------ construction
+    @property
+    def ridge(self) -> float:
+        """lam of the objective (the source's)."""
+        return float(self.source.ridge)
+
+    @property
+    def radius(self) -> float:
+        """r of the objective's ball (the source's)."""
+        return float(self.source.radius)
+
     @classmethod
     def from_stats(cls, stats: SufficientStats, s, ridge, radius, tolerance, **kwargs):
-        """Engine on precomputed sufficient statistics (G, c, yy, n)."""
-        return cls(GramSource(stats), s, ridge, radius, tolerance, **kwargs)
+        """Engine on precomputed sufficient statistics (G, c, yy, n), for the objective with this
+        ridge and radius (the source is built here)."""
+        return cls(GramSource(stats, ridge, radius), s, tolerance, **kwargs)
 
     @classmethod
     def from_arrays(cls, X, y, s, ridge, radius, tolerance, *, intercept=False, matrix_free=None, **kwargs):
@@ -448,8 +563,8 @@ class OuterApproximationEngine:
         if matrix_free is None:
             matrix_free = X.shape[1] > 3000
         if matrix_free:
-            return cls(MatrixFreeSource(X, y, intercept), s, ridge, radius, tolerance, **kwargs)
-        return cls(GramSource(SufficientStats.from_arrays(X, y, intercept)), s, ridge, radius, tolerance, **kwargs)
+            return cls(MatrixFreeSource(X, y, ridge, radius, intercept=intercept), s, tolerance, **kwargs)
+        return cls(GramSource(SufficientStats.from_arrays(X, y, intercept), ridge, radius), s, tolerance, **kwargs)
 
     # ------------------------------------------------------------------ settings
     @property
@@ -507,7 +622,7 @@ class OuterApproximationEngine:
         missing = [k for k in dict.fromkeys(keys) if k not in self.evaluated]
         if missing:
             full = self._full(np.array(missing, dtype=np.int64))
-            vals = self.source.values(full, self.ridge, self.radius)
+            vals = self.source.values(full)
             self.stats.evaluations += len(missing)
             for k, v in zip(missing, vals):
                 self.evaluated[k] = float(v)
@@ -570,8 +685,7 @@ class OuterApproximationEngine:
         outside = self._outside(full)
         if outside.size == 0:
             return np.empty((0, self.s), dtype=np.int64), np.empty(0), np.empty(0)
-        pos, cols, vals, lower = self.source.neighbour_values(full, movable, outside, self.ridge, self.radius,
-                                                              cross=cross)
+        pos, cols, vals, lower = self.source.neighbour_values(full, movable, outside, cross=cross)
         if lower is None:
             lower = vals - self.tau_eval
         nb = np.broadcast_to(full, (pos.size, full.size)).copy()
@@ -598,7 +712,7 @@ class OuterApproximationEngine:
     def _cut_terms(self, support, full, cross):
         # The loss-specific cut (module docstring) comes from the source; its value is
         # a certified upper bound on R(S), its cut a valid under-estimator of g.
-        value, const, grad_c = self.source.cut_at(full, self.ridge, self.radius, cross=cross)
+        value, const, grad_c = self.source.cut_at(full, cross=cross)
         self.evaluated.setdefault(support, float(value))
         return const, grad_c
 
@@ -636,7 +750,7 @@ class OuterApproximationEngine:
         """IHT start, 1-swap local search, and the initial cut pool."""
         if self._initialised:
             return
-        start = iht_support(self.source, self.s, self.ridge, self.radius)
+        start = iht_support(self.source, self.s)
         start = tuple(int(j) - self.offset for j in start[self.offset:])
         best, value, nb, vals = self._local_search(start)
         # Memoise the neighbours of the local optimum (candidates for top-R and mistakes).
@@ -662,17 +776,9 @@ class OuterApproximationEngine:
                 m += expr <= rhs
             else:
                 m += expr == rhs
-        self._configure(m, self.cbc_settings)
+        self.milp.configure(m)
         self.stats.model_builds += 1
         return m, z, eta
-
-    def _configure(self, m, settings):
-        m.verbose = 0
-        m.threads = int(self.settings.threads)
-        m.max_mip_gap = 1e-12
-        for key, value in settings.items():
-            setattr(m, key, value)
-        m.max_mip_gap_abs = self.tau_mip / 4.0
 
     def _add_cuts_to(self, m, z, eta, first):
         vars_ = z + [eta]
@@ -682,63 +788,22 @@ class OuterApproximationEngine:
                                      const=-(self._cut_const[k] - self._base), sense=">"))
         return len(self._cut_const)
 
-    def _solve(self, m, z, start, label, it):
-        """(lower bound, distinct solutions) of one MILP solve.
-
-        Every solution CBC reports is checked: binaries within ``BINARY_TOLERANCE`` of 0 or 1
-        and exactly s ones.  A solver that breaks its own column bounds has not solved this
-        MILP, so its bound is not used: a copy of the model is solved once more with CBC's
-        preprocessing toggled (re-solving the same object repeated the bad answer), and a
-        second failure is an :class:`_UnreliableSolve`.
-        """
+    def _solve(self, m, z, start, label):
+        """(lower bound, distinct solutions) of one MILP solve by the settings' checked solver
+        (:class:`CheckedCbc`); the bound is shifted back by the stored constant."""
         self._check_time()
-        if start is not None:
-            chosen = set(start)
-            m.start = [(z[j], 1.0 if j in chosen else 0.0) for j in range(self.p)]
-        model, columns = m, z
-        for attempt in range(2):
-            t0 = time.perf_counter()
-            status = model.optimize(max_seconds=self._remaining())
-            self.stats.milp_seconds += time.perf_counter() - t0
-            self.stats.milp_solves += 1
-            if status == mip.OptimizationStatus.INFEASIBLE:
-                # Never a certificate by itself: every query passes a feasible incumbent, and
-                # _minimise treats a bound above it as a solver failure.
-                return math.inf, []
-            if status != mip.OptimizationStatus.OPTIMAL:
-                self._check_time()
-                raise SolverError(f"CBC stopped with status {status.name} during {label}; nothing was released.")
-            sols = self._solutions(model, columns)
-            if sols is not None:
-                return float(model.objective_bound) + self._base, sols
-            self.stats.invalid_solutions += 1
-            if attempt == 0:
-                model = m.copy()
-                toggled = 0 if self.cbc_settings.get("preprocess", -1) != 0 else -1
-                self._configure(model, {**self.cbc_settings, "preprocess": toggled})
-                columns = model.vars[:self.p]
-        raise _UnreliableSolve(label)
-
-    #: How far from 0 or 1 a binary of a reported solution may be.
-    BINARY_TOLERANCE = 1e-6
-
-    def _solutions(self, m, z):
-        """Distinct supports of CBC's solution pool, or None when a solution is not binary
-        with exactly s ones."""
-        sols = []
-        for k in range(max(m.num_solutions, 1)):
-            try:
-                x = np.array([v.xi(k) if k else v.x for v in z], dtype=np.float64)
-            except Exception:  # pragma: no cover - CBC without a solution pool
-                break
-            rounded = np.round(x)
-            if (not np.all(np.abs(x - rounded) <= self.BINARY_TOLERANCE)
-                    or not np.all((rounded == 0) | (rounded == 1)) or int(rounded.sum()) != self.s):
-                return None
-            sup = tuple(int(j) for j in np.nonzero(rounded)[0])
-            if sup not in sols:
-                sols.append(sup)
-        return sols
+        answer = self.milp.solve(m, z, start=start, max_seconds=self._remaining(), label=label)
+        self.stats.milp_seconds += answer.seconds
+        self.stats.milp_solves += answer.attempts
+        self.stats.invalid_solutions += answer.invalid
+        if answer.status == "infeasible":
+            # Never a certificate by itself: every query passes a feasible incumbent, and
+            # _minimise treats a bound above it as a solver failure.
+            return math.inf, []
+        if answer.status != "optimal":
+            self._check_time()
+            raise SolverError(f"CBC stopped with status {answer.status} during {label}; nothing was released.")
+        return answer.bound + self._base, answer.solutions
 
     def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None, cap=math.inf):
         """Outer approximation over one feasible set.
@@ -763,8 +828,8 @@ class OuterApproximationEngine:
         while True:
             n_in = self._add_cuts_to(m, z, eta, n_in)
             try:
-                lb, sols = self._solve(m, z, inc, label, solves)
-            except _UnreliableSolve:
+                lb, sols = self._solve(m, z, inc, label)
+            except UnreliableSolve:
                 return self._fallback(feasible, early_exit, solves + 1, SolverError(
                     f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
                     "bounds with and without preprocessing; nothing was released."), from_none=True)
@@ -1156,9 +1221,9 @@ class OuterApproximationEngine:
         t0 = time.perf_counter()
         inc_sup, inc_val = incumbent
         full_inc = self._full(np.array(inc_sup))
-        obj, local = self.source.local_objective(full_inc[None, :], self.ridge, self.radius)
+        obj, local = self.source.local_objective(full_inc[None, :])
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
-        res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i, self.ridge, self.radius,
+        res = minimise_block(self.source, self._full(np.array(anchor)), self.offset, i,
                              (inc_sup, min(inc_val, cap)), self.tau_mip / 2.0, self.evaluate, mu=mu,
                              max_nodes=int(self.settings.exact_block_nodes), check_time=self._check_time)
         self.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
@@ -1213,7 +1278,7 @@ class OuterApproximationEngine:
 
     def _ball_multiplier(self, support):
         full = self._full(np.array(support))
-        obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
+        obj, local = self.source.local_objective(full[None, :])
         return full, float(obj.solve(local[0]).mu)
 
     def _search_blocks_below(self, anchor, first_i, reference, label, log_key):
@@ -1238,7 +1303,7 @@ class OuterApproximationEngine:
             self._check_time()
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
-            res = block_supports_below(self.source, full, self.offset, i, self.ridge, self.radius, thr,
+            res = block_supports_below(self.source, full, self.offset, i, thr,
                                        self.evaluate, mu=mu, max_nodes=int(self.settings.exact_block_nodes),
                                        check_time=self._check_time)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
@@ -1425,7 +1490,7 @@ class OuterApproximationEngine:
 
         anchor = tuple(sorted(anchor))
         full = self._full(np.array(anchor))
-        obj, local = self.source.local_objective(full[None, :], self.ridge, self.radius)
+        obj, local = self.source.local_objective(full[None, :])
         b = obj.solve(local[0]).coef
         score = np.abs(self.source.c - self.source.cross(full) @ b)[self.offset:]
         score[list(anchor)] = -np.inf

@@ -18,16 +18,20 @@ Column indices here are *full* indices: column 0 is the forced intercept when pr
 Loss-specific work sits behind three source methods, so the engine itself is
 loss-agnostic: :meth:`values` (certified values of supports), :meth:`cut_at` (value and
 outer-approximation cut at one support) and :meth:`neighbour_values` (every 1-swap
-neighbour of a support).  The squared-loss versions below are exact up to rounding;
+neighbour of a support).  A source is built for one objective: its ridge and radius are
+fixed at construction (``source.ridge``, ``source.radius``) and the engine reads them there.
+The squared-loss versions below are exact up to rounding;
 :class:`dpstats.bss.hinge_source.HingeSource` provides the hinge-loss versions.
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, spectral_parts,
                         values_from_spectral)
 
@@ -78,12 +82,12 @@ class _SquaredLossMethods:
         """The certified error of one value: rounding only, relative to y'y."""
         return EVAL_RELATIVE_ERROR * (abs(self.yy) + 1.0)
 
-    def values(self, supports, ridge, radius):
+    def values(self, supports):
         """Exact R for full supports (2-D array of full column indices)."""
-        obj, local = self.local_objective(supports, ridge, radius)
+        obj, local = self.local_objective(supports)
         return obj.values(local)
 
-    def cut_at(self, full, ridge, radius, cross=None):
+    def cut_at(self, full, cross=None):
         """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
@@ -93,9 +97,10 @@ class _SquaredLossMethods:
         full = np.asarray(full, dtype=np.int64)
         if cross is None:
             cross = self.cross(full)
-        obj, local = self.local_objective(full[None, :], ridge, radius)
+        obj, local = self.local_objective(full[None, :])
         sol = obj.solve(local[0])
         b = sol.coef
+        ridge = self.ridge
         xta = self.c - cross @ b  # X'a for every full column
         grad = -(xta * xta) / ridge
         offset = 1 if self.intercept else 0
@@ -106,19 +111,30 @@ class _SquaredLossMethods:
         const = sol.value + ridge * float(b_cand @ b_cand)
         return float(sol.value), const, grad_c
 
-    def neighbour_values(self, support, movable, outside, ridge, radius, cross=None):
+    def neighbour_values(self, support, movable, outside, cross=None):
         """(positions, columns, values, lower): every 1-swap neighbour, exactly.
 
         ``lower`` is None: the values are exact (see :func:`swap_neighbour_values`).
         """
-        pos, cols, vals = swap_neighbour_values(self, support, movable, outside, ridge, radius, cross=cross)
+        pos, cols, vals = swap_neighbour_values(self, support, movable, outside, cross=cross)
         return pos, cols, vals, None
 
 
-class GramSource(_SquaredLossMethods):
-    """Statistics from precomputed (G, c, yy, n)."""
+def _objective_constants(ridge, radius):
+    """(ridge, radius) as floats, checked: ridge >= 0 and radius > 0 (public constants)."""
+    ridge, radius = float(ridge), float(radius)
+    if not ridge >= 0 or not math.isfinite(ridge):
+        raise InvalidArgumentError(f"ridge must be a finite number >= 0; got {ridge!r}.")
+    if not radius > 0:
+        raise InvalidArgumentError(f"radius must be > 0; got {radius!r}.")
+    return ridge, radius
 
-    def __init__(self, stats: SufficientStats):
+
+class GramSource(_SquaredLossMethods):
+    """Statistics from precomputed (G, c, yy, n), for the objective with this ridge and radius."""
+
+    def __init__(self, stats: SufficientStats, ridge, radius):
+        self.ridge, self.radius = _objective_constants(ridge, radius)
         self.stats = stats
         self.G = np.asarray(stats.G, dtype=np.float64)
         self.c = np.asarray(stats.c, dtype=np.float64)
@@ -132,9 +148,9 @@ class GramSource(_SquaredLossMethods):
         """G[:, cols] (all full columns x the given ones)."""
         return self.G[:, np.asarray(cols, dtype=np.int64)]
 
-    def local_objective(self, supports, ridge, radius):
+    def local_objective(self, supports):
         """(objective, remapped supports): an exact RidgeBallObjective for these supports."""
-        return RidgeBallObjective(self.stats, ridge, radius), np.asarray(supports, dtype=np.int64)
+        return RidgeBallObjective(self.stats, self.ridge, self.radius), np.asarray(supports, dtype=np.int64)
 
     def matvec(self, b):
         return self.G @ b
@@ -148,7 +164,8 @@ class MatrixFreeSource(_SquaredLossMethods):
     X'X -> X'X - n xbar xbar', so no centred copy of the n x p design is made.
     """
 
-    def __init__(self, X, y, intercept=False, centre=False):
+    def __init__(self, X, y, ridge, radius, *, intercept=False, centre=False):
+        self.ridge, self.radius = _objective_constants(ridge, radius)
         self.X = np.asarray(X, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
         self.n = self.X.shape[0]
@@ -190,14 +207,14 @@ class MatrixFreeSource(_SquaredLossMethods):
             self._columns.popitem(last=False)
         return out
 
-    def local_objective(self, supports, ridge, radius):
+    def local_objective(self, supports):
         supports = np.asarray(supports, dtype=np.int64)
         union, inverse = np.unique(supports, return_inverse=True)
         Xu = self.X[:, union]
         if self.means is not None:
             Xu = Xu - self.means[union]
         stats = SufficientStats(G=Xu.T @ Xu, c=self.c[union], yy=self.yy, n=self.n, intercept=False)
-        return RidgeBallObjective(stats, ridge, radius), inverse.reshape(supports.shape)
+        return RidgeBallObjective(stats, self.ridge, self.radius), inverse.reshape(supports.shape)
 
     def matvec(self, b):
         out = self.X.T @ (self.X @ b)
@@ -221,12 +238,12 @@ def block_values(Gs, cs, yy, ridge, radius):
     return values_from_spectral(yy, e, w, ball_multipliers(e, w, radius))
 
 
-def swap_neighbour_values(source, support, movable, outside, ridge, radius, cross=None, chunk=20000):
+def swap_neighbour_values(source, support, movable, outside, cross=None, chunk=20000):
     """Exact R of every 1-swap neighbour of ``support``.
 
     Parameters
     ----------
-    source : GramSource or MatrixFreeSource
+    source : GramSource or MatrixFreeSource (its ridge and radius are the objective's)
     support : array of full column indices (forced columns included)
     movable : positions in ``support`` that may be swapped out (not the forced ones)
     outside : full column indices that may be swapped in
@@ -263,5 +280,5 @@ def swap_neighbour_values(source, support, movable, outside, ridge, radius, cros
         Gs[ar, P, P] = source.diag[J]
         cs = np.broadcast_to(c[support], (B, k)).copy()
         cs[ar, P] = c[J]
-        values[start:start + chunk] = block_values(Gs, cs, source.yy, ridge, radius)
+        values[start:start + chunk] = block_values(Gs, cs, source.yy, source.ridge, source.radius)
     return pos, cols, values

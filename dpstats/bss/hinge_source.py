@@ -191,15 +191,10 @@ class HingeSource:
             return self.X.T @ (self.X[:, nz] @ b[nz])
         return self.X.T @ (self.X @ b)
 
-    def local_objective(self, supports, ridge, radius):
-        self._check(ridge, radius)
+    def local_objective(self, supports):
         return self.objective, np.asarray(supports, dtype=np.int64)
 
     # ------------------------------------------------------------------ certified answers
-    def _check(self, ridge, radius):
-        if float(ridge) != self.ridge or float(radius) != self.radius:
-            raise InvalidArgumentError("HingeSource was built for another ridge or radius.")
-
     def _certify(self, gaps):
         worst = float(np.max(gaps)) if np.size(gaps) else 0.0
         if not worst <= self.evaluation_error:
@@ -207,7 +202,7 @@ class HingeSource:
             raise SolverError("the hinge objective could not be certified within the configured evaluation "
                               "slack; nothing was released. Raise the tolerance.")
 
-    def values(self, supports, ridge, radius):
+    def values(self, supports):
         """Certified upper bounds on R_h for full supports (2-D), each within ``evaluation_error``.
 
         Supports solved before (the cache) are not solved again.  A support one column away
@@ -216,7 +211,6 @@ class HingeSource:
         with their duals kept (a cut or an expansion at them usually follows); many are
         solved for their values only.
         """
-        self._check(ridge, radius)
         supports = np.asarray(supports, dtype=np.int64)
         keys = [tuple(sorted(int(j) for j in sup)) for sup in supports]
         vals = np.array([self._cache[key].value if key in self._cache else np.nan for key in keys])
@@ -529,13 +523,12 @@ class HingeSource:
                 self._cache[key] = found[key] = sol
         return [found[key] for key in keys]
 
-    def cut_at(self, full, ridge, radius, cross=None):
+    def cut_at(self, full, cross=None):
         """(value, const, slopes over candidate columns) at a full support; ``cross`` is unused.
 
         The cut is :meth:`HingeObjective.cut` (valid whatever the dual accuracy) with the
         forced columns' terms moved into the constant (their indicators are 1).
         """
-        self._check(ridge, radius)
         sol = self.solve(full)
         const, slopes = self.objective.cut(sol)
         offset = 1 if self.intercept else 0
@@ -692,7 +685,7 @@ class HingeSource:
     def _h(self, norm_v):
         return ball_conjugate(norm_v, self.ridge, self.radius)
 
-    def neighbour_values(self, support, movable, outside, ridge, radius, cross=None):
+    def neighbour_values(self, support, movable, outside, cross=None):
         """(positions, columns, values, lower) of every 1-swap neighbour of ``support``.
 
         Neighbour k replaces support[positions[k]] by columns[k].  ``lower[k]`` is a
@@ -701,7 +694,6 @@ class HingeSource:
         (module docstring: at least ``min_exact`` solved, and every neighbour whose lower
         bound is below the best value found).
         """
-        self._check(ridge, radius)
         full = np.asarray(support, dtype=np.int64)
         movable = np.asarray(movable, dtype=np.int64)
         outside = np.asarray(outside, dtype=np.int64)

@@ -31,17 +31,17 @@ def _largest_eigenvalue(matvec, dim, iterations=30):
     return max(lam, float(np.linalg.norm(matvec(v))))
 
 
-def iht_support(source, s, ridge, radius, iterations=50):
+def iht_support(source, s, iterations=50):
     """Candidate support (full column indices, forced first) after ``iterations`` IHT steps.
 
     Parameters
     ----------
-    source : GramSource or MatrixFreeSource
+    source : GramSource, MatrixFreeSource or HingeSource
+        Its ``ridge`` and ``radius`` are lam and r of the objective.
     s : int
         Number of candidate columns to keep.
-    ridge, radius : float
-        lam and r of the objective.
     """
+    ridge, radius = source.ridge, source.radius
     p = source.n_columns
     forced = np.array([0] if source.intercept else [], dtype=np.int64)
     cand_mask = np.ones(p, dtype=bool)

@@ -134,8 +134,9 @@ class SquaredLoss(Loss):
     def engine_source(self, task, tau):
         if len(task.terms) > MATRIX_FREE_ABOVE:
             # A formula intercept is profiled out by implicit centring (no n x p copy).
-            return MatrixFreeSource(task.data.X, task.data.y, centre=bool(task.data.intercept))
-        return GramSource(task.stats)
+            return MatrixFreeSource(task.data.X, task.data.y, task.ridge, task.radius,
+                                    centre=bool(task.data.intercept))
+        return GramSource(task.stats, task.ridge, task.radius)
 
     def score_all_supports(self, task, tau, label):
         return score_all_supports(RidgeBallObjective(task.stats, task.ridge, task.radius), task.size, task, label)

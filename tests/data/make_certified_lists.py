@@ -16,6 +16,7 @@ still certifies the same lists with the same values.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import time
@@ -68,18 +69,23 @@ def case_data(loss, n, p, s, rho, snr):
     else:
         y = np.clip(y, -1.0, 1.0)
         tau = TOLERANCE * least_squares_sensitivity(1.0, 1.0, RADIUS, s, True)
-        source = GramSource(SufficientStats.centred_from_arrays(X, y))
+        stats = SufficientStats.centred_from_arrays(X, y)
+        # the source fixes the objective's ridge and radius (issue 27); before it, the engine took them
+        source = (GramSource(stats, ridge, RADIUS) if "ridge" in inspect.signature(GramSource).parameters
+                  else GramSource(stats))
     return source, tau, ridge
 
 
 def certify(case, route):
     name, loss, n, p, s, rho, snr, R, _ = case
     source, tau, ridge = case_data(loss, n, p, s, rho, snr)
+    # the objective's ridge and radius: the source's after issue 27, the engine's arguments before
+    objective = () if hasattr(source, "ridge") else (ridge, RADIUS)
     if route == "milp" and hasattr(engine_module, "EngineSettings"):  # the engine after issue 27
-        engine = OuterApproximationEngine(source, s, ridge, RADIUS, tau, time_limit=TIME_LIMIT, exact_blocks=False,
+        engine = OuterApproximationEngine(source, s, *objective, tau, time_limit=TIME_LIMIT, exact_blocks=False,
                                           dual_bounds=False, dual_search=False)
     else:
-        engine = OuterApproximationEngine(source, s, ridge, RADIUS, tau, time_limit=TIME_LIMIT)
+        engine = OuterApproximationEngine(source, s, *objective, tau, time_limit=TIME_LIMIT)
     if route == "milp" and not hasattr(engine_module, "EngineSettings"):  # the reference engine (d65055d)
         engine.exact_blocks = False
         engine._far_by_dual_bounds = lambda anchor, threshold: None
