@@ -43,7 +43,7 @@ Per row:
   - abess: abess's non-private best subset of size s (``abess.LinearRegression``, or
     ``abess.LogisticRegression`` for the hinge rows: a different loss) on the same X and y,
     once per case, if ``import abess`` works (``pip install abess``); otherwise "n/a";
-  - okridge, l0bnb: the certified non-private solvers a user would run instead (benchmark-only,
+  - okridge, l0bnb, el0ps: the certified non-private solvers a user would run instead (benchmark-only,
     not dependencies; install them as benchmarks/README.md says: okridge 0.1.1 declares
     numpy < 2 and a plain ``pip install okridge`` downgrades NumPy), certifying the single
     best support only, once per case after the certified method's call, on the same data
@@ -65,7 +65,9 @@ Per row:
     solves).  Reported: the time of all those solves (what a user pays to find the size-s
     answer) and of the last one (certifying at a known lam0); "s not on the path" when no
     lam0 gave exactly s nonzeros (the size-s best support minimises no penalised problem).
-    Each solver first solves a small problem untimed (numba compiles its functions on first
+    El0ps (Guyard, Herzet, Elvira and Arslan 2024; ``el0ps``) is run the same way as l0bnb
+    (``BnbSolver`` on ``Leastsquares`` with the ``BigmL2norm(M = radius, beta = lam / 2)``
+    penalty: the same penalised problem).  Each solver first solves a small problem untimed (numba compiles its functions on first
     use).  Neither can express our radius ball (OKRidge has no bound; l0bnb's box is larger), so
     the table says whether the ball binds at our best support and, when the best supports
     differ, which is better in the baseline's own objective.  Least squares only: "n/a" on
@@ -280,7 +282,7 @@ def _mcmc_step_seconds(df, s, ridge, epsilon):
 
 # ------------------------------------------------------------------ certified baselines
 #: Certified non-private solvers of the cardinality-constrained ridge problem (--baselines).
-CERTIFIED_BASELINES = ("okridge", "l0bnb")
+CERTIFIED_BASELINES = ("okridge", "l0bnb", "el0ps")
 
 
 def _mapped_centred(df):
@@ -322,16 +324,55 @@ def _okridge_best(X, y, s, ridge, time_limit, gap_tol):
             "certified": bool(gap <= gap_tol), "solves": 1, "last_wall": wall}
 
 
-def _l0bnb_best(X, y, s, ridge, radius, time_limit, gap_tol, max_bisect):
-    """The l0bnb path down to exactly s nonzeros (module docstring): lam0 from one nonzero,
-    the path rule, then bisection when it jumps over s."""
+def _l0bnb_solver(X, y, ridge, radius, gap_tol):
+    """l0bnb's solve at one lam0: (beta, relative gap), or raises on the time limit."""
     import numpy as np
 
     if not hasattr(np, "Inf"):
         np.Inf = np.inf  # l0bnb 1.0.0 still spells np.Inf, which NumPy 2 removed (an alias, nothing else)
     from l0bnb import BNBTree
 
-    l2 = ridge / 2.0  # l0bnb's 1/2 ||y - Xb||^2 + l2 ||b||^2: half our objective
+    def solve(l0, time_limit):
+        sol = BNBTree(X, y).solve(l0, ridge / 2.0, radius, gap_tol=gap_tol, time_limit=time_limit)
+        return np.asarray(sol.beta), float(sol.gap)
+
+    return solve
+
+
+def _el0ps_solver(X, y, ridge, radius, gap_tol):
+    """El0ps' branch and bound at one lam0: least squares 1/2 ||y - X b||^2, big-M plus l2
+    penalty (M = radius, beta = lam / 2, as for l0bnb)."""
+    import functools
+
+    import numpy as np
+
+    # No MPI library here: mpi4py (pulled in by pybnb) fails on import, so it is hidden and
+    # pyomo and pybnb run without it; pybnb solves serially (comm=None), one process anyway.
+    sys.modules.setdefault("mpi4py", None)
+    import pybnb
+    from el0ps.datafit import Leastsquares
+    from el0ps.penalty import BigmL2norm
+    from el0ps.solver import BnbSolver, Status
+
+    datafit, penalty = Leastsquares(y), BigmL2norm(radius, ridge / 2.0)
+
+    if not isinstance(pybnb.Solver, functools.partial):
+        pybnb.Solver = functools.partial(pybnb.Solver, comm=None)
+
+    def solve(l0, time_limit):
+        res = BnbSolver(relative_gap=gap_tol, time_limit=time_limit).solve(datafit, penalty, X, l0)
+        return np.asarray(res.x), (0.0 if res.status == Status.OPTIMAL else float("inf"))
+
+    return solve
+
+
+def _l0_path_best(X, y, s, ridge, time_limit, gap_tol, max_bisect, solver):
+    """The L0-penalised path down to exactly s nonzeros (module docstring): lam0 from one
+    nonzero, l0bnb's path rule, then bisection when it jumps over s.  ``solver(l0, seconds)``
+    returns (beta, relative gap) of 1/2 ||y - X b||^2 + lam/2 ||b||^2 + lam0 ||b||_0."""
+    import numpy as np
+
+    l2 = ridge / 2.0
     col_sq = np.einsum("ij,ij->j", X, X)
     t0 = time.perf_counter()
     state = {"solves": 0, "last_wall": None}
@@ -341,11 +382,10 @@ def _l0bnb_best(X, y, s, ridge, radius, time_limit, gap_tol, max_bisect):
         if left <= 0:
             return None
         t1 = time.perf_counter()
-        sol = BNBTree(X, y).solve(l0, l2, radius, gap_tol=gap_tol, time_limit=left)
+        beta, gap = solver(l0, left)
         state["solves"] += 1
         state["last_wall"] = time.perf_counter() - t1
-        beta = np.asarray(sol.beta)
-        return beta, float(sol.gap)
+        return beta, gap
 
     def violating(beta):
         r = y - X @ beta
@@ -395,6 +435,9 @@ def _l0bnb_best(X, y, s, ridge, radius, time_limit, gap_tol, max_bisect):
     return res
 
 
+L0_PATH_SOLVERS = {"l0bnb": _l0bnb_solver, "el0ps": _el0ps_solver}
+
+
 def _warm_up(task):
     """One untimed solve on a small problem: the solvers' numba functions are compiled on first
     use, a one-off cost per interpreter that the timed solve should not carry."""
@@ -407,7 +450,7 @@ def _warm_up(task):
     if task == "okridge":
         _okridge_best(X, y, 3, 1.0, 60.0, 1e-4)
     else:
-        _l0bnb_best(X, y, 3, 1.0, 10.0, 60.0, 1e-4, 2)
+        _l0_path_best(X, y, 3, 1.0, 60.0, 1e-4, 2, L0_PATH_SOLVERS[task](X, y, 1.0, 10.0, 1e-4))
 
 
 def baseline_child(spec, df, out):
@@ -418,7 +461,8 @@ def baseline_child(spec, df, out):
     if spec["task"] == "okridge":
         res = _okridge_best(X, y, s, ridge, spec["cap"], spec["gap_tol"])
     else:
-        res = _l0bnb_best(X, y, s, ridge, RADIUS, spec["cap"], spec["gap_tol"], spec["max_bisect"])
+        solver = L0_PATH_SOLVERS[spec["task"]](X, y, ridge, RADIUS, spec["gap_tol"])
+        res = _l0_path_best(X, y, s, ridge, spec["cap"], spec["gap_tol"], spec["max_bisect"], solver)
     out.update({k: v for k, v in res.items() if k != "support"})
     ours = [names.index(v) for v in spec["our_best"]] if spec.get("our_best") else None
     if res.get("support") is not None:
@@ -668,7 +712,7 @@ def _fmt_certified_baseline(res, ours, cap):
 
 HEADER = ("#", "case", "method", "wall s", "route", "MILP", "peak MB", "peak/X", "+MB", "S1 = truth", "released = truth",
           "certified", "baseline mcmc (wall, n_iter, released = truth)", "baseline abess (non-private)",
-          "okridge (certified best only)", "l0bnb (certified best only)")
+          "okridge (certified best only)", "l0bnb (certified best only)", "el0ps (certified best only)")
 
 
 def row_cells(idx, case, method, res, mcmc, abess_res, cap, certified_baselines=None):
@@ -741,10 +785,11 @@ def main():
     ap.add_argument("--cases", help="comma-separated 1-based indices, ranges (1-4) or substrings of the labels")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset of top_r,mistakes")
     ap.add_argument("--baselines", default="mcmc,abess",
-                    help="comma-separated subset of mcmc,abess,okridge,l0bnb, or none")
+                    help="comma-separated subset of mcmc,abess,okridge,l0bnb,el0ps, or none")
     ap.add_argument("--baseline-gap", type=float, default=1e-4,
                     help="relative optimality gap at which okridge and l0bnb stop (default 1e-4)")
-    ap.add_argument("--l0bnb-bisect", type=int, default=8, help="bisection solves when l0bnb's path jumps over s")
+    ap.add_argument("--l0bnb-bisect", type=int, default=8,
+                    help="bisection solves when the L0 path (l0bnb, el0ps) jumps over s")
     ap.add_argument("--cap", type=float, default=None,
                     help="seconds per call (default 200; 60 with --quick); case 15 (target 10 min) gets at least 600")
     ap.add_argument("--gen-cap", type=float, default=900, help="seconds to build one case's data (default 900)")
