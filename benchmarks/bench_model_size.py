@@ -11,6 +11,7 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
 * ``joint``: the joint (s, support) mechanism of dpstats.bss.model_size with top_r's lists per
   size (dp_select(s="auto", method="top_r", size_mechanism="joint"): joint_groups and
   listed_log_probabilities);
+* ``gem``: size_mechanism="generalized" on the same lists (exact);
 * ``two_stage``: dp_select(s="auto", method="top_r")'s default, the size stage then top_r at
   the chosen size (exact, :func:`p_two_stage`);
 * ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
@@ -49,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpstats.bss.exhaustive import score_all_supports  # noqa: E402
 from dpstats.bss.model_size import (DEFAULT_MAPPED_NOISE_SD, DEFAULT_SIZE_SHARE, LARGER_SIZE_MASS,  # noqa: E402
-                                    default_size_prior, joint_groups, size_penalty)
+                                    default_size_prior, gem_groups, gem_size_prior, joint_groups, size_penalty)
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity  # noqa: E402
 from dpstats.bss.top_r import top_r_log_weights  # noqa: E402
 from dpstats.mechanisms.listed_exponential import listed_entries, listed_log_probabilities  # noqa: E402
@@ -99,20 +100,34 @@ def listed(per_size):
     return {s: v[:R] for s, (_, v) in per_size.items()}
 
 
-def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+def truth_probability(data, sizes, groups, eps, scale):
+    """Exact P(the true support) under the listed law sampled with ``scale`` (a tail member: its share)."""
     per_size, truth = data
-    s0 = len(truth)
+    g = sizes.index(len(truth))
+    k = position(per_size[len(truth)][0], truth)
+    logp = listed_log_probabilities(groups, eps, scale)
+    entries = listed_entries(groups)
+    if k < len(groups[g].losses):
+        return float(np.exp(logp[entries.index((g, k))]))
+    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+
+
+def p_auto(data, eps, p, n, s_max, kappa, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+    per_size, _ = data
     delta = least_squares_sensitivity(1, 1, 1, s_max, True)
     if kappa is None:  # dp_select's default, a function of eps
         kappa = default_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), delta)
     sizes, groups = joint_groups(listed(per_size), p, n, "bic", sigma2, kappa)
-    logp = listed_log_probabilities(groups, eps, delta)
-    entries = listed_entries(groups)
-    g = sizes.index(s0)
-    k = position(per_size[s0][0], truth)
-    if k < len(groups[g].losses):
-        return float(np.exp(logp[entries.index((g, k))]))
-    return float(np.exp(logp[entries.index((g, -1))] - groups[g].log_tail_count))
+    return truth_probability(data, sizes, groups, eps, delta)
+
+
+def p_gem(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+    """size_mechanism="generalized" with its default prior, on top_r's lists per size (exact)."""
+    per_size, _ = data
+    deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(s_max + 1)]
+    prior = gem_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), deltas)
+    sizes, groups = gem_groups(listed(per_size), p, n, "bic", sigma2, prior, deltas)
+    return truth_probability(data, sizes, groups, eps, 1.0)
 
 
 def p_two_stage(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2, share=DEFAULT_SIZE_SHARE):
@@ -272,6 +287,8 @@ def main():
                 kappa = None if name == "default" else float(name)
                 e_auto = needed(mean(lambda d, e: p_auto(d, e, p, n, s_max, kappa, sigma2)))
                 line.append(f"joint[noise {noise}, kappa {name}] {e_auto:.3g} ({e_auto / e_known:.2f}x)")
+            e_gem = needed(mean(lambda d, e: p_gem(d, e, p, n, s_max, sigma2)))
+            line.append(f"gem[noise {noise}] {e_gem:.3g} ({e_gem / e_known:.2f}x)")
             e_two = needed(mean(lambda d, e: p_two_stage(d, e, p, n, s_max, sigma2)))
             line.append(f"two_stage[noise {noise}] {e_two:.3g} ({e_two / e_known:.2f}x)")
             if not args.no_split:

@@ -3,7 +3,9 @@
 Order of work, which is what makes "a refused call charges nothing, and no data value
 decides for free whether a call fails" true:
 
-1. every argument is validated from its value alone;
+1. every argument is validated from its value alone (each is declared in
+   :data:`DP_SELECT_ARGUMENTS` for the validator the method options use), then the rules
+   that involve the method or several arguments;
 2. the full cost of the call is computed from public parameters and an accountant, if
    given, is asked whether it fits (BudgetExceededError otherwise);
 3. the design is planned from the formula and the data's public schema only (column
@@ -22,7 +24,6 @@ and the progress is in the exception's curator-only ``curator`` attribute.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -36,6 +37,8 @@ from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
 from .bss.sign_votes import block_sign_votes
 from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
+from .method_options import (Boolean, Custom, InstanceOf, Integer, Later, Real, is_real,
+                             validate_arguments)
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
 from .privacy.bounds import (AUTO_BOUNDS_SHARE, ClippedData, check_bounds, clip_to_bounds, complete_bounds,
@@ -53,26 +56,71 @@ IMPUTE_CAVEAT = ("na_action: missing values of the named columns were imputed wi
                  "still incomplete were omitted; block counts and splits come from the input row count")
 
 
-def _check_epsilon(epsilon, method):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise InvalidTypeError(f"epsilon must be a positive number; got {epsilon!r}.")
-    epsilon = float(epsilon)
-    if math.isnan(epsilon) or epsilon <= 0:
-        raise InvalidArgumentError(f"epsilon must be a positive number (or math.inf for the non-private answer); got {epsilon!r}.")
-    if math.isinf(epsilon) and not method.allows_infinite_epsilon:
-        raise InvalidArgumentError(method.infinite_epsilon_message)
-    return epsilon
+def _check_method_name(value):
+    return get_method(value).name  # unknown names raise InvalidArgumentError with the list
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidTypeError(f"{name} must be a positive integer; got {value!r}.")
-    if value < 1:
-        raise InvalidArgumentError(f"{name} must be >= 1; got {value}.")
-    return int(value)
+def _check_signs(signs):
+    """The sign step's share of epsilon: True is the default share, False none."""
+    if isinstance(signs, (bool, np.bool_)):
+        return SIGNS_SHARE if signs else 0.0
+    if is_real(signs) and 0 < float(signs) < 1:
+        return float(signs)
+    raise InvalidArgumentError(f"signs must be True, False or a budget share in (0, 1); got {signs!r}.")
+
+
+def _check_estimate_method(value):
+    from .estimation.combined import check_one_call_estimator
+
+    return check_one_call_estimator(value)
+
+
+#: ``dp_select``'s own arguments, checked from their values alone by one validator
+#: (:func:`dpstats.method_options.validate_arguments`) before anything else; the rules that
+#: involve the method or several arguments follow in :func:`_validate_arguments`.  The
+#: method's ``**method_options`` are declared by the method.
+DP_SELECT_ARGUMENTS = (
+    Later("formula", argument=True, checked_by="dpstats.formula against the data's public schema (stage 3)",
+          doc="a patsy formula such as 'y ~ .'"),
+    Later("data", argument=True, checked_by="dpstats.formula: its public schema (names, dtypes, declared levels, "
+          "the input row count)", doc="a pandas or Dask DataFrame"),
+    Custom("method", argument=True, check_value=_check_method_name, accepted="a registered method name",
+           doc="the selection method (dpstats.available_methods())"),
+    Real("epsilon", argument=True, low=0.0, allow_inf=True,
+         hint="Give the call's total privacy budget; math.inf returns the non-private answer.",
+         doc="total privacy budget"),
+    Integer("s", argument=True, default=None, minimum=1, allow_none=True, keywords=("auto",), doc="subset size"),
+    Integer("k", argument=True, default=None, minimum=1, allow_none=True, keywords=("auto",), doc="number of features"),
+    Integer("s_max", argument=True, default=None, minimum=1, allow_none=True, doc="largest size of s='auto'"),
+    Custom("bounds", argument=True, default=None, allow_none=True,
+           check_value=lambda v: check_bounds(v, required=False),
+           accepted="a dict {term: (lower, upper)}, a pair (b_x, b_y) or 'auto'", doc="public clipping ranges"),
+    Real("radius", argument=True, default=None, low=0.0, allow_none=True, doc="radius of the coefficient ball"),
+    Real("ridge", argument=True, default="auto", low=0.0, low_open=False, keywords=("auto",), doc="ridge lam >= 0"),
+    Integer("R", argument=True, default=100, minimum=1, doc="supports listed by top_r"),
+    Custom("random_state", argument=True, default=None, check_value=RandomSource,
+           accepted="None, a non-negative integer or a numpy Generator", doc="seed (reproducible, not for release)"),
+    InstanceOf("accountant", argument=True, default=None, allow_none=True, cls=Accountant, what="a dpstats.Accountant",
+               doc="shared budget"),
+    Custom("signs", argument=True, default=True, check_value=_check_signs,
+           accepted="True, False or a budget share in (0, 1)", doc="share of epsilon for private signs"),
+    Custom("na_action", argument=True, default="omit", check_value=check_na_action,
+           accepted='"omit" or a dict of public constants', doc="incomplete rows"),
+    Boolean("verbose", argument=True, default=False, doc="curator-only progress"),
+    Custom("time_limit", argument=True, default=None, allow_none=True, check_value=check_time_limit,
+           accepted="a positive number of seconds or None", doc="seconds for the whole call"),
+    Custom("infer_levels", argument=True, default=(), check_value=lambda v: _check_infer_levels(v),
+           accepted="a list of column names", doc="columns whose levels may be read from the data (not private)"),
+    Real("estimate", argument=True, default=None, low=0.0, high=1.0, allow_none=True,
+         hint="Give the share of epsilon for the coefficients, e.g. estimate=0.2.",
+         doc="share of epsilon for private coefficients"),
+    Custom("estimate_method", argument=True, default="adassp", check_value=_check_estimate_method,
+           accepted="'adassp' or 'objective_perturbation'", doc="the estimator of estimate="),
+)
 
 
 def _check_size(method, s, k):
+    """The method's size from s= or k= (each already checked: an integer >= 1 or None)."""
     wanted, other = method.size_argument, ("k" if method.size_argument == "s" else "s")
     given = {"s": s, "k": k}
     value, alt = given[wanted], given[other]
@@ -83,25 +131,7 @@ def _check_size(method, s, k):
     if value is None:
         what = "the subset size" if wanted == "s" else "the number of features to select"
         raise InvalidArgumentError(f"method {method.name!r} needs {wanted}= ({what}).")
-    return _check_positive_int(wanted, value)
-
-
-def _check_real(name, value, minimum, allow_zero):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidTypeError(f"{name} must be a number; got {value!r}.")
-    value = float(value)
-    if not math.isfinite(value) or value < minimum or (value == minimum and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise InvalidArgumentError(f"{name} must be a finite number {bound}; got {value!r}.")
     return value
-
-
-def _check_signs(signs):
-    if isinstance(signs, bool):
-        return SIGNS_SHARE if signs else 0.0
-    if isinstance(signs, numbers.Real) and 0 < float(signs) < 1:
-        return float(signs)
-    raise InvalidArgumentError(f"signs must be True, False or a budget share in (0, 1); got {signs!r}.")
 
 
 def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra):
@@ -164,9 +194,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     s, k : int or "auto"
         Subset size (best-subset methods) or number of features (screening methods);
         either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
-        ``top_r``, ``mistakes``; squared loss) chooses the size privately with a BIC or
-        Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
-        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).
+        ``top_r``, ``mistakes``; squared or hinge loss) chooses the size privately with a
+        BIC or Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).  ``k="auto"``
+        (``dp_sis`` only) keeps floor(n / log n) terms, Fan and Lv's (2008) public screening size.
     s_max : int, optional
         With ``s="auto"``: the largest size considered (default min(p, 10)).
     bounds : (b_x, b_y), dict or "auto"
@@ -234,21 +265,14 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     guarantee precisely; docs/privacy.md states the rules every call follows and
     docs/references.md gives the full references.
     """
-    if estimate is None and estimate_method != "adassp":
-        raise InvalidArgumentError(f"estimate_method={estimate_method!r} needs estimate= (the share of epsilon for "
-                                   "the coefficients), e.g. estimate=0.5.")
-    if estimate is not None:  # a share of epsilon for coefficients after the selection (dpstats.estimation.combined)
-        from .estimation.combined import EstimateShare
-
-        estimate = EstimateShare.check(estimate, epsilon=epsilon, method=method, method_options=method_options,
-                                       estimate_method=estimate_method)
-        epsilon, accountant = estimate.selection_epsilon, estimate.bundled(accountant)
-    deadline = Deadline(check_time_limit(time_limit))
-    call = _validate_arguments(
-        method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds, radius=radius, ridge=ridge, R=R,
-        random_state=random_state, accountant=accountant, signs=signs, na_action=na_action, verbose=verbose,
-        infer_levels=infer_levels, method_options=method_options, data=data)
-    call.deadline = deadline
+    given = dict(formula=formula, data=data, method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds,
+                 radius=radius, ridge=ridge, R=R, random_state=random_state, accountant=accountant, signs=signs,
+                 na_action=na_action, verbose=verbose, time_limit=time_limit, infer_levels=infer_levels,
+                 estimate=estimate, estimate_method=estimate_method)
+    args = validate_arguments(DP_SELECT_ARGUMENTS, given)
+    estimate = _estimate_share(args, method_options)
+    call = _validate_arguments(args, given, method_options)
+    call.deadline = deadline = Deadline(args["time_limit"])
     _check_budget(call)
     plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
     _check_budget(call)  # the exact cost, now that the design's public shape is known
@@ -325,11 +349,33 @@ class _Call:
         return f"dp_select(method={self.meth.name!r})"
 
 
-def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, random_state, accountant, signs,
-                        na_action, verbose, infer_levels, method_options, data, s_max=None) -> _Call:
-    """Stage 1: every argument, from its value alone."""
-    meth = get_method(method)
-    epsilon = _check_epsilon(epsilon, meth)
+def _estimate_share(args, method_options):
+    """``estimate=``: the rules that involve the method (:mod:`dpstats.estimation.combined`), and
+    the split of epsilon and the bundled accountant (``args`` updated in place); None without it."""
+    estimate, estimate_method = args["estimate"], args["estimate_method"]
+    if estimate is None:
+        if estimate_method != "adassp":
+            raise InvalidArgumentError(f"estimate_method={estimate_method!r} needs estimate= (the share of epsilon "
+                                       "for the coefficients), e.g. estimate=0.5.")
+        return None
+    from .estimation.combined import EstimateShare
+
+    share = EstimateShare.check(estimate, epsilon=args["epsilon"], method=args["method"],
+                                method_options=method_options, estimate_method=estimate_method)
+    args["epsilon"], args["accountant"] = share.selection_epsilon, share.bundled(args["accountant"])
+    return share
+
+
+def _validate_arguments(args, given, method_options) -> _Call:
+    """Stage 1: the rules that involve the method or several arguments (each argument was
+    checked from its value alone by :data:`DP_SELECT_ARGUMENTS`); ``given`` holds the values as
+    passed (the public call shows some of them as given)."""
+    meth = get_method(args["method"])
+    epsilon, s, k, s_max = args["epsilon"], args["s"], args["k"], args["s_max"]
+    bounds, radius, ridge, R = args["bounds"], args["radius"], args["ridge"], args["R"]
+    data = args["data"]
+    if math.isinf(epsilon) and not meth.allows_infinite_epsilon:
+        raise InvalidArgumentError(meth.infinite_epsilon_message)
     auto_size = None
     if "auto" in (s, k) or s_max is not None:
         from .bss.model_size import AutoSize
@@ -338,27 +384,17 @@ def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, rand
         if auto_size is not None:
             s, k = 1, None  # the hooks see a public placeholder until p is known (_plan_design)
     size = _check_size(meth, s, k)
-    radius = None if radius is None else _check_real("radius", radius, 0.0, allow_zero=False)
-    user_ridge = ridge
-    if not (isinstance(ridge, str) and ridge == "auto"):
-        ridge = _check_real("ridge", ridge, 0.0, allow_zero=True)
-    R = _check_positive_int("R", R)
-    sign_share = _check_signs(signs)
-    if meth.native_signs:
-        if signs is not True:
+    sign_share = args["signs"]
+    if meth.sign_step().native:
+        if given["signs"] is not True:
             raise InvalidArgumentError(f"method {meth.name!r} computes its signs as part of its mechanism; "
                                        "signs= does not apply to it (leave the default).")
         sign_share = 0.0
-    na_action = check_na_action(na_action)
     if not meth.needs_bounds and bounds is not None:
         raise InvalidArgumentError(f"method {meth.name!r} uses no bounds (it needs no clipping); leave bounds=None.")
     bounds = check_bounds(bounds, required=meth.needs_bounds)
-    rng = RandomSource(random_state)
-    if accountant is not None and not isinstance(accountant, Accountant):
-        raise InvalidTypeError(f"accountant must be a dpstats.Accountant; got {type(accountant).__name__}.")
-    if not isinstance(verbose, bool):
-        raise InvalidTypeError(f"verbose must be True or False; got {verbose!r}.")
-    infer_levels = _check_infer_levels(infer_levels)
+    na_action, rng, accountant = args["na_action"], args["random_state"], args["accountant"]
+    verbose, infer_levels = args["verbose"], args["infer_levels"]
     if is_dask_dataframe(data) and not meth.supports_dask:
         raise InvalidArgumentError(
             f"method {meth.name!r} needs the rows of the data in memory and does not run on a Dask DataFrame; "
@@ -376,12 +412,12 @@ def _validate_arguments(*, method, epsilon, s, k, bounds, radius, ridge, R, rand
             "loss='hinge' needs the rows of the data (the hinge objective has no sufficient statistics); "
             "it is not available on a Dask DataFrame. Collect a sample you may analyse, or use the squared loss."
         )
-    given = {"radius": radius, "ridge": user_ridge, "signs": signs, "na_action": na_action,
-             "random_state": random_state}
+    shown = {"radius": radius, "ridge": given["ridge"], "signs": given["signs"], "na_action": na_action,
+             "random_state": given["random_state"]}
     call = _Call(meth=meth, epsilon=epsilon, size=size, bounds=bounds, radius=radius, ridge=ridge,
-                 user_ridge=user_ridge, R=R, sign_share=sign_share, na_action=na_action, rng=rng,
+                 user_ridge=given["ridge"], R=R, sign_share=sign_share, na_action=na_action, rng=rng,
                  accountant=accountant, verbose=verbose, infer_levels=infer_levels, options=options,
-                 method_options=dict(method_options), given=given, context=context, response_type=response_type,
+                 method_options=dict(method_options), given=shown, context=context, response_type=response_type,
                  auto_size=auto_size)
     # Stage 2: the cost, from public parameters only.
     call.bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
@@ -444,7 +480,7 @@ def _plan_design(call, formula, data, eval_env):
     call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
     if call.auto_size is not None:
         # s="auto": the hooks see the size with the most supports (public: p and s_max).
-        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options)
+        call.size = call.context["size"] = call.auto_size.resolve(plan.p, call.options, n_rows=plan.n_rows_input)
         call.auto_size.check_size(meth, call.options)
     meth.check_size(plan.p, call.size, call.options, call.context)
     meth.check_design(plan, call.size, call.options, call.context)
@@ -544,7 +580,7 @@ def _add_conditions(call, task, outcome):
     if call.auto_size is not None:
         rows = call.auto_size.condition_rows(outcome.curator, call.selection_eps)
     else:
-        rows = condition_rows(call.meth.name, outcome.curator, p=len(task.terms), size=call.size,
+        rows = condition_rows(call.meth, outcome.curator, p=len(task.terms), size=call.size,
                               epsilon=call.selection_eps, options=call.options)
     outcome.curator["conditions"] = rows
     warn_privacy_failures(call.meth.name, rows)
@@ -617,36 +653,8 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
               clipped=None):
     """Stage 8: the result, with the public call (only parameters the method uses)."""
     meth = call.meth
-    uses = set(meth.uses)
-    given = call.given
-    shown = [("radius", call.radius if ("radius" in uses and given["radius"] is not None) else None),
-             ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
-             ("signs", given["signs"] if (given["signs"] is not True and not meth.native_signs) else None),
-             ("na_action", call.na_action if call.na_action != "omit" else None),
-             ("random_state", given["random_state"] if isinstance(given["random_state"], int) else None)]
-    extra = {k_: v for k_, v in shown if v is not None}
-    extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in call.method_options.items()})
-    if call.infer_levels:
-        extra["infer_levels"] = list(call.infer_levels)
-    public_call = {"formula": formula, "method": meth.name,
-                   "epsilon": "inf" if math.isinf(call.epsilon) else call.epsilon, meth.size_argument: call.size}
-    if call.auto_size is not None:
-        public_call[meth.size_argument] = "auto"
-        public_call["size_selection"] = call.auto_size.public_items()
-        extra["s_max"] = call.auto_size.s_max
-        extra.update(call.auto_size.given_options())
-    public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
-                        "bounds": _public_bounds(call.bounds)})
-    public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in uses}
-    if not meth.native_signs:
-        public_call["signs_share"] = call.sign_share
-    public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
-    if call.infer_levels:
-        public_call["infer_levels"] = list(call.infer_levels)
-    if meth.neighbours != ADD_REMOVE:
-        # The input row count is public under replace-one neighbours (it sets the default ridge,
-        # block counts and splits); under add/remove it is private and not shown.
-        public_call["n"] = int(plan.n_rows_input)
+    extra = _shown_arguments(call)
+    public_call = _public_call(call, formula, plan)
     text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument,
                         '"auto"' if call.auto_size is not None else call.size,
                         call.bounds if meth.needs_bounds else None, extra)
@@ -667,6 +675,49 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
                                    "neighbours": meth.neighbours,
                                    # follow-up queries on the kept data charge the same budget
                                    "accountant": getattr(call.accountant, "_inner", call.accountant)})
+
+
+def _shown_arguments(call) -> dict:
+    """The arguments the printed call shows besides formula, data, method, epsilon, the size
+    and bounds: those given away from their defaults that the method uses, and its options."""
+    meth, given, uses = call.meth, call.given, set(call.meth.uses)
+    shown = [("radius", call.radius if ("radius" in uses and given["radius"] is not None) else None),
+             ("ridge", call.ridge if ("ridge" in uses and given["ridge"] != "auto") else None),
+             ("signs", given["signs"] if (given["signs"] is not True and not meth.sign_step().native) else None),
+             ("na_action", call.na_action if call.na_action != "omit" else None),
+             ("random_state", given["random_state"] if isinstance(given["random_state"], int) else None)]
+    extra = {k_: v for k_, v in shown if v is not None}
+    extra.update({k_: (_PER_ROW_TEXT if _is_per_row(v) else v) for k_, v in call.method_options.items()})
+    if call.infer_levels:
+        extra["infer_levels"] = list(call.infer_levels)
+    if call.auto_size is not None:
+        if call.auto_size.s_max is not None:  # k="auto" of dp_sis has none
+            extra["s_max"] = call.auto_size.s_max
+        extra.update(call.auto_size.given_options())
+    return extra
+
+
+def _public_call(call, formula, plan) -> dict:
+    """``release()["call"]``: the public parameters of the call (only those the method uses)."""
+    meth = call.meth
+    public_call = {"formula": formula, "method": meth.name,
+                   "epsilon": "inf" if math.isinf(call.epsilon) else call.epsilon, meth.size_argument: call.size}
+    if call.auto_size is not None:
+        public_call[meth.size_argument] = "auto"
+        public_call["size_selection"] = call.auto_size.public_items()
+    public_call.update({"radius": call.radius, "ridge": call.ridge, "R": call.R,
+                        "bounds": _public_bounds(call.bounds)})
+    public_call = {key: v for key, v in public_call.items() if key not in COMMON_PARAMETERS or key in meth.uses}
+    if not meth.sign_step().native:
+        public_call["signs_share"] = call.sign_share
+    public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
+    if call.infer_levels:
+        public_call["infer_levels"] = list(call.infer_levels)
+    if meth.neighbours != ADD_REMOVE:
+        # The input row count is public under replace-one neighbours (it sets the default ridge,
+        # block counts and splits); under add/remove it is private and not shown.
+        public_call["n"] = int(plan.n_rows_input)
+    return public_call
 
 
 def _planned_cost(meth, epsilon, bounds_eps, selection_eps, sign_eps, options, context):
@@ -697,7 +748,7 @@ def _public_constant(eval_env):
             value = eval_env.namespace[name]
         except (KeyError, AttributeError):
             return None
-        if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)):
+        if is_real(value):
             return float(value)
         return None
     return constant
@@ -716,8 +767,7 @@ def _private_signs(clipped, support_idx, meth, radius, ridge, epsilon, outcome, 
     offset = 1 if clipped.intercept else 0
     columns = ([0] if clipped.intercept else []) + [j + offset for j in support_idx]
     report = list(range(offset, len(columns)))
-    if meth.size_argument == "k":
-        ridge, radius = 0.0, math.inf  # screening methods: plain least squares per block
+    ridge, radius = meth.sign_step().block_ridge_radius(ridge, radius)  # the method's SignPolicy
     if hasattr(clipped, "block_sign_votes"):
         # Data on Dask: the partitions are the blocks (docs/privacy.md, "Private signs": "the method's own blocks").
         # The number of partitions is public (it is part of the Dask DataFrame's schema).

@@ -37,6 +37,7 @@ import sys
 import warnings
 
 from .api import dp_select
+from .bss.losses import LOSSES
 from .datasets import EXACT_FLOATS, dataset_bounds, list_datasets, load_dataset
 from .errors import DPStatsError
 from .privacy.progress import curator_printer
@@ -267,7 +268,7 @@ def _build_parser():
     sel.add_argument("--random-state", type=int, help="seed (reproducible, not for release); default: OS randomness")
     sel.add_argument("--infer-levels", type=_name_list, metavar="COL[,COL...]",
                      help="columns whose levels may be read from the data (the result is then not DP)")
-    sel.add_argument("--loss", choices=("squared", "hinge"), help="method option loss (best-subset methods)")
+    sel.add_argument("--loss", choices=tuple(LOSSES), help="method option loss (best-subset methods)")
     sel.add_argument("--machines", type=int, help="method option machines (dpvote: number of machines)")
     sel.add_argument("--guard", choices=("ptr", "none"), help="method option guard (mistakes)")
     sel.add_argument("--option", action="append", metavar="NAME=VALUE",

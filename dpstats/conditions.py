@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from .errors import PrivacyLeakWarning
+from .method_options import is_real
 
 HOLDS, FAILS, NOT_CHECKABLE = "holds", "fails", "not checkable"
 PRIVACY, RECOVERY = "privacy", "recovery"
@@ -212,7 +213,7 @@ def _g(x, digits=4):
 
 
 def _number(value):
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return is_real(value)
 
 
 # ---------------------------------------------------------------- shared rows
@@ -526,26 +527,22 @@ def dpvote_conditions(curator, ctx):
     return rows
 
 
-#: method -> function(curator, Context) -> rows.
-CONDITIONS = {
-    "exponential": exponential_conditions,
-    "top_r": top_r_conditions,
-    "mistakes": mistakes_conditions,
-    "mcmc": mcmc_conditions,
-    "dp_sis": dp_sis_conditions,
-    "kendall": kendall_conditions,
-    "samp_agg": samp_agg_conditions,
-    "dpvote": dpvote_conditions,
-}
+def undeclared_condition_rows(method) -> list:
+    """The rows of a method that declares no conditions (:meth:`SelectionMethod.condition_rows`'s default)."""
+    return [row(PRIVACY, "the method's sufficient conditions", "no sufficient conditions declared",
+                "-", NOT_CHECKABLE, "-",
+                note=f"method {method!r} declares no Conditions table (SelectionMethod.condition_rows); see its "
+                     "documentation for the conditions of its guarantee")]
 
 
 def condition_rows(method, curator, *, p, size, epsilon, options=None) -> list:
-    """The Conditions table of one call (rows as described in the module docstring)."""
-    check = CONDITIONS.get(method)
-    if check is None:
-        return []
-    return check(curator, Context(method=method, p=int(p), size=int(size), epsilon=float(epsilon),
-                                  options=dict(options or {})))
+    """The Conditions table of one call (rows as described in the module docstring): the
+    method's own :meth:`~dpstats.methods.SelectionMethod.condition_rows`.
+
+    ``method`` is the :class:`~dpstats.methods.SelectionMethod` (this module imports no method:
+    the methods import it)."""
+    return method.condition_rows(curator, Context(method=method.name, p=int(p), size=int(size), epsilon=float(epsilon),
+                                                options=dict(options or {})))
 
 
 def failing(rows, kind=None, required=None) -> list:
@@ -571,39 +568,20 @@ def warn_privacy_failures(method, rows):
 
 
 # ---------------------------------------------------------------- the plain-language verdict
-def _uniform_subset(p, k):
+def uniform_subset(p, k):
+    """The probability that a uniform random pick of k of p terms is a given set."""
     return 1.0 / math.comb(p, k) if 0 <= k <= p else None
 
 
-def _best_probability(method, curator, p, size):
-    """(probability, what it is the probability of, qualifier, uniform probability) or None."""
-    subset = _uniform_subset(p, size)
-    if method in ("exponential", "top_r"):
-        prob = curator.get("probability_best")
-        qual = "exact" if method == "exponential" or "method_detail" in curator else "exact, P(a = 1)"
-        return prob, "the non-private best support", qual, subset
-    if method == "mistakes":
-        fallback = curator.get("fallback_top_r")
-        if isinstance(fallback, dict):
-            return (fallback.get("probability_best"), "the non-private best support",
-                    "exact, of the top_r fallback the guard ran", subset)
-        return curator.get("probability_best"), "the non-private best support", "exact, P(block 0)", subset
-    if method == "mcmc":
-        return (curator.get("exponential_probability_of_mode"), "the non-private best support",
-                "exact for the chain's target; the chain itself only approximately", subset)
-    if method == "dp_sis":
-        return curator.get("probability_true_topk"), "the non-private top k", "exact", subset
-    if method in ("kendall", "samp_agg"):
-        return (curator.get("probability_of_non_private_sequence"), "the non-private selection (in order)",
-                "exact", 1.0 / math.perm(p, size) if size <= p else None)
-    if method == "dpvote":
-        a = curator.get("majority_vote_nonzero")
-        if not a or a > size:
-            return None, "every coordinate of the plain majority vote", "", None
-        return (curator.get("probability_peeling_picks_all_majority_nonzero"),
-                "a peeled set containing every coordinate of the plain majority vote", "exact",
-                math.comb(p - a, size - a) / math.comb(p, size))
-    return None, "the non-private answer", "", None
+def sequence_probability(curator, p, size):
+    """The verdict's tuple for a method that selects in order (peeling): P(the non-private sequence)."""
+    return (curator.get("probability_of_non_private_sequence"), "the non-private selection (in order)", "exact",
+            1.0 / math.perm(p, size) if size <= p else None)
+
+
+def best_support_probability(curator, p, size, qualifier, key="probability_best"):
+    """The verdict's tuple for a best-subset method: P(the non-private best support)."""
+    return curator.get(key), "the non-private best support", qualifier, uniform_subset(p, size)
 
 
 def plain_verdict(method, curator, *, p, size, epsilon, support=()) -> list:
@@ -612,14 +590,17 @@ def plain_verdict(method, curator, *, p, size, epsilon, support=()) -> list:
     The probability that the mechanism returns the non-private answer (exact where the
     method computes it) against a uniform random pick: "indistinguishable from a uniform
     random pick" when it is at most :data:`UNIFORM_FACTOR` times the uniform probability;
-    then the probability that each released sign equals the block majority; then a caveat
-    for every condition of the Conditions table that fails.
+    then the probability that each released sign equals the vote it is drawn from; then a
+    caveat for every condition of the Conditions table that fails.  ``method`` is the
+    :class:`~dpstats.methods.SelectionMethod`: its ``recovery_probability`` and
+    ``sign_step().curator_probability`` say what the lines quote.
     """
+    meth = method
     lines = []
     if math.isinf(float(epsilon)):
         lines.append("Verdict: epsilon = inf, the non-private answer was returned (nothing is private).")
     else:
-        prob, what, qual, uniform = _best_probability(method, curator, p, size)
+        prob, what, qual, uniform = meth.recovery_probability(curator, p, size)
         if _number(prob) and _number(uniform):
             lines.append(f"Verdict: the mechanism returns {what} with probability {_g(prob, 3)} ({qual}); a uniform "
                          f"random pick would with probability {_g(uniform, 3)}.")
@@ -631,10 +612,8 @@ def plain_verdict(method, curator, *, p, size, epsilon, support=()) -> list:
                 lines.append(f"That is {_g(prob / uniform, 3)} times the uniform probability.")
         else:
             lines.append(f"Verdict: the probability that the mechanism returns {what} is not computed for this call.")
-    signs = curator.get("probability_sign_is_block_majority")
-    label = "block majority"
-    if signs is None and method == "dpvote":
-        signs, label = curator.get("probability_sign_is_majority"), "majority vote of the machines"
+    key, label = meth.sign_step().curator_probability
+    signs = curator.get(key)
     if isinstance(signs, dict):
         shown = {t: v for t, v in signs.items() if not support or t in support}
         if shown:

@@ -24,17 +24,17 @@ there is free, says nothing about the data, and its message names the stage.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 
 from .errors import InvalidArgumentError, InvalidTypeError, SolverError, TimeLimitError
+from .method_options import is_real
 
 
 def check_time_limit(value):
     """Validate ``time_limit``: None (no limit) or a positive number of seconds."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_real(value):
         raise InvalidTypeError(f"time_limit must be a number of seconds or None; got {value!r}.")
     value = float(value)
     if math.isnan(value) or value <= 0:

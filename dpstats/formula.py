@@ -71,6 +71,7 @@ import patsy
 from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
+from .method_options import is_real
 from .r_spellings import rewrite_r_spellings, spelling_hint
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
@@ -166,8 +167,7 @@ def check_na_action(na_action):
         for key, value in na_action.items():
             if not isinstance(key, str):
                 raise InvalidTypeError(f"na_action keys must be column names; got {key!r}.")
-            if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) \
-                    and not np.isfinite(value):
+            if is_real(value) and not np.isfinite(value):
                 raise InvalidArgumentError(f"na_action impute value for {key!r} must be finite; got {value!r}.")
         return dict(na_action)
     raise InvalidTypeError(
@@ -750,7 +750,7 @@ def _check_na_dict(na_action, used, dtypes):
                 raise InvalidTypeError(f"na_action impute value for the bool column {c!r} must be True or False; "
                                        f"got {value!r}.")
         elif kind == "numeric":
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            if not is_real(value):
                 raise InvalidTypeError(f"na_action impute value for the numeric column {c!r} must be a finite number; "
                                        f"got {value!r}.")
         elif kind == "text":

@@ -3,9 +3,11 @@
 Each method lives in its own module next to its privacy statement and defines a
 subclass of :class:`SelectionMethod` with an instance ``METHOD``: declared options (one
 validator, :mod:`dpstats.method_options`), declared optional dependencies, whether it
-runs on Dask, which common parameters it uses, and the hooks ``dp_select`` calls before
-the charge (all from public information).  The built-in methods are imported on first
-use; :func:`register_method` adds a new one.
+runs on Dask, which common parameters it uses, the hooks ``dp_select`` calls before
+the charge (all from public information), how its signs are made (:class:`SignPolicy`),
+and what the curator report and :func:`dpstats.plan` know about it (its Conditions table,
+verdict and planning kind).  The built-in methods are imported on first use;
+:func:`register_method` adds a new one.
 
 A method's ``run(task)`` receives a :class:`SelectionTask` (clipped data, public
 parameters, the call's random source, the epsilon share for selection) and returns a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +52,48 @@ _REGISTERED: dict = {}
 #: The common ``dp_select`` parameters a method may use (and that its call then records).
 COMMON_PARAMETERS = ("bounds", "radius", "ridge", "R")
 
+#: :attr:`SignPolicy.block_fit` values.
+BLOCK_FITS = ("selection", "least_squares")
+
+
+@dataclass(frozen=True)
+class SignPolicy:
+    """How the released signs of a method's selected terms are made (public: declared by the method).
+
+    ``native``: the method's own mechanism releases a sign for every candidate
+    (:attr:`MethodOutcome.signs`, covered by its own ledger entries); ``dp_select`` then
+    refuses ``signs=`` for it and runs no sign step.  Otherwise the shared sign step runs
+    (docs/privacy.md, "Private signs"): the rows are split into blocks (by the input row
+    count, or by i.i.d. labels under add/remove neighbours), each block fits the selected
+    terms and votes a sign per term, and the exponential mechanism draws each sign from
+    the vote counts.  ``block_fit`` says how a block fits: ``"selection"`` with the call's
+    ridge and radius (the objective the best-subset methods select with), or
+    ``"least_squares"``: plain least squares (no ridge, no ball), for methods that score
+    terms without a coefficient ball.
+
+    ``curator_probability``: the curator key holding, per released term, the probability
+    that its sign equals the vote, and what the vote is called in the curator report's
+    verdict.
+    """
+
+    native: bool = False
+    block_fit: str = "selection"
+    curator_probability: tuple = ("probability_sign_is_block_majority", "block majority")
+
+    def __post_init__(self):
+        if self.block_fit not in BLOCK_FITS:
+            raise InvalidArgumentError(f"SignPolicy.block_fit must be one of {BLOCK_FITS}; got {self.block_fit!r}.")
+
+    def block_ridge_radius(self, ridge, radius) -> tuple:
+        """(ridge, radius) of each block's fit in the shared sign step."""
+        return (ridge, radius) if self.block_fit == "selection" else (0.0, math.inf)
+
+
+#: The shared sign step with the call's ridge and radius (best-subset methods).
+SIGNS_FROM_SELECTION_FIT = SignPolicy()
+#: The shared sign step with plain least squares per block (screening methods).
+SIGNS_FROM_LEAST_SQUARES = SignPolicy(block_fit="least_squares")
+
 
 class SelectionMethod:
     """The contract every method behind ``dp_select(method=...)`` fulfils.
@@ -75,18 +120,34 @@ class SelectionMethod:
         Runs on a Dask DataFrame (otherwise refused before the charge).
     neighbours : str
         The neighbouring relation of its guarantee.
+    sign_policy : :class:`SignPolicy` or None
+        How its released signs are made.  None (a method that declares none) gets
+        :meth:`sign_step`'s default: the shared sign step, whose blocks fit with the call's
+        ridge and radius when the method ``uses`` either, else plain least squares (and
+        native signs when the older flag ``native_signs`` is set).
+
+    What the curator report and :func:`dpstats.plan` know about the method also comes from
+    it: :meth:`condition_rows` (the Conditions table of the papers' sufficient
+    conditions), :meth:`recovery_probability` (the verdict at the top of
+    ``curator_report()``) and :meth:`planning_kind` (whether :func:`dpstats.plan` averages
+    the mechanism's exact probabilities or counts hits).  A method registered without them
+    shows the documented defaults: one Conditions row "no sufficient conditions declared"
+    (verdict "not checkable"), the verdict "the probability ... is not computed for this
+    call", and empirical planning.
     """
 
     name: str = ""
     title: str = ""
     size_argument: str = "s"
     needs_response: bool = True
+    #: Older flag for ``sign_policy=SignPolicy(native=True)`` (read only when no policy is declared).
     native_signs: bool = False
     neighbours: str = REPLACE_ONE
     options: tuple = ()
     uses: tuple = COMMON_PARAMETERS
     requires: tuple = ()
     supports_dask: bool = False
+    sign_policy: SignPolicy | None = None
     allows_infinite_epsilon: bool = True
     #: Shown when epsilon=inf is refused: say what to use instead.
     infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
@@ -151,6 +212,51 @@ class SelectionMethod:
         """The condition a conditional guarantee holds under, or None."""
         return None
 
+    # ---- what the method says about itself (sign step, curator report, planning)
+    def sign_step(self) -> SignPolicy:
+        """The method's :class:`SignPolicy`: its declared ``sign_policy``, or the default
+        (the shared sign step; blocks fit with the call's ridge and radius when the method
+        uses either, else plain least squares; native when ``native_signs`` is set)."""
+        if self.sign_policy is not None:
+            return self.sign_policy
+        if self.native_signs:
+            return SignPolicy(native=True)
+        return SIGNS_FROM_SELECTION_FIT if {"ridge", "radius"} & set(self.uses) else SIGNS_FROM_LEAST_SQUARES
+
+    def condition_rows(self, curator, ctx) -> list:
+        """Curator only: the Conditions table of one call, measured on the data.
+
+        ``ctx`` is a :class:`dpstats.conditions.Context` (the selection's epsilon, p, the
+        size, the validated options); rows are built with :func:`dpstats.conditions.row`.
+        Default, for a method that declares no conditions: a single row "no sufficient
+        conditions declared" with the verdict "not checkable" (so the report says so,
+        rather than showing no table).
+        """
+        from .conditions import undeclared_condition_rows
+
+        return undeclared_condition_rows(self.name)
+
+    def recovery_probability(self, curator, p, size) -> tuple:
+        """Curator only: (probability, of what, qualifier, a uniform pick's probability) for
+        the verdict at the top of ``curator_report()``.
+
+        Default: (None, "the non-private answer", "", None): the verdict then says that the
+        probability is not computed for this call.
+        """
+        return None, "the non-private answer", "", None
+
+    def planning_kind(self, p, s, options, auto_size=False) -> str:
+        """How :func:`dpstats.plan` scores a simulated call (public inputs only).
+
+        "exact": the call's ``curator["top_supports"]`` lists the mechanism's exact output
+        probabilities of its best supports, and the plan averages the true support's
+        probability; "empirical" (the default): the plan counts the calls that returned the
+        true support.  ``options`` are the planned call's ``dp_select`` arguments (method
+        options, ``R``, ...) as given; ``s`` the true size; ``auto_size`` whether the call
+        chooses its size (``s="auto"``).
+        """
+        return "empirical"
+
     def run(self, task) -> "MethodOutcome":  # pragma: no cover - every method overrides it
         raise NotImplementedError
 
@@ -172,8 +278,11 @@ def register_method(method: SelectionMethod, *, replace=False) -> SelectionMetho
 
     A new method is one module: subclass :class:`SelectionMethod`, declare its options,
     implement ``run(task)`` (returning a :class:`MethodOutcome` whose ledger entries cover
-    everything it releases), and register an instance.  The conformance suite in the
-    tests runs against every registered method.
+    everything it releases), and register an instance.  Its sign policy, Conditions table,
+    verdict and planning come from the same class (``sign_policy``, ``condition_rows``,
+    ``recovery_probability``, ``planning_kind``); without them it gets the defaults
+    documented on :class:`SelectionMethod`.  The conformance suite in the tests runs
+    against every registered method.
     """
     if not isinstance(method, SelectionMethod):
         raise InvalidTypeError(f"register_method needs a SelectionMethod instance; got {type(method).__name__}.")
@@ -184,6 +293,9 @@ def register_method(method: SelectionMethod, *, replace=False) -> SelectionMetho
     unknown = set(method.uses) - set(COMMON_PARAMETERS)
     if unknown:
         raise InvalidArgumentError(f"uses names {sorted(unknown)}; choose from {COMMON_PARAMETERS}.")
+    if method.sign_policy is not None and not isinstance(method.sign_policy, SignPolicy):
+        raise InvalidTypeError(f"sign_policy must be a dpstats.methods.SignPolicy or None; got "
+                               f"{type(method.sign_policy).__name__}.")
     if not replace and (method.name in _MODULES or method.name in _REGISTERED):
         raise InvalidArgumentError(f"a method named {method.name!r} is already registered; pass replace=True.")
     _REGISTERED[method.name] = method

@@ -39,7 +39,6 @@ point below the target and the first at or above it.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import pandas as pd
@@ -47,6 +46,7 @@ from scipy import stats
 
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
+from .method_options import Custom, Integer, Later, Real, is_integer, validate_arguments
 
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
@@ -57,30 +57,15 @@ _COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "unlisted_bound", "
 
 
 def _positive_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidTypeError(f"{name} must be a positive integer; got {value!r}.")
-    if value < minimum:
-        raise InvalidArgumentError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
+    return Integer(name, argument=True, minimum=minimum).check(value)
 
 
-def _positive_real(name, value, allow_inf=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidTypeError(f"{name} must be a positive number; got {value!r}.")
-    value = float(value)
-    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
-        raise InvalidArgumentError(f"{name} must be a positive {'number' if allow_inf else 'finite number'}; "
-                                   f"got {value!r}.")
-    return value
+def _positive_real(name, value):
+    return Real(name, argument=True, low=0.0).check(value)
 
 
 def _probability(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidTypeError(f"{name} must be a number in (0, 1); got {value!r}.")
-    value = float(value)
-    if not 0 < value < 1:
-        raise InvalidArgumentError(f"{name} must lie in (0, 1); got {value!r}.")
-    return value
+    return Real(name, argument=True, low=0.0, high=1.0).check(value)
 
 
 def _grid(name, values, check):
@@ -101,10 +86,7 @@ def _check_design(design):
     if unknown:
         raise InvalidArgumentError(f"design has unknown keys {unknown}; it accepts {list(_DESIGN_KEYS)}.")
     out = {"rho": 0.1, "snr": 5.0, **design}
-    rho = out["rho"]
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < float(rho) < 1:
-        raise InvalidArgumentError(f"design['rho'] must be a number in (-1, 1); got {rho!r}.")
-    out["rho"] = float(rho)
+    out["rho"] = Real("design['rho']", argument=True, low=-1.0, high=1.0).check(out["rho"])
     out["snr"] = _positive_real("design['snr']", out["snr"])
     if out.get("family", "gaussian") not in ("gaussian", "binomial"):
         raise InvalidArgumentError(f"design['family'] must be 'gaussian' or 'binomial'; got {out['family']!r}.")
@@ -118,7 +100,7 @@ def _seed_root(random_state):
         return np.random.SeedSequence()
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2**63)))
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+    if not is_integer(random_state) or random_state < 0:
         raise InvalidTypeError(f"random_state must be None, a non-negative int or a numpy Generator; "
                                f"got {random_state!r}.")
     return np.random.SeedSequence(int(random_state))
@@ -138,6 +120,45 @@ def _isotonic(values, weights):
 
 #: ``plan``'s default bounds: (1, 1) for a method that clips, none for one that does not (kendall, dpvote).
 DEFAULT_BOUNDS = "default"
+
+
+def _check_method_name(value):
+    from .methods import get_method
+
+    return get_method(value).name  # a non-string or an unknown name: a dpstats error with the list
+
+
+def _check_signs(value):
+    from .api import _check_signs as check
+
+    check(value)
+    return value  # passed to dp_select as given
+
+
+#: ``plan``'s own arguments, each checked from its value alone by one validator
+#: (:func:`dpstats.method_options.validate_arguments`); the rules that involve several
+#: (``s0`` with ``s="auto"``, p > 2s - 1, bounds for the method) follow in :func:`plan`, and
+#: ``**select_options`` are checked by ``dp_select`` (its arguments and the method's options).
+PLAN_ARGUMENTS = (
+    Custom("method", argument=True, check_value=_check_method_name, accepted="a registered method name",
+           doc="the planned dp_select method"),
+    Integer("n", argument=True, minimum=2, doc="planned rows"),
+    Integer("p", argument=True, minimum=1, doc="candidate terms"),
+    Integer("s", argument=True, minimum=1, keywords=("auto",), doc="true support size (selection size)"),
+    Real("epsilon", argument=True, low=0.0, allow_inf=True, doc="budget of the planned call"),
+    Later("bounds", argument=True, default=DEFAULT_BOUNDS, allow_none=True, keywords=(DEFAULT_BOUNDS,),
+          checked_by="dp_select in the planned calls (and plan's rule for methods without bounds)",
+          doc="public clipping bounds of the planned call"),
+    Custom("design", argument=True, check_value=lambda v: _check_design(v),
+           accepted=f"None or a dict with keys among {list(_DESIGN_KEYS)}", doc="simulated design (None: defaults)"),
+    Integer("reps", argument=True, default=100, minimum=2, doc="simulated data sets per point"),
+    Custom("random_state", argument=True, check_value=lambda v: _seed_root(v),
+           accepted="None, a non-negative integer or a numpy Generator", doc="seed"),
+    Real("level", argument=True, default=0.95, low=0.0, high=1.0, doc="Monte Carlo interval level"),
+    Custom("signs", argument=True, default=False, check_value=_check_signs,
+           accepted="True, False or a budget share in (0, 1)", doc="passed to dp_select"),
+    Integer("s0", argument=True, minimum=1, allow_none=True, doc="true size with s='auto'"),
+)
 
 
 def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=100, random_state=None, level=0.95,
@@ -183,9 +204,10 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
     """
     from .methods import get_method
 
-    if not isinstance(method, str):
-        raise InvalidTypeError(f"method must be a method name (str); got {method!r}.")
-    meth = get_method(method)  # unknown names raise InvalidArgumentError with the list
+    args = validate_arguments(PLAN_ARGUMENTS, dict(
+        method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
+        random_state=random_state, level=level, signs=signs, s0=s0))
+    meth = get_method(method)
     if isinstance(bounds, str) and bounds == DEFAULT_BOUNDS:
         bounds = (1, 1) if meth.needs_bounds else None
     elif bounds is not None and not meth.needs_bounds:
@@ -195,27 +217,21 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
     if refused:
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
                                    "own data and spends no budget.")
-    n = _positive_int("n", n, minimum=2)
-    p = _positive_int("p", p)
-    select_s = s
-    if isinstance(s, str) and s == "auto":
+    n, p, select_s = args["n"], args["p"], args["s"]
+    if select_s == "auto":
         if s0 is None:
             raise InvalidArgumentError("plan(s='auto') needs s0=, the true support size of the planned design.")
-        s = _positive_int("s0", s0)
+        s = args["s0"]
     else:
         if s0 is not None:
             raise InvalidArgumentError("s0 applies to plan(s='auto') only; with an integer s the true size is s.")
-        s = select_s = _positive_int("s", s)
+        s = select_s
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
-    epsilon = _positive_real("epsilon", epsilon, allow_inf=True)
-    reps = _positive_int("reps", reps, minimum=2)
-    level = _probability("level", level)
-    design = _check_design(design)
-    return Plan(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
-                seed=_seed_root(random_state), level=level, signs=signs, options=dict(select_options),
-                select_s=select_s)
+    return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=args["design"],
+                reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
+                options=dict(select_options), select_s=select_s)
 
 
 class Plan:
@@ -246,23 +262,11 @@ class Plan:
     # -- computation -----------------------------------------------------------------------
     @property
     def computed(self) -> str:
-        """"exact" where the mechanism's own probabilities are averaged, else "empirical"."""
-        if self.method == "exponential":
-            return "exact"
-        if self.method == "top_r" and self.options.get("max_tries") is None and self.options.get("loss") != "hinge":
-            from .bss.certified import uses_exact_path
+        """"exact" where the mechanism's own probabilities are averaged, else "empirical": the
+        method's :meth:`~dpstats.methods.SelectionMethod.planning_kind`."""
+        from .methods import get_method
 
-            if self.select_s == "auto":  # every size scored exactly: the most numerous one decides
-                s_max = self.options.get("s_max") or min(self.p, 10)
-                size = min(s_max, self.p // 2)
-            else:
-                size = self.s
-            count = math.comb(self.p, size)
-            # the exact path's rule of top_r at the planned n (dpstats.bss.exact_cost)
-            route = {"max_enumerate": self.options.get("max_enumerate"), "loss": "squared"}
-            if uses_exact_path(self.p, size, route, self.n) or self.options.get("R", 100) >= count:
-                return "exact"
-        return "empirical"
+        return get_method(self.method).planning_kind(self.p, self.s, self.options, auto_size=self.select_s == "auto")
 
     def _one(self, n, epsilon, data_seed, mech_seed):
         """(q, u) for one simulated data set: the fit itself (and its ledger) is dropped here."""

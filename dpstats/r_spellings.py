@@ -28,6 +28,7 @@ import re
 import warnings
 
 from .errors import FormulaError, FormulaNote
+from .method_options import is_integer
 
 __all__ = ["FormulaNote", "rewrite_r_spellings", "OPERATOR_KEYWORDS"]
 
@@ -157,8 +158,8 @@ def _expand_poly(call, inner, notes):
     if not args or len(args) > 2 or set(kwargs) - {"degree", "raw"} or ("degree" in kwargs) == (len(args) == 2):
         raise FormulaError(f"{call!r}: dpstats reads poly(x, degree) or poly(x, degree, raw = TRUE); {fix}.")
     degree_node = kwargs.get("degree", args[1] if len(args) == 2 else None)
-    if not (isinstance(degree_node, ast.Constant) and isinstance(degree_node.value, int)
-            and not isinstance(degree_node.value, bool) and 1 <= degree_node.value <= 20):
+    if not (isinstance(degree_node, ast.Constant) and is_integer(degree_node.value)
+            and 1 <= degree_node.value <= 20):
         raise FormulaError(f"{call!r}: the degree must be a whole number from 1 to 20.")
     degree = degree_node.value
     raw = None

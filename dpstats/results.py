@@ -283,8 +283,9 @@ class SelectionResult:
         eps = self._public_call.get("epsilon")
         size = self._public_call.get("s", self._public_call.get("k"))
         if size == "auto":  # s="auto": compared with a uniform pick among supports of the criterion's size
-            size = self.curator.get("criterion_choice", {}).get("s", 1)
-        verdict = plain_verdict(self.method, self.curator, p=len(self.terms), size=size,
+            size = self.curator.get("criterion_choice", {}).get(
+                "s", self._public_call.get("size_selection", {}).get("k", 1))  # k="auto" of dp_sis: public k
+        verdict = plain_verdict(_method_of(self.method), self.curator, p=len(self.terms), size=size,
                                 epsilon=math.inf if eps == "inf" else eps, support=self.support)
         sections = [(CURATOR_BANNER, "\n".join(textwrap.fill(line, 100) for line in verdict))]
         if self.curator.get("conditions"):
@@ -319,9 +320,10 @@ class SelectionResult:
         (needs ``pip install "dpstats[plots]"``).
         """
         from .errors import InvalidArgumentError
+        from .method_options import is_integer
         from .plots import add_legend, marked_barh, new_axes, wrap
 
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        if not is_integer(top) or top < 1:
             raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
         chart = self._plot_rows(top)
         if chart is None:
@@ -432,6 +434,9 @@ class SelectionResult:
             size = self._public_call.get("size_selection", {})
             lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
                          f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')})")
+        rule = self._public_call.get("size_selection", {}).get("rule")
+        if rule is not None and "s_selected" not in self._released_extras:  # k="auto" of dp_sis: a public rule
+            lines.append(f"Size from a public rule: k = {self._public_call['size_selection']['k']} ({rule})")
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
         if self.ledger.conditions or self.ledger.caveats:
@@ -479,3 +484,17 @@ def _without_data(refit):
     if getattr(plan, "is_dask", False):
         out["plan"], out["dask"] = plan.plan, True
     return out
+
+
+def _method_of(name):
+    """The registered method ``name``, or the contract's defaults when it is no longer registered
+    (a result kept after its method was removed): the report then shows the default verdict."""
+    from .errors import InvalidArgumentError
+    from .methods import SelectionMethod, get_method
+
+    try:
+        return get_method(name)
+    except InvalidArgumentError:
+        default = SelectionMethod()
+        default.name = str(name)
+        return default

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InvalidArgumentError
+from .method_options import is_integer
 from .privacy.randomness import RandomSource
 
 
@@ -107,7 +108,7 @@ def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian",
     via integer programming, section 3.
     """
     for name, value in (("n", n), ("p", p), ("s", s)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if not is_integer(value) or value < 1:
             raise InvalidArgumentError(f"{name} must be a positive integer; got {value!r}.")
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"the true support uses indices 1, 3, ..., 2s-1 = {2 * s - 1}; p must exceed it (p={p}).")

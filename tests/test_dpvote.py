@@ -276,7 +276,7 @@ def test_advanced_composition_is_recorded():
     ({"machines": np.arange(10) % 2}, "labels have length"),
     ({"machines": 4, "composition": "advanced"}, "needs delta"),
     ({"machines": 4, "split": 1.0}, "split"),
-    ({"machines": 4, "k": 0}, "k must be >= 1"),
+    ({"machines": 4, "k": 0}, "k must be an integer >= 1"),
     ({"machines": 2.5}, "machines must be an integer"),
 ])
 def test_bad_input_raises_before_charging(kwargs, match):

@@ -350,7 +350,7 @@ def test_default_n_iter_is_documented():
     (dict(n_iter="100"), dpstats.InvalidTypeError, "n_iter"),
     (dict(n_iter=True), dpstats.InvalidTypeError, "n_iter"),
     (dict(tv_chains=-1), dpstats.InvalidArgumentError, "tv_chains"),
-    (dict(s=0), dpstats.InvalidArgumentError, "s must be >= 1"),
+    (dict(s=0), dpstats.InvalidArgumentError, "s must be an integer >= 1"),
     (dict(s=7), dpstats.InvalidArgumentError, "exceeds the number of candidate terms"),
     (dict(epsilon=math.inf), dpstats.InvalidArgumentError, "top_r"),
     (dict(burn_in=10), dpstats.InvalidArgumentError, "unknown option"),
@@ -372,7 +372,7 @@ def test_lower_level_arguments_are_checked():
         run_chains(objective, 2, 1.0, 1.0, 0, RandomSource(0))
     with pytest.raises(dpstats.InvalidArgumentError, match="exceeds"):
         run_chains(objective, 7, 1.0, 1.0, 10, RandomSource(0))
-    with pytest.raises(dpstats.InvalidArgumentError, match="s must be >= 1"):
+    with pytest.raises(dpstats.InvalidArgumentError, match="s must be an integer >= 1"):
         run_chains(objective, 0, 1.0, 1.0, 10, RandomSource(0))
     with pytest.raises(dpstats.InvalidArgumentError, match="epsilon"):
         run_chains(objective, 2, math.inf, 1.0, 10, RandomSource(0))

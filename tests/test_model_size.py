@@ -5,6 +5,7 @@ brute-force check of the loss's sensitivity across sizes, sampling against the e
 argument checks before the charge, the ledger, and release equivalence on neighbours.  The
 epsilon = inf equality with exhaustive BIC / Cp on real data is in test_model_size_real_data.py.
 """
+import functools
 import math
 from fractions import Fraction
 from itertools import combinations
@@ -81,9 +82,17 @@ def max_log_ratio(a, b):
     ("top_r", 2, 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1}),  # the certified engine per size
 ])
 @pytest.mark.parametrize("epsilon", [2.0, 40.0])
-def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon):
+@pytest.mark.parametrize("mechanism", ["joint", "generalized"])
+def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsilon, mechanism):
+    """Joint and generalised (GEM) laws: every output's log-probability moves by at most eps."""
     X, y = small_data(1)
-    law, _ = law_of(X, y, epsilon, method, R=R, ridge=ridge, options=options)
+
+    def law_for(X_, y_):
+        task = task_for(X_, y_, epsilon, method, R=R, ridge=ridge, options=options)
+        return MS.joint_law(method, task, 3, "bic", None, 1.0 if mechanism == "joint" else None, mechanism)
+
+    law = law_for(X, y)
+    assert law.sensitivity == (1.0 if mechanism == "generalized" else law.delta_max)  # GEM: unit scale
     base = MS.output_log_probabilities(law, X.shape[1])
     assert len(base) == sum(comb(5, s, exact=True) for s in (1, 2, 3))
     assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
@@ -91,10 +100,28 @@ def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsil
         assert law.slack and law.nominal < epsilon  # the engine path samples with the nominal epsilon
     worst = 0.0
     for X2, y2 in neighbours(X, y, 2):
-        other = MS.output_log_probabilities(law_of(X2, y2, epsilon, method, R=R, ridge=ridge, options=options)[0], 5)
-        worst = max(worst, max_log_ratio(base, other))
+        worst = max(worst, max_log_ratio(base, MS.output_log_probabilities(law_for(X2, y2), 5)))
     assert worst <= epsilon * (1 + 1e-9), worst
     assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
+
+
+def oracle_lhat(X, y, s_max, method, R):
+    """support -> Lhat by numpy: least squares with an intercept (radius large, no ridge), RSS + sigma0^2
+    log(n) s with sigma0 = 1/2, and for top_r the R-th smallest of size s for the supports outside the R best
+    of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
+    n, p = X.shape
+    out = {}
+    for s in range(1, s_max + 1):
+        crit = {}
+        for sup in combinations(range(p), s):
+            A = np.column_stack([np.ones(n), X[:, sup]])
+            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+            crit[sup] = r @ r + 0.25 * math.log(n) * s
+        if method == "top_r" and len(crit) > R:
+            ranked = sorted(crit, key=lambda k: (crit[k], k))
+            crit = {k: (v if k in ranked[:R] else crit[ranked[R - 1]]) for k, v in crit.items()}
+        out.update(crit)
+    return out
 
 
 @pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
@@ -104,24 +131,13 @@ def test_joint_law_equals_the_direct_formula(method, R):
     Lhat = RSS + sigma0^2 log(n) s, and for top_r Lhat = the R-th smallest of size s outside the
     R best of that size (Behdin, Prastakos and Mazumder 2024, Algorithm 1)."""
     X, y = small_data(3)
-    n, p, kappa, s_max = X.shape[0], X.shape[1], 1.3, 3
+    p, kappa, s_max = X.shape[1], 1.3, 3
     delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
     eps = 2 * delta  # the losses, not only the base measure, shape the law
     law, _ = law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=1e3, R=R)
     got = MS.output_log_probabilities(law, p)
-    logw = {}
-    for s in range(1, s_max + 1):
-        crit = {}
-        for sup in combinations(range(p), s):
-            A = np.column_stack([np.ones(n), X[:, sup]])
-            r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
-            crit[sup] = r @ r + 0.25 * math.log(n) * s
-        if method == "top_r" and len(crit) > R:
-            ranked = sorted(crit, key=lambda k: (crit[k], k))
-            cap = crit[ranked[R - 1]]
-            crit = {k: (v if k in ranked[:R] else cap) for k, v in crit.items()}
-        for sup, value in crit.items():
-            logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * value / (2 * delta)
+    logw = {sup: -kappa * len(sup) - math.log(comb(p, len(sup))) - eps * value / (2 * delta)
+            for sup, value in oracle_lhat(X, y, s_max, method, R).items()}
     norm = logsumexp(list(logw.values()))
     assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
 
@@ -229,7 +245,7 @@ def test_ledger_spends_exactly_epsilon_in_one_entry(data):
     ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
     ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be an integer >= 1"),
     ({"method": "top_r", "s": "auto", "s_max": 7}, "exceeds the number of candidate terms"),
-    ({"method": "top_r", "s": "auto", "loss": "hinge"}, "loss='squared' only"),
+    ({"method": "top_r", "s": "auto", "loss": "hinge", "noise_sd": 1.0}, "noise_sd applies to loss='squared' only"),
     ({"method": "top_r", "s": "auto", "criterion": "aic"}, "criterion"),
     ({"method": "top_r", "s": "auto", "noise_sd": -1.0}, "noise_sd"),
     ({"method": "exponential", "s": "auto", "max_enumerate": 20}, "Use method='top_r'"),
@@ -471,3 +487,283 @@ def test_two_stage_keeps_the_methods_own_conditions(data):
     rows = fit.curator["conditions"]
     assert any(r["kind"] == "privacy" and r["required"] and "gap" in r["condition"].lower() for r in rows)
     assert any("criterion" in r["condition"] for r in rows)
+
+
+# ---------------------------------------------------------------------------- size_mechanism="generalized"
+def gem_law_of(X, y, epsilon, method, s_max=3, kappa=None, **kwargs):
+    task = task_for(X, y, epsilon, method, **kwargs)
+    return MS.joint_law(method, task, s_max, "bic", None, kappa, "generalized"), task
+
+
+@pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
+def test_gem_law_equals_the_direct_formula(method, R):
+    """Independent oracle: numpy least squares with an intercept, L = RSS + sigma0^2 log(n) s (top_r: the
+    R-th of a size for its unlisted supports), q(s, S) = max_{s'} (L(s, S) - min L(s', .)) / (Delta(s) +
+    Delta(s')), P proportional to exp(-kappa s) / C(p, s) exp(-eps q / 2) (Raskhodnikova and Smith 2016)."""
+    X, y = small_data(3)
+    p, kappa, s_max, radius = X.shape[1], 0.7, 3, 1e3
+    deltas = {s: 4 * (1 + radius * math.sqrt(s)) ** 2 for s in range(1, s_max + 1)}
+    eps = 4 * deltas[2]
+    law, _ = gem_law_of(X, y, eps, method, s_max=s_max, kappa=kappa, radius=radius, R=R)
+    got = MS.output_log_probabilities(law, p)
+    crit = oracle_lhat(X, y, s_max, method, R)
+    best = {s: min(v for k, v in crit.items() if len(k) == s) for s in range(1, s_max + 1)}
+    logw = {}
+    for sup, value in crit.items():
+        s = len(sup)
+        q = max((value - best[t]) / (deltas[s] + deltas[t]) for t in best)
+        logw[sup] = -kappa * s - math.log(comb(p, s)) - eps * q / 2
+    norm = logsumexp(list(logw.values()))
+    assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
+
+
+def test_gem_scores_have_sensitivity_one_by_brute_force():
+    """|q(s, S; D) - q(s, S; D')| <= 1 for every support of every size (tails included), over random and
+    adversarial neighbours.  The neighbours here move q by far less than 1 (a replacement shifts L of all
+    supports together, and q takes differences); the exact formula test pins q itself."""
+    p, worst = 5, 0.0
+    cases = [small_data(10 + seed, n=12, p=p) for seed in range(3)] + [(np.zeros((12, p)), -np.ones(12))]
+    for seed, (X, y) in enumerate(cases):
+        for method, R in (("exponential", 3), ("top_r", 2)):
+            law, _ = gem_law_of(X, y, 1.0, method, R=R)
+            q = lhat_of(law, p)  # the sampled losses: GEM scores
+            assert min(q.values()) == 0.0  # the criterion's minimiser scores 0
+            for X2, y2 in neighbours(X, y, seed):
+                other = lhat_of(gem_law_of(X2, y2, 1.0, method, R=R)[0], p)
+                worst = max(worst, max(abs(q[k] - other[k]) for k in q))
+    assert 0.02 < worst <= 1.0 + 1e-9, worst
+
+
+def test_gem_default_prior_and_scores_are_public_functions():
+    deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(4)]
+    prior = MS.gem_size_prior(3, 10.0, 0.5, deltas)
+    steps = -np.diff(np.concatenate([[0.0], prior]))
+    target = math.log(4 / MS.SUPERSET_MASS)
+    expected = [max(0.0, target - 10.0 * 0.5 / (2 * (deltas[u - 1] + deltas[u]))) for u in (1, 2, 3)]
+    assert np.allclose(steps, expected)
+    assert np.all(MS.gem_size_prior(3, math.inf, 0.5, deltas) == 0)
+    q = MS.gem_scores([1.0, 2.0], 2, {1: 1.5, 2: 1.0}, deltas)
+    assert q[0] == 0.0 and q[1] == pytest.approx(max(1 / (2 * deltas[2]), 0.5 / (deltas[2] + deltas[1])))
+
+
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_gem_epsilon_inf_is_the_exhaustive_criterion(data, method):
+    kwargs = dict(epsilon=math.inf, s="auto", s_max=4, bounds=(4, 4), radius=1e6, noise_sd=0.5, random_state=0)
+    gem = dpstats.dp_select("y ~ .", data, method=method, size_mechanism="generalized", **kwargs)
+    joint = dpstats.dp_select("y ~ .", data, method=method, size_mechanism="joint", **kwargs)
+    assert gem.support == joint.support  # joint's own epsilon = inf test compares with numpy's best subset
+    assert gem.release()["s_selected"] == len(gem.support)
+
+
+def test_gem_sampling_matches_the_exact_law():
+    X, y = small_data(4, p=4)
+    eps = 30.0
+    law, _ = gem_law_of(X, y, eps, "top_r", s_max=2, R=2)
+    exact = MS.output_log_probabilities(law, 4)
+    draws = 4000
+    counts = dict.fromkeys(exact, 0)
+    task = task_for(X, y, eps, "top_r", R=2, seed=12)
+    for _ in range(draws):
+        out = MS.run_auto("top_r", task, 2, "bic", None, None, "generalized")
+        counts[tuple(int(j) for j in out.support)] += 1
+    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    assert tv < 0.06, tv
+
+
+def test_gem_ledger_release_and_conditions(data):
+    acc = dpstats.Accountant(epsilon=1.0)
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=0.5, s="auto", s_max=3, bounds=(4, 4),
+                            accountant=acc, random_state=1, size_mechanism="generalized")
+    (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("generalised exponential mechanism")]
+    assert entry.mechanism.startswith("generalised exponential mechanism over (s, support)")
+    assert set(entry.released) == {"support", "s_selected"}
+    assert set(entry.details["size_prior kappa"]) == {"1", "2", "3"}  # the default prior, per size step
+    assert acc.spent()[0] == pytest.approx(0.5) and fit.ledger.total_epsilon == pytest.approx(0.5)
+    privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
+    assert "own Delta(s)" in privacy[0]["condition"]
+    assert fit.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
+    other = data.copy()
+    other.iloc[7] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]
+    b = dpstats.dp_select("y ~ .", other, method="exponential", epsilon=0.5, s="auto", s_max=3, bounds=(4, 4),
+                          random_state=1, size_mechanism="generalized")
+    assert_release_equivalent(fit.release(), b.release(), "exponential")
+
+
+# ---------------------------------------------------------------------------- loss="hinge"
+HINGE_OPTIONS = {"tolerance": 1e-6, "max_enumerate": 10**5, "loss": "hinge", "max_tries": None}
+
+
+def hinge_data(seed, n=24, p=4):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(X[:, 0] - 0.8 * X[:, 1] + 0.4 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def hinge_neighbours(X, y, seed):
+    """Replacements at the corners of the cube with either label, and random ones."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in (0, len(y) - 1):
+        for corner in (np.ones(X.shape[1]), np.where(np.arange(X.shape[1]) % 2 == 0, 1.0, -1.0)):
+            for label in (1.0, -1.0):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = corner, label
+                out.append((X2, y2))
+    for _ in range(2):
+        i = int(rng.integers(len(y)))
+        X2, y2 = X.copy(), y.copy()
+        X2[i], y2[i] = rng.uniform(-1, 1, size=X.shape[1]), -y[i]
+        out.append((X2, y2))
+    return out
+
+
+@pytest.mark.parametrize("mechanism", ["joint", "generalized"])
+def test_hinge_auto_exact_distribution_audit_on_neighbours(mechanism):
+    """The joint / generalised laws with certified hinge values (slack on every path: sampled with the
+    nominal eps / (1 + 2 tolerance)) against neighbours: the log-ratio of every output stays within eps."""
+    X, y = hinge_data(1)
+    eps = 6.0
+
+    def law(X_, y_):
+        task = task_for(X_, y_, eps, "exponential", ridge=0.05, radius=2.0, options=HINGE_OPTIONS)
+        return MS.joint_law("exponential", task, 2, "bic", None, None, mechanism)
+
+    first = law(X, y)
+    assert first.slack and first.nominal < eps
+    assert first.delta_max == pytest.approx(2 * (1 + 2.0 * math.sqrt(2)))  # Delta_h(s_max) with the box intercept
+    base = MS.output_log_probabilities(first, 4)
+    worst = 0.0
+    for X2, y2 in hinge_neighbours(X, y, 3):
+        worst = max(worst, max_log_ratio(base, MS.output_log_probabilities(law(X2, y2), 4)))
+    assert 0.01 * eps < worst <= eps * (1 + 1e-9), worst
+
+
+HINGE_LAM, HINGE_R = 0.05, 3.0
+
+
+@functools.lru_cache(maxsize=None)
+def hinge_case():
+    rng = np.random.default_rng(8)
+    n, p = 90, 4
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(X[:, 0] - X[:, 2] + 0.5 * X[:, 3] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+@functools.lru_cache(maxsize=None)
+def hinge_objectives():
+    """R_h(S) of every support of sizes 1..3 by scipy's SLSQP (tests/test_hinge.py), intercept free."""
+    from test_hinge import _slsqp_optimum
+
+    X, y = hinge_case()
+    return {sup: _slsqp_optimum(np.column_stack([np.ones(len(y)), X[:, sup]]), y, HINGE_LAM, HINGE_R, intercept=True)
+            for s in (1, 2, 3) for sup in combinations(range(X.shape[1]), s)}
+
+
+@pytest.mark.parametrize("method, criterion", [("exponential", "bic"), ("exponential", "cp"), ("top_r", "bic"),
+                                               ("mistakes", "cp")])
+def test_hinge_auto_epsilon_inf_is_the_exhaustive_criterion(method, criterion):
+    """Criterion: R_h(S) + k_n s / 2 (k_n = log n for bic, 2 for cp), minimised over every support of sizes 1..3."""
+    X, y = hinge_case()
+    n, p = X.shape
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)]).assign(y=np.where(y > 0, 1, 0))
+    fit = dpstats.dp_select("y ~ .", frame, method=method, epsilon=math.inf, s="auto", s_max=3, loss="hinge",
+                            bounds={f"x{j}": (-1, 1) for j in range(p)}, ridge=HINGE_LAM, radius=HINGE_R,
+                            random_state=0, criterion=criterion)
+    k_n = math.log(n) if criterion == "bic" else 2.0
+    crit = {sup: value + 0.5 * k_n * len(sup) for sup, value in hinge_objectives().items()}
+    ranked = sorted(crit, key=crit.get)
+    assert crit[ranked[1]] - crit[ranked[0]] > 1e-3  # decided by the criterion, not by solver precision
+    assert fit.support == [f"x{j}" for j in ranked[0]]
+    assert fit.release()["s_selected"] == len(ranked[0])
+    table = fit.size_table()
+    for s in (1, 2, 3):  # the table's criterion is the best of each size, certified within tau = tolerance Delta_h(s)
+        tau = (1e-6 if method == "exponential" else 5e-4) * 2 * (1 + HINGE_R * math.sqrt(s))
+        oracle_value = min(v for k, v in crit.items() if len(k) == s)
+        assert abs(table.loc[s, "criterion"] - oracle_value) <= tau + 1e-5
+    assert table["bic_leaps"].isna().all()  # least-squares columns do not apply
+
+
+def test_hinge_auto_two_stage_ledger():
+    X, y = hinge_data(2, n=60, p=4)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(4)]).assign(y=np.where(y > 0, 1, 0))
+    acc = dpstats.Accountant(epsilon=2.0)
+    fit = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=1.5, s="auto", s_max=2, loss="hinge",
+                            bounds={f"x{j}": (-1, 1) for j in range(4)}, accountant=acc, random_state=2)
+    size_entry = fit.ledger.entries[0]
+    assert size_entry.mechanism.startswith("size stage") and size_entry.details["loss"] == "hinge"
+    assert sum(e.epsilon for e in fit.ledger.entries) == pytest.approx(1.5)
+    assert acc.spent()[0] == pytest.approx(1.5)
+    other = frame.copy()
+    other.iloc[5] = [1.0, -1.0, 1.0, -1.0, 1 - frame.iloc[5]["y"]]  # a corner row with the other label
+    for mechanism in ("two_stage", "joint"):
+        kwargs = dict(method="top_r", epsilon=1.5, s="auto", s_max=2, loss="hinge", size_mechanism=mechanism,
+                      bounds={f"x{j}": (-1, 1) for j in range(4)}, random_state=4)
+        a = dpstats.dp_select("y ~ .", frame, **kwargs)
+        b = dpstats.dp_select("y ~ .", other, **kwargs)
+        assert_release_equivalent(a.release(), b.release(), f"hinge {mechanism}")
+
+
+# ---------------------------------------------------------------------------- k="auto" (screening)
+@pytest.fixture(scope="module")
+def wide():
+    rng = np.random.default_rng(21)
+    n, p = 60, 30
+    X = rng.normal(size=(n, p))
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    return frame.assign(y=X[:, 0] - X[:, 1] + rng.normal(size=n))
+
+
+def test_dp_sis_k_auto_is_fan_and_lv_screening_size(wide):
+    """k = floor(n / log n) from the public row count: the same release as the explicit k, one charge."""
+    k = math.floor(60 / math.log(60))
+    assert k == 14
+    acc = dpstats.Accountant(epsilon=2.0)
+    auto = dpstats.dp_select("y ~ .", wide, method="dp_sis", k="auto", epsilon=1.0, bounds=(4, 4), random_state=5,
+                             accountant=acc)
+    fixed = dpstats.dp_select("y ~ .", wide, method="dp_sis", k=k, epsilon=1.0, bounds=(4, 4), random_state=5)
+    assert auto.support == fixed.support and len(auto.support) == k
+    assert acc.spent()[0] == pytest.approx(1.0)
+    call = auto.release()["call"]
+    assert call["k"] == "auto" and call["size_selection"]["k"] == k and "s_selected" not in auto.release()
+    assert f"Size from a public rule: k = {k}" in str(auto)
+    other = wide.copy()
+    other.iloc[3] = 4.0
+    b = dpstats.dp_select("y ~ .", other, method="dp_sis", k="auto", epsilon=1.0, bounds=(4, 4), random_state=5)
+    assert_release_equivalent(auto.release(), b.release(), "dp_sis")
+
+
+@pytest.mark.parametrize("method, kwargs, match", [
+    ("kendall", {}, "row count n behind the screening size"),
+    ("samp_agg", {"bounds": (4, 4)}, "not its size"),
+    ("dp_sis", {"bounds": (4, 4), "s_max": 5}, "apply to the best-subset methods only"),
+    ("dp_sis", {"bounds": (4, 4), "criterion": "cp"}, "apply to the best-subset methods only"),
+])
+def test_k_auto_refusals_before_the_charge(wide, method, kwargs, match):
+    acc = dpstats.Accountant(epsilon=1.0)
+    with pytest.raises(InvalidArgumentError, match=match):
+        dpstats.dp_select("y ~ .", wide, method=method, k="auto", epsilon=0.5, accountant=acc, **kwargs)
+    assert acc.spent()[0] == 0
+
+
+def test_dp_sis_k_auto_refused_when_it_keeps_every_term(wide):
+    acc = dpstats.Accountant(epsilon=1.0)
+    narrow = wide[[f"x{j}" for j in range(10)] + ["y"]]  # floor(60 / log 60) = 14 >= 10 terms
+    with pytest.raises(InvalidArgumentError, match="screening would keep every term"):
+        dpstats.dp_select("y ~ .", narrow, method="dp_sis", k="auto", epsilon=0.5, bounds=(4, 4), accountant=acc)
+    assert acc.spent()[0] == 0
+
+
+def test_default_size_share_falls_with_p(wide):
+    """2.4 / (2.4 + max(0, log p - 2)) within [0.25, 0.7] (the values the benchmark measured), used by the call."""
+    assert MS.default_size_share(6) == 0.7 and MS.default_size_share(20) == 0.7
+    assert MS.default_size_share(100) == pytest.approx(2.4 / (2.4 + math.log(100) - 2))
+    assert [round(MS.default_size_share(p), 2) for p in (30, 100, 250)] == [0.63, 0.48, 0.41]
+    assert MS.default_size_share(10**6) == MS.MIN_SIZE_SHARE
+    fit = dpstats.dp_select("y ~ .", wide, method="top_r", epsilon=2.0, s="auto", s_max=2, bounds=(4, 4),
+                            random_state=3)
+    size_entry = fit.ledger.entries[0]
+    share = 2.4 / (2.4 + math.log(30) - 2)
+    assert size_entry.epsilon == pytest.approx(share * 1.8, rel=1e-12)
+    assert size_entry.details["size_share"] == pytest.approx(share)

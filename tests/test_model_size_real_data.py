@@ -94,3 +94,20 @@ def test_epsilon_inf_every_size_up_to_ten(name):
     fit = dpstats.dp_select(case.formula, case.frame(), method="exponential", epsilon=math.inf, s="auto",
                             s_max=s_max, bounds=case.ranges, radius=1e6, noise_sd=noise_sd, random_state=0)
     assert sorted(fit.support) == sorted(oracle(name, s_max, noise_sd, "bic"))
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda v: f"{v[1]}-{v[0]}")
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_gem_epsilon_inf_equals_exhaustive_criterion(name, method, setting):
+    """size_mechanism="generalized": GEM scores are 0 exactly on the criterion's minimisers, so at
+    epsilon = inf the answer is the same exhaustive BIC / Cp choice (statsmodels OLS here)."""
+    share, criterion = setting
+    case = CASES[name]
+    noise_sd = None if share is None else share * half_range(case)
+    options = {"criterion": criterion} | ({} if noise_sd is None else {"noise_sd": noise_sd})
+    fit = dpstats.dp_select(case.formula, case.frame(), method=method, epsilon=math.inf, s="auto", s_max=4,
+                            bounds=case.ranges, radius=1e6, random_state=0, size_mechanism="generalized", **options)
+    expected = oracle(name, 4, half_range(case) / 2 if noise_sd is None else noise_sd, criterion)
+    assert sorted(fit.support) == sorted(expected)
+    assert fit.release()["s_selected"] == len(expected)

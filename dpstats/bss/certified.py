@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
-from ..methods import SelectionMethod
+from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import check_enumeration_memory, n_supports
 from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
@@ -176,6 +176,7 @@ class CertifiedMethod(SelectionMethod):
 
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     response_type = staticmethod(response_type)
 
     def check_options(self, options, context):

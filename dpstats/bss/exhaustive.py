@@ -45,7 +45,8 @@ from scipy.special import comb
 from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..method_options import Integer, Real
-from ..methods import MethodOutcome, SelectionMethod
+from .. import conditions
+from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 # the enumeration is shared with top_r and mistakes; its names stay importable from here
 from .enumeration import (check_enumeration_memory, curator_summary,  # noqa: F401
@@ -148,6 +149,7 @@ class ExponentialMethod(SelectionMethod):
     title = "exact exponential mechanism over all supports"
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     options = (
         Integer("max_enumerate", default=DEFAULT_MAX_ENUMERATE, minimum=1,
                 doc="largest C(p, s) enumerated; above it use top_r"),
@@ -174,6 +176,15 @@ class ExponentialMethod(SelectionMethod):
         # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss
         # keeps a small ridge for its certified per-support solves (dpstats.bss.hinge).
         return loss_of(options).default_ridge(n, p, radius, engine=False)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.exponential_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.best_support_probability(curator, p, size, "exact")
+
+    def planning_kind(self, p, s, options, auto_size=False):
+        return "exact"  # every support scored: the mechanism's own probabilities (squared and hinge)
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -73,17 +73,17 @@ Hastings (1970).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.lapack import dposv as _dposv
 from scipy.special import comb
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities
 from ..method_options import Integer
-from ..methods import MethodOutcome, SelectionMethod
+from .. import conditions
+from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 from .exhaustive import enumerate_supports
@@ -265,11 +265,8 @@ class ChainRun:
 
 
 def _check_chain_arguments(p, s, n_iter, n_chains):
-    for name, value, low in (("p", p, 1), ("s", s, 1), ("n_iter", n_iter, 1), ("n_chains", n_chains, 1)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise InvalidTypeError(f"{name} must be an integer; got {value!r}.")
-        if value < low:
-            raise InvalidArgumentError(f"{name} must be >= {low}; got {value}.")
+    for name, value in (("p", p), ("s", s), ("n_iter", n_iter), ("n_chains", n_chains)):
+        Integer(name, minimum=1, argument=True).check(value)
     if s > p:
         raise InvalidArgumentError(f"s={s} exceeds the number of candidate terms ({p}).")
 
@@ -610,6 +607,7 @@ class MCMCMethod(SelectionMethod):
     title = "Metropolis-Hastings best subset selection (approximate, Roy and Tewari 2023)"
     size_argument = "s"
     supports_dask = True
+    sign_policy = SIGNS_FROM_SELECTION_FIT
     allows_infinite_epsilon = False
     infinite_epsilon_message = (
         "epsilon=inf is not available for method='mcmc': a chain that only accepts improvements is a greedy "
@@ -620,6 +618,14 @@ class MCMCMethod(SelectionMethod):
         Integer("tv_chains", default=DEFAULT_TV_CHAINS, minimum=0,
                 doc="chains for the curator's total-variation diagnostic (small p only; 0: none)"),
     )
+
+    def condition_rows(self, curator, ctx):
+        return conditions.mcmc_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.best_support_probability(
+            curator, p, size, "exact for the chain's target; the chain itself only approximately",
+            key="exponential_probability_of_mode")
 
     run = staticmethod(run)
 

@@ -94,6 +94,7 @@ from scipy.special import comb, gammaln, logsumexp
 
 from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_threshold
 from ..method_options import Choice, Real
+from .. import conditions
 from ..methods import MethodOutcome, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
@@ -138,7 +139,9 @@ def check_options(options, context):
 
 
 def split_budget(epsilon, options):
-    """(eps_t, eps_m) of the PTR guard: eps_t + eps_m = epsilon."""
+    """(eps_t, eps_m) of the PTR guard: eps_t + eps_m = epsilon (both inf at epsilon = inf, not inf - inf)."""
+    if math.isinf(epsilon):
+        return math.inf, math.inf
     eps_t = options["ptr_share"] * epsilon
     return eps_t, epsilon - eps_t
 
@@ -439,6 +442,15 @@ class MistakesMethod(CertifiedMethod):
         Real("cap_tv", default=DEFAULT_CAP_TV, low=0, low_open=False, high=1,
              doc="total variation allowed by capping block scores at R(S^(0)) + K; 0: no cap"),
     )
+
+    def condition_rows(self, curator, ctx):
+        return conditions.mistakes_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        fallback = curator.get("fallback_top_r")
+        if isinstance(fallback, dict):
+            return conditions.best_support_probability(fallback, p, size, "exact, of the top_r fallback the guard ran")
+        return conditions.best_support_probability(curator, p, size, "exact, P(block 0)")
 
     selection_cost = staticmethod(selection_cost)
     charge_condition = staticmethod(charge_condition)

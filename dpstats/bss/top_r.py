@@ -69,6 +69,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .. import conditions
 from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..method_options import Integer
@@ -81,7 +82,7 @@ from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_TOLERANCE, E
                         task_rows, task_uses_exact_path, uses_exact_path)
 from .engine import OuterApproximationEngine
 from .enumeration import curator_summary, log_n_supports, n_supports, slack_parts, slack_split
-from .losses import HINGE, HINGE_EVAL_SHARE, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
+from .losses import HINGE, HINGE_EVAL_SHARE, LOSSES, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
 
 
 # ---------------------------------------------------------------- options and cost
@@ -416,6 +417,30 @@ class TopRMethod(CertifiedMethod):
         if options["max_tries"] is not None and not isinstance(context.get("bounds"), tuple):
             raise InvalidArgumentError("max_tries needs public numeric bounds=(b_x, b_y): its epsilon depends on b_y.")
         return options
+
+    def condition_rows(self, curator, ctx):
+        return conditions.top_r_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        qualifier = "exact" if "method_detail" in curator else "exact, P(a = 1)"
+        return conditions.best_support_probability(curator, p, size, qualifier)
+
+    def planning_kind(self, p, s, options, auto_size=False):
+        """Exact when every support is scored exactly (a loss without solver slack, the exact
+        path's rule or R covering every support) and no retry cap changes the law."""
+        loss = LOSSES.get(options.get("loss") or "squared")
+        if options.get("max_tries") is not None or loss is None or loss.slack_on_every_path:
+            return "empirical"
+        if auto_size:  # every size scored exactly: the most numerous one decides
+            s_max = options.get("s_max") or min(p, 10)
+            count = math.comb(p, min(s_max, p // 2))
+        else:
+            count = math.comb(p, s)
+        # The squared loss's scoring cost does not depend on n up to MATRIX_FREE_ABOVE terms
+        # (dpstats.bss.exact_cost); the hook has no n, so above that the smallest n is assumed.
+        exact = uses_exact_path(p, min(s_max, p // 2) if auto_size else s,
+                                {"max_enumerate": options.get("max_enumerate"), "loss": loss.name}, 1)
+        return "exact" if exact or options.get("R", 100) >= count else "empirical"
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)

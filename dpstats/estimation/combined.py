@@ -19,10 +19,10 @@ at its usual place (before any data value is read), with the estimate's epsilon 
 from __future__ import annotations
 
 import math
-import numbers
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..methods import get_method
+from ..bss.losses import LOSSES
 from ..privacy.accountant import Accountant
 from .refit import METHODS, estimate_after_selection
 
@@ -53,6 +53,19 @@ class BundledAccountant(Accountant):
                                   neighbours=neighbours, method=method, formula=formula, size=size)
 
 
+def check_one_call_estimator(estimate_method):
+    """``dp_select``'s ``estimate_method``: an estimator of the one-call form (from its value alone)."""
+    if isinstance(estimate_method, str) and estimate_method in ONE_CALL_REFUSED:
+        raise InvalidArgumentError(
+            f"estimate_method={estimate_method!r} is not available in dp_select(..., estimate=share), which is "
+            "pure epsilon-DP, and the Tukey-depth mechanism needs delta > 0: select first, then call "
+            "fit.estimate(epsilon=..., delta=1e-6, method='tukey') (no bounds needed).")
+    if not isinstance(estimate_method, str) or estimate_method not in ONE_CALL_METHODS:
+        raise InvalidArgumentError(f"estimate_method must be one of {list(ONE_CALL_METHODS)}; got "
+                                   f"{estimate_method!r}.")
+    return estimate_method
+
+
 class EstimateShare:
     """The validated ``estimate=`` argument of ``dp_select`` and the split of its epsilon."""
 
@@ -60,36 +73,22 @@ class EstimateShare:
         self.share = share
         self.epsilon = epsilon
         self.method = method
-        if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and float(epsilon) > 0:
-            total = float(epsilon)
-            self.selection_epsilon = math.inf if math.isinf(total) else (1.0 - share) * total
-            self.estimate_epsilon = math.inf if math.isinf(total) else total - self.selection_epsilon
-        else:  # left to dp_select, which refuses it with its own message
-            self.selection_epsilon = epsilon
-            self.estimate_epsilon = None
+        total = float(epsilon)
+        self.selection_epsilon = math.inf if math.isinf(total) else (1.0 - share) * total
+        self.estimate_epsilon = math.inf if math.isinf(total) else total - self.selection_epsilon
 
     @classmethod
     def check(cls, estimate, *, epsilon, method, method_options, estimate_method="adassp"):
-        """Refuse, before anything runs, what cannot be estimated; the method itself is validated later."""
-        if estimate_method in ONE_CALL_REFUSED:
-            raise InvalidArgumentError(
-                f"estimate_method={estimate_method!r} is not available in dp_select(..., estimate=share), which is "
-                "pure epsilon-DP, and the Tukey-depth mechanism needs delta > 0: select first, then call "
-                "fit.estimate(epsilon=..., delta=1e-6, method='tukey') (no bounds needed).")
-        if not isinstance(estimate_method, str) or estimate_method not in ONE_CALL_METHODS:
-            raise InvalidArgumentError(f"estimate_method must be one of {list(ONE_CALL_METHODS)}; got "
-                                       f"{estimate_method!r}.")
-        if isinstance(estimate, bool) or not isinstance(estimate, numbers.Real):
-            raise InvalidTypeError(f"estimate must be a budget share in (0, 1) (or None); got {estimate!r}.")
+        """Refuse, before anything runs, what cannot be estimated after this method.  ``estimate``,
+        ``epsilon``, ``method`` and ``estimate_method`` are checked already (``dp_select``'s
+        declared arguments); the method's options are validated later."""
         share = float(estimate)
-        if not 0 < share < 1:
-            raise InvalidArgumentError(f"estimate must be a budget share in (0, 1), e.g. 0.2; got {estimate!r}.")
-        meth = get_method(method) if isinstance(method, str) else None
-        if meth is not None and not meth.needs_bounds:
+        meth = get_method(method)
+        if not meth.needs_bounds:
             raise InvalidArgumentError(
                 f"estimate= needs public ranges, and method {method!r} selects without them; select first, then "
                 "call fit.estimate(epsilon=..., bounds={term: (lower, upper)}).")
-        if method_options.get("loss") == "hinge" and estimate_method != "objective_perturbation":
+        if _binary_response(method_options) and estimate_method != "objective_perturbation":
             raise InvalidArgumentError(
                 f"estimate_method={estimate_method!r} fits least squares, which does not apply to loss='hinge'; use "
                 "estimate_method='objective_perturbation' (a private logistic regression).")
@@ -119,6 +118,13 @@ class EstimateShare:
         public["estimate"] = self.share
         public["estimate_method"] = self.method
         return fit
+
+
+def _binary_response(method_options):
+    """Whether the selection's loss (the ``loss`` option, not yet validated) has a binary
+    response; an unknown loss is left to the method's validator."""
+    name = method_options.get("loss") or "squared"
+    return isinstance(name, str) and name in LOSSES and LOSSES[name].response_type == "binary"
 
 
 def _show(x):

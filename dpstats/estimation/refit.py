@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidArgumentError, InvalidTypeError
+from ..method_options import Boolean, Choice, Custom, InstanceOf, Integer, Later, Real, is_real, validate_arguments
 from ..privacy.accountant import Accountant
 from ..privacy.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, LedgerEntry
 from ..privacy.randomness import RandomSource
@@ -81,37 +82,9 @@ from . import objective_perturbation as op
 from . import op_bootstrap
 from . import tukey
 from .design import augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
-from .result import EstimateResult, TukeySpec, check_level, original_units_map
+from .result import EstimateResult, TukeySpec, original_units_map
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
-
-
-def _check_epsilon(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise InvalidTypeError(f"epsilon must be a positive number; got {epsilon!r}.")
-    epsilon = float(epsilon)
-    if math.isnan(epsilon) or epsilon <= 0:
-        raise InvalidArgumentError(f"epsilon must be a positive number (or math.inf for the non-private fit); "
-                                   f"got {epsilon!r}.")
-    return epsilon
-
-
-def _check_delta(delta, epsilon):
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise InvalidTypeError(f"delta must be a number in [0, 1); got {delta!r}.")
-    delta = float(delta)
-    if math.isnan(delta) or not 0 <= delta < 1:
-        raise InvalidArgumentError(f"delta must be in [0, 1) (0: Laplace noise, pure epsilon-DP; > 0: Gaussian "
-                                   f"noise, well below 1 / n); got {delta!r}.")
-    return 0.0 if math.isinf(epsilon) else delta
-
-
-def _check_draws(value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidTypeError(f"bootstrap must be an integer number of draws; got {value!r}.")
-    if value < 2:
-        raise InvalidArgumentError(f"bootstrap must be >= 2 draws (1000 is the default); got {value}.")
-    return int(value)
 
 
 def _relation(selection_neighbours):
@@ -277,16 +250,11 @@ class ObjectivePerturbationEstimator(Estimator):
             radius = math.inf
         elif radius is None:
             chosen = getattr(req.fit, "_public_call", {}).get("radius")
-            ok = (isinstance(chosen, numbers.Real) and not isinstance(chosen, bool) and math.isfinite(chosen)
-                  and chosen > 0)
+            ok = is_real(chosen) and math.isfinite(chosen) and chosen > 0
             radius = float(chosen) if ok else op.DEFAULT_RADIUS
-        else:
-            if isinstance(radius, bool) or not isinstance(radius, numbers.Real):
-                raise InvalidTypeError(f"radius must be a positive number; got {radius!r}.")
-            radius = float(radius)
-            if math.isnan(radius) or radius <= 0 or (math.isinf(radius) and not math.isinf(req.epsilon)):
-                raise InvalidArgumentError(
-                    f"radius must be a positive finite number (math.inf only with epsilon=math.inf); got {radius!r}.")
+        elif math.isinf(radius) and not math.isinf(req.epsilon):  # a number > 0 or math.inf (ESTIMATE_ARGUMENTS)
+            raise InvalidArgumentError(
+                f"radius must be a positive finite number (math.inf only with epsilon=math.inf); got {radius!r}.")
         return {"loss": "squared", "radius": radius}
 
     def release(self, req):
@@ -475,17 +443,44 @@ ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstima
 METHODS = tuple(ESTIMATORS)
 
 
-def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, accountant, level, draws, options, data=None):
+def _random_source(value):
+    return value if isinstance(value, RandomSource) else RandomSource(value)
+
+
+#: ``estimate()``'s arguments (:meth:`dpstats.results.SelectionResult.estimate` and
+#: :func:`estimate_after_selection`), each checked from its value alone by one validator
+#: (:func:`dpstats.method_options.validate_arguments`); the rules that involve the selection
+#: or the estimator follow in :func:`_public_checks` and :meth:`Estimator.check`.
+ESTIMATE_ARGUMENTS = (
+    Real("epsilon", argument=True, low=0.0, allow_inf=True,
+         hint="Give the estimate's privacy budget; math.inf returns the non-private fit.", doc="privacy budget"),
+    Real("delta", argument=True, default=0.0, low=0.0, low_open=False, high=1.0,
+         hint="0: Laplace noise, pure epsilon-DP; > 0: Gaussian noise, well below 1 / n.", doc="delta"),
+    Choice("method", argument=True, default="adassp", choices=METHODS, doc="the estimator"),
+    Later("bounds", argument=True, allow_none=True, checked_by="the selection's terms and response "
+          "(dpstats.estimation.design.selection_ranges)", doc="ranges for selections without bounds"),
+    Custom("random_state", argument=True, check_value=_random_source,
+           accepted="None, a non-negative integer or a numpy Generator", doc="seed"),
+    InstanceOf("accountant", argument=True, allow_none=True, cls=Accountant, what="a dpstats.Accountant",
+               doc="the budget charged (default: the selection's)"),
+    Real("level", argument=True, default=0.95, low=0.0, high=1.0, hint="e.g. level=0.95.", doc="interval level"),
+    Integer("bootstrap", argument=True, default=boot.DEFAULT_DRAWS, minimum=2,
+            hint=f"{boot.DEFAULT_DRAWS} is the default.", doc="bootstrap draws of the intervals"),
+    Real("radius", argument=True, low=0.0, allow_inf=True, allow_none=True,
+         doc="objective perturbation's ball (squared loss)"),
+    Later("data", argument=True, allow_none=True, checked_by="the selection's public schema (columns, dtypes, "
+          "declared levels, input row count)", doc="the selection's data, after drop_data() or pickling"),
+    Boolean("prepaid", argument=True, default=False, doc="internal: dp_select(..., estimate=share) paid already"),
+    Custom("rows_per_model", argument=True, allow_none=True, check_value=tukey._check_rows_per_model,
+           accepted="None, 'auto', 'd', '2d' or a positive number", doc="rows per model of method='tukey'"),
+)
+
+
+def _public_checks(fit, args):
     """Stage 1: everything public; returns the checked :class:`Request`."""
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta, epsilon)
-    if not isinstance(method, str) or method not in ESTIMATORS:
-        raise InvalidArgumentError(f"method must be one of {list(METHODS)}; got {method!r}.")
-    level = check_level(level)
-    draws = _check_draws(draws)
-    rng = random_state if isinstance(random_state, RandomSource) else RandomSource(random_state)
-    if accountant is not None and not isinstance(accountant, Accountant):
-        raise InvalidTypeError(f"accountant must be a dpstats.Accountant; got {type(accountant).__name__}.")
+    epsilon, method, bounds, data = args["epsilon"], args["method"], args["bounds"], args["data"]
+    delta = 0.0 if math.isinf(epsilon) else args["delta"]
+    options = {"radius": args["radius"], "rows_per_model": args["rows_per_model"]}
     ctx = getattr(fit, "_refit", None)
     if not ctx:
         raise InvalidArgumentError(
@@ -520,7 +515,8 @@ def _public_checks(fit, *, epsilon, delta, method, bounds, random_state, account
                                    "coefficient to estimate.")
     ranges = selection_ranges(plan, selected, ctx["bounds_used"], bounds) if estimator.needs_bounds else None
     formula = ctx["formula"] if isinstance(ctx["formula"], str) else None
-    req = Request(fit=fit, epsilon=epsilon, delta=delta, method=method, level=level, draws=draws, rng=rng, ctx=ctx,
+    req = Request(fit=fit, epsilon=epsilon, delta=delta, method=method, level=args["level"], draws=args["bootstrap"],
+                  rng=args["random_state"], ctx=ctx,
                   plan=plan, selected=selected, ranges=ranges, relation=_relation(ctx["neighbours"]), formula=formula,
                   options=dict(options))
     req.options = estimator.check(req)
@@ -536,8 +532,11 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
     ``accountant=None`` charges the selection's accountant, if it had one; ``prepaid`` is
     for ``dp_select(..., estimate=share)``, whose single charge covered the estimate.
     """
-    req = _public_checks(fit, epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state,
-                         accountant=accountant, level=level, draws=bootstrap, options={"radius": radius, "rows_per_model": rows_per_model}, data=data)
+    args = validate_arguments(ESTIMATE_ARGUMENTS, dict(
+        epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state, accountant=accountant,
+        level=level, bootstrap=bootstrap, radius=radius, data=data, prepaid=prepaid, rows_per_model=rows_per_model))
+    req = _public_checks(fit, args)
+    accountant, prepaid = args["accountant"], args["prepaid"]
     if accountant is None and not prepaid:
         accountant = req.ctx.get("accountant")
     if accountant is not None and not prepaid:  # checks the budget and the relation first; refuses without charging

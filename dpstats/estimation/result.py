@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import InvalidArgumentError, InvalidTypeError
+from ..errors import InvalidArgumentError
 from ..display import Summary, _fmt
+from ..method_options import Boolean, Real
 from . import intervals as iv
 from .design import prediction_design
 
@@ -72,12 +72,12 @@ class TukeySpec:
 
 
 def check_level(level, name="level"):
-    if isinstance(level, bool) or not isinstance(level, numbers.Real):
-        raise InvalidTypeError(f"{name} must be a number in (0, 1); got {level!r}.")
-    level = float(level)
-    if not 0 < level < 1:
-        raise InvalidArgumentError(f"{name} must be in (0, 1), e.g. 0.95; got {level!r}.")
-    return level
+    """A level in (0, 1) (:class:`dpstats.method_options.Real`)."""
+    return Real(name, argument=True, low=0.0, high=1.0, hint="e.g. 0.95.").check(level)
+
+
+def _check_flag(name, value):
+    return Boolean(name, argument=True).check(value)
 
 
 class EstimateResult:
@@ -257,8 +257,7 @@ class EstimateResult:
         useless (alpha' below 1e-12) or the row count is not public.
         """
         level = self.level if level is None else check_level(level)
-        if not isinstance(selection_adjusted, bool):
-            raise InvalidTypeError(f"selection_adjusted must be True or False; got {selection_adjusted!r}.")
+        _check_flag("selection_adjusted", selection_adjusted)
         self._require_intervals()
         a = (1 - level) / 2
         half = self._half_widths(level)
@@ -316,8 +315,7 @@ class EstimateResult:
         """
         from ..plots import add_legend, new_axes, wrap
 
-        if not isinstance(intercept, bool):
-            raise InvalidTypeError(f"intercept must be True or False; got {intercept!r}.")
+        _check_flag("intercept", intercept)
         level = self.level if level is None else check_level(level)
         if self.status != "released":
             raise InvalidArgumentError(f"nothing to plot: no coefficients were released ({self.status}).")
@@ -381,8 +379,7 @@ class EstimateResult:
         """
         if interval not in (None, "confidence", "prediction"):
             raise InvalidArgumentError(f"interval must be None, 'confidence' or 'prediction'; got {interval!r}.")
-        if not isinstance(clip, bool):
-            raise InvalidTypeError(f"clip must be True or False; got {clip!r}.")
+        _check_flag("clip", clip)
         if clip and self._ranges is None:
             raise InvalidArgumentError("clip=True needs public ranges, and this estimate has none: the Tukey "
                                        "mechanism fitted the unclipped terms in their original units; use clip=False.")

@@ -121,12 +121,12 @@ private feature selection, NeurIPS, Section 4.2 and Lemma 8.5.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import DataContentError, InvalidArgumentError, InvalidTypeError
+from ..method_options import is_integer, is_real as _is_real
 from ..privacy.randomness import RandomSource
 
 DEFAULT_N_SHARE = 0.05  # Dick, Gillenwater and Joseph (2023), Section 4.2
@@ -300,10 +300,6 @@ class TukeyResult:
 
 
 # --------------------------------------------------------------------------- argument checks
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_epsilon(epsilon) -> float:
     if not _is_real(epsilon):
         raise InvalidTypeError(f"epsilon must be a positive real number; got {type(epsilon).__name__}.")
@@ -343,7 +339,7 @@ def _check_probability(value, name) -> float:
 def _check_num_models(num_models):
     if num_models is None:
         return None
-    if isinstance(num_models, (bool, np.bool_)) or not isinstance(num_models, numbers.Integral):
+    if not is_integer(num_models):
         raise InvalidTypeError(f"num_models must be None or a positive integer; got {type(num_models).__name__}.")
     if num_models < 1:
         raise InvalidArgumentError(f"num_models must be >= 1; got {num_models!r}.")

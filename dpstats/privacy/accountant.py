@@ -45,7 +45,6 @@ slack and similar costs come out of the request; docs/privacy.md).  ``print(acc)
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
@@ -53,6 +52,7 @@ from fractions import Fraction
 from tabulate import tabulate
 
 from ..errors import BudgetExceededError, InvalidArgumentError, InvalidTypeError
+from ..method_options import is_integer, is_real
 from .ledger import ADD_REMOVE, REPLACE_MACHINE, REPLACE_ONE, add_exact, exact
 
 RELATIVE_TOLERANCE = Fraction(1, 10**12)
@@ -103,7 +103,7 @@ class Charge:
 
 def _real(name, value):
     """``value`` as a float; bools, strings and other non-numbers are a type error."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_real(value):
         raise InvalidTypeError(f"{name} must be a number; got {value!r} ({type(value).__name__}).")
     value = float(value)
     if math.isnan(value):
@@ -153,7 +153,7 @@ def _check_size(size):
     if size is None:
         return None
     if (not isinstance(size, tuple) or len(size) != 2 or size[0] not in ("s", "k")
-            or isinstance(size[1], bool) or not isinstance(size[1], numbers.Integral)):
+            or not is_integer(size[1])):
         raise InvalidTypeError(f"size must be None or a pair such as ('s', 3) or ('k', 5); got {size!r}.")
     return (size[0], int(size[1]))
 

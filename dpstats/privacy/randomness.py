@@ -14,12 +14,12 @@ same way.
 """
 from __future__ import annotations
 
-import numbers
 import os
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
+from ..method_options import is_integer
 
 _TWO_POW_53 = float(2**53)
 
@@ -39,7 +39,7 @@ class RandomSource:
             self._gen = None
         elif isinstance(random_state, np.random.Generator):
             self._gen = random_state
-        elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        elif is_integer(random_state):
             if random_state < 0:
                 # The right type with a wrong value: a value error, not a type error.
                 raise InvalidArgumentError(

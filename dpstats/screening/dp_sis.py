@@ -50,15 +50,15 @@ Shekelyan and Loukides (2022), the canonical Lipschitz mechanism.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
-from ..method_options import Custom
-from ..methods import MethodOutcome, SelectionMethod, leading_scores
+from ..method_options import Custom, is_real
+from .. import conditions
+from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
@@ -66,7 +66,7 @@ PLAIN_FACTOR = 2.0  # Delta_f = 2 b_x b_y
 
 
 def _real(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+    if not is_real(value) or not math.isfinite(float(value)):
         raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.")
     return float(value)
 
@@ -236,6 +236,7 @@ class DPSISMethod(SelectionMethod):
     title = "DP-SIS (sure independence screening, canonical Lipschitz top-k)"
     size_argument = "k"
     uses = ("bounds",)
+    sign_policy = SIGNS_FROM_LEAST_SQUARES
     supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)
     options = (
         Custom("center", default="data", check_value=check_center,
@@ -245,6 +246,13 @@ class DPSISMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.dp_sis_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        uniform = conditions.uniform_subset(p, size)
+        return curator.get("probability_true_topk"), "the non-private top k", "exact", uniform
 
     run = staticmethod(run)
 

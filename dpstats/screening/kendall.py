@@ -68,7 +68,8 @@ import numpy as np
 
 from ..mechanisms.gumbel import gumbel_scale, noisy_max_log_probabilities, report_noisy_max
 from ..method_options import Integer
-from ..methods import MethodOutcome, SelectionMethod, leading_scores
+from .. import conditions
+from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
 from .kendall_statistic import KendallPanel, TieBreak
@@ -353,10 +354,17 @@ class KendallMethod(SelectionMethod):
     neighbours = ADD_REMOVE
     supports_dask = True  # the exact statistic over unions of partitions (kendall_dask)
     uses = ()
+    sign_policy = SIGNS_FROM_LEAST_SQUARES
     options = (
         Integer("sign_blocks", default=DEFAULT_SIGN_BLOCKS, minimum=1,
                 doc="public number of blocks of the sign step (n is private under add/remove neighbours)"),
     )
+
+    def condition_rows(self, curator, ctx):
+        return conditions.kendall_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.sequence_probability(curator, p, size)
 
     run = staticmethod(run)
 

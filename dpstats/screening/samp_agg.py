@@ -54,7 +54,6 @@ high-dimensional regression.  Swope, Khanna, Doldo, Roy and Raff (2024), section
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -62,8 +61,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..mechanisms.gumbel import peel, peeling_log_probability
 from ..mechanisms.partition import split_rows
-from ..method_options import Custom, Integer
-from ..methods import MethodOutcome, SelectionMethod, leading_scores
+from ..method_options import Custom, Integer, is_real
+from .. import conditions
+from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 
@@ -185,7 +185,7 @@ def check_options(options, context):
 def _check_alpha(alpha):
     if isinstance(alpha, str) and alpha == "auto":
         return alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (math.isfinite(alpha) and alpha > 0):
+    if not is_real(alpha) or not (math.isfinite(alpha) and alpha > 0):
         raise InvalidArgumentError(f'alpha must be "auto" or a positive number (the Lasso penalty); got {alpha!r}.')
     return float(alpha)
 
@@ -277,6 +277,7 @@ class SampAggMethod(SelectionMethod):
     title = "Samp-Agg (Lasso votes on disjoint blocks, private peeling)"
     size_argument = "k"
     uses = ("bounds",)
+    sign_policy = SIGNS_FROM_LEAST_SQUARES
     requires = (("sklearn", "scikit-learn"),)
     supports_dask = True  # blocks gathered from the partitions by the workers (samp_agg_dask)
     options = (
@@ -288,6 +289,12 @@ class SampAggMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.samp_agg_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        return conditions.sequence_probability(curator, p, size)
 
     run = staticmethod(run)
 

@@ -64,7 +64,6 @@ Theorems 1-2.  McSherry and Talwar (2007); Dwork and Roth (2014), section 3.5.
 from __future__ import annotations
 
 import math
-import numbers
 from itertools import permutations, product
 
 import numpy as np
@@ -72,8 +71,9 @@ from scipy.special import logsumexp
 
 from ..errors import DataError, InvalidArgumentError, InvalidTypeError
 from ..mechanisms.partition import split_rows
-from ..method_options import Choice, Custom, Integer, Real
-from ..methods import MethodOutcome, SelectionMethod
+from ..method_options import Choice, Custom, Integer, Real, is_integer
+from .. import conditions
+from ..methods import MethodOutcome, SelectionMethod, SignPolicy
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
 from .local import DEFAULT_NULL_LEVEL, LOCAL_RULES, local_sign_vector
 
@@ -317,7 +317,7 @@ def _check_machines(value):
         if codes.max(initial=-1) + 1 < 2:
             raise InvalidArgumentError("machines must name at least 2 machines (DPVote needs a vote).")
         return codes.astype(np.int64)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if not is_integer(value):
         raise InvalidTypeError(f"machines must be an integer >= 2 or an array of machine labels; got {value!r}.")
     if value < 2:
         raise InvalidArgumentError(f"machines must be >= 2 (DPVote needs at least two votes); got {value}.")
@@ -517,7 +517,9 @@ class DPVoteMethod(SelectionMethod):
     title = "distributed majority vote of local signs (DGDP)"
     size_argument = "k"
     needs_response = False
-    native_signs = True
+    #: Its mechanism releases the signs (Liu et al. 2022): no shared sign step.
+    sign_policy = SignPolicy(native=True, curator_probability=("probability_sign_is_majority",
+                                                               "majority vote of the machines"))
     neighbours = REPLACE_MACHINE
     uses = ()
     supports_dask = True
@@ -556,6 +558,17 @@ class DPVoteMethod(SelectionMethod):
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
+
+    def condition_rows(self, curator, ctx):
+        return conditions.dpvote_conditions(curator, ctx)
+
+    def recovery_probability(self, curator, p, size):
+        a = curator.get("majority_vote_nonzero")
+        if not a or a > size:
+            return None, "every coordinate of the plain majority vote", "", None
+        return (curator.get("probability_peeling_picks_all_majority_nonzero"),
+                "a peeled set containing every coordinate of the plain majority vote", "exact",
+                math.comb(p - a, size - a) / math.comb(p, size))
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)

@@ -1,0 +1,182 @@
+"""A method brings its own sign policy, Conditions table, verdict and planning (#27 item 5).
+
+A method registered with :func:`dpstats.methods.register_method` that declares them shows
+them in ``fit.curator["conditions"]``, ``curator_report()``, the sign step and
+``dpstats.plan``; one that declares none shows the defaults documented on
+:class:`dpstats.methods.SelectionMethod`.  The methods here read no data (they pick
+public terms), so they need no privacy statement of their own.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import dpstats
+from dpstats import api, conditions
+from dpstats.method_options import Custom
+from dpstats.methods import (MethodOutcome, SelectionMethod, SignPolicy, get_method, register_method,
+                             registered_methods)
+from dpstats.privacy.ledger import LedgerEntry
+from conftest import make_regression
+
+
+def _pick_terms(value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
+        raise dpstats.InvalidArgumentError("option pick must be a list of term names.")
+    return list(value)
+
+
+class PickTerms(SelectionMethod):
+    """Returns the terms named by its option (reads no data); declares nothing optional."""
+
+    name = "pick_terms_plain"
+    title = "the named terms (a test method)"
+    size_argument = "s"
+    uses = ()
+    options = (Custom("pick", default=(), check_value=_pick_terms, accepted="a list of term names"),)
+
+    def run(self, task):
+        chosen = sorted(task.terms.index(t) for t in task.options["pick"][:task.size])
+        entry = LedgerEntry("constant choice (reads no data)", 0.0,
+                            released={"support": [task.terms[j] for j in chosen]})
+        listed = [{"support": [task.terms[j] for j in chosen], "objective": 0.0, "probability": 1.0}]
+        return MethodOutcome(support=np.array(chosen, dtype=np.int64), entries=[entry],
+                             curator={"top_supports": listed})
+
+
+class PickTermsWithHooks(PickTerms):
+    """The same choice, with its own conditions, verdict, sign policy and planning."""
+
+    name = "pick_terms_hooks"
+    uses = ("bounds", "radius", "ridge")
+    sign_policy = SignPolicy(block_fit="least_squares")
+
+    def condition_rows(self, curator, ctx):
+        return [conditions.row(conditions.RECOVERY, "the named terms are the true ones", f"p = {ctx.p}",
+                               "public knowledge", conditions.HOLDS, "the test's own reference")]
+
+    def recovery_probability(self, curator, p, size):
+        return 1.0, "the named terms", "by construction", conditions.uniform_subset(p, size)
+
+    def planning_kind(self, p, s, options, auto_size=False):
+        return "exact"
+
+
+class NativeSigns(PickTerms):
+    name = "pick_terms_native"
+    sign_policy = SignPolicy(native=True)
+
+    def run(self, task):
+        outcome = super().run(task)
+        outcome.signs = np.ones(len(task.terms), dtype=np.int64)
+        return outcome
+
+
+@pytest.fixture
+def registered():
+    methods = [PickTerms(), PickTermsWithHooks(), NativeSigns()]
+    for m in methods:
+        register_method(m, replace=True)
+    yield {m.name: m for m in methods}
+    from dpstats import methods as registry
+    for m in methods:
+        registry._REGISTERED.pop(m.name, None)
+
+
+def _fit(method, **kw):
+    args = dict(method=method, epsilon=1.0, s=2, pick=["x1", "x3"], random_state=0)
+    if "bounds" in get_method(method).uses:
+        args["bounds"] = (3, 3)
+    args.update(kw)
+    return dpstats.dp_select("y ~ .", make_regression(n=80), **args)
+
+
+def test_a_method_without_hooks_shows_the_documented_defaults(registered):
+    fit = _fit("pick_terms_plain", signs=False)
+    assert fit.support == ["x1", "x3"]
+    (only,) = fit.curator["conditions"]
+    assert only["verdict"] == conditions.NOT_CHECKABLE and only["measured"] == "no sufficient conditions declared"
+    assert "pick_terms_plain" in only["note"]
+    report = " ".join(str(fit.curator_report()).split())
+    assert "the non-private answer is not computed for this call" in report
+    assert "Conditions (curator only)" in report and "not checkable" in report
+    # Signs: the shared step; a method that uses neither ridge nor radius fits plain least squares.
+    assert registered["pick_terms_plain"].sign_step() == SignPolicy(block_fit="least_squares")
+    # Planning: empirical hits.
+    plan = dpstats.plan(method="pick_terms_plain", n=60, p=6, s=2, epsilon=1.0, reps=2, random_state=0,
+                        pick=["x1", "x3"])
+    assert plan.computed == "empirical" and plan.table["computed"].tolist() == ["empirical"]
+    assert plan.probability == 1.0
+
+
+def test_a_method_with_hooks_shows_its_own(registered):
+    fit = _fit("pick_terms_hooks", signs=False)
+    (only,) = fit.curator["conditions"]
+    assert (only["condition"], only["verdict"], only["measured"]) == (
+        "the named terms are the true ones", conditions.HOLDS, "p = 6")
+    report = " ".join(str(fit.curator_report()).split())
+    assert "returns the named terms with probability 1 (by construction)" in report
+    plan = dpstats.plan(method="pick_terms_hooks", n=60, p=6, s=2, epsilon=1.0, reps=2, random_state=0,
+                        pick=["x1", "x3"], bounds=(3, 3))
+    assert plan.computed == "exact" and plan.table["computed"].tolist() == ["exact"]
+    assert plan.probability == 1.0  # the listed probability of the true support x1, x3
+
+
+@pytest.mark.parametrize("policy, expected", [
+    (SignPolicy(block_fit="least_squares"), (0.0, math.inf)),
+    (SignPolicy(block_fit="selection"), (0.5, 2.0)),
+])
+def test_the_sign_step_follows_the_declared_policy(registered, monkeypatch, policy, expected):
+    seen = []
+    real = api.block_sign_votes
+
+    def spy(design, y, columns, report, ridge, radius, *args, **kwargs):
+        seen.append((ridge, radius))
+        return real(design, y, columns, report, ridge, radius, *args, **kwargs)
+
+    monkeypatch.setattr(api, "block_sign_votes", spy)
+    monkeypatch.setattr(registered["pick_terms_hooks"], "sign_policy", policy)
+    fit = _fit("pick_terms_hooks", radius=2.0, ridge=0.5)
+    assert seen == [expected]
+    assert fit.signs_private and fit.signs[["x1", "x3"]].notna().all()
+
+
+def test_native_signs_skip_the_sign_step_and_refuse_signs(registered):
+    fit = _fit("pick_terms_native")
+    assert fit.signs.tolist() == [1] * 6
+    assert "signs_share" not in fit.release()["call"]
+    with pytest.raises(dpstats.InvalidArgumentError, match="computes its signs"):
+        _fit("pick_terms_native", signs=False)
+
+
+def test_register_method_refuses_a_policy_of_the_wrong_type():
+    bad = PickTerms()
+    bad.name = "pick_terms_bad_policy"
+    bad.sign_policy = ("native",)
+    with pytest.raises(dpstats.InvalidTypeError, match="sign_policy"):
+        register_method(bad)
+    with pytest.raises(dpstats.InvalidArgumentError, match="block_fit"):
+        SignPolicy(block_fit="ridge")
+
+
+def test_every_built_in_method_declares_its_hooks():
+    """A built-in method is one class: none relies on the defaults meant for user methods."""
+    for name in registered_methods():
+        meth = type(get_method(name))
+        assert meth.sign_policy is not None, name
+        assert meth.condition_rows is not SelectionMethod.condition_rows, name
+        assert meth.recovery_probability is not SelectionMethod.recovery_probability, name
+    exact = [n for n in registered_methods()
+             if type(get_method(n)).planning_kind is not SelectionMethod.planning_kind]
+    assert exact == ["exponential", "top_r"]
+
+
+def test_built_in_sign_policies_keep_the_previous_rule():
+    """Before the policies were declared, the sign step fitted plain least squares per block for
+    the screening methods (size argument k) and the call's ridge and radius otherwise."""
+    for name in registered_methods():
+        meth = get_method(name)
+        policy = meth.sign_step()
+        assert policy.native == (name == "dpvote"), name
+        if not policy.native:
+            assert policy.block_fit == ("least_squares" if meth.size_argument == "k" else "selection"), name
