@@ -29,17 +29,19 @@ a reference machine, not a clock.
 The constants (reference: one thread of the 2-core machine of benchmarks/README.md):
 
 * squared loss: (0.5 + 0.4 s + 0.08 s^2) microseconds per support (batched s x s
-  eigendecompositions and the ball multiplier's Newton solve, about 2.2 us at s = 3 and 12 us
-  at s = 10, whatever n: the scores come from the p x p statistics).  Where the engine works
+  eigendecompositions and the ball multiplier's Newton solve; whatever n: the scores come
+  from the p x p statistics).  Where the engine works
   matrix-free (p > MATRIX_FREE_ABOVE) the exact path has to form those statistics itself:
   n p^2 multiply-adds at :data:`GRAM_RATE` are added to its time and 8 p^2 bytes to its memory.
-* hinge loss: a certified convex solve per support over the n rows, about
-  3.5 n (1 + (n / 4000)^2) (s + 3) / 6 microseconds (1.4 to 2 ms at n = 500, s = 3; more
-  iterations per solve as n grows, since the certified gap is absolute).
+* hinge loss: a certified convex solve per support over the n rows,
+  3.5 n (1 + (n / 4000)^2) (s + 3) / 6 microseconds (more iterations per solve as n grows,
+  since the certified gap is absolute).
+
+The measurements behind them are in benchmarks/README.md ("bench_exact_cost.py").
 
 With :data:`EXACT_PATH_SECONDS` = 2: the squared loss scores about 800,000 supports at
 s = 3 (all of C(91, 3) = 121,485 in about a quarter of a second), 440,000 at s = 5 and
-170,000 at s = 10; the hinge loss about 1,000 supports at n = 500 and 250 at n = 2000.
+160,000 at s = 10; the hinge loss about 1,100 supports at n = 500 and 230 at n = 2000 (s = 3).
 """
 from __future__ import annotations
 
