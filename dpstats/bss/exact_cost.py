@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 
 from .enumeration import enumeration_bytes, n_supports
+from .losses import MATRIX_FREE_ABOVE
 
 #: Budget of the exact path: the estimated seconds of scoring every support, on the reference
 #: machine, below which ``top_r`` and ``mistakes`` score every support instead of certifying.
@@ -80,8 +81,6 @@ def seconds_per_support(loss, n, s) -> float:
 def _needs_own_statistics(loss, p) -> bool:
     """The squared loss's scores need the p x p statistics; the engine forms them only up to
     MATRIX_FREE_ABOVE columns, so above it they are the exact path's own cost."""
-    from .losses import MATRIX_FREE_ABOVE
-
     return not loss.slack_on_every_path and p > MATRIX_FREE_ABOVE
 
 
