@@ -27,6 +27,18 @@ Width: at n = 10^4, epsilon = 2, the median over replications of each coefficien
 interval width divided by the width of statsmodels' OLS interval on the true support of
 the same data (non-private), for both range factors and s in {2, 5} (``--no-width`` skips it).
 
+Chance: at 500 replications the Monte Carlo SE of one coverage is about 1 point, so even a method
+whose intervals cover exactly 95 % lands more than 2 points off in some coefficient of a cell with
+probability 5-20 % (3-6 coefficients, 350-500 intervals); the column "P(outside) if exact" gives that
+probability per cell and the summary their sum, the number of cells expected outside by chance alone.
+
+``--noise-floor`` prints the width ratio an interval would have if it knew the error law of the
+estimate exactly (the mechanism's floor: sampling plus the privacy noise on the released statistics),
+for the default budget split, all of epsilon on the Gram matrix, Gaussian noise (delta = 1e-6) and
+larger epsilons.  ``--dprivstats REPS`` runs the estimate on the design DPrivStats documents for its
+vignette's example data (n = 2000, epsilon = 2) and prints its median widths beside the widths that
+vignette reports (DPrivStats itself is not run: CRAN is unreachable here).
+
 Reduced runs for a shared machine:
 
     python benchmarks/bench_coverage.py --reps 100 --cells n=2000          # only cells with n = 2000
@@ -85,7 +97,7 @@ def public_ranges(s, factor):
     return out
 
 
-def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
+def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed, delta=0.0):
     gen = np.random.default_rng(seed)
     truth = np.r_[INTERCEPT, true_beta(s)]
     names = ["Intercept"] + [f"x{j}" for j in range(s)]
@@ -98,7 +110,8 @@ def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
         if sorted(fit.support) != names[1:]:
             wrong += 1
             continue
-        est = fit.estimate(epsilon=eps, method=method, random_state=int(gen.integers(2 ** 31)), bootstrap=draws)
+        est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
+                           bootstrap=draws)
         if not est.has_intervals:
             refused += 1
             continue
@@ -108,7 +121,7 @@ def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed):
     return {"covered": cov, "given": len(hits), "refused": refused, "wrong": wrong}
 
 
-def width_ratio(n, eps, factor, s, reps, method, draws, seed):
+def width_ratio(n, eps, factor, s, reps, method, draws, seed, delta=0.0):
     import statsmodels.formula.api as smf
 
     gen = np.random.default_rng(seed)
@@ -119,7 +132,8 @@ def width_ratio(n, eps, factor, s, reps, method, draws, seed):
         df = simulate(n, s, gen)
         fit = dpstats.dp_select("y ~ .", df, method="exponential", s=s, epsilon=math.inf, bounds=bounds,
                                 random_state=int(gen.integers(2 ** 31)))
-        est = fit.estimate(epsilon=eps, method=method, random_state=int(gen.integers(2 ** 31)), bootstrap=draws)
+        est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
+                           bootstrap=draws)
         if not est.has_intervals:
             refused += 1
             continue
@@ -127,6 +141,131 @@ def width_ratio(n, eps, factor, s, reps, method, draws, seed):
         ols = smf.ols("y ~ " + " + ".join(names[1:]), df).fit().conf_int(0.05).loc[names].to_numpy()
         ratios.append((ci[:, 1] - ci[:, 0]) / (ols[:, 1] - ols[:, 0]))
     return (np.median(ratios, axis=0) if ratios else None), refused
+
+
+def noise_floor(n, eps, factor, s, delta=0.0, eigen_share=None, draws=200_000, seed=0):
+    """Width / OLS width of the interval an *exact* knowledge of the error law would give, per coefficient.
+
+    The estimate's centre errs by A^-1 (Z'u + e - E theta) (``help(dpstats.estimation.intervals)``):
+    sampling plus the privacy noise on Z'y (e) and on the design block (E).  With A the expected
+    mapped Gram matrix of this design (n diag(1, 1/3, ...) / factor^2 off the intercept), theta the
+    true mapped coefficients and the mechanism's public noise scales, the 95 % quantile of |error| is
+    found by Monte Carlo (``draws``; A^-1 taken as diagonal) and divided by the OLS half-width
+    1.96 sqrt(sigma2 [A^-1]_jj).  No interval centred at this estimate is narrower on average;
+    ``eigen_share`` (default the package's) and ``delta`` (Gaussian noise) show what the budget split
+    and the noise law change.
+    """
+    from dpstats.estimation import adassp
+    from dpstats.estimation.gaussian_dp import gdp_mu
+
+    half_y = 0.5 * s + ERROR_HALF
+    theta = np.r_[0.0, true_beta(s) / half_y]
+    d, m = s + 1, s + 2
+    A = n * np.diag(np.r_[1.0, np.full(s, 1.0 / (3.0 * factor ** 2))])
+    sigma2 = (2 * ERROR_HALF) ** 2 / 12.0 / (half_y * factor) ** 2
+    share = adassp.EIGEN_SHARE if eigen_share is None else eigen_share
+    if delta == 0:
+        gaussian, scale = False, adassp.gram_sensitivity_l1(m) / ((1 - share) * eps)
+    else:
+        gaussian, scale = True, adassp.gram_sensitivity_l2(m) / (gdp_mu(eps, delta) * np.sqrt(1 - share))
+    gen = np.random.default_rng(seed)
+    draw = (lambda size: gen.normal(0.0, scale, size)) if gaussian else (lambda size: gen.laplace(0.0, scale, size))
+    iu = np.triu_indices(d)
+    E = np.zeros((draws, d, d))
+    E[:, iu[0], iu[1]] = draw((draws, iu[0].size))
+    E[:, iu[1], iu[0]] = E[:, iu[0], iu[1]]
+    w = np.sqrt(sigma2 * np.diag(A)) * gen.standard_normal((draws, d)) + draw((draws, d)) - E @ theta
+    err = w / np.diag(A)
+    return np.quantile(np.abs(err), 0.95, axis=0) / (1.959964 * np.sqrt(sigma2 / np.diag(A)))
+
+
+def print_noise_floor(s_values=(2, 5), n=10000, eps=2.0):
+    print(f"Noise floor (n = {n}, epsilon = {eps:g}, ranges 1x): width / OLS width of an interval that knew the "
+          "error law exactly (intercept first)")
+    for s in s_values:
+        rows = [("Laplace, 10 % to the eigenvalue (the default)", eps, {}),
+                ("Laplace, all of epsilon to the Gram matrix", eps, {"eigen_share": 0.0}),
+                ("Gaussian, delta = 1e-6", eps, {"delta": 1e-6})]
+        rows += [(f"Laplace (default) at epsilon {e:g}", e, {}) for e in (5.0, 8.0)]
+        for label, e, kw in rows:
+            r = noise_floor(n, e, 1, s, **kw)
+            print(f"  s = {s}, {label}: [{', '.join(f'{v:.2f}' for v in r)}]", flush=True)
+
+
+#: DPrivStats' regression vignette (version 0.1.0, "DP Regression and Privacy-Aware Confidence Intervals"),
+#: dp_lm(income ~ education + age + hours, example_microdata, epsilon = 2, delta = 1e-6,
+#: bounds = list(y = c(0, 500000))): its 95 % intervals as printed there, dp_confint's default and
+#: method = "parametric_bootstrap" (B = 200).  Not run here (CRAN is unreachable from this machine).
+DPRIVSTATS_REPORTED = {
+    "dp_confint": {"Intercept": (-49344972, 62523883), "education": (-9636144, 2715686),
+                   "age": (-7715307, 3698480), "hours": (-6941864, 4556972)},
+    "parametric_bootstrap": {"Intercept": (-43119727, 64925930), "education": (-9996642, 1888128),
+                             "age": (-7612340, 3207671), "hours": (-6797279, 4294436)},
+}
+
+
+def microdata(n, gen):
+    """Data of the design DPrivStats documents for its example_microdata (its data-raw script): 2000
+    census-like rows, income linear in education, age, hours and a West region effect plus N(0, 12000^2)
+    noise, floored at 0.  A fresh data set per call (the package's own rows are not available here)."""
+    education = np.clip(np.round(gen.normal(13, 3, n)), 0, 20)
+    age = np.clip(np.round(gen.normal(42, 12, n)), 18, 80)
+    hours = np.clip(gen.normal(38, 8, n), 0, 80)
+    west = gen.integers(0, 4, n) == 3
+    income = np.maximum(-30000 + 2500 * education + 350 * age + 400 * hours + 5000 * west
+                        + gen.normal(0, 12000, n), 0)
+    return pd.DataFrame({"income": np.round(income), "education": education, "age": age, "hours": hours})
+
+
+def dprivstats_comparison(reps, draws, seed):
+    """Median interval widths of ``fit.estimate`` on the vignette's design and budget, beside its reported widths.
+
+    Public ranges: the documented ranges of the terms (education 0-20, age 18-80, hours 0-80) and
+    the vignette's income bounds (0, 500000).  The selection keeps all three terms (s = 3 of 3,
+    epsilon = inf: it releases nothing), so the comparison is of the estimate alone, at epsilon 2
+    with delta = 1e-6 (Gaussian noise, as DPrivStats) and with delta = 0 (the package's default),
+    a fresh data set per replication; the share with intervals and non-private OLS's widths beside.
+    """
+    import statsmodels.formula.api as smf
+
+    gen = np.random.default_rng(seed)
+    bounds = {"education": (0, 20), "age": (18, 80), "hours": (0, 80), "income": (0, 500000)}
+    names = ["Intercept", "education", "age", "hours"]
+    print(f"DPrivStats comparison (its vignette's design: n = 2000, epsilon = 2; {reps} replications)")
+    for label, widths in DPRIVSTATS_REPORTED.items():
+        print(f"  DPrivStats {label} (as reported, one data set): widths "
+              + ", ".join(f"{k} {hi - lo:,.0f}" for k, (lo, hi) in widths.items()))
+    for delta in (1e-6, 0.0):
+        ratios, given, widths, ols_w = [], 0, [], []
+        for _ in range(reps):
+            df = microdata(2000, gen)
+            fit = dpstats.dp_select("income ~ education + age + hours", df, method="exponential", s=3,
+                                    epsilon=math.inf, bounds=bounds, random_state=int(gen.integers(2 ** 31)))
+            est = fit.estimate(epsilon=2.0, delta=delta, random_state=int(gen.integers(2 ** 31)), bootstrap=draws)
+            ols = smf.ols("income ~ education + age + hours", df).fit().conf_int(0.05).loc[names].to_numpy()
+            ols_w.append(ols[:, 1] - ols[:, 0])
+            if not est.has_intervals:
+                continue
+            given += 1
+            ci = est.confint(0.95).loc[names].to_numpy()
+            widths.append(ci[:, 1] - ci[:, 0])
+        text = ("all refused" if not widths else
+                ", ".join(f"{k} {w:,.0f}" for k, w in zip(names, np.median(widths, axis=0))))
+        print(f"  dpstats adassp, delta = {delta:g}: intervals in {given}/{reps}; median widths {text}; "
+              f"non-private OLS widths " + ", ".join(f"{k} {w:,.0f}" for k, w in zip(names, np.median(ols_w, 0))),
+              flush=True)
+
+
+def chance_outside(given, coefficients, level=0.95, tol=0.02):
+    """P(some coefficient's observed coverage is more than ``tol`` from ``level``) if every interval covered with
+    probability exactly ``level``, ``given`` intervals each, coefficients independent (an upper bound: they are
+    positively dependent).  What the 2-point rule costs an exact method by chance at this many replications."""
+    from scipy import stats
+
+    k = np.arange(given + 1)
+    inside = np.abs(k / given - level) <= tol + 1e-12
+    p_in = float(stats.binom.pmf(k[inside], given, level).sum())
+    return 1.0 - p_in ** coefficients
 
 
 def parse_cells(text):
@@ -147,24 +286,8 @@ def parse_cells(text):
     return [c for c in cells if any(all(float(c[k]) == v for k, v in f.items()) for f in filters)]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
-    ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
-    ap.add_argument("--methods", type=str, default="adassp", help="comma-separated estimate methods")
-    ap.add_argument("--draws", type=int, default=1000, help="bootstrap draws per interval (default 1000)")
-    ap.add_argument("--selection-epsilon", type=float, default=math.inf, help="the selection's epsilon (default inf)")
-    ap.add_argument("--width-reps", type=int, default=None, help="replications of the width study (default --reps)")
-    ap.add_argument("--no-width", action="store_true", help="skip the width study")
-    ap.add_argument("--seed", type=int, default=20261126)
-    ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
-    cells = parse_cells(args.cells)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
-          f"draws, selection epsilon {args.selection_epsilon:g}; load {os.getloadavg()[0]:.2f} at start",
-          flush=True)
+def run_grid(args, cells, methods):
+    """The coverage table of the grid's cells (printed)."""
     rows = []
     t_all = time.time()
     for method in methods:
@@ -172,7 +295,7 @@ def main(argv=None):
             t = time.time()
             seed = args.seed + 1000 * k + int(c["n"])
             out = run_cell(int(c["n"]), float(c["eps"]), int(c["range"]), int(c["s"]), args.reps, method, args.draws,
-                           args.selection_epsilon, seed)
+                           args.selection_epsilon, seed, delta=args.delta)
             cov = out["covered"]
             total = args.reps
             given = out["given"]
@@ -189,7 +312,10 @@ def main(argv=None):
                 "coverage min": np.nan if cov is None else float(np.min(cov)),
                 "coverage max": np.nan if cov is None else float(np.max(cov)),
                 "with intervals": out["given"], "refused share": out["refused"] / total,
-                "wrong support": out["wrong"], "missed share": misses, "pass": verdict, "seconds": time.time() - t,
+                "wrong support": out["wrong"], "missed share": misses, "pass": verdict,
+                "P(outside) if exact": (chance_outside(given, int(c["s"]) + 1) if verdict in ("yes", "NO")
+                                        else np.nan),
+                "seconds": time.time() - t,
             })
             print("  " + ", ".join(f"{k2}={v:.3f}" if isinstance(v, float) else f"{k2}={v}"
                                    for k2, v in rows[-1].items()), flush=True)
@@ -198,6 +324,7 @@ def main(argv=None):
     print(f"Coverage of nominal 95 % intervals ({args.reps} replications per cell; {time.time() - t_all:.0f} s; load "
           f"{os.getloadavg()[0]:.2f} at end)")
     fmt = {"coverage min": "{:.3f}", "coverage max": "{:.3f}", "refused share": "{:.3f}", "missed share": "{:.3f}",
+           "P(outside) if exact": "{:.3f}",
            "seconds": "{:.0f}"}
     shown = table.copy()
     for col, f in fmt.items():
@@ -206,14 +333,51 @@ def main(argv=None):
     print(f"cells within 2 points: {int((table['pass'] == 'yes').sum())}, outside: {int((table['pass'] == 'NO').sum())}, "
           f"refused (all, or too many to measure): {int(table['pass'].str.startswith('refused').sum())}, of "
           f"{len(table)}; replications refused: "
-          f"{table['refused share'].mean():.3f} of all")
+          f"{table['refused share'].mean():.3f} of all; cells outside expected by chance alone for an exact 95 % "
+          f"method (the sum of 'P(outside) if exact'): {table['P(outside) if exact'].sum():.2f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
+    ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
+    ap.add_argument("--methods", type=str, default="adassp", help="comma-separated estimate methods")
+    ap.add_argument("--draws", type=int, default=1000, help="bootstrap draws per interval (default 1000)")
+    ap.add_argument("--selection-epsilon", type=float, default=math.inf, help="the selection's epsilon (default inf)")
+    ap.add_argument("--width-reps", type=int, default=None, help="replications of the width study (default --reps)")
+    ap.add_argument("--no-width", action="store_true", help="skip the width study")
+    ap.add_argument("--no-grid", action="store_true", help="skip the coverage grid (the width study only)")
+    ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--delta", type=float, default=0.0, help="the estimate's delta (default 0: Laplace noise)")
+    ap.add_argument("--noise-floor", action="store_true", help="print the width a perfect interval would have")
+    ap.add_argument("--dprivstats", type=int, default=0, metavar="REPS",
+                    help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if args.noise_floor or args.dprivstats:
+        print(f"load {os.getloadavg()[0]:.2f} at start")
+        if args.noise_floor:
+            print_noise_floor()
+        if args.dprivstats:
+            dprivstats_comparison(args.dprivstats, args.draws, args.seed)
+        print(f"load {os.getloadavg()[0]:.2f} at end")
+        return
+    cells = parse_cells(args.cells)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
+          f"draws, selection epsilon {args.selection_epsilon:g}; load {os.getloadavg()[0]:.2f} at start",
+          flush=True)
+    if not args.no_grid:
+        run_grid(args, cells, methods)
     if not args.no_width:
         reps = args.width_reps or args.reps
         print()
         print(f"Median width / non-private OLS width on the true support, n = 10000, epsilon = 2 ({reps} replications)")
         for method in methods:
             for factor, s in itertools.product((1, 5), (2, 5)):
-                ratio, refused = width_ratio(10000, 2.0, factor, s, reps, method, args.draws, args.seed + 7 * s + factor)
+                ratio, refused = width_ratio(10000, 2.0, factor, s, reps, method, args.draws, args.seed + 7 * s + factor,
+                                             delta=args.delta)
                 text = "all refused" if ratio is None else ", ".join(f"{r:.2f}" for r in ratio)
                 print(f"  {method}, ranges {factor}x, s = {s}: [{text}] (intercept first); refused {refused}/{reps}",
                       flush=True)

@@ -4,35 +4,38 @@ The released (G~, l~) of :mod:`dpstats.estimation.adassp` and public parameters 
 this module reads, so its intervals are post-processing: they cost no budget.  The idea
 is that of Ferrando, Wang and Sheldon (2022), "Parametric bootstrap for differentially
 private confidence intervals": fit the model from the private release, then simulate the
-whole pipeline -- the sampling of the data *and* the privacy noise -- from the fitted
-model, and read the intervals off the simulated estimates.  Conditional on the design
+sampling of the data *and* the privacy noise from the fitted model, and read the
+intervals off the simulated errors; here the released design block is held fixed in the
+simulation (step 2).  Conditional on the design
 (inference for the coefficients given the rows' terms, as ordinary least squares
 intervals are):
 
 1. Plug-in model.  A_bar: the noisy design block of G~ with its eigenvalues raised to at
    least the noise's standard deviation (a Gram matrix is positive semi-definite; the
-   noise can make its estimate indefinite).  theta~: the released fit.  The residual
-   variance sigma2 = RSS / (n~ - d), where RSS = y'y - 2 theta~'(Z'y) + theta~' A theta~
-   from the noisy entries and n~ = G~_00 (at least d + 1); it is kept in [0, 1], since the
-   mapped response lies in [-1, 1].
-2. For b = 1..B (``bootstrap`` draws):
+   noise can make its estimate indefinite).  The residual variance sigma2 = RSS / (n~ - d),
+   where RSS = y'y - 2 theta'(Z'y) + theta' A theta from the noisy entries at the centre
+   theta and n~ = G~_00 (at least d + 1); it is kept in [0, 1], since the mapped response
+   lies in [-1, 1].
+2. For b = 1..B (``bootstrap`` draws), the error of the centre theta_c = A_bar^-1 (Z'y)~
+   through the pivot (Z'y)~ - A~ theta = Z'u + e - E theta (:func:`pivot_errors`):
 
-   * sampling error: (Z'y)_b = A_bar theta~ + N(0, sigma2 A_bar) -- given the design,
-     Z'e is Gaussian with covariance sigma2 Z'Z for errors of variance sigma2 (exactly for
-     Gaussian errors, by the central limit theorem otherwise);
-   * privacy noise, drawn afresh with the release's own distribution and scales: on every
-     entry of the design block and of Z'y, and on the smallest eigenvalue (of A_bar);
-   * theta_b: the same adaptive ridge and solve as the release (:func:`adassp.fit`).
-3. The draws feed the bias-corrected symmetric intervals of
-   :mod:`dpstats.estimation.intervals`, which simulate from the estimate with its ridge
-   undone (the plug-in ``theta`` given here) rather than from the shrunk estimate, and
-   correct each draw the same way; the basic bootstrap interval around the shrunk estimate
+   * sampling error: Z'u ~ N(0, sigma2 A_bar) -- given the design, Z'u is Gaussian with
+     covariance sigma2 Z'Z for errors of variance sigma2 (exactly for Gaussian errors, by
+     the central limit theorem otherwise);
+   * privacy noise, drawn afresh with the release's own distribution and scales: e on
+     Z'y and E on the design block;
+   * theta_c,b - theta_c = A_bar^-1 (Z'u + e - E theta), with the released A_bar held fixed.
+3. The draws feed the symmetric intervals of :mod:`dpstats.estimation.intervals`, which
+   explains why the design is held at its released value rather than drawn afresh (the
+   error is A~^-1 times the noise for the A~ that was released), and why the interval is
+   centred at the unridged fit: the basic bootstrap interval around the shrunk estimate
    (Davison and Hinkley 1997, section 5.2) undercovered badly when the ridge was active
    (public ranges wide compared with the data).
 
 The draws come from the call's :class:`~dpstats.privacy.randomness.RandomSource` (the
-bootstrap's randomness is independent of the data).  Coverage: tests/test_estimation.py
-(smoke, and slow at epsilon 1 and 10) and benchmarks/bench_coverage.py.
+bootstrap's randomness is independent of the data).  Coverage: tests/test_intervals.py,
+tests/test_estimation.py (smoke, and slow at epsilon 1 and 10) and
+benchmarks/bench_coverage.py.
 """
 from __future__ import annotations
 
@@ -61,38 +64,44 @@ def plug_in(rel: adassp.Release, theta):
     return A_bar, (e_bar, Q), sigma2
 
 
-def draws(rel: adassp.Release, theta, n_draws, rng, return_statistics=False, design=None):
-    """theta_b, b = 1..n_draws (n_draws x d), on the mapped scale (step 2).
+def symmetric_noise(spec: adassp.NoiseSpec, rng, n_draws, d) -> np.ndarray:
+    """n_draws symmetric d x d matrices with independent noise of the release's law on the upper triangle."""
+    iu = np.triu_indices(d)
+    upper = spec.draw(rng, spec.gram_scale, (n_draws, iu[0].size))
+    E = np.zeros((n_draws, d, d))
+    E[:, iu[0], iu[1]] = upper
+    E[:, iu[1], iu[0]] = upper
+    return E
 
-    With ``return_statistics``: (theta_b, A_b, lam_b, sigma2), the draws' noisy design blocks
-    and ridges and the plug-in residual variance, for the bias-corrected intervals of
-    :mod:`dpstats.estimation.intervals`.  ``design``: a plug-in design Gram matrix to use
-    instead of A_bar (positive definite; its smallest eigenvalue is the draws' eigenvalue).
+
+def pivot_errors(rel: adassp.Release, centre, n_draws, rng):
+    """(errors, sigma2): draws of theta_c - theta (n_draws x d) from the pivot c~ - A~ theta, and the plug-in
+    residual variance (:mod:`dpstats.estimation.intervals`).
+
+    With A~ and c~ the released design block and Z'y, and theta_c = A_bar^-1 c~ (A_bar: A~
+    with its eigenvalues raised to the noise's standard deviation; A_bar = A~ in the usual
+    case), the released statistics satisfy exactly
+
+        c~ - A~ theta = Z'u + e - E theta,
+
+    u the rows' errors, e and E the privacy noise on Z'y and on the design block.  The right
+    side does not involve the unknown design except through Z'u (covariance sigma2 A, A
+    replaced by A_bar), so theta_c - theta = A_bar^-1 (Z'u + e - E theta) is drawn with the
+    *released* A_bar held fixed, fresh noise of the release's own law and scales, and theta in
+    E theta replaced by theta_c shrunk by k = sqrt(max(0, |theta_c|^2 - tr Cov(theta_c)) /
+    |theta_c|^2): |theta_c|^2 overstates |theta|^2 by the trace of theta_c's covariance,
+    which a first pass of the same draws estimates.
     """
     spec = rel.spec
-    m = rel.gram.shape[0]
-    d = adassp.design_columns(m, rel.intercept).size
-    A_bar, (e_bar, Q), sigma2 = plug_in(rel, theta)
-    if design is not None:
-        e_bar, Q = np.linalg.eigh(design)
-        A_bar = (Q * e_bar) @ Q.T
-    z = rng.gaussian(1.0, (n_draws, d))
-    sampling = np.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T
-    c = (A_bar @ theta)[None, :] + sampling + spec.draw(rng, spec.gram_scale, (n_draws, d))
-    iu = np.triu_indices(d)
-    noise_upper = spec.draw(rng, spec.gram_scale, (n_draws, iu[0].size))
-    E = np.zeros((n_draws, d, d))
-    E[:, iu[0], iu[1]] = noise_upper
-    E[:, iu[1], iu[0]] = noise_upper
-    A = A_bar[None] + E
-    lam_min = float(np.min(e_bar)) + spec.draw(rng, spec.eigen_scale, n_draws)
-    # The batch is laid out as augmented Gram matrices so that adassp.fit runs unchanged.
-    gram = np.zeros((n_draws, m, m))
-    cols = adassp.design_columns(m, rel.intercept)
-    gram[:, cols[:, None], cols[None, :]] = A
-    gram[:, cols, m - 1] = c
-    gram[:, m - 1, cols] = c
-    theta_b, lam_b = adassp.fit(gram, lam_min, spec, rel.intercept)
-    if return_statistics:
-        return theta_b, A, lam_b, sigma2
-    return theta_b
+    A_bar, (e_bar, Q), sigma2 = plug_in(rel, centre)
+    d = A_bar.shape[0]
+    inv = (Q / e_bar) @ Q.T
+    z = np.asarray(rng.gaussian(1.0, (n_draws, d)), dtype=np.float64)
+    w = np.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T + spec.draw(rng, spec.gram_scale, (n_draws, d))
+    e_theta = symmetric_noise(spec, rng, n_draws, d) @ centre
+    norm2 = float(centre @ centre)
+    if norm2 > 0 and n_draws > 1:
+        first = (w - e_theta) @ inv.T
+        excess = float(np.trace(np.atleast_2d(np.cov(first.T))))
+        e_theta = e_theta * np.sqrt(max(0.0, norm2 - excess) / norm2)
+    return (w - e_theta) @ inv.T, sigma2
