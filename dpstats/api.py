@@ -35,6 +35,7 @@ from .deadline import Deadline, check_time_limit, public_failure
 from .errors import InvalidArgumentError, InvalidTypeError, SolverError
 from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
 from .formula import check_na_action, materialise, plan_pandas_design
+from .bss.intercept import intercept_step
 from .bss.sign_votes import block_sign_votes
 from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
 from .method_options import (Boolean, Custom, InstanceOf, Integer, Later, Real, is_real,
@@ -549,8 +550,14 @@ def _clip(call, frame, ledger):
 
 def _select(call, plan, frame, clipped, ledger):
     """Stage 6: the method's selection mechanism."""
-    task = SelectionTask(data=clipped if clipped is not None else frame, terms=plan.terms, size=call.size,
-                         epsilon=call.selection_eps, radius=call.radius, ridge=call.ridge, R=call.R, rng=call.rng,
+    # Squared-loss best subset with an intercept: private means centre the data first
+    # (dpstats.bss.intercept; a share of the selection's epsilon, its own ledger entry).
+    data, selection_eps, entries = intercept_step(call.meth, call.options, clipped, call.selection_eps, call.rng,
+                                                  n_input=plan.n_rows_input, p=plan.p)
+    for entry in entries:
+        ledger.add(entry)
+    task = SelectionTask(data=data if data is not None else frame, terms=plan.terms, size=call.size,
+                         epsilon=selection_eps, radius=call.radius, ridge=call.ridge, R=call.R, rng=call.rng,
                          options=call.options, verbose=call.verbose, cost_context=dict(call.context),
                          n_input=plan.n_rows_input, rows_may_drop=True,
                          kept_rows=getattr(frame, "kept_rows", None), response=plan.response,
@@ -558,7 +565,7 @@ def _select(call, plan, frame, clipped, ledger):
     outcome = call.auto_size.run(call.meth, task) if call.auto_size is not None else call.meth.run(task)
     _add_fit_diagnostics(call, task, outcome)
     _add_conditions(call, task, outcome)
-    outcome.curator.update(getattr(clipped, "curator", None) or {})
+    outcome.curator.update(getattr(data if data is not None else clipped, "curator", None) or {})
     if not getattr(frame, "is_dask", False):  # on Dask, counting the complete rows would read every partition
         outcome.curator.update(rows_input=int(plan.n_rows_input), rows_complete=int(frame.n))
     for entry in outcome.entries:

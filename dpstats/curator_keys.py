@@ -78,7 +78,8 @@ CURATOR_KEYS = {
     "coefficient_norm_at_best": "||b|| of the fit at the best support (mapped terms)",
     "ridge_share_of_diagonal_at_best": "lam / min_j (X'X)_jj over the best support",
     "least_squares_best_support": "the best support of plain least squares (no ridge, no radius), small problems",
-    "fit_warnings": "plain-language notes when the ridge or the radius changes the non-private answer",
+    "fit_warnings": "plain-language notes when the ridge or the radius changes the non-private answer "
+                    "(dp_sis: when the ranges change the ranking)",
     "auto_bounds_clipped_fraction": "bounds='auto': share of each term's values the drawn range clipped",
     "share_clipped": "public ranges: share of each numeric term's (and the response's) values outside its range",
     "rows_input": "the input row count (public under replace-one neighbours)",
@@ -116,6 +117,12 @@ CURATOR_KEYS = {
     "probability_true_topk": "dp_sis: exact P(the mechanism returns the non-private top k)",
     "expected_overlap_with_true_topk": "dp_sis: expected number of the top k in the released set",
     "score_gap_k_to_k_plus_1": "dp_sis: k-th minus (k+1)-th score, in units of the sensitivity",
+    "correlation_topk": "dp_sis: the k features with the largest |correlation| with the response (the SIS "
+                        "ranking of Fan and Lv 2008), on the clipped data",
+    "probability_correlation_topk": "dp_sis: exact P(the mechanism returns correlation_topk)",
+    "expected_overlap_with_correlation_topk": "dp_sis: expected number of correlation_topk in the released set "
+                                              "(exact)",
+    "overlap_released_with_correlation_topk": "dp_sis: how many of correlation_topk the released set holds",
     "round_score_gaps": "kendall: best minus second score of each round on the non-private path",
     "noise_scale_per_round": "kendall: Gumbel noise scale of round 1 and of the later rounds",
     "probability_of_non_private_sequence": "kendall, samp_agg: exact P(the peeling picks the non-private sequence)",

@@ -223,6 +223,8 @@ class DaskClippedData:
     public_bounds: object = None
     is_dask: bool = True
     _stats: object = None
+    #: See :attr:`dpstats.privacy.bounds.ClippedData.intercept_column`.
+    intercept_column: float | None = None
 
     X = None
 
@@ -232,7 +234,7 @@ class DaskClippedData:
 
     @property
     def intercept_value(self) -> float:
-        return min(1.0, self.b_x)
+        return self.intercept_column if self.intercept_column is not None else min(1.0, self.b_x)
 
     @property
     def ranges(self):

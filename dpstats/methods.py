@@ -344,11 +344,16 @@ class SelectionTask:
         diagnostic on a wide design never forms the p x p Gram matrix (80 GB at p = 10^5).
         """
         support = np.asarray(support, dtype=np.int64)
+        in_ball = getattr(self.data, "intercept_column", None) is not None
         if self._stats is not None or hasattr(self.data, "sufficient_stats"):
-            return self.stats, support
+            # with a constant column in the ball (dpstats.bss.intercept) candidate j is full column j + 1
+            return self.stats, (support + 1 if in_ball else support)
         from .sufficient_stats import SufficientStats
 
         X = self.data.X[:, support]
+        if in_ball:
+            X = np.hstack([np.full((X.shape[0], 1), self.data.intercept_value), X])
+            return SufficientStats.from_arrays(X, self.data.y, intercept=True), np.arange(1, support.size + 1)
         stats = (SufficientStats.centred_from_arrays(X, self.data.y) if self.data.intercept
                  else SufficientStats.from_arrays(X, self.data.y))
         return stats, np.arange(support.size)
@@ -357,18 +362,26 @@ class SelectionTask:
     def stats(self):
         """Sufficient statistics (G, c, yy, n) of the clipped data for the squared loss.
 
-        With an intercept in the formula they are centred: the intercept is profiled out
-        (unpenalised, unconstrained; :mod:`dpstats.bss.objective`), so no column is forced.
+        With an intercept in the formula: for data centred by private means
+        (``intercept="centred"``, :mod:`dpstats.bss.intercept`) column 0 is the constant
+        column whose coefficient lies in the ball, forced into every support; otherwise the
+        statistics are centred and the intercept is profiled out (unpenalised, unconstrained;
+        :mod:`dpstats.bss.objective`), so no column is forced.
         """
         if self._stats is None and hasattr(self.data, "sufficient_stats"):
             # Data that lives elsewhere (a Dask DataFrame) computes its own statistics
             # (intercept column first; they add up over partitions), profiled here.
             stats = self.data.sufficient_stats()
-            self._stats = stats.profile_intercept() if stats.intercept else stats
+            in_ball = getattr(self.data, "intercept_column", None) is not None
+            self._stats = stats.profile_intercept() if stats.intercept and not in_ball else stats
         if self._stats is None:
             from .sufficient_stats import SufficientStats
 
-            if self.data.intercept:
+            if getattr(self.data, "intercept_column", None) is not None:
+                # centred by private means, the constant column in the ball (dpstats.bss.intercept)
+                self._stats = SufficientStats.from_arrays(self.data.design_with_intercept(), self.data.y,
+                                                          intercept=True)
+            elif self.data.intercept:
                 self._stats = SufficientStats.centred_from_arrays(self.data.X, self.data.y)
             else:
                 self._stats = SufficientStats.from_arrays(self.data.X, self.data.y)

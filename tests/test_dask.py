@@ -276,8 +276,9 @@ def test_localcluster_screening_methods_send_only_vectors_and_match_pandas(monke
         signed = dpstats.dp_select("y ~ .", ddf, method="kendall", epsilon=2, k=2, random_state=3)
     for a, b in zip(pandas_fits, dask_fits):
         assert a.release() == b.release()
-    # dp_sis: 2 d + 2 sums per partition; kendall: d counts and n per task; samp_agg: d counts
-    assert set(SEEN) == {(2 * 6 + 2,), (6 + 1,), (6,)}
+    # dp_sis (private means and standard deviations): 2 (d + 1) moment sums, then d centred
+    # products per partition; kendall: d counts and n per task; samp_agg: d counts
+    assert set(SEEN) == {(2 * (6 + 1),), (6 + 1,), (6,)}
     assert signed.signs_private and signed.ledger.entries[-1].details["blocks"] == 4
 
 

@@ -124,8 +124,12 @@ def test_per_term_bounds_rescale_terms_and_response():
     data = data.assign(x2=data.x2 * 100)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=1,
                             bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False)
-    # Mapped to [-1, 1]: b_x = b_y = 1; the profiled intercept costs the factor 4.
-    assert fit.curator["sensitivity"] == pytest.approx(4 * (1 + 1 * math.sqrt(1)) ** 2)
+    # Mapped to [-1, 1]: b_x = b_y = 1; the default intercept (centred by private means, a
+    # constant column 1/2 in the ball) costs (1 + sqrt(1 + 1/4))^2, the profiled one the factor 4.
+    assert fit.curator["sensitivity"] == pytest.approx((1 + math.sqrt(1 + 0.25)) ** 2)
+    profiled = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=1,
+                                 bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False, intercept="profiled")
+    assert profiled.curator["sensitivity"] == pytest.approx(4 * (1 + 1 * math.sqrt(1)) ** 2)
     assert fit.release()["bounds_used"] == {"x0": [-3.0, 3.0], "x1": [-3.0, 3.0], "x2": [-300.0, 300.0],
                                             "y": [-5.0, 5.0]}
 
@@ -149,7 +153,7 @@ def test_public_ranges_map_affinely_and_do_not_depend_on_units_or_shifts():
     data = pd.DataFrame(X, columns=["age", "dose", "frac", "z"]).assign(y=y)
     ranges = {"age": (18, 90), "dose": (0, 12), "frac": (0, 1), "z": (-4, 4), "y": (-5, 15)}
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges,
-                            ridge=0.5, radius=5.0, signs=False)
+                            ridge=0.5, radius=5.0, signs=False, intercept="profiled")
     lower = np.array([18, 0, 0, -4.0])
     upper = np.array([90, 12, 1, 4.0])
     best, values = _mapped_best_support(X, y, lower, upper, -5, 15, 2, 0.5, 5.0)
@@ -162,7 +166,7 @@ def test_public_ranges_map_affinely_and_do_not_depend_on_units_or_shifts():
     other = data.assign(age=data.age * 12, dose=data.dose + 100)
     ranges2 = {**ranges, "age": (18 * 12, 90 * 12), "dose": (100, 112)}
     fit2 = dpstats.dp_select("y ~ .", other, method="exponential", epsilon=math.inf, s=2, bounds=ranges2,
-                             ridge=0.5, radius=5.0, signs=False)
+                             ridge=0.5, radius=5.0, signs=False, intercept="profiled")
     assert fit2.support == fit.support
     assert fit2.curator["best_objective"] == pytest.approx(fit.curator["best_objective"], rel=1e-9)
 

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpstats
@@ -95,8 +96,10 @@ def test_dp_select_ledger_signs_and_curator():
     assert len(r.support) == 3
     assert r.epsilon_spent == pytest.approx(2.0)
     entries = r.ledger.entries
-    assert entries[0].details["sensitivity"] == pytest.approx(6 * 1 * 1)  # centred by default; mapped to [-1, 1]
-    assert entries[0].details["center"] == "data"
+    # center="auto": 31 means from 80 rows would be noise (expected radius 2 * 31 / (80 * 0.18) > 1),
+    # so the public midpoints centre for free; mapped to [-1, 1]
+    assert entries[0].details["sensitivity"] == pytest.approx(2 * 1 * 1)
+    assert entries[0].details["center"] == "public midpoints"
     assert entries[0].neighbours == REPLACE_ONE and entries[-1].neighbours == REPLACE_ONE
     assert "signs" in entries[-1].released
     rel = r.release()
@@ -167,9 +170,15 @@ def test_default_centring_ranks_by_association_not_by_means():
     d = dpstats.load_dataset("diabetes")
     bounds = dpstats.dataset_bounds("diabetes")
     symmetric = {t: (-upper, upper) for t, (_, upper) in bounds.items()}
-    fit = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds)
+    fit = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds, scale=None)
     plain = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=symmetric,
                               center="none")
+    # The default also divides by (here exact) standard deviations: the SIS ranking by correlation.
+    default = dpstats.dp_select("y ~ .", d, method="dp_sis", epsilon=math.inf, k=3, bounds=bounds)
+    corr = np.abs([np.corrcoef(np.clip(d[t], *bounds[t]), np.clip(d["y"], *bounds["y"]))[0, 1]
+                   for t in default.terms])
+    assert sorted(default.support) == sorted(default.terms[j] for j in np.argsort(-corr)[:3])
+    assert sorted(default.support) == ["bmi", "bp", "s5"]
     assert sorted(plain.support) == ["age", "bp", "sex"]
 
     def mapped(t):  # clipped to the range, then mapped affinely onto [-1, 1]
@@ -181,3 +190,90 @@ def test_default_centring_ranks_by_association_not_by_means():
     cov = np.abs((X - X.mean(axis=0)).T @ (y - y.mean()))
     assert sorted(fit.support) == sorted(fit.terms[j] for j in np.argsort(-cov)[:3])
     assert {"bmi", "bp"} <= set(fit.support)
+
+
+def test_default_centring_buys_private_means_when_they_are_affordable():
+    sim = frame(n=2000, p=10)
+    r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=3, bounds=(3, 6), random_state=1)
+    means, sis = r.ledger.entries[0], r.ledger.entries[1]
+    assert means.mechanism.startswith("private means and second moments") and means.released == {}
+    assert means.details["columns"] == 2 * (10 + 1)
+    assert means.epsilon == pytest.approx(0.1 * 1.8) and sis.epsilon == pytest.approx(0.9 * 1.8)
+    assert sis.details["sensitivity"] == pytest.approx(2.0) and sis.details["center"] == "private means"
+    assert sis.details["scale"] == "private standard deviations"
+    assert r.epsilon_spent == pytest.approx(2.0)
+    # epsilon = inf: exact moments; the score is |clip((x - xbar) / 3 sd_x)' clip((y - ybar) / 3 sd_y)|
+    X = np.clip(sim.data.drop(columns="y").to_numpy(), -3, 3) / 3
+    y = np.clip(sim.data["y"].to_numpy(), -6, 6) / 6
+    for scale, wx, wy in (("sd", 3 * X.std(axis=0), 3 * y.std()), (None, 1.0, 1.0)):
+        inf = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=math.inf, k=3, bounds=(3, 6),
+                                scale=scale)
+        score = np.abs(np.clip((X - X.mean(axis=0)) / wx, -1, 1).T @ np.clip((y - y.mean()) / wy, -1, 1))
+        assert sorted(inf.support) == sorted(f"x{j}" for j in np.argsort(-score)[:3])
+
+
+def test_centred_score_sensitivity_by_brute_force():
+    # Given any released means, |clip(x - m)' clip(y - m_y)| moves by at most 2 when one row is
+    # replaced (rows at the corners of the mapped cube are the extreme replacements).
+    from dpstats.screening.dp_sis import centred_products
+
+    rng = np.random.default_rng(4)
+    worst = 0.0
+    for _ in range(30):
+        X, y = rng.uniform(-1, 1, (9, 4)), rng.uniform(-1, 1, 9)
+        cx, cy = rng.uniform(-1, 1, 4), rng.uniform(-1, 1)
+        # with or without private standard deviations (any released values)
+        wx, wy = (1.0, 1.0) if _ % 2 else (rng.uniform(0.05, 1, 4), rng.uniform(0.05, 1))
+        base = np.abs(centred_products(X, y, cx, cy, wx, wy))
+        for i in range(9):
+            for xr in (np.ones(4), -np.ones(4), np.sign(rng.normal(size=4))):
+                for yr in (-1.0, 1.0):
+                    X2, y2 = X.copy(), y.copy()
+                    X2[i], y2[i] = xr, yr
+                    moved = np.abs(centred_products(X2, y2, cx, cy, wx, wy))
+                    worst = max(worst, float(np.max(np.abs(moved - base))))
+    assert 1.5 < worst <= 2.0 + 1e-12
+
+
+def test_curator_compares_with_the_correlation_ranking():
+    # Two terms with the same correlation with y; the first's public range is ten times too
+    # wide for its spread, so its covariance on the mapped scale is ten times smaller.
+    rng = np.random.default_rng(0)
+    n = 500
+    a, b, c = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    y = a + b + 0.3 * c + rng.normal(size=n)
+    data = pd.DataFrame({"y": y, "a": a, "b": b, "c": c})
+    bounds = {"a": (-40, 40), "b": (-4, 4), "c": (-4, 4), "y": (-10, 10)}
+    fit = dpstats.dp_select("y ~ .", data, method="dp_sis", epsilon=5.0, k=2, bounds=bounds, random_state=0,
+                            scale=None)
+    corr = np.abs([np.corrcoef(data[t], y)[0, 1] for t in ("a", "b", "c")])
+    assert sorted(fit.curator["correlation_topk"]) == sorted(np.array(["a", "b", "c"])[np.argsort(-corr)[:2]])
+    assert sorted(fit.curator["non_private_topk"]) == ["b", "c"]
+    assert any("correlation" in w for w in fit.curator["fit_warnings"])
+    assert 0 <= fit.curator["probability_correlation_topk"] < fit.curator["probability_true_topk"]
+    assert 0 <= fit.curator["expected_overlap_with_correlation_topk"] <= 2
+
+    # The default divides by private standard deviations (affordable here): it ranks by correlation.
+    default = dpstats.dp_select("y ~ .", data, method="dp_sis", epsilon=5.0, k=2, bounds=bounds, random_state=0)
+    assert sorted(default.curator["non_private_topk"]) == sorted(fit.curator["correlation_topk"])
+    assert "fit_warnings" not in default.curator
+    assert default.curator["probability_correlation_topk"] > fit.curator["probability_correlation_topk"]
+
+
+def test_verdict_judges_against_the_correlation_ranking_when_the_ranges_reorder_it():
+    from dpstats.conditions import plain_verdict
+
+    curator = {"non_private_topk": ["b", "c"], "probability_true_topk": 0.9,
+               "correlation_topk": ["a", "b"], "probability_correlation_topk": 1e-3}
+    meth = dpstats.methods.get_method("dp_sis")
+    text = " ".join(plain_verdict(meth, curator, p=3, size=2, epsilon=1.0))
+    assert "by correlation" in text and "0.001" in text
+    curator["correlation_topk"] = ["c", "b"]
+    text = " ".join(plain_verdict(meth, curator, p=3, size=2, epsilon=1.0))
+    assert "non-private top k with probability 0.9" in text
+
+
+def test_scale_sd_needs_private_means():
+    with pytest.raises(InvalidArgumentError, match="scale='sd' needs center"):
+        dpstats.dp_select("y ~ .", frame().data, method="dp_sis", epsilon=1.0, k=2, bounds=(3, 6), center="data",
+                          scale="sd")

@@ -268,7 +268,7 @@ def test_curator_tv_diagnostic_separates_mixed_from_unmixed():
 def test_dp_select_ledger_carries_the_caveat_and_release_includes_it():
     data = make_regression(n=60, p=6, seed=8)
     fit = dpstats.dp_select("y ~ .", data, method="mcmc", epsilon=2.0, s=2, bounds=(B_X, B_Y), radius=RADIUS,
-                            random_state=5, n_iter=300)
+                            random_state=5, n_iter=300, intercept="profiled")
     entry = fit.ledger.entries[0]
     assert entry.epsilon == pytest.approx(2.0 * 0.9)  # the selection share, signs take 10 %
     assert APPROXIMATE_CAVEAT in entry.caveats
@@ -279,7 +279,8 @@ def test_dp_select_ledger_carries_the_caveat_and_release_includes_it():
     assert "not certified" in released["ledger"]["entries"][0]["caveats"][0]
     assert CALL_CAVEAT in released["ledger"]["caveats"]
     assert released["selected"] == fit.support and len(fit.support) == 2
-    assert released["call"]["options"] == {"n_iter": 300, "tv_chains": 200}
+    assert released["call"]["options"] == {"n_iter": 300, "tv_chains": 200, "intercept": "profiled",
+                                           "means_share": 0.1}
     assert "acceptance_rate" not in str(released)  # curator diagnostics stay out of release()
     assert fit.epsilon_spent == pytest.approx(2.0)
     assert "approximate" in str(fit)
@@ -288,7 +289,7 @@ def test_dp_select_ledger_carries_the_caveat_and_release_includes_it():
 def test_dp_select_curator_summary():
     data = make_regression(n=60, p=6, seed=8)
     fit = dpstats.dp_select("y ~ .", data, method="mcmc", epsilon=4.0, s=2, bounds=(B_X, B_Y), radius=RADIUS,
-                            random_state=6, n_iter=400, tv_chains=300)
+                            random_state=6, n_iter=400, tv_chains=300, intercept="profiled")
     c = fit.curator
     assert 0 <= c["acceptance_rate"] <= 1 and c["accepted_swaps"] == round(c["acceptance_rate"] * 400)
     assert 1 <= c["distinct_supports_visited"] <= min(c["accepted_swaps"] + 1, math.comb(6, 2))

@@ -137,7 +137,7 @@ def test_ptr_branches_and_ledger():
     assert strong.ledger.total_epsilon == pytest.approx(eps, rel=1e-12) and strong.ledger.total_delta == cost[1]
 
     weak = dpstats.dp_select("y ~ .", frame(False), method="mistakes", epsilon=eps, s=2, bounds=(1.0, 1.0),
-                             random_state=3, signs=False, R=5)
+                             random_state=3, signs=False, R=5, intercept="profiled")
     assert weak.curator["ptr_distance"] == 0.0  # tiny gap
     assert ptr_pass_probability(0.0, eps_t, 1e-6) == pytest.approx(1e-6)
     assert weak.release()["guard_branch"] == "top_r"

@@ -272,7 +272,7 @@ def test_plan_auto_averages_the_exact_probability_of_the_truth():
     """plan(s="auto") against the joint law computed here from the same simulated data sets."""
     n, p, s0, eps = 300, 6, 2, 150.0
     pl = dpstats.plan(method="exponential", n=n, p=p, s="auto", s0=s0, s_max=3, epsilon=eps, reps=3,
-                      random_state=4, bounds=(4, 4))
+                      random_state=4, bounds=(4, 4), intercept="profiled")  # the law below profiles it
     assert pl.computed == "exact" and "s = auto (true size 2)" in str(pl)
     probs = []
     for data_seed, _ in pl._seeds:
@@ -429,7 +429,7 @@ def test_two_stage_sampling_matches_its_exact_law(data):
 
 def test_two_stage_ledger_and_release(data):
     fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
-                            random_state=3)
+                            random_state=3, intercept="profiled")
     size_entry, top_entry = fit.ledger.entries[0], fit.ledger.entries[1]
     assert size_entry.mechanism.startswith("size stage") and set(size_entry.released) == {"s_selected"}
     assert size_entry.epsilon == pytest.approx(0.7 * 1.8, rel=1e-12)
@@ -439,7 +439,7 @@ def test_two_stage_ledger_and_release(data):
     other = data.copy()
     other.iloc[3] = [-4.0, 4.0, -4.0, 4.0, -4.0, 4.0, -4.0]
     fit2 = dpstats.dp_select("y ~ .", other, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
-                             random_state=3)
+                             random_state=3, intercept="profiled")
     assert_release_equivalent(fit.release(), fit2.release(), "two_stage")
 
 
@@ -466,7 +466,8 @@ def test_size_stage_equals_the_direct_formula():
 def test_mistakes_auto_in_two_stages(data):
     fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
                             random_state=1)
-    assert fit.ledger.entries[0].mechanism.startswith("size stage")
+    assert fit.ledger.entries[0].mechanism.startswith("private means")  # the intercept's centring comes first
+    assert fit.ledger.entries[1].mechanism.startswith("size stage")
     assert fit.release()["s_selected"] == len(fit.support)
     assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
     assert any("mistakes" in e.mechanism or "propose" in e.mechanism.lower() for e in fit.ledger.entries[1:])

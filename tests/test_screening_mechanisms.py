@@ -213,3 +213,16 @@ def test_large_d_stays_finite_and_diagnostics_match_brute_force():
     assert diag["expected_overlap_with_true_topk"] == pytest.approx(expected, rel=1e-10)
     i = [tuple(s) for s in subsets].index(tuple(sorted(top)))
     assert diag["probability_true_topk"] == pytest.approx(math.exp(logp[i]), rel=1e-10)
+
+
+@pytest.mark.parametrize("d, k, eps", [(7, 3, 2.0), (8, 2, 0.5), (6, 5, 3.0), (9, 4, 40.0)])
+def test_inclusion_and_set_probabilities_match_the_enumerated_law(d, k, eps):
+    inclusion_probabilities, set_log_probability = lt.inclusion_probabilities, lt.set_log_probability
+    rng = np.random.default_rng(d + k)
+    z = rng.normal(size=d) * 3
+    subsets, logp = lt.subset_log_probabilities(z, k, eps)
+    p = np.exp(logp)
+    by_item = np.array([p[(subsets == j).any(axis=1)].sum() for j in range(d)])
+    np.testing.assert_allclose(inclusion_probabilities(z, k, eps), by_item, atol=1e-12)
+    for subset, lp in zip(subsets, logp):
+        assert set_log_probability(z, k, eps, subset) == pytest.approx(lp, abs=1e-12)

@@ -16,6 +16,7 @@ from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
 from .enumeration import check_enumeration_memory, n_supports
 from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
+from .intercept import INTERCEPT_OPTIONS, check_intercept_options
 from .losses import LOSS_OPTION, loss_of
 
 DEFAULT_TOLERANCE = 5e-4
@@ -31,12 +32,13 @@ CERTIFIED_OPTIONS = (
             doc=f"score every support exactly when C(p, s) is at most this count; None (default): when the "
                 f"estimated scoring time is within {EXACT_PATH_SECONDS:g} s (dpstats.bss.exact_cost)"),
     LOSS_OPTION,
-)
+) + INTERCEPT_OPTIONS
 
 
 def check_certified_options(options, ridge):
     """Cross-option rules shared by top_r and mistakes (public values only).  ``max_enumerate=None``
     stays None until n, p and s are known (:func:`check_certified_size` resolves it)."""
+    check_intercept_options(options, options["loss"])
     return options
 
 

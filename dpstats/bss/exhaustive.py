@@ -52,6 +52,7 @@ from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .enumeration import (check_enumeration_memory, curator_summary,  # noqa: F401
                           empirical_margin, enumerate_supports, log_n_supports, score_all_supports,
                           score_all_supports_hinge, slack_parts, slack_split)
+from .intercept import INTERCEPT_OPTIONS, check_intercept_options
 from .losses import HINGE, LOSS_OPTION, hinge_curator_items, loss_of
 
 #: Largest C(p, s) that ``method="exponential"`` enumerates by default (``top_r`` and
@@ -156,9 +157,10 @@ class ExponentialMethod(SelectionMethod):
         LOSS_OPTION,
         Real("tolerance", default=None, low=0, high=1, allow_none=True,
              doc=f"hinge loss only: certified solver slack as a fraction of Delta_h (default {DEFAULT_HINGE_TOLERANCE:g})"),
-    )
+    ) + INTERCEPT_OPTIONS
 
     def check_options(self, options, context):
+        check_intercept_options(options, options["loss"])
         slack = loss_of(options).slack_on_every_path
         if options["tolerance"] is not None and not slack:
             raise InvalidArgumentError("tolerance applies to loss='hinge' only (the squared loss is evaluated exactly).")

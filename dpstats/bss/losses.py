@@ -23,7 +23,7 @@ from .gram import GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
                     hinge_sensitivity)
 from .hinge_source import HingeSource
-from .objective import RidgeBallObjective, least_squares_sensitivity
+from .objective import RidgeBallObjective, squared_loss_sensitivity
 
 #: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
 #: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
@@ -119,7 +119,7 @@ class SquaredLoss(Loss):
     needs_engine_ridge = True
 
     def sensitivity(self, data, radius, s):
-        return least_squares_sensitivity(data.b_x, data.b_y, radius, s, data.intercept)
+        return squared_loss_sensitivity(data, radius, s)
 
     def default_radius(self, engine):
         return 1.0
@@ -133,6 +133,10 @@ class SquaredLoss(Loss):
 
     def engine_source(self, task, tau):
         if len(task.terms) > MATRIX_FREE_ABOVE:
+            if getattr(task.data, "intercept_column", None) is not None:
+                # centred by private means: the constant column in the ball (dpstats.bss.intercept)
+                return MatrixFreeSource(task.data.design_with_intercept(), task.data.y, task.ridge, task.radius,
+                                        intercept=True)
             # A formula intercept is profiled out by implicit centring (no n x p copy).
             return MatrixFreeSource(task.data.X, task.data.y, task.ridge, task.radius,
                                     centre=bool(task.data.intercept))

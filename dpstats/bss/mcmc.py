@@ -87,7 +87,8 @@ from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 from .exhaustive import enumerate_supports
-from .objective import (RidgeBallObjective, ball_multipliers, least_squares_sensitivity, spectral_parts,
+from .intercept import INTERCEPT_OPTIONS
+from .objective import (RidgeBallObjective, ball_multipliers, spectral_parts, squared_loss_sensitivity,
                         values_from_spectral)
 
 #: Default chain length: the authors' reference code's ``mcmc_iter`` (see the module docstring).
@@ -572,7 +573,7 @@ def run(task) -> MethodOutcome:
     s = task.size
     n_iter = task.options["n_iter"]
     objective = RidgeBallObjective(task.stats, task.ridge, task.radius)
-    delta = least_squares_sensitivity(task.data.b_x, task.data.b_y, task.radius, s, task.data.intercept)
+    delta = squared_loss_sensitivity(task.data, task.radius, s)
     progress = Progress("mcmc: running the chain", n_iter, "steps", enabled=task.verbose, start=task.deadline.start)
 
     def on_chunk(done):
@@ -617,7 +618,7 @@ class MCMCMethod(SelectionMethod):
         Integer("n_iter", default=DEFAULT_N_ITER, minimum=1, doc="steps of the chain"),
         Integer("tv_chains", default=DEFAULT_TV_CHAINS, minimum=0,
                 doc="chains for the curator's total-variation diagnostic (small p only; 0: none)"),
-    )
+    ) + INTERCEPT_OPTIONS
 
     def condition_rows(self, curator, ctx):
         return conditions.mcmc_conditions(curator, ctx)

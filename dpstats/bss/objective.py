@@ -126,6 +126,21 @@ def least_squares_sensitivity(b_x, b_y, radius, s, intercept=False) -> float:
     return 4.0 * base if intercept else base
 
 
+def squared_loss_sensitivity(data, radius, s) -> float:
+    """Delta of the squared loss on clipped ``data`` for supports of ``s`` candidates.
+
+    Data centred by private means carry a constant column in the ball
+    (:mod:`dpstats.bss.intercept`, ``intercept_column``): (b_y + r sqrt(s b_x^2 + v^2))^2;
+    otherwise :func:`least_squares_sensitivity` (profiled when the formula has an intercept).
+    """
+    v = getattr(data, "intercept_column", None)
+    if v is not None:
+        from .intercept import in_ball_sensitivity
+
+        return in_ball_sensitivity(data.b_x, data.b_y, radius, s, v)
+    return least_squares_sensitivity(data.b_x, data.b_y, radius, s, data.intercept)
+
+
 class RidgeBallObjective:
     """Exact evaluation of R(S) on many supports at once.
 

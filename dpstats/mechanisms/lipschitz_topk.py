@@ -130,6 +130,54 @@ def subset_log_probabilities(z, k, epsilon):
     return subsets, out
 
 
+def inclusion_probabilities(z, k, epsilon) -> np.ndarray:
+    """Exact P(j in S) of every item j under the mechanism (curator diagnostics, audits).
+
+    Class (h, t) holds the positions 0..h-1 and t-1 of the descending order, and each of the
+    t-h-2 positions h+1..t-2 with probability (k-h-1)/(t-h-2) (its uniform body); the top-k
+    class holds positions 0..k-1.  Summed over classes with difference arrays, O(k d).
+    """
+    z = np.asarray(z, dtype=np.float64)
+    d = z.size
+    order = canonical_order(z)
+    by_position = np.zeros(d + 1)
+    if math.isinf(epsilon) or k == d:
+        by_position[:k] = 1.0
+    else:
+        _, h, t, _, logp, logp_top = class_log_probabilities(z, k, epsilon, order)
+        w = np.exp(logp)
+        diff = np.zeros(d + 1)
+        diff[0] += math.exp(logp_top)
+        diff[k] -= math.exp(logp_top)
+        np.add.at(diff, np.zeros_like(h).ravel(), w.ravel())  # positions 0..h-1
+        np.add.at(diff, h.ravel(), -w.ravel())
+        body = w * (k - h - 1.0) / np.maximum(t - h - 2.0, 1.0)  # positions h+1..t-2
+        np.add.at(diff, (h + 1).ravel(), body.ravel())
+        np.add.at(diff, (t - 1).ravel(), -body.ravel())
+        np.add.at(diff, (t - 1).ravel(), w.ravel())  # position t-1
+        np.add.at(diff, t.ravel(), -w.ravel())
+        by_position = np.cumsum(diff)
+    out = np.empty(d)
+    out[order] = by_position[:d]
+    return out
+
+
+def set_log_probability(z, k, epsilon, subset) -> float:
+    """Exact log P(S = subset) (a k-subset of item indices)."""
+    z = np.asarray(z, dtype=np.float64)
+    order, h, t, log_size, logp, logp_top = class_log_probabilities(z, k, epsilon)
+    position = np.empty(z.size, dtype=np.int64)
+    position[order] = np.arange(z.size)
+    pos = np.sort(position[np.asarray(subset, dtype=np.int64)])
+    lead = int(np.sum(pos == np.arange(k)))
+    if lead == k:
+        return float(logp_top)
+    worst = int(pos[-1]) + 1
+    if math.isinf(epsilon):
+        return -math.inf
+    return float(logp[lead, worst - k - 1] - log_size[lead, worst - k - 1])
+
+
 def topk_diagnostics(z, k, epsilon) -> dict:
     """Curator diagnostics: exact P(true top-k), expected overlap with it, the boundary gap.
 

@@ -126,10 +126,13 @@ class ClippedData:
     ranges: "TermRanges | None" = None
     #: Curator-only notes on the mapping (for ``bounds="auto"``: clipped shares per term).
     curator: dict = field(default_factory=dict)
+    #: Value of the forced constant column whose coefficient lies in the ball, for data
+    #: centred by private means (:mod:`dpstats.bss.intercept`); None otherwise.
+    intercept_column: float | None = None
 
     @property
     def intercept_value(self) -> float:
-        return min(1.0, self.b_x)
+        return self.intercept_column if self.intercept_column is not None else min(1.0, self.b_x)
 
     def design_with_intercept(self) -> np.ndarray:
         """The mapped design with the intercept column (value min(1, b_x)) first, when the formula has one."""

@@ -10,12 +10,31 @@ The selection is the canonical Lipschitz top-k mechanism
 
 Centring (``center=``):
 
-* ``"data"`` (default): columns and y centred by their own sample means inside the mechanism,
+* ``"means"``: a share MEANS_SHARE = 10 % of epsilon buys the means of every mapped term and
+  of the response (:mod:`dpstats.mechanisms.private_means`, the step the best-subset
+  intercept uses; its own ledger entry).  Given them, every row is centred and clipped,
+  x~ = clip(x - m~_x, -1, 1), y~ = clip(y - m~_y, -1, 1): a fixed row-wise map, so the score
+  |x~_j'y~| moves by at most 2 b_x b_y when one record is replaced (Delta_f = 2 b_x b_y), and
+  the call is (eps_m + eps_sel)-DP by composition.  Clipping moves only values more than
+  half a public range from their mean.
+* ``scale="sd"`` (with ``"means"``; ``scale="auto"``, the default, when the 2 (p + 1)
+  numbers are affordable by the same rule): the same draw also releases to the mechanism the
+  second moments of every mapped term and of the response (each coded 2 v^2 - 1 in [-1, 1], so
+  the l-infinity sensitivity stays 2 / n), giving private standard deviations sd~; rows are
+  mapped to clip((x - m~_x) / (3 sd~_x), -1, 1) and clip((y - m~_y) / (3 sd~_y), -1, 1), still a
+  fixed row-wise map into [-1, 1] given the draw, so Delta_f = 2 b_x b_y.  The score then
+  ranks by correlation, not by covariance on the scale of the public ranges.
+* ``"auto"`` (default): ``"means"`` when the means' expected noise radius
+  2 (p + 1) / (n 0.1 epsilon) is at most 1 (public inputs), else the public midpoints
+  (``None`` below), which are free.  At the paper's scale (n = 100, p = 2000) the means
+  would be noise, so the midpoints are used.
+* ``"data"``: columns and y centred by their own sample means inside the mechanism,
   f_j = |sum x_ij y_i - (sum x_ij)(sum y_i) / n|.  The cross-product moves by at most
   2 b_x b_y and the product of sums over n by less than 4 b_x b_y, so Delta_f = 6 b_x b_y.
-  The means themselves are never released.  This is the default because the uncentred
-  score ranks columns by their means as much as by their association with y (on the
-  diabetes data with symmetric bounds it picked age, sex, bp where the top correlates are bmi, s5, bp).
+  The means themselves are never released.  (The former default: it triples Delta_f.)  The
+  uncentred score ranks columns by their means as much as by their association with y (on
+  the diabetes data with symmetric bounds it picked age, sex, bp where the top correlates
+  are bmi, s5, bp); centring by private means or at the public midpoints avoids that.
 * ``"none"`` (or None), asked for by name: no centring, Delta_f = 2 b_x b_y.
 * public centres, a pair ``(c_x, c_y)`` (one centre for every term) or a dict
   ``{term: c, response: c}``, in the data's original units.  The data are first mapped to
@@ -40,6 +59,11 @@ releases what the pandas call releases (unless two scores agree to the last bits
 
 ``epsilon = inf`` gives plain SIS: the k largest |x_j' y| (ties broken at random).
 
+The score is a covariance on the scale of the public ranges: a term whose range is wide for
+its spread scores low.  The curator report gives the ranking by correlation (the SIS of
+Fan and Lv 2008, ``correlation_topk``), the exact probability that the mechanism returns it
+and a warning when the two rankings differ.
+
 References
 ----------
 Fan and Lv (2008), Sure independence screening for ultrahigh dimensional feature space.
@@ -55,8 +79,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..mechanisms.lipschitz_topk import canonical_order, sample_lipschitz_topk, topk_diagnostics
-from ..method_options import Custom, is_real
+from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
+                                        set_log_probability, topk_diagnostics)
+from ..mechanisms.private_means import MEANS_SHARE, column_sums, means_affordable, private_means
+from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -76,9 +102,10 @@ def check_center(center):
     if center is None or (isinstance(center, str) and center == "none"):
         return None
     if isinstance(center, str):
-        if center == "data":
-            return "data"
-        raise InvalidArgumentError(f'center must be None, "data", a pair (c_x, c_y) or a dict; got {center!r}.')
+        if center in ("data", "means", "auto"):
+            return center
+        raise InvalidArgumentError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict; '
+                                   f'got {center!r}.')
     if isinstance(center, Mapping):
         out = {}
         for key, value in center.items():
@@ -88,7 +115,8 @@ def check_center(center):
         return out
     if isinstance(center, (tuple, list)) and len(center) == 2:
         return (_real("center[0] (c_x)", center[0]), _real("center[1] (c_y)", center[1]))
-    raise InvalidTypeError(f'center must be None, "data", a pair (c_x, c_y) or a dict {{term: centre}}; got {center!r}.')
+    raise InvalidTypeError(f'center must be "auto", "means", None, "data", a pair (c_x, c_y) or a dict '
+                           f'{{term: centre}}; got {center!r}.')
 
 
 def check_options(options, context):
@@ -169,7 +197,7 @@ def _public_centres(task):
     """
     center = task.options["center"]
     ranges = task.data.ranges
-    if center is None or center == "data":
+    if center is None or isinstance(center, str):
         return None, 0.0
     p = len(task.terms)
     if isinstance(center, tuple):
@@ -206,27 +234,148 @@ def curator_summary(terms, z, k, epsilon, delta, top=None):
     return out
 
 
+def resolved_center(center, *, d, n, epsilon):
+    """``center="auto"``: "means" when the d means are affordable with MEANS_SHARE of epsilon
+    (:func:`dpstats.mechanisms.private_means.means_affordable`), else None (the public
+    midpoints, free).  Public inputs only."""
+    if center != "auto":
+        return center
+    return "means" if means_affordable(d, n, MEANS_SHARE * epsilon) else None
+
+
+def resolved_scale(scale, center, *, p, n, epsilon):
+    """``scale="auto"``: "sd" when the centring buys means and the 2 (p + 1) moments are
+    affordable with MEANS_SHARE of epsilon, else None.  Public inputs only."""
+    if scale != "auto":
+        return scale
+    return "sd" if center == "means" and means_affordable(2 * (p + 1), n, MEANS_SHARE * epsilon) else None
+
+
+def moment_sums(x, y):
+    """Sums of [x, y, 2 x^2 - 1, 2 y^2 - 1] over some rows: every entry in [-1, 1] (they add up)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    return np.concatenate([column_sums(x, y), (2.0 * x * x - 1.0).sum(axis=0), [float(np.sum(2.0 * y * y - 1.0))]])
+
+
+def _means_scores(data, epsilon_m, rng, n_input, scale):
+    """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means (and with
+    ``scale="sd"`` divided by SD_WIDTH private standard deviations), clipped to [-1, 1]."""
+    dask = getattr(data, "is_dask", False)
+    func = moment_sums if scale == "sd" else column_sums
+    sums = data.partition_sums(func) if dask else func(data.X, data.y)
+    moments = private_means(sums, n_input, epsilon_m, rng)
+    d = sums.size // 2 if scale == "sd" else sums.size
+    cx, cy = moments[:d - 1], float(moments[d - 1])
+    wx, wy = 1.0, 1.0
+    if scale == "sd":
+        square = (moments[d:] + 1.0) / 2.0  # means of x^2 and y^2 on the mapped scale
+        sd = np.sqrt(np.maximum(square - moments[:d] ** 2, MIN_SD ** 2))
+        wx, wy = SD_WIDTH * sd[:-1], float(SD_WIDTH * sd[-1])
+    if dask:
+        raw = data.partition_sums(centred_products, cx, cy, wx, wy)
+    else:
+        raw = centred_products(data.X, data.y, cx, cy, wx, wy)
+    use = ("centre every row, divide by 3 private standard deviations and clip to [-1, 1]" if scale == "sd"
+           else "centre every row and clip it to [-1, 1]")
+    entry = LedgerEntry(
+        mechanism=("private means" + (" and second moments" if scale == "sd" else "")
+                   + " of the mapped terms and response (l-infinity K-norm mechanism), for DP-SIS"),
+        epsilon=epsilon_m, neighbours=REPLACE_ONE, released={},
+        details={"columns": int(moments.size), "sensitivity_linf": 2.0 / max(n_input, 1), "use": use})
+    return np.abs(raw), entry
+
+
+#: ``scale="sd"``: centred values are divided by this many private standard deviations, then clipped.
+SD_WIDTH = 3.0
+#: Floor on a private standard deviation (mapped scale), so that a noisy variance at or below 0 stays usable.
+MIN_SD = 1e-3
+
+
+def centred_products(x, y, cx, cy, wx=1.0, wy=1.0):
+    """clip((x - cx) / wx, -1, 1)' clip((y - cy) / wy, -1, 1) of some rows (adds up over partitions).
+
+    Clipped, not rescaled as the best-subset intercept does: a scale 1 / (1 + |m_j|) would
+    make the ranking depend on where each term's mean sits in its range; clipping changes
+    only values more than half a range (or SD_WIDTH standard deviations) from their mean."""
+    xc = np.clip((np.asarray(x, dtype=np.float64) - cx) / wx, -1.0, 1.0)
+    yc = np.clip((np.asarray(y, dtype=np.float64) - cy) / wy, -1.0, 1.0)
+    return xc.T @ yc
+
+
 def run(task) -> MethodOutcome:
     data = task.data
     k = task.size
-    center = task.options["center"]
-    cx, cy = _public_centres(task)
-    # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
-    sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
-    support, z, delta = dp_sis_select(data.X, data.y, k, task.epsilon, data.b_x, data.b_y, task.rng,
-                                      center=center, x_centres=cx, y_centre=cy, sums=sums)
-    entry = LedgerEntry(
+    p = len(task.terms)
+    n_input = task.n_input if task.n_input is not None else (data.X.shape[0] if data.X is not None else 0)
+    center = resolved_center(task.options["center"], d=p + 1, n=n_input, epsilon=task.epsilon)
+    if task.options["scale"] == "sd":
+        center = "means"  # asked for by name: the standard deviations need the means (check_options)
+    scale = resolved_scale(task.options["scale"], center, p=p, n=n_input, epsilon=task.epsilon)
+    entries = []
+    epsilon = task.epsilon
+    if center == "means":
+        epsilon_m = task.epsilon if math.isinf(task.epsilon) else MEANS_SHARE * task.epsilon
+        epsilon = task.epsilon if math.isinf(task.epsilon) else task.epsilon - epsilon_m
+        f, means_entry = _means_scores(data, epsilon_m, task.rng, n_input, scale)
+        entries.append(means_entry)
+        delta = PLAIN_FACTOR * data.b_x * data.b_y  # centred values clipped to [-b_x, b_x], [-b_y, b_y]
+        z = f / delta
+        support = sample_lipschitz_topk(z, k, epsilon, task.rng)
+    else:
+        cx, cy = _public_centres(task)
+        # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
+        sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
+        support, z, delta = dp_sis_select(data.X, data.y, k, epsilon, data.b_x, data.b_y, task.rng,
+                                          center=center, x_centres=cx, y_centre=cy, sums=sums)
+    label = {None: "public midpoints", "data": "data (inside the mechanism)", "means": "private means"}
+    entries.append(LedgerEntry(
         mechanism="DP-SIS: canonical Lipschitz top-k of |x_j'y|",
-        epsilon=task.epsilon,
+        epsilon=epsilon,
         neighbours=REPLACE_ONE,
         released={"support": [task.terms[j] for j in support]},
-        details={"sensitivity": delta, "k": k, "center": "none" if center is None else
-                 ("data" if center == "data" else "public values"), "b_x": data.b_x, "b_y": data.b_y},
-    )
-    curator = curator_summary(task.terms, z, k, task.epsilon, delta)
+        details={"sensitivity": delta, "k": k, "center": label.get(center, "public values")
+                 if not isinstance(center, (dict, tuple)) else "public values",
+                 "scale": "private standard deviations" if scale == "sd" else "public ranges",
+                 "b_x": data.b_x, "b_y": data.b_y},
+    ))
+    curator = curator_summary(task.terms, z, k, epsilon, delta)
     curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
                                      "scores": leading_scores(task.terms, z, support, max(2 * k, 20))}
-    return MethodOutcome(support=np.sort(support), entries=[entry], curator=curator)
+    if not getattr(data, "is_dask", False):
+        curator.update(correlation_summary(task.terms, data.X, data.y, z, k, epsilon, support))
+    return MethodOutcome(support=np.sort(support), entries=entries, curator=curator)
+
+
+def correlation_summary(terms, X, y, z, k, epsilon, support) -> dict:
+    """Curator-only: the SIS ranking of Fan and Lv (2008), by |correlation| of each clipped term
+    with the clipped response, and the mechanism's exact law against it.
+
+    The score ranks by covariance on the scale of the public ranges, so a term whose range
+    is wide for its spread scores low: with ranges that are not proportional to the terms'
+    spreads the two rankings differ, and "recovered" must be judged against the correlations.
+    """
+    n = X.shape[0]
+    if n < 2:
+        return {}
+    xc = X - X.mean(axis=0)
+    yc = y - y.mean()
+    norms = np.sqrt(np.sum(xc * xc, axis=0)) * math.sqrt(float(yc @ yc))
+    corr = np.abs(xc.T @ yc) / np.where(norms > 0, norms, np.inf)
+    top = canonical_order(corr)[:k]
+    incl = inclusion_probabilities(z, k, epsilon)
+    out = {"correlation_topk": [terms[j] for j in top],
+           "probability_correlation_topk": math.exp(set_log_probability(z, k, epsilon, top)),
+           "expected_overlap_with_correlation_topk": float(np.sum(incl[top])),
+           "overlap_released_with_correlation_topk": int(len(set(top.tolist()) & set(int(j) for j in support)))}
+    score_top = set(canonical_order(z)[:k].tolist())
+    if score_top != set(top.tolist()):
+        out["fit_warnings"] = [
+            "the score's non-private top k (covariance on the scale of the public ranges) differs from the top k "
+            f"by correlation {out['correlation_topk']}: the ranges' widths relative to the terms' spreads change "
+            "the ranking; ranges proportional to the spreads (e.g. a few standard deviations from a codebook) "
+            "align them"]
+    return out
 
 
 class DPSISMethod(SelectionMethod):
@@ -239,10 +388,23 @@ class DPSISMethod(SelectionMethod):
     sign_policy = SIGNS_FROM_LEAST_SQUARES
     supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)
     options = (
-        Custom("center", default="data", check_value=check_center,
-               accepted='None, "data", a pair (c_x, c_y) or a dict {term: centre}',
-               doc="centring of the score: none, the data's means (sensitivity accounted), or public centres"),
+        Custom("center", default="auto", check_value=check_center,
+               accepted='"auto", "means", None, "data", a pair (c_x, c_y) or a dict {term: centre}',
+               doc="centring of the score: private means (10 % of epsilon; 'auto' uses them when affordable, "
+                   "else the public midpoints), the public midpoints (None), the data's means inside the "
+                   "mechanism (sensitivity x 3) or public centres"),
+        Choice("scale", default="auto", choices=("auto", "sd"), allow_none=True,
+               doc="'sd': divide the centred values by 3 private standard deviations (bought with the means, "
+                   "same share), so the score ranks by correlation; 'auto' does so when affordable; None: the "
+                   "public ranges' scale"),
     )
+
+    def check_options(self, options, context):
+        if options["scale"] == "sd" and not (isinstance(options["center"], str)
+                                             and options["center"] in ("auto", "means")):
+            raise InvalidArgumentError("scale='sd' needs center='means' or 'auto' (the standard deviations are "
+                                       "drawn with the private means).")
+        return options
 
     def check_design(self, plan, size, options, context):
         check_design(plan, size, options)
@@ -252,6 +414,11 @@ class DPSISMethod(SelectionMethod):
 
     def recovery_probability(self, curator, p, size):
         uniform = conditions.uniform_subset(p, size)
+        corr = curator.get("correlation_topk")
+        if corr is not None and sorted(corr) != sorted(curator.get("non_private_topk", corr)):
+            # the public ranges reorder the score: judge the release against the correlations
+            return (curator.get("probability_correlation_topk"), "the top k by correlation (the SIS ranking; the "
+                    "score's own top k differs)", "exact", uniform)
         return curator.get("probability_true_topk"), "the non-private top k", "exact", uniform
 
     run = staticmethod(run)
