@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..method_options import Choice
-from .enumeration import CERTIFIED_MAX_ENUMERATE, score_all_supports, score_all_supports_hinge
+from .enumeration import score_all_supports, score_all_supports_hinge
 from .gram import GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
                     hinge_sensitivity)
@@ -30,7 +30,7 @@ from .objective import RidgeBallObjective, least_squares_sensitivity, squared_lo
 #: With at least as many rows as terms the engine's default is the much smaller
 #: :func:`engine_default_ridge` = tolerance * Delta / r^2, which leaves the answer alone; and
 #: lam = 0 where every support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` /
-#: ``mistakes`` when C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary
+#: ``mistakes`` on their exact path, :mod:`dpstats.bss.exact_cost`), so that ``epsilon=inf`` there is ordinary
 #: least-squares best subset.  n is public under replace-one neighbours, p is the formula's
 #: number of terms.
 RIDGE_PER_ROW = 0.1
@@ -99,8 +99,6 @@ class Loss:
     slack_on_every_path: bool
     #: the engine needs ridge > 0 (its cuts divide by it) unless every support is scored
     needs_engine_ridge: bool
-    #: default exact-path limit of the certified methods (``max_enumerate``)
-    default_max_enumerate: int
 
     def sensitivity(self, data, radius, s) -> float:
         """Delta of the objective over supports of ``s`` candidates (replace-one)."""
@@ -144,7 +142,6 @@ class SquaredLoss(Loss):
     response_type = "numeric"
     slack_on_every_path = False
     needs_engine_ridge = True
-    default_max_enumerate = CERTIFIED_MAX_ENUMERATE
 
     def sensitivity(self, data, radius, s):
         return squared_loss_sensitivity(data, radius, s)
@@ -187,9 +184,6 @@ class HingeLoss(Loss):
     response_type = "binary"
     slack_on_every_path = True
     needs_engine_ridge = False
-    #: a certified hinge value costs about 1 ms at n = 500 (some 500 least-squares values),
-    #: so 2000 supports take about 2-3 seconds
-    default_max_enumerate = 2000
 
     def sensitivity(self, data, radius, s):
         return hinge_sensitivity(data.b_x, radius, s, data.intercept)
