@@ -203,3 +203,20 @@ def test_with_fewer_rows_than_terms_the_curator_says_when_the_ridge_changes_the_
             assert any("changes the non-private answer" in w for w in fit.curator["fit_warnings"])
             warned += 1
     assert warned  # the case the diagnostics are for does occur here
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_engine_and_exact_path_agree_with_the_default_intercept(name):
+    """With the default intercept (centred by means that are exact at epsilon = inf), the
+    engine path at its default ridge returns the exact path's support (ridge 0, every support
+    scored): the two paths a call may take give one answer."""
+    formula, frame, bounds = model(name)
+    for s in (2, 3):
+        fits = [dpstats.dp_select(formula, frame, method="top_r", epsilon=math.inf, s=s, bounds=bounds, R=2,
+                                  max_enumerate=limit) for limit in (1, 10**7)]
+        engine, exact = fits
+        assert "enumeration" not in engine.curator["certificate"]["path"]
+        assert exact.curator["certificate"]["path"].startswith("exact enumeration")
+        ridges = [e.details["ridge"] for f in fits for e in f.ledger.entries if e.mechanism.startswith("top-R")]
+        assert ridges[0] > 0 and ridges[1] == 0  # the engine's default ridge; none on the exact path
+        assert sorted(engine.support) == sorted(exact.support), (name, s)
