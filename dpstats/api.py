@@ -210,9 +210,13 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         terms' public ranges); with ``loss="hinge"`` 4 where every support is scored exactly
         and 1 where the MIP engine runs (``help(dpstats.bss.hinge)``).
     ridge : float or "auto", default "auto"
-        lam >= 0; "auto" is 0 where every support is scored exactly and ``RIDGE_PER_ROW * n``
-        = 0.1 n where the certified MIP engine runs (it needs lam > 0), 0.1 sqrt(n p) there
-        when n < p; see ``RIDGE_PER_ROW``.
+        lam >= 0; "auto" is 0 where every support is scored exactly.  Where the certified MIP
+        engine runs (it needs lam > 0): tolerance (1 + r sqrt(s))^2 / r^2 when n >= p, a ridge
+        whose effect on any support's value (at most lam r^2) is within the certificate's own
+        slack, so ``epsilon=inf`` still returns the ridge-free best subset; 0.1 sqrt(n p)
+        (``RIDGE_PER_ROW``) when n < p, where the certificates need it and it may change the
+        answer (the curator report says when).  See
+        ``dpstats.bss.losses.engine_default_ridge``.
     R : int, default 100
         Number of best supports enumerated by ``top_r``.
     random_state : None, int or numpy.random.Generator

@@ -379,7 +379,9 @@ def test_engine_and_exact_paths_agree_and_options():
     a = T.certified_top(_task(X, y, 2, 1.0, 5, {"max_enumerate": 1}), 5, 1e-3)
     b = T.certified_top(_task(X, y, 2, 1.0, 5, {}), 5, 1e-3)
     assert a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-3)
-    assert T.check_options({"loss": "hinge"}, {})["max_enumerate"] == T.DEFAULT_MAX_ENUMERATE_HINGE
+    assert a[2]["path"] != b[2]["path"] and b[2]["path"].startswith("exact enumeration")
+    # max_enumerate=None waits for n, p and s: the exact path's cost rule (dpstats.bss.exact_cost)
+    assert T.check_options({"loss": "hinge"}, {})["max_enumerate"] is None
     assert T.response_type({"loss": "hinge"}) == "binary" and T.response_type({}) == "numeric"
     with pytest.raises(InvalidArgumentError):
         T.check_options({"loss": "logistic"}, {})

@@ -332,7 +332,9 @@ def test_top_r_auto_on_the_certified_engine(data):
         assert nominal + slack == pytest.approx(entry.epsilon, rel=1e-15)
         assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
     ridge = fit.release()["call"]["ridge"]
-    assert ridge == pytest.approx(0.1 * len(data))  # the engine's default, for every size
+    # the engine's default, one for every size: its rule at the size the public hooks see,
+    # min(s_max, p // 2) = 3 (n >= p: tolerance (1 + r sqrt(s))^2 / r^2, radius 1)
+    assert ridge == pytest.approx(5e-4 * (1 + math.sqrt(3)) ** 2)
 
     best = dpstats.dp_select("y ~ .", data, epsilon=math.inf, **kwargs)
     joint = dpstats.dp_select("y ~ .", data, epsilon=math.inf, size_mechanism="joint", **kwargs)

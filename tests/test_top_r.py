@@ -218,11 +218,16 @@ def test_time_limit_releases_nothing():
 
 @pytest.mark.parametrize("method", ["top_r", "mistakes"])
 def test_engine_default_ridge_grows_when_rows_are_fewer_than_terms(method):
-    """ridge='auto' on the engine path: 0.1 n for n >= p, 0.1 sqrt(n p) for n < p (public inputs)."""
+    """ridge='auto' on the engine path (public inputs): for n >= p the ridge whose largest effect on
+    a value, lam r^2, is the certificate's tolerance times (1 + r sqrt(s))^2 (at most its tau);
+    0.1 sqrt(n p) for n < p."""
     opts = T.check_options({"max_enumerate": 1}, {"bounds": (1.0, 1.0)})
     default = get_method(method).default_ridge
-    assert default(1000, 250, 7, opts) == pytest.approx(100.0)
-    assert default(200, 200, 3, opts) == pytest.approx(20.0)  # continuous at p = n
+    assert default(1000, 250, 7, opts) == pytest.approx(5e-4 * (1 + math.sqrt(7)) ** 2)
+    assert default(1000, 250, 7, opts, radius=2.0) == pytest.approx(5e-4 * (1 + 2 * math.sqrt(7)) ** 2 / 4)
+    loose = T.check_options({"max_enumerate": 1, "tolerance": 1e-2}, {"bounds": (1.0, 1.0)})
+    assert default(1000, 250, 7, loose) == pytest.approx(1e-2 * (1 + math.sqrt(7)) ** 2)
+    assert default(200, 200, 3, opts) == pytest.approx(5e-4 * (1 + math.sqrt(3)) ** 2)  # p = n: rows enough
     assert default(100, 1000, 5, opts) == pytest.approx(0.1 * math.sqrt(100 * 1000))
     assert default(20, 30, 2, T.check_options({}, {})) == 0.0  # the exact path scores every support: no ridge
     # through the public call: the released ridge is the rule's value

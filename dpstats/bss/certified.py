@@ -1,28 +1,25 @@
 """The parts shared by the certified best-subset methods, ``top_r`` and ``mistakes``.
 
-Their options and public defaults, the choice between the exact path (every support scored,
-C(p, s) <= ``max_enumerate``) and the certified engine (:mod:`dpstats.bss.engine`), the
-engine for a task, and the exact scores.  Both methods import these from here, never from
-each other; what depends on the loss comes from its :class:`~dpstats.bss.losses.Loss`.
+Their options and public defaults, the choice between the exact path (every support scored:
+by default when its estimated cost is within the budget of :mod:`dpstats.bss.exact_cost`,
+or C(p, s) <= ``max_enumerate`` when the user gives a count) and the certified engine
+(:mod:`dpstats.bss.engine`), the engine for a task, and the exact scores.  Both methods
+import these from here, never from each other; what depends on the loss comes from its :class:`~dpstats.bss.losses.Loss`.
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import comb
 
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
 from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .engine import OuterApproximationEngine
-from .enumeration import CERTIFIED_MAX_ENUMERATE, check_enumeration_memory, log_n_supports, n_supports
+from .enumeration import check_enumeration_memory, n_supports
+from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
 from .intercept import INTERCEPT_OPTIONS, check_intercept_options
-from .losses import HINGE, LOSS_OPTION, loss_of
+from .losses import LOSS_OPTION, loss_of
 
 DEFAULT_TOLERANCE = 5e-4
-#: Exact-path limits: the squared loss's, and the hinge loss's (a certified hinge value
-#: costs about 1 ms at n = 500, so 2000 supports take about 2-3 seconds).
-DEFAULT_MAX_ENUMERATE = CERTIFIED_MAX_ENUMERATE
-DEFAULT_MAX_ENUMERATE_HINGE = HINGE.default_max_enumerate
 
 
 # ---------------------------------------------------------------- options and public defaults
@@ -32,24 +29,48 @@ CERTIFIED_OPTIONS = (
          doc="certified solver slack tau as a fraction of Delta; the mechanism samples with eps / (1 + 2 tolerance) "
              "so that it spends exactly eps"),
     Integer("max_enumerate", default=None, minimum=1, allow_none=True,
-            doc=f"exact enumeration up to this many supports (default {DEFAULT_MAX_ENUMERATE:,}; "
-                f"{DEFAULT_MAX_ENUMERATE_HINGE:,} with the hinge loss)"),
+            doc=f"score every support exactly when C(p, s) is at most this count; None (default): when the "
+                f"estimated scoring time is within {EXACT_PATH_SECONDS:g} s (dpstats.bss.exact_cost)"),
     LOSS_OPTION,
 ) + INTERCEPT_OPTIONS
 
 
 def check_certified_options(options, ridge):
-    """Cross-option rules shared by top_r and mistakes (public values only)."""
+    """Cross-option rules shared by top_r and mistakes (public values only).  ``max_enumerate=None``
+    stays None until n, p and s are known (:func:`check_certified_size` resolves it)."""
     check_intercept_options(options, options["loss"])
-    if options["max_enumerate"] is None:
-        options["max_enumerate"] = loss_of(options).default_max_enumerate
     return options
 
 
-def uses_exact_path(p, s, options):
-    """Every support is scored (C(p, s) <= max_enumerate): public inputs only."""
+def exact_path_count(p, s, options, n=None):
+    """The largest C(p, s) scored exactly: the user's ``max_enumerate``, or the count the cost
+    rule allows at (n, p, s) for the loss (:func:`dpstats.bss.exact_cost.exact_path_limit`).
+    ``n`` is the input row count (public); it is needed only while ``max_enumerate`` is None."""
+    given = options["max_enumerate"]
+    if given is not None:
+        return given
+    if n is None:
+        raise ValueError("the exact path's cost rule needs the input row count n (max_enumerate=None)")
+    return exact_path_limit(loss_of(options), n, p, s)
+
+
+def uses_exact_path(p, s, options, n=None):
+    """Every support is scored (C(p, s) <= :func:`exact_path_count`): public inputs only."""
     n_sup = n_supports(p, s)
-    return n_sup is not None and n_sup <= options["max_enumerate"]
+    return n_sup is not None and n_sup <= exact_path_count(p, s, options, n)
+
+
+def task_rows(task):
+    """The row count a task's path is decided from: the input row count (public; the
+    ``n_rows`` of the call's cost), or the data's rows when a task is built directly."""
+    if task.n_input is not None:
+        return task.n_input
+    return task.cost_context.get("n_rows", task.data.X.shape[0])
+
+
+def task_uses_exact_path(task):
+    """:func:`uses_exact_path` for a task (its terms, size, options and row count)."""
+    return uses_exact_path(len(task.terms), task.size, task.options, task_rows(task))
 
 
 def certified_default_radius(p, s, options):
@@ -60,26 +81,31 @@ def certified_default_radius(p, s, options):
 
 
 def certified_default_ridge(n, p, s, options, radius=1.0):
-    """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss, C(p, s) <=
-    max_enumerate), where every support is scored exactly; where the MIP engine runs,
-    RIDGE_PER_ROW * sqrt(n max(n, p)): 0.1 n when n >= p (the papers' setting; its cuts need
-    lam > 0, see :data:`dpstats.bss.losses.RIDGE_PER_ROW`), growing like sqrt(p / n) when there
-    are fewer rows than terms (:func:`dpstats.bss.losses.engine_default_ridge`); with the hinge
-    loss :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
-    return loss_of(options).default_ridge(n, p, radius, engine=not uses_exact_path(p, s, options))
+    """``ridge="auto"`` for top_r and mistakes: 0 on the exact path (squared loss), where every
+    support is scored exactly; where the MIP engine runs,
+    :func:`dpstats.bss.losses.engine_default_ridge` (lam r^2 at most the certificate's tau when
+    n >= p, so the answer stays the ridge-free one; RIDGE_PER_ROW * sqrt(n p) when n < p); with
+    the hinge loss :func:`dpstats.bss.hinge.hinge_default_ridge`.  Public inputs only."""
+    tolerance = options.get("tolerance")
+    return loss_of(options).default_ridge(n, p, radius, engine=not uses_exact_path(p, s, options, n), s=s,
+                                          tolerance=DEFAULT_TOLERANCE if tolerance is None else tolerance)
 
 
 def check_certified_size(p, s, options, context, name):
-    """The certified engine needs ridge > 0 or the exact path; refused before the charge."""
-    n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
-    if (context.get("ridge") == 0 and loss_of(options).needs_engine_ridge
-            and (n_sup is None or n_sup > options["max_enumerate"])):
+    """Resolve ``max_enumerate=None`` to the cost rule's count at the call's (n, p, s), which
+    every later step reads (public inputs only: the input row count, p, s and the loss); then
+    refuse, before the charge, ridge = 0 on the engine's path (its bounds need ridge > 0) and
+    an exact path whose supports would not fit in memory."""
+    if options["max_enumerate"] is None:
+        options["max_enumerate"] = exact_path_count(p, s, options, context["n_rows"])
+    exact = uses_exact_path(p, s, options)
+    if context.get("ridge") == 0 and loss_of(options).needs_engine_ridge and not exact:
         raise InvalidArgumentError(
-            f"method={name!r} with ridge=0 needs exact enumeration (C(p, s) <= max_enumerate): the certified engine's "
-            "bounds need ridge > 0. Use a positive ridge (the default 'auto' gives 0.1 n there, more when n < p) or raise "
-            "max_enumerate.")
-    if n_sup is not None and n_sup <= options["max_enumerate"]:
-        check_enumeration_memory(n_sup, s, f"method={name!r}")
+            f"method={name!r} with ridge=0 needs the exact path (every support scored: C(p, s) within the cost budget, "
+            "or at most max_enumerate): the certified engine's bounds need ridge > 0. Use a positive ridge (the default "
+            "'auto' gives 0.1 n there, more when n < p) or raise max_enumerate.")
+    if exact:
+        check_enumeration_memory(n_supports(p, s), s, f"method={name!r}")
 
 
 def response_type(options):

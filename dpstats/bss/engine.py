@@ -1207,8 +1207,9 @@ class OuterApproximationEngine:
         """Block i by Schur-complement branch and bound (:mod:`dpstats.bss.blocks`), or None.
 
         Squared loss only (GramSource / MatrixFreeSource); exact up to tau_mip / 2, no MILP.
-        Returns None (the caller falls back to the MILP) when the instance attribute
-        ``exact_blocks`` is False or the search exceeds ``exact_block_nodes`` nodes.  With
+        Returns None (the caller falls back to the MILP) when the settings switch
+        ``exact_blocks`` off (or the source has no ``block_search``) or the search exceeds
+        ``exact_block_nodes`` nodes.  With
         an incumbent above ``cap`` the search starts from the cap as its value (it prunes
         every support it can bound above cap - tau_mip / 2); when no support below the cap
         turns up, the block is certified capped.

@@ -49,13 +49,15 @@ from .. import conditions
 from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 # the enumeration is shared with top_r and mistakes; its names stay importable from here
-from .enumeration import (EXPONENTIAL_MAX_ENUMERATE, check_enumeration_memory, curator_summary,  # noqa: F401
+from .enumeration import (check_enumeration_memory, curator_summary,  # noqa: F401
                           empirical_margin, enumerate_supports, log_n_supports, score_all_supports,
                           score_all_supports_hinge, slack_parts, slack_split)
 from .intercept import INTERCEPT_OPTIONS, check_intercept_options
 from .losses import HINGE, LOSS_OPTION, hinge_curator_items, loss_of
 
-DEFAULT_MAX_ENUMERATE = EXPONENTIAL_MAX_ENUMERATE
+#: Largest C(p, s) that ``method="exponential"`` enumerates by default (``top_r`` and
+#: ``mistakes`` choose their exact path by its cost instead: :mod:`dpstats.bss.exact_cost`).
+DEFAULT_MAX_ENUMERATE = 10**6
 #: Default public solver slack of the hinge loss, as a fraction of Delta_h: the mechanism
 #: samples with eps / (1 + 2e-6).  The solver reaches about 1e-7 Delta_h, so this leaves a margin.
 DEFAULT_HINGE_TOLERANCE = 1e-6

@@ -18,28 +18,21 @@ import math
 import numpy as np
 
 from ..method_options import Choice
-from .enumeration import CERTIFIED_MAX_ENUMERATE, score_all_supports, score_all_supports_hinge
+from .enumeration import score_all_supports, score_all_supports_hinge
 from .gram import GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
                     hinge_sensitivity)
 from .hinge_source import HingeSource
-from .objective import RidgeBallObjective, squared_loss_sensitivity
+from .objective import RidgeBallObjective, least_squares_sensitivity, squared_loss_sensitivity
 
-#: Ridge per row where the objective needs a ridge: ``ridge="auto"`` uses
-#: lam = RIDGE_PER_ROW * n when a method's certified MIP engine runs, and lam = 0 where every
-#: support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` / ``mistakes`` when
-#: C(p, s) <= max_enumerate), so that ``epsilon=inf`` there is ordinary least-squares best
-#: subset.  The engine needs lam > 0 (its outer-approximation cuts have slopes
-#: -(X_j'a)^2 / lam) and certifies several times faster at lam = 0.1 n than at 0.01 n on
-#: the papers' design (benchmarks/README.md, bench_recovery.py --speed).  So the engine
-#: keeps the papers' setting, lam = 0.1 n (100 at
-#: n = 1000; Behdin, Prastakos and Mazumder 2024, section 3).  On the mapped, centred terms
-#: X'X_jj = n var(x_j) <= n, so lam = 0.1 n shrinks a term that spreads over less than
-#: about a third of its public range: the curator report flags it
-#: (``ridge_share_of_diagonal_at_best``, ``least_squares_best_support``).  With fewer rows
-#: than terms the engine's default grows to RIDGE_PER_ROW * sqrt(n p)
-#: (:func:`engine_default_ridge`: its bounds need it there).  n is public
-#: under replace-one neighbours, p is the formula's number of terms.
+#: Ridge per row of the certified engine's default when there are fewer rows than terms:
+#: ``ridge="auto"`` is lam = RIDGE_PER_ROW * sqrt(n p) there (:func:`engine_default_ridge`).
+#: With at least as many rows as terms the engine's default is the much smaller
+#: :func:`engine_default_ridge` = tolerance * Delta / r^2, which leaves the answer alone; and
+#: lam = 0 where every support is scored exactly (``exponential``, ``mcmc``, and ``top_r`` /
+#: ``mistakes`` on their exact path, :mod:`dpstats.bss.exact_cost`), so that ``epsilon=inf`` there is ordinary
+#: least-squares best subset.  n is public under replace-one neighbours, p is the formula's
+#: number of terms.
 RIDGE_PER_ROW = 0.1
 
 
@@ -49,17 +42,48 @@ HINGE_EVAL_SHARE = 0.125
 MATRIX_FREE_ABOVE = 3000
 
 
-def engine_default_ridge(n, p):
-    """lam = RIDGE_PER_ROW * sqrt(n max(n, p)) (squared loss, MIP engine).
+def engine_default_ridge(n, p, s, radius, tolerance):
+    """``ridge="auto"`` of the squared loss where the certified MIP engine runs.
 
-    Why it grows when n < p: with fewer rows than terms, X'X is singular and some i
-    columns outside the best support always fit the residual of i removed ones well, so
-    only the ridge separates the supports; the block search's bounds then lose by about
-    the ratio of the column norm to lam (timings for several lam at n < p:
-    benchmarks/README.md, bench_public.py).  Continuous in p at p = n.  n and p are public
-    (the input row count and the number of terms of the formula), so the ridge is too.
+    n >= p: lam = tolerance * (1 + r sqrt(s))^2 / r^2, so that lam r^2 is at most tau, the
+    public slack every certificate of the engine already has (tau = tolerance * Delta, and
+    Delta >= (b_y + b_x r sqrt(s))^2 on the terms mapped to [-1, 1] in every intercept mode:
+    equal without an intercept, 4 times it when profiled, (b_y + r sqrt(s b_x^2 + v^2))^2 with
+    the constant column v in the ball; :func:`~dpstats.bss.objective.squared_loss_sensitivity`).
+    Why this leaves the
+    answer alone: on the ball ||b|| <= r, for every support S
+
+        R_0(S) <= R_lam(S) <= R_0(S) + lam ||b_0(S)||^2 <= R_0(S) + lam r^2,
+
+    (b_0(S) the ridge-free minimiser: at it the ridge objective is at most R_0 + lam ||b_0||^2),
+    so the ridge moves every support's value by at most tau, upwards.  The engine's certified
+    best support S_1 (R_lam(S_1) <= min R_lam + tau) then has R_0(S_1) <= min R_0 + 2 tau: the
+    answer is the ridge-free least-squares best subset (same radius) unless another support is
+    within 2 tau of it, which the certificate could not tell apart at ridge 0 either.  The
+    engine needs lam > 0 only for its MILP cuts (slopes -(X_j'a)^2 / lam); its block search
+    draws its bounds from the data's own curvature where there is some (the smallest
+    eigenvalues of the Schur blocks, and the ball multiplier), which n >= p provides
+    (measurements at both defaults: benchmarks/README.md, bench_public.py).
+
+    n < p: lam = RIDGE_PER_ROW * sqrt(n p), as before issue 28.  With fewer rows than terms
+    X'X is singular, so every Schur complement over more than n - |T| outside columns has
+    smallest eigenvalue 0 and only the ridge bounds a block: at a ridge that leaves the
+    answer alone the certificates do not finish (simulate(100, 1000, 5): not in 100 s at
+    lam = 10, 4 s at the default 31.6; docs/methods.md).  This ridge can change the answer;
+    the curator report says when (``ridge_share_of_diagonal_at_best``,
+    ``least_squares_best_support``, ``fit_warnings``), and ``ridge=`` takes any lam > 0.
+
+    Every input is public: n (the input row count), p (the formula's terms), s, the radius
+    and the tolerance, so the ridge is too.
+
+    References: Behdin, Prastakos and Mazumder (2024), section 3, used lam = 0.1 n, the
+    engine's earlier default.
     """
-    return RIDGE_PER_ROW * math.sqrt(float(n) * max(float(n), float(p)))
+    n, p = float(n), float(p)
+    if n < p:
+        return RIDGE_PER_ROW * math.sqrt(n * p)
+    r = float(radius)
+    return float(tolerance) * least_squares_sensitivity(1.0, 1.0, r, s, intercept=False) / (r * r)
 
 
 class Loss:
@@ -75,8 +99,6 @@ class Loss:
     slack_on_every_path: bool
     #: the engine needs ridge > 0 (its cuts divide by it) unless every support is scored
     needs_engine_ridge: bool
-    #: default exact-path limit of the certified methods (``max_enumerate``)
-    default_max_enumerate: int
 
     def sensitivity(self, data, radius, s) -> float:
         """Delta of the objective over supports of ``s`` candidates (replace-one)."""
@@ -86,8 +108,9 @@ class Loss:
         """``radius=None``; ``engine`` (the MIP engine runs) decided from public inputs only."""
         raise NotImplementedError
 
-    def default_ridge(self, n, p, radius, engine) -> float:
-        """``ridge="auto"`` for ``n`` input rows and ``p`` terms (public)."""
+    def default_ridge(self, n, p, radius, engine, *, s=None, tolerance=None) -> float:
+        """``ridge="auto"`` for ``n`` input rows and ``p`` terms (public); ``s`` and the
+        certificate's ``tolerance`` (a fraction of Delta) where the engine runs."""
         raise NotImplementedError
 
     def response_bound(self, data) -> float:
@@ -119,7 +142,6 @@ class SquaredLoss(Loss):
     response_type = "numeric"
     slack_on_every_path = False
     needs_engine_ridge = True
-    default_max_enumerate = CERTIFIED_MAX_ENUMERATE
 
     def sensitivity(self, data, radius, s):
         return squared_loss_sensitivity(data, radius, s)
@@ -127,9 +149,9 @@ class SquaredLoss(Loss):
     def default_radius(self, engine):
         return 1.0
 
-    def default_ridge(self, n, p, radius, engine):
+    def default_ridge(self, n, p, radius, engine, *, s=None, tolerance=None):
         # 0 where every support is scored exactly (epsilon=inf is then ordinary best subset)
-        return engine_default_ridge(n, p) if engine else 0.0
+        return engine_default_ridge(n, p, s, radius, tolerance) if engine else 0.0
 
     def response_bound(self, data):
         return data.b_y
@@ -162,9 +184,6 @@ class HingeLoss(Loss):
     response_type = "binary"
     slack_on_every_path = True
     needs_engine_ridge = False
-    #: a certified hinge value costs about 1 ms at n = 500 (some 500 least-squares values),
-    #: so 2000 supports take about 2-3 seconds
-    default_max_enumerate = 2000
 
     def sensitivity(self, data, radius, s):
         return hinge_sensitivity(data.b_x, radius, s, data.intercept)
@@ -172,7 +191,7 @@ class HingeLoss(Loss):
     def default_radius(self, engine):
         return hinge_default_radius(engine=engine)
 
-    def default_ridge(self, n, p, radius, engine):
+    def default_ridge(self, n, p, radius, engine, *, s=None, tolerance=None):
         return hinge_default_ridge(n, radius, engine=engine)
 
     def response_bound(self, data):

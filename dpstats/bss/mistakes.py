@@ -14,13 +14,14 @@ score moves by at most Delta, so the mechanism is eps-DP for that pair.  The gua
 *conditional* on the gap.
 
 Exact epsilon: the epsilon the method is given is what it spends.  On the engine path
-(C(p, s) > ``max_enumerate``) and with the hinge loss the blocks are certified within
+(the exact path's cost rule, :mod:`dpstats.bss.exact_cost`, says no; or C(p, s) >
+``max_enumerate``, a count the user gives) and with the hinge loss the blocks are certified within
 the solver slack tau = tolerance * Delta, which makes a mechanism sampled with eps_nom
 eps_nom (1 + 2 tolerance)-DP (:mod:`dpstats.bss.engine`, "Solver slack and epsilon"): it
 samples with eps_nom = eps / (1 + 2 tolerance) (rounded down,
 :func:`dpstats.bss.exhaustive.slack_split`) and the ledger entry shows eps as eps_nom plus
-the slack part.  On the exact path with the squared loss (C(p, s) <= ``max_enumerate``,
-public) every value is exact: tau = 0 and eps_nom = eps.
+the slack part.  On the exact path with the squared loss (chosen from n, p, s
+and the options only, public) every value is exact: tau = 0 and eps_nom = eps.
 
 * ``guard="ptr"`` (default): propose-test-release (:mod:`dpstats.mechanisms.ptr`).  The
   certified gap g_c (a certified lower bound of R(S_2) minus the value of S^(0), from the
@@ -97,7 +98,7 @@ from .. import conditions
 from ..methods import MethodOutcome, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
-                        uses_exact_path)
+                        task_rows, task_uses_exact_path, uses_exact_path)
 from .engine import OuterApproximationEngine
 from .enumeration import log_n_supports, slack_parts
 from .losses import loss_of
@@ -145,9 +146,10 @@ def split_budget(epsilon, options):
     return eps_t, epsilon - eps_t
 
 
-def uses_slack(p, s, options):
-    """Whether the blocks carry solver slack: the hinge loss, or the engine path (public inputs only)."""
-    return loss_of(options).slack_on_every_path or not uses_exact_path(p, s, options)
+def uses_slack(p, s, options, n=None):
+    """Whether the blocks carry solver slack: the hinge loss, or the engine path (public inputs only:
+    n, p, s and the options, :func:`dpstats.bss.certified.uses_exact_path`)."""
+    return loss_of(options).slack_on_every_path or not uses_exact_path(p, s, options, n)
 
 
 def selection_cost(epsilon, options, context):
@@ -218,13 +220,12 @@ def sample_mistakes(anchor, block_values, p, s, epsilon, sensitivity, rng):
 
 
 def block_scorer(task, tau):
-    """Every support scored exactly (C(p, s) <= max_enumerate, a public choice), or the certified engine."""
+    """Every support scored exactly (the exact path, a public choice: :func:`dpstats.bss.certified.uses_exact_path`),
+    or the certified engine."""
     p, s = len(task.terms), task.size
-    log_n = log_n_supports(p, s)
-    n_sup = int(comb(p, s, exact=True)) if log_n < 40 else None
-    if n_sup is not None and n_sup <= task.options["max_enumerate"]:
+    if task_uses_exact_path(task):
         exact = exact_scores(task, tau, "mistakes")
-        exact.path = f"exact enumeration of C({p}, {s}) = {n_sup:,} supports"
+        exact.path = f"exact enumeration of C({p}, {s}) = {int(comb(p, s, exact=True)):,} supports"
         return exact
     return make_engine(task, tau, "mistakes")
 
@@ -316,8 +317,8 @@ def run(task) -> MethodOutcome:
     s, p = task.size, len(task.terms)
     opts = task.options
     delta_s = sensitivity_of(task)
-    # Slack or not is decided by public inputs only (p, s, max_enumerate, the loss).
-    slack = uses_slack(p, s, opts)
+    # Slack or not is decided by public inputs only (n, p, s, max_enumerate, the loss).
+    slack = uses_slack(p, s, opts, task_rows(task))
     tau = opts["tolerance"] * delta_s if slack else 0.0
     eps = task.epsilon
     # The mechanism's budget and nominal epsilon are public (eps, the guard, the slack), so
@@ -404,7 +405,7 @@ def run(task) -> MethodOutcome:
         caveat = (f"certified blocks within solver slack tau = {tau:.4g}; sampled with the nominal "
                   "eps / (1 + 2 tau / Delta), so the guarantee is eps")
     else:
-        caveat = f"every support scored exactly (C({p}, {s}) <= max_enumerate): no solver slack"
+        caveat = f"every support scored exactly (C({p}, {s}) = {int(comb(p, s, exact=True)):,}, the exact path): no solver slack"
     entries.append(LedgerEntry(
         mechanism="mistakes mechanism (uniform element of the drawn block)",
         epsilon=eps_run, neighbours=REPLACE_ONE,

@@ -14,15 +14,18 @@ Exact epsilon.  The ``epsilon`` the method is given is what it spends, solver sl
 retry cap included; it samples with a smaller *nominal* epsilon eps_nom where its
 guarantee is looser than eps_nom, and the ledger entry shows the split (``parts``):
 
-* Engine path (C(p, s) > ``max_enumerate``): the list comes from the certified MIP engine
+* Engine path (the exact path's cost rule says no, :mod:`dpstats.bss.exact_cost`; or
+  C(p, s) > ``max_enumerate`` when the user gives a count): the list comes from the certified MIP engine
   (:mod:`dpstats.bss.engine`) within a public tolerance tau = tolerance * Delta, which
   makes Rhat's sensitivity Delta + 2 tau (:mod:`dpstats.bss.engine`, "Solver slack and
   epsilon"), so sampling with eps_nom is eps_nom (1 + 2 tolerance)-DP.  The mechanism
   samples with eps_nom = eps / (1 + 2 tolerance) (rounded down,
   :func:`dpstats.bss.exhaustive.slack_split`): eps-DP, charged eps = eps_nom + slack.
-* Exact path (C(p, s) <= ``max_enumerate``, squared loss): every support is scored
-  exactly, tau = 0, eps_nom = eps and no slack part.  Whether this path runs depends on
-  p, s and ``max_enumerate`` only (public), so the charge never depends on the data;
+* Exact path (squared loss; by default when the estimated time of scoring every support
+  is within the budget of :mod:`dpstats.bss.exact_cost`, or C(p, s) <= ``max_enumerate``):
+  every support is scored exactly, tau = 0, eps_nom = eps and no slack part.  Whether this
+  path runs depends on n (the input row count), p, s, the loss and ``max_enumerate`` only
+  (public), so the charge never depends on the data;
   the certificate's own route inside the engine (data-dependent) never changes it.
 * R >= C(p, s): the exact exponential mechanism of :mod:`dpstats.bss.exhaustive` runs
   instead, with a note (eps_nom = eps for the squared loss).
@@ -34,8 +37,9 @@ guarantee is looser than eps_nom, and the ledger entry shows the split (``parts`
   even eps_nom = 0 gives eps' > eps (log(1 + R^T / N^(T - 1)) - log(1 - q^T) > eps) the
   call is refused before the charge.
 
-Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``max_tries`` (default None = unlimited), ``max_enumerate`` (default 10^5;
-2000 with the hinge loss), ``loss`` ("squared" or "hinge"); every option with its default
+Options: ``tolerance`` (default 5e-4, tau as a fraction of Delta), ``max_tries`` (default None = unlimited),
+``max_enumerate`` (default None: the cost rule of :mod:`dpstats.bss.exact_cost`; a count overrides
+it), ``loss`` ("squared" or "hinge"); every option with its default
 is listed in docs/methods.md.
 
 Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the response is
@@ -63,7 +67,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import comb, logsumexp
+from scipy.special import logsumexp
 
 from .. import conditions
 from ..errors import InvalidArgumentError
@@ -72,10 +76,10 @@ from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod, get_method
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 # the parts shared with mistakes; their names stay importable from here
-from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_MAX_ENUMERATE, DEFAULT_MAX_ENUMERATE_HINGE,  # noqa: F401
-                        DEFAULT_TOLERANCE, ExactScores, certified_default_radius, certified_default_ridge,
-                        check_certified_options, check_certified_size, exact_scores, loss_items, make_engine,
-                        response_type, sensitivity_of, uses_exact_path)
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_TOLERANCE, ExactScores,  # noqa: F401
+                        certified_default_radius, certified_default_ridge, check_certified_options,
+                        check_certified_size, exact_scores, loss_items, make_engine, response_type, sensitivity_of,
+                        task_rows, task_uses_exact_path, uses_exact_path)
 from .engine import OuterApproximationEngine
 from .enumeration import curator_summary, log_n_supports, n_supports, slack_parts, slack_split
 from .losses import HINGE, HINGE_EVAL_SHARE, LOSSES, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
@@ -94,17 +98,18 @@ def inflated_epsilon(epsilon, tolerance):
     return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
 
 
-def uses_slack(p, s, R, options):
+def uses_slack(p, s, R, options, n=None):
     """Whether the top-R mechanism's scores carry solver slack, from public inputs only.
 
     The hinge loss always does (certified duality gaps); the squared loss does on the
-    engine path only, not when every support is scored exactly (C(p, s) <=
-    ``max_enumerate``, or R >= C(p, s)).
+    engine path only, not when every support is scored exactly (the exact path, chosen
+    from n, p, s and the options by :func:`dpstats.bss.certified.uses_exact_path`, or
+    R >= C(p, s)).
     """
     if loss_of(options).slack_on_every_path:
         return True
     n_sup = n_supports(p, s)
-    return not (uses_exact_path(p, s, options) or (n_sup is not None and R >= n_sup))
+    return not ((n_sup is not None and R >= n_sup) or uses_exact_path(p, s, options, n))
 
 
 def mechanism_epsilon(budget, tolerance, slack=True):
@@ -260,8 +265,8 @@ def certified_top(task, R, tau, scorer=None):
     (docs/privacy.md), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
     """
     p, s = len(task.terms), task.size
-    n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
-    if n_sup is not None and n_sup <= task.options["max_enumerate"]:
+    n_sup = n_supports(p, s)
+    if task_uses_exact_path(task):
         exact = scorer if isinstance(scorer, ExactScores) else exact_scores(task, tau, "top_r")
         sups, vals = exact.top(R)
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
@@ -281,9 +286,9 @@ def run(task, scorer=None) -> MethodOutcome:
     opts = task.options
     loss = loss_of(opts)
     delta = sensitivity_of(task)
-    # Whether the scores carry solver slack is decided by public inputs only (p, s, R,
+    # Whether the scores carry solver slack is decided by public inputs only (n, p, s, R,
     # max_enumerate, the loss), so the split of the budget never depends on the data.
-    slack = uses_slack(p, s, R, opts)
+    slack = uses_slack(p, s, R, opts, task_rows(task))
     tau = opts["tolerance"] * delta if slack else 0.0
     eps = task.epsilon  # the budget: what this mechanism spends, slack included
     log_n = log_n_supports(p, s)
@@ -348,7 +353,7 @@ def run(task, scorer=None) -> MethodOutcome:
         conditions = (f"certified top-{R} within solver slack tau = {tau:.4g} ({opts['tolerance']:g} Delta); "
                       "sampled with the nominal eps / (1 + 2 tau / Delta), so the guarantee is eps",)
     else:
-        conditions = (f"every support scored exactly (C({p}, {s}) <= max_enumerate): no solver slack",)
+        conditions = (f"every support scored exactly (C({p}, {s}) = {n_sup:,}, the exact path): no solver slack",)
     entry = LedgerEntry(mechanism=f"top-R mechanism (R = {R}) over certified best supports",
                         epsilon=eps, neighbours=REPLACE_ONE,
                         released={"support": [task.terms[j] for j in chosen]}, caveats=conditions,
@@ -421,8 +426,8 @@ class TopRMethod(CertifiedMethod):
         return conditions.best_support_probability(curator, p, size, qualifier)
 
     def planning_kind(self, p, s, options, auto_size=False):
-        """Exact when every support is scored exactly (a loss without solver slack, C(p, s) <=
-        max_enumerate or R covering every support) and no retry cap changes the law."""
+        """Exact when every support is scored exactly (a loss without solver slack, the exact
+        path's rule or R covering every support) and no retry cap changes the law."""
         loss = LOSSES.get(options.get("loss") or "squared")
         if options.get("max_tries") is not None or loss is None or loss.slack_on_every_path:
             return "empirical"
@@ -431,8 +436,11 @@ class TopRMethod(CertifiedMethod):
             count = math.comb(p, min(s_max, p // 2))
         else:
             count = math.comb(p, s)
-        limit = options.get("max_enumerate") or loss.default_max_enumerate
-        return "exact" if count <= limit or options.get("R", 100) >= count else "empirical"
+        # The squared loss's scoring cost does not depend on n up to MATRIX_FREE_ABOVE terms
+        # (dpstats.bss.exact_cost); the hook has no n, so above that the smallest n is assumed.
+        exact = uses_exact_path(p, min(s_max, p // 2) if auto_size else s,
+                                {"max_enumerate": options.get("max_enumerate"), "loss": loss.name}, 1)
+        return "exact" if exact or options.get("R", 100) >= count else "empirical"
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)
