@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpstats.bss import checked_cbc
 from dpstats.bss import engine as engine_module
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
@@ -159,14 +160,14 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad):
     worst = tuple(int(j) for j in sups[np.argmax(vals)])  # a support far from optimal
     answers = []
 
-    class BrokenCbc(engine_module.CheckedCbc):
+    class BrokenCbc(checked_cbc.CheckedCbc):
         """CBC as it misbehaved, through the engine's declared solver setting."""
 
         def solve(self, m, z, **kwargs):
             answer = super().solve(m, z, **kwargs)
             answers.append(answer)
             if bad == "unreliable":
-                raise engine_module.UnreliableSolve(kwargs.get("label", "MILP"))
+                raise checked_cbc.UnreliableSolve(kwargs.get("label", "MILP"))
             if bad == "bound_too_high":
                 return dataclasses.replace(answer, bound=answer.bound + 1e3, solutions=[])
             # stuck: the same support again and again (it carries a cut after the first
@@ -214,7 +215,7 @@ def test_solutions_outside_the_binary_bounds_are_never_used():
     m += mip.xsum(z[j] for j in np.nonzero(A[1, :p])[0]) <= rhs[1]
     for k in range(2, A.shape[0]):
         m.add_constr(mip.LinExpr(variables=z + [eta], coeffs=list(A[k]), const=-rhs[k], sense=str(sense[k])))
-    solver = engine_module.CheckedCbc(s, cbc_settings={"cuts": 0, "preprocess": 0}, gap_abs=float(fixture["gap_abs"]))
+    solver = checked_cbc.CheckedCbc(s, cbc_settings={"cuts": 0, "preprocess": 0}, gap_abs=float(fixture["gap_abs"]))
     solver.configure(m)
     answer = solver.solve(m, z, label="fixture")
     assert answer.status == "optimal"
