@@ -493,11 +493,12 @@ def _plan_design(call, formula, data, eval_env):
         call.bounds = normalise_bounds_keys(call.bounds, plan.terms, plan.response)
         # Ranges of derived terms (products, powers, np.log, ...) from the columns' ranges.
         call.term_bounds, call.derived_bounds = complete_bounds(
-            call.bounds, plan, columns=[str(c) for c in data.columns], constant=_public_constant(eval_env),
+            call.bounds, plan, columns=[str(c) for c in data.columns.tolist()], constant=_public_constant(eval_env),
             response_required=(call.response_type != "binary"))
         if call.bounds == "auto" and plan.categorical_terms:
             # Dummy columns are not drawn: they keep their contrast's public values.
-            call.categorical_ranges, call.derived_bounds = contrast_ranges(plan, columns=[str(c) for c in data.columns])
+            call.categorical_ranges, call.derived_bounds = contrast_ranges(
+                plan, columns=[str(c) for c in data.columns.tolist()])
     if call.radius is None:
         # Resolved from public inputs only: the method, its options, p and s.
         call.radius = meth.default_radius(plan.p, call.size, call.options)

@@ -404,3 +404,16 @@ def test_wide_formulas_take_linear_time():
 def test_simple_design_is_a_dataclass():
     d = SimpleDesign(response=None, terms=["a"], intercept=False, codes=["a"])
     assert d.used_columns == ["a"]
+
+
+def test_prepare_needed_reads_the_dtypes_of_the_used_columns_only(mixed):
+    # The wide-frame shortcut (one pass over the distinct dtypes) must agree with asking each
+    # used column: pandas' path exactly when a used column has an extension dtype.
+    from dpstats.formula import _prepare_needed, plan_design
+
+    for formula in ("y ~ x1 + ni", "y ~ x1 + x2", "y ~ ni"):
+        plan = plan_design(formula, mixed.dtypes, len(mixed))
+        used = list(plan.used)
+        expected = any(pd.api.types.is_extension_array_dtype(mixed[c].dtype) for c in used)
+        assert _prepare_needed(mixed, plan, used) == expected
+        assert expected == ("ni" in used)
