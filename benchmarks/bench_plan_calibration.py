@@ -98,7 +98,8 @@ def crossing(xs, ps):
 
 
 def run_design(args):
-    index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args
+    index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args[:4]
+    plan_only = len(args) > 4 and args[4]
     import dpstats
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -107,8 +108,9 @@ def run_design(args):
     pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     points = len(planned.table)
-    if pred is None:
-        return dict(index=index, pred=None, seconds=seconds, cpu=cpu, points=points)
+    if pred is None or plan_only:
+        return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points,
+                    exact=float(planned.table["exact_share"].mean()))
     def at(x):
         x = max(2, int(round(x))) if axis == "n" else x
         nn, ee = (x, epsilon) if axis == "n" else (n, x)
@@ -165,6 +167,8 @@ def main():
     parser.add_argument("--plan-reps", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default=None, help="comma-separated design indices")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="time the predictions only (no direct simulations, no errors)")
     parser.add_argument("--compare", default=None,
                         help="'issue' or a design index: the old rule against the new one on that design")
     args = parser.parse_args()
@@ -173,7 +177,7 @@ def main():
         compare_rules(spec, args.seeds, 100 if args.compare == "issue" else args.plan_reps)
         return
     chosen = range(len(DESIGNS)) if args.only is None else [int(v) for v in args.only.split(",")]
-    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps) for i in chosen]
+    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps, args.plan_only) for i in chosen]
     se = math.sqrt(TARGET * (1 - TARGET) / args.seeds)
     print(f"plan calibration: target P = {TARGET}; prediction with plan(reps={args.plan_reps}); reference: "
           f"{args.seeds} direct dp_select calls per point (standard error {se:.3f} at P = {TARGET}) at "
@@ -182,7 +186,7 @@ def main():
               f"{'wall s':>6} {'cpu s':>6} {'pts':>3} {'exact':>5}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
               f"{'x_sim':>9} {'rel.err':>7}")
     print(header, flush=True)
-    errors, count = [], 0
+    errors, count, cpu_total = [], 0, 0.0
     if args.workers > 1:
         from multiprocessing import Pool
 
@@ -192,14 +196,16 @@ def main():
         pool, results = None, map(run_design, jobs)
     for r in results:
         count += 1
+        cpu_total += r["cpu"]
         method, p, s, eps, n, axis, design = DESIGNS[r["index"]]
         rs = f"{design.get('rho', 0.1):g}/{design.get('snr', 5.0):g}"
         solve = "n" if axis == "n" else f"eps@{n}"
-        if r["pred"] is None:
-            print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {'none':>9} "
-                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3}", flush=True)
-            continue
         fmt = (lambda v: f"{v:.0f}") if axis == "n" else (lambda v: f"{v:.3g}")
+        if r["pred"] is None or args.plan_only:
+            shown = "none" if r["pred"] is None else fmt(r["pred"])
+            print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {shown:>9} "
+                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}", flush=True)
+            continue
         if r["rel"] == "=":
             err = r["pred"] / r["x_sim"] - 1
             errors.append(abs(err))
@@ -213,6 +219,9 @@ def main():
               f"{r['p2']:>5.3f}  {xs:>9} {es:>7}", flush=True)
     if pool is not None:
         pool.close()
+    if args.plan_only:
+        print(f"\n{count} predictions, {cpu_total:.1f} CPU s in all; load {os.getloadavg()[0]:.1f}")
+        return
     inside = sum(e <= 0.15 for e in errors)
     print(f"\n{inside} of {count} designs within 15 % (x_sim bracketed); median |rel.err| "
           f"{sorted(errors)[len(errors) // 2] if errors else float('nan'):.1%}; load {os.getloadavg()[0]:.1f}")

@@ -38,6 +38,8 @@ point of a grid (common random numbers), so differences along a grid are smooth.
 target by doubling (halving) from the planned value, then evaluate inside the bracket
 until its ends are within 10 %, and interpolate a logistic curve in log n (log epsilon)
 between them, after making the predictions non-decreasing (pool-adjacent-violators).
+The search runs first on a third of the seeds (a pilot); the two points the answer is
+read from then get all ``reps`` and the search resumes from them.
 Recovery against n at a fixed epsilon is a steep sigmoid (the exponential-type mechanisms'
 log-odds grow about linearly in n epsilon), so a linear interpolation between points a
 factor 2 apart missed the crossing by up to a third; benchmarks/bench_plan_calibration.py
@@ -181,6 +183,14 @@ _BUILT_IN_RULES = ("exponential", "top_r", "mistakes", "dp_sis")
 _MAX_EXPAND = 6
 _MAX_REFINE = 4
 _REFINE_RATIO = 1.1
+#: The search's pilot: new points first get the first max(PILOT_MIN, reps / PILOT_FRACTION)
+#: seeds; only the points the answer is read from get all ``reps`` (Plan._required).
+_PILOT_MIN = 10
+_PILOT_FRACTION = 3
+
+
+def _pilot_reps(reps):
+    return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
 
 
 def _logistic_crossing(x0, x1, p0, p1, target, reps):
@@ -336,6 +346,7 @@ class Plan:
         # One (data seed, mechanism seed) pair per replication, shared by every grid point.
         self._seeds = [tuple(int(x) for x in child.generate_state(2, dtype=np.uint32)) for child in seed.spawn(reps)]
         self._rows = {}
+        self._values = {}  # (n, epsilon) -> (q, exact) of the first len(q) seeds
         self._evaluate(n, epsilon)
 
     # -- computation -----------------------------------------------------------------------
@@ -373,12 +384,18 @@ class Plan:
             return float(frozenset(fit.support) == truth), 0.0
         return q, 1.0
 
-    def _evaluate(self, n, epsilon):
+    def _evaluate(self, n, epsilon, reps=None):
+        """The row of (n, epsilon) from the first ``reps`` seeds (default all): a point seen
+        with fewer seeds is extended by the missing ones only, so its row equals that of a
+        point evaluated with ``reps`` seeds at once."""
         key = (int(n), float(epsilon))
-        if key in self._rows:
+        reps = len(self._seeds) if reps is None else min(int(reps), len(self._seeds))
+        q_done, exact_done = self._values.get(key, (np.empty(0), np.empty(0)))
+        if key in self._rows and q_done.size >= reps:
             return self._rows[key]
-        qe = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds])
-        q, exact = qe[:, 0], qe[:, 1]
+        qe = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds[q_done.size:reps]]).reshape(-1, 2)
+        q, exact = np.concatenate([q_done, qe[:, 0]]), np.concatenate([exact_done, qe[:, 1]])
+        self._values[key] = (q, exact)
         reps = len(q)
         mean, share = float(q.mean()), float(exact.mean())
         if share > 0:
@@ -446,22 +463,54 @@ class Plan:
         answer interpolates the same logistic curve between the final ends; a linear
         interpolation between points a factor 2 apart missed the crossing of these steep
         curves by up to a third (benchmarks/README.md, "plan calibration").
+
+        Pilot (``reps`` above ``_PILOT_MIN``): the search first runs with new points
+        evaluated on the first ``_pilot_reps(reps)`` seeds (a third of them, at least 10);
+        the points the answer is read from (the final bracket's ends) then get every seed
+        (only the missing ones are simulated) and the search resumes from there with all
+        seeds, so the answer is always read from points with ``reps`` data sets.  Points the
+        search merely passed through keep their pilot count (the table's ``reps``); they
+        cost a third as much, which is where most of a search's points are
+        (benchmarks/README.md gives the times).
         """
         target = _probability("target", target)
-        integer = axis == "n"
-        floor = 2 if integer else 0.0
         if grid is not None:
             self.evaluate(**{f"{axis}_grid": grid})
             span = (min(float(v) for v in grid), max(float(v) for v in grid))
         else:
             span = (-math.inf, math.inf)
             self._evaluate_at(axis, getattr(self, axis))
+        pilot = _pilot_reps(self.reps)
+        if pilot < self.reps:
+            # Pilot: the whole search with the first ``pilot`` seeds; then the points that
+            # decide the answer get every seed, and the search resumes from them with all.
+            self._search(axis, target, grid is None, span, pilot)
+            for value in self._deciding(axis, target, span):
+                self._evaluate_at(axis, value)
+        return self._search(axis, target, grid is None, span, None)
+
+    def _deciding(self, axis, target, span):
+        """The evaluated values of ``axis`` the answer is read from: the bracket's two ends,
+        or the first (last) point when every point reaches (none reaches) the target."""
+        x, fitted = self._curve(axis, span)
+        reached = np.nonzero(fitted >= target)[0]
+        if reached.size == 0:
+            return [x[-1]]
+        i = int(reached[0])
+        return [x[0]] if i == 0 else [x[i - 1], x[i]]
+
+    def _search(self, axis, target, expand, span, reps):
+        """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
+        points with the first ``reps`` seeds (all for None)."""
+        integer = axis == "n"
+        floor = 2 if integer else 0.0
+        if expand:
             for _ in range(_MAX_EXPAND):
                 x, fitted = self._curve(axis, span)
                 if fitted[-1] < target:
-                    self._evaluate_at(axis, x[-1] * 2)
+                    self._evaluate_at(axis, x[-1] * 2, reps)
                 elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
-                    self._evaluate_at(axis, max(floor, x[0] / 2))
+                    self._evaluate_at(axis, max(floor, x[0] / 2), reps)
                 else:
                     break
         for _ in range(_MAX_REFINE + 1):
@@ -484,13 +533,13 @@ class Plan:
                 probe = round(probe)
                 if probe <= lo or probe >= hi:
                     return guess
-            self._evaluate_at(axis, probe)
+            self._evaluate_at(axis, probe, reps)
         return guess
 
-    def _evaluate_at(self, axis, value):
+    def _evaluate_at(self, axis, value, reps=None):
         if axis == "n":
-            return self._evaluate(max(2, int(round(value))), self.epsilon)
-        return self._evaluate(self.n, float(value))
+            return self._evaluate(max(2, int(round(value))), self.epsilon, reps)
+        return self._evaluate(self.n, float(value), reps)
 
     def required_n(self, target=0.8, n_grid=None):
         """The smallest n at which the predicted probability reaches ``target`` (at the planned epsilon).
@@ -502,7 +551,9 @@ class Plan:
         (pool-adjacent-violators) first.  Rounded up to an integer.  Returns the smallest
         evaluated n when it already reaches the target (the answer is then "at most" it);
         None when no evaluated n does (give a wider grid).  Every evaluated point joins
-        :attr:`table` (``reps`` simulated calls each; typically 5 to 9 points).
+        :attr:`table` (typically 5 to 9 points; the table's ``reps`` says how many simulated
+        calls each had: all ``reps`` for the planned point and the two the answer is read
+        from, a third of them for the search's other points).
         """
         value = self._required("n", target, n_grid)
         return None if value is None else int(math.ceil(value - 1e-9))

@@ -147,6 +147,58 @@ def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
     assert planned.required_n(0.8, n_grid=[100, 200]) is None
 
 
+def _noisy_known(self, n, epsilon, data_seed, mech_seed):
+    """A steep known curve whose value differs between seeds (so a pilot on a third of them
+    reads a different mean than all of them): P = Phi(12 (n / 1000 - 1) + z_0.8 + u), u in
+    [-1, 1] from the data seed."""
+    u = 2.0 * ((data_seed * 2654435761) % 1000) / 999.0 - 1.0
+    return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8) + u)), 1.0
+
+
+def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
+    # The search runs on a pilot of 10 of the 30 seeds; the two points the answer is read
+    # from must then carry all 30, with the same values as a plan that evaluated them with
+    # all 30 at once (same random_state), and the answer is the logistic crossing of those
+    # full rows.  Mutations caught: reading the answer from the pilot rows, or extending a
+    # pilot point with the wrong seeds (the rows then differ).
+    from dpstats.planning import Plan, _isotonic, _logistic_crossing, _pilot_reps
+
+    monkeypatch.setattr(Plan, "_one", _noisy_known)
+    assert _pilot_reps(30) == 10 and _pilot_reps(100) == 34 and _pilot_reps(8) == 8
+    planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=30, random_state=4)
+    answer = planned.required_n(0.8)
+    table = planned.table.set_index("n")
+    assert set(table["reps"]) == {10, 30}  # the pilot ran
+    full = table[table["reps"] == 30]
+    x = list(table.index)
+    fitted = _isotonic(list(table["probability"]), list(table["reps"]))
+    i = next(k for k, v in enumerate(fitted) if v >= 0.8)
+    lo, hi = x[i - 1], x[i]
+    assert lo in full.index and hi in full.index and hi / lo <= 1.1
+    fresh = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=30, random_state=4)
+    rows = fresh.evaluate(n_grid=[lo, hi]).set_index("n")
+    for v in (lo, hi):
+        assert table.loc[v, "probability"] == rows.loc[v, "probability"]
+        assert table.loc[v, "lower"] == rows.loc[v, "lower"]
+    assert answer == math.ceil(_logistic_crossing(lo, hi, rows.loc[lo, "probability"], rows.loc[hi, "probability"],
+                                                  0.8, 30) - 1e-9)
+    assert answer == pytest.approx(1000, rel=0.06)
+
+
+def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
+    # Real simulations (same seeds): the first 10 data sets, then the other 20, give the row
+    # of all 30 at once, bit for bit.
+    spec = dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
+                random_state=8)
+    first = dpstats.plan(**spec)
+    pilot = first._evaluate(500, 2.0, reps=10)
+    assert pilot["reps"] == 10
+    extended = first._evaluate(500, 2.0)
+    at_once = dpstats.plan(**spec)._evaluate(500, 2.0)
+    assert extended == at_once and extended["reps"] == 30
+    assert pilot["probability"] != extended["probability"]
+
+
 @pytest.fixture(scope="module")
 def small_plan():
     return dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
