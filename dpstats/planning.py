@@ -464,6 +464,12 @@ class Plan:
         interpolation between points a factor 2 apart missed the crossing of these steep
         curves by up to a third (benchmarks/README.md, "plan calibration").
 
+        Regimes: the planned call's defaults switch from a free choice to private means at
+        public values of n and epsilon (:meth:`_regime`), where recovery can fall; the
+        search takes the stretches between switches in increasing order and answers in the
+        first whose top reaches the target, so the answer is the smallest value, not a
+        crossing past a fall.
+
         Pilot (``reps`` above ``_PILOT_MIN``): the search first runs with new points
         evaluated on the first ``_pilot_reps(reps)`` seeds (a third of them, at least 10);
         the points the answer is read from (the final bracket's ends) then get every seed
@@ -482,22 +488,92 @@ class Plan:
             self._evaluate_at(axis, getattr(self, axis))
         pilot = _pilot_reps(self.reps)
         if pilot < self.reps:
-            # Pilot: the whole search with the first ``pilot`` seeds; then the points that
-            # decide the answer get every seed, and the search resumes from them with all.
-            self._search(axis, target, grid is None, span, pilot)
-            for value in self._deciding(axis, target, span):
-                self._evaluate_at(axis, value)
-        return self._search(axis, target, grid is None, span, None)
+            # Pilot: the whole search with the first ``pilot`` seeds; the search then resumes
+            # with all of them, and extends the points it reads its answer from first.
+            self._regime_search(axis, target, grid is None, span, pilot)
+        return self._regime_search(axis, target, grid is None, span, None)
 
-    def _deciding(self, axis, target, span):
-        """The evaluated values of ``axis`` the answer is read from: the bracket's two ends,
-        or the first (last) point when every point reaches (none reaches) the target."""
-        x, fitted = self._curve(axis, span)
-        reached = np.nonzero(fitted >= target)[0]
-        if reached.size == 0:
-            return [x[-1]]
-        i = int(reached[0])
-        return [x[0]] if i == 0 else [x[i - 1], x[i]]
+    # -- regimes: where the planned call's defaults change with n or epsilon ---------------
+    def _regime(self, n, epsilon):
+        """The public choices the planned call's defaults make at (n, epsilon): the squared-loss
+        intercept ("centred" or "profiled", :func:`dpstats.bss.intercept.resolved_intercept`)
+        and DP-SIS's centring and scale (:func:`dpstats.screening.dp_sis.resolved_center`,
+        ``resolved_scale``).  Each flips once, from the free choice to private means, as n
+        or epsilon grows; recovery can fall at the flip (benchmarks/README.md, "plan
+        calibration": dp_sis at p = 100, s = 10, epsilon 0.5 recovers with probability
+        0.999 at n = 4039 and 0.002 at n = 4040), so the search treats each stretch
+        between flips as its own monotone curve."""
+        from .bss.intercept import resolved_intercept
+        from .mechanisms.signs import SIGNS_SHARE
+        from .methods import get_method
+        from .screening.dp_sis import resolved_center, resolved_scale
+
+        meth = get_method(self.method)
+        share = 0.0 if self.signs is False or meth.sign_step().native else (
+            SIGNS_SHARE if self.signs is True else float(self.signs))
+        eps = epsilon if math.isinf(epsilon) else epsilon * (1.0 - share)
+        names = {option.name for option in meth.options}
+        out = []
+        if "means_share" in names and self.options.get("loss", "squared") == "squared":
+            out.append(resolved_intercept(self.options, intercept=True, n=n, p=self.p, epsilon=eps))
+        if self.method == "dp_sis":
+            center = resolved_center(self.options.get("center", "auto"), d=self.p + 1, n=n, epsilon=eps)
+            out.append(center)
+            out.append(resolved_scale(self.options.get("scale", "auto"), center, p=self.p, n=n, epsilon=eps))
+        return tuple(out)
+
+    def _regimes(self, axis, span):
+        """The stretches of ``axis`` inside ``span`` on which :meth:`_regime` is constant, in
+        increasing order, as closed (low, high) spans (public arithmetic, no simulation)."""
+        def regime(v):
+            return self._regime(int(v), self.epsilon) if axis == "n" else self._regime(self.n, float(v))
+
+        if axis == "n":
+            lo, hi = max(2, span[0]), (span[1] if math.isfinite(span[1]) else 2**40)
+            lo, hi = int(math.ceil(lo)), int(hi)
+        else:
+            lo = span[0] if span[0] > 0 else 1e-12
+            hi = span[1] if math.isfinite(span[1]) else 1e12
+        starts = []
+        while lo < hi and regime(lo) != regime(hi):
+            a, b = lo, hi  # regime(a) != regime(b): find the first value whose regime differs from a's
+            while (b - a > 1) if axis == "n" else (b > np.nextafter(a, math.inf)):
+                mid = (a + b) // 2 if axis == "n" else math.sqrt(a * b) if b / a > 1 + 1e-9 else (a + b) / 2
+                if regime(mid) == regime(a):
+                    a = mid
+                else:
+                    b = mid
+            starts.append(b)
+            lo = b
+        edges = [span[0]] + starts
+        out = []
+        for k, start in enumerate(edges):
+            end = span[1] if k == len(starts) else (starts[k] - 1 if axis == "n" else np.nextafter(starts[k], 0.0))
+            out.append((start, end))
+        return out
+
+    def _regime_search(self, axis, target, expand, span, reps):
+        """The smallest value reaching ``target``: the regimes of :meth:`_regimes` in increasing
+        order; a regime below the last is searched only when its top reaches the target (its
+        top evaluated on the pilot's seeds), else the next is tried."""
+        regimes = self._regimes(axis, span)
+        planned = float(getattr(self, axis))
+        check = _pilot_reps(self.reps)
+        for k, (lo, hi) in enumerate(regimes):
+            last = k == len(regimes) - 1
+            if not last:
+                x, fitted = self._curve(axis, (lo, hi))
+                if expand and (x.size == 0 or fitted[-1] < target):
+                    self._evaluate_at(axis, hi, check)
+                    x, fitted = self._curve(axis, (lo, hi))
+                if x.size == 0 or fitted[-1] < target:
+                    continue
+            elif expand and not lo <= planned <= hi:
+                self._evaluate_at(axis, lo, reps)
+            answer = self._search(axis, target, expand, (lo, hi), reps)
+            if answer is not None or last:
+                return answer
+        return None
 
     def _search(self, axis, target, expand, span, reps):
         """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
@@ -508,14 +584,29 @@ class Plan:
             for _ in range(_MAX_EXPAND):
                 x, fitted = self._curve(axis, span)
                 if fitted[-1] < target:
-                    self._evaluate_at(axis, x[-1] * 2, reps)
+                    step = min(x[-1] * 2, span[1])  # doubling stays inside the regime
                 elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
-                    self._evaluate_at(axis, max(floor, x[0] / 2), reps)
+                    step = max(floor, x[0] / 2, span[0])
                 else:
                     break
-        for _ in range(_MAX_REFINE + 1):
+                if integer:
+                    step = int(round(step))
+                if step in x:
+                    break  # the regime's end is reached
+                self._evaluate_at(axis, step, reps)
+        probes = 0
+        while True:
             x, fitted = self._curve(axis, span)
+            if x.size == 0:
+                return None
             reached = np.nonzero(fitted >= target)[0]
+            deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
+                                                                                          x[reached[0]]]
+            short = [v for v in deciding if reps is None and self._reps_at(axis, v) < self.reps]
+            if short:  # the answer is read from points with every seed: extend pilot points first
+                for v in short:
+                    self._evaluate_at(axis, v)
+                continue
             if reached.size == 0:
                 return None
             i = int(reached[0])
@@ -523,6 +614,9 @@ class Plan:
                 return float(x[0])
             lo, hi = x[i - 1], x[i]
             guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.reps)
+            if probes > _MAX_REFINE:
+                return guess
+            probes += 1
             if hi / lo <= _REFINE_RATIO:
                 return guess
             # stay inside the bracket's middle so that it shrinks whatever the curve's shape
@@ -534,7 +628,10 @@ class Plan:
                 if probe <= lo or probe >= hi:
                     return guess
             self._evaluate_at(axis, probe, reps)
-        return guess
+
+    def _reps_at(self, axis, value):
+        key = (int(value), float(self.epsilon)) if axis == "n" else (int(self.n), float(value))
+        return self._rows[key]["reps"]
 
     def _evaluate_at(self, axis, value, reps=None):
         if axis == "n":

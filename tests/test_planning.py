@@ -185,6 +185,39 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
     assert answer == pytest.approx(1000, rel=0.06)
 
 
+def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
+    # dp_sis, p = 100, epsilon 0.5: center="auto" buys private means from n = 4040 and
+    # scale="auto" private sds from n = 8080 (public rule: noise radius 2 d / (n 0.1 eps) <= 1).
+    # Measured on this design, recovery falls there (0.999 at n = 4039, 0.002 at 4040).  A
+    # known curve with that shape: 0.8 at n = 3000, then after the fall 0.8 again at 20000.
+    # required_n must answer the smallest n, 3000, also when planned in a later regime; a
+    # search that assumes one monotone curve answers about 20000 from n = 8000.
+    from dpstats.mechanisms.private_means import means_affordable
+    from dpstats.planning import Plan
+
+    switch = next(n for n in range(3000, 6000) if means_affordable(101, n, 0.05))
+    assert switch == 4040
+
+    def known(self, n, epsilon, data_seed, mech_seed):
+        centre = 3000 if n < switch else 20000
+        return float(stats.norm.cdf(12 * (n / centre - 1) + stats.norm.ppf(0.8))), 1.0
+
+    monkeypatch.setattr(Plan, "_one", known)
+    for start in (8000, 1000, 30000):
+        planned = dpstats.plan(method="dp_sis", n=start, p=100, s=10, epsilon=0.5, reps=4, random_state=0)
+        assert planned._regimes("n", (-math.inf, math.inf)) == [(-math.inf, 4039), (4040, 8079), (8080, math.inf)]
+        assert planned.required_n(0.8) == pytest.approx(3000, rel=0.02), planned.table
+    # kendall has no such switch: one regime
+    kendall = dpstats.plan(method="kendall", n=500, p=100, s=3, epsilon=0.5, reps=4, random_state=0)
+    assert kendall._regimes("n", (-math.inf, math.inf)) == [(-math.inf, math.inf)]
+    # top_r's intercept: centred from n = 2 (p + 1) / (0.1 epsilon), the selection's epsilon
+    # (signs=True leaves it 0.9 epsilon)
+    top = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0)
+    assert top._regimes("n", (-math.inf, math.inf))[1][0] == 5005
+    signed = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0, signs=True)
+    assert signed._regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.1 * 4.0 * 0.9))
+
+
 def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
     # Real simulations (same seeds): the first 10 data sets, then the other 20, give the row
     # of all 30 at once, bit for bit.
