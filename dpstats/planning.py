@@ -39,7 +39,10 @@ target by doubling (halving) from the planned value, then evaluate inside the br
 until its ends are within 10 %, and interpolate a logistic curve in log n (log epsilon)
 between them, after making the predictions non-decreasing (pool-adjacent-violators).
 The search runs first on a third of the seeds (a pilot); the two points the answer is
-read from then get all ``reps`` and the search resumes from them.
+read from then get all ``reps`` and the search resumes from them.  Where the planned
+call's defaults switch to private means at a public n or epsilon (recovery can fall
+there), each stretch between switches is searched as its own curve, lowest first
+(:meth:`Plan._regime`).
 Recovery against n at a fixed epsilon is a steep sigmoid (the exponential-type mechanisms'
 log-odds grow about linearly in n epsilon), so a linear interpolation between points a
 factor 2 apart missed the crossing by up to a third; benchmarks/bench_plan_calibration.py
@@ -506,11 +509,15 @@ class Plan:
         from .bss.intercept import resolved_intercept
         from .mechanisms.signs import SIGNS_SHARE
         from .methods import get_method
+        from .privacy.bounds import AUTO_BOUNDS_SHARE
         from .screening.dp_sis import resolved_center, resolved_scale
 
         meth = get_method(self.method)
         share = 0.0 if self.signs is False or meth.sign_step().native else (
             SIGNS_SHARE if self.signs is True else float(self.signs))
+        if isinstance(self.bounds, str) and self.bounds == "auto" and meth.needs_bounds:
+            share += AUTO_BOUNDS_SHARE
+        # the selection's epsilon, as dp_select splits it (a size stage with s="auto" is not modelled)
         eps = epsilon if math.isinf(epsilon) else epsilon * (1.0 - share)
         names = {option.name for option in meth.options}
         out = []
