@@ -437,6 +437,10 @@ def clip_to_bounds(model_frame, bounds, epsilon_share, rng, categorical_terms=()
                        ranges=ranges, curator=curator)
 
 
+#: Values compared at a time by :func:`_clipped_report` (no n x p temporary).
+_REPORT_BLOCK_VALUES = 1 << 22
+
+
 def _clipped_report(X, y, ranges, categorical_terms):
     """Curator-only: the share of each numeric term's (and the response's) values outside its
     public range, computed a block of columns at a time (no n x p temporary)."""
@@ -445,13 +449,17 @@ def _clipped_report(X, y, ranges, categorical_terms):
     skip = set(categorical_terms)
     cols = [j for j, t in enumerate(ranges.terms) if t not in skip]
     share = {}
-    step = max(1, (1 << 22) // max(X.shape[0], 1))
+    n = X.shape[0]
+    step = max(1, _REPORT_BLOCK_VALUES // max(n, 1))
+    every = len(cols) == X.shape[1]  # no dummy column: blocks are slices (views, no copy)
     for start in range(0, len(cols), step):
-        block = cols[start:start + step]
+        block = slice(start, min(start + step, len(cols))) if every else cols[start:start + step]
         values = X[:, block]
         out = (values < ranges.lower[block]) | (values > ranges.upper[block])
-        for j, f in zip(block, out.mean(axis=0)):
-            share[ranges.terms[j]] = float(f)
+        # count / n: the same floats as the mean of the booleans, a fifth of the time at p = 10^4
+        shares = np.count_nonzero(out, axis=0) / n
+        for j, f in zip(range(len(cols))[block] if every else block, shares.tolist()):
+            share[ranges.terms[j]] = f
     if y is not None:
         share[ranges.response] = float(np.mean((y < ranges.response_lower) | (y > ranges.response_upper)))
     return {"share_clipped": share}
