@@ -216,6 +216,11 @@ def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
     assert top._regimes("n", (-math.inf, math.inf))[1][0] == 5005
     signed = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0, signs=True)
     assert signed._regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.1 * 4.0 * 0.9))
+    # along epsilon (required_epsilon at n = 2000, p = 100): centred from 2 * 101 / (0.1 * 2000)
+    at_n = dpstats.plan(method="top_r", n=2000, p=100, s=3, epsilon=2.0, reps=4, random_state=0)
+    (low, top), (start, end) = at_n._regimes("epsilon", (-math.inf, math.inf))
+    assert start == pytest.approx(1.01, rel=1e-9) and top < start and end == math.inf
+    assert at_n._regime(2000, top) == ("profiled",) and at_n._regime(2000, start) == ("centred",)
 
 
 def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
