@@ -239,6 +239,19 @@ def default_size_share(p) -> float:
     p = 250; the rule gives 0.70, 0.63, 0.48 and 0.41."""
     share = 2.4 / (2.4 + max(0.0, math.log(max(int(p), 1)) - 2.0))
     return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
+def default_margin_share(p) -> float:
+    """``size_mechanism="margin"``'s default share of epsilon for its size stage, from the public p:
+    1.9 / (1.9 + max(0, log p - 2)), within [0.25, 0.7].
+
+    The margin stage needs less than the criterion stage of ``two_stage`` (about 0.65, 0.45 and 0.19 of
+    top_r's epsilon at p = 100, s0 = 3, 5, 8, against 1.0, 0.5 and 0.26), so its share is smaller.  Fitted
+    like :func:`default_size_share`: on simulate(1000, p, s0), s0 in 3, 5, 8, the worst ratio to s known
+    over s0 was smallest near 0.6 at p = 30, 0.4 at p = 100 and 0.35 at p = 250 (benchmarks/README.md,
+    bench_model_size_margins.py); the rule gives 0.58, 0.42 and 0.35."""
+    share = 1.9 / (1.9 + max(0.0, math.log(max(int(p), 1)) - 2.0))
+    return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
+
+
 #: two_stage: the size stage's prior keeps the sizes above the chosen one under this share of its mass.
 LARGER_SIZE_MASS = 0.05
 #: Outputs listed in the curator's ``top_supports`` (the most probable, across sizes).
@@ -262,14 +275,16 @@ SIZE_OPTIONS = (
     Real("noise_sd", default=None, low=0.0, allow_none=True,
          doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
              "response's public range)"),
-    Choice("size_mechanism", default=None, choices=("joint", "generalized", "two_stage"), allow_none=True,
+    Choice("size_mechanism", default=None, choices=("joint", "generalized", "two_stage", "margin"), allow_none=True,
            doc="s='auto' only: one exponential mechanism over (s, support) pairs on the scale of Delta(s_max) "
                "('joint'), the generalised exponential mechanism over the same pairs with each size's own "
-               "sensitivity ('generalized'), or a size stage then the method at that size ('two_stage') (default: "
-               "joint for exponential, two_stage for top_r; module docstring)"),
+               "sensitivity ('generalized'), a size stage on the criterion then the method at that size "
+               "('two_stage'), or a size stage on each size's smallest pairwise margin then the method ('margin') "
+               "(default: joint for exponential, margin for top_r and mistakes; module docstring)"),
     Real("size_share", default=None, low=0.0, high=1.0, allow_none=True,
-         doc="s='auto', two_stage only: the share of the selection epsilon for the size stage (default: from p, "
-                   "0.7 at p <= 20 down to 0.25; dpstats.bss.model_size.default_size_share)"),
+         doc="s='auto', two_stage and margin only: the share of the selection epsilon for the size stage (default: "
+             "from p, 0.7 at p <= 20 down to 0.25; dpstats.bss.model_size.default_size_share and "
+             "default_margin_share)"),
     Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
          doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
              "eps pen(1) / (2 Delta_max)), see dpstats.bss.model_size)"),
@@ -362,6 +377,29 @@ def gem_groups(scored, p, n, criterion, sigma2, log_prior, deltas):
                                   log_tail_count=g.log_tail_count, tail_loss=tail))
     return sizes, groups
 
+def margin_scores(criterion_values, deltas) -> np.ndarray:
+    """q(s) = min over s' != s of (L(s') - L(s)) / (Delta(s) + Delta(s')), s = 1..s_max (index s - 1).
+
+    ``criterion_values``: L(s) = v(s) + pen(s) for s = 1..s_max; ``deltas``: Delta(s) for s = 0..s_max.
+    Module docstring, "Margin size stage".  A lone size scores 0 (nothing to compare)."""
+    L = np.asarray(criterion_values, dtype=np.float64)
+    if L.size == 1:
+        return np.zeros(1)
+    d = np.asarray(deltas, dtype=np.float64)[1:L.size + 1]
+    pair = (L[None, :] - L[:, None]) / (d[:, None] + d[None, :])  # row s, column s'
+    np.fill_diagonal(pair, np.inf)
+    return pair.min(axis=1)
+
+
+def margin_size_prior(s_max, epsilon, penalty_per_term, deltas) -> float:
+    """kappa of ``size_mechanism="margin"``: max(0, log(1 / 0.05) - eps pen(1) / (Delta(s_max - 1) +
+    Delta(s_max))), public inputs only (module docstring, "Margin size stage")."""
+    if math.isinf(epsilon) or s_max < 2:
+        return 0.0
+    scale = float(deltas[s_max - 1]) + float(deltas[s_max])
+    return max(0.0, math.log(1 / LARGER_SIZE_MASS) - float(epsilon) * float(penalty_per_term) / scale)
+
+
 # ------------------------------------------------------------------ the call's size settings
 @dataclass
 class AutoSize:
@@ -398,7 +436,7 @@ class AutoSize:
         options = validate_options(SIZE_OPTIONS, given, "s='auto'")
         if meth.name == "mistakes" and options["size_mechanism"] in ("joint", "generalized"):
             raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
-                                       "size's gap); leave size_mechanism=None or give 'two_stage'.")
+                                       "size's gap); leave size_mechanism=None or give 'margin' or 'two_stage'.")
         return cls(s_max=s_max, options=options), rest
 
     def resolve(self, p, options, n_rows=None):
@@ -436,13 +474,16 @@ class AutoSize:
 
     # -------------------------------------------------------------- the mechanism
     def mechanism(self, meth):
-        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "two_stage")
+        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "margin")
 
     def run(self, meth, task) -> MethodOutcome:
-        if self.mechanism(meth) == "two_stage":
-            share = default_size_share(self.p) if self.options["size_share"] is None else self.options["size_share"]
+        mechanism = self.mechanism(meth)
+        if mechanism in ("two_stage", "margin"):
+            rule = default_margin_share if mechanism == "margin" else default_size_share
+            share = rule(self.p) if self.options["size_share"] is None else self.options["size_share"]
+            score = "margin" if mechanism == "margin" else "criterion"
             return run_two_stage(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
-                                 self.kappa, share)
+                                 self.kappa, share, score)
         return run_auto(meth.name, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
                         self.kappa, self.mechanism(meth))
 
@@ -703,9 +744,10 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
                          released={"s_selected": int(s_chosen)})
 
 
-def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
-    """The size stage of ``two_stage``: (sizes, losses v(s) + pen(s), best supports, log-weights, nominal
-    epsilon, parts, sensitivity, kappa, scorers, taus) (module docstring, "Two stages")."""
+def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion"):
+    """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
+    losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
+    epsilon, parts, kappa, scorers, taus) (module docstring, "Two stages" and "Margin size stage")."""
     from .top_r import certified_top
 
     p = len(task.terms)
@@ -721,7 +763,10 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
         nominal, parts = epsilon, ()
     sigma2 = mapped_noise_variance(data, noise_sd, task.options)
     pen1 = size_penalty(1, n, criterion, sigma2)
-    if kappa is None:
+    deltas = size_sensitivities(data, task.radius, s_max, task.options)
+    if kappa is None and score == "margin":
+        kappa = margin_size_prior(s_max, nominal, pen1, deltas)
+    elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
     sizes, losses, best, scorers, taus = [], [], [], {}, {}
@@ -735,34 +780,44 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
         best.append(tuple(int(j) for j in sups[0]))
         scorers[s], taus[s] = scorer, tau
     log_base = -kappa * np.asarray(sizes, dtype=np.float64)
-    return dict(sizes=sizes, losses=np.asarray(losses), best=best, log_base=log_base, nominal=nominal, parts=parts,
-                sensitivity=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2, n=n, slack=slack)
+    losses = np.asarray(losses)
+    if score == "margin":  # sampled as a loss: -q(s), sensitivity 1
+        sampled, sensitivity = -margin_scores(losses, deltas), 1.0
+    else:
+        sampled, sensitivity = losses, delta_max
+    return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
+                parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
+                n=n, slack=slack, score=score)
 
 
 def size_stage_log_probabilities(stage):
     from ..mechanisms.exponential import exponential_log_probabilities
 
-    return exponential_log_probabilities(stage["losses"], stage["nominal"], stage["sensitivity"], stage["log_base"])
+    return exponential_log_probabilities(stage["sampled"], stage["nominal"], stage["sensitivity"], stage["log_base"])
 
 
-def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> MethodOutcome:
-    """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s)), then the method at that size."""
+def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="criterion") -> MethodOutcome:
+    """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s), or on each size's smallest
+    pairwise margin with ``score="margin"``), then the method at that size."""
     from ..mechanisms.exponential import sample_exponential
 
     eps = task.epsilon
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
-    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1)
-    index = sample_exponential(stage["losses"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
+    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1, score)
+    index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
     s_chosen = stage["sizes"][index]
+    on = ("each size's smallest pairwise criterion margin, (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1"
+          if score == "margin" else "the best subset's criterion")
     entry = LedgerEntry(
-        mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on the best subset's criterion",
+        mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on {on}",
         epsilon=eps1, neighbours=REPLACE_ONE, released={"s_selected": int(s_chosen)},
         caveats=(("best subset per size certified within tau = tolerance Delta(s); sampled with the nominal "
                   "eps / (1 + 2 tolerance)") if stage["slack"] else "best subset per size scored exactly",),
         details={"s_max": s_max, "criterion": criterion, "size_share": share,
                  "penalty_per_term (mapped units)": size_penalty(1, stage["n"], criterion, stage["sigma2"]),
                  "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
-                 "sensitivity (Delta at s_max)": stage["sensitivity"], "nominal_epsilon": stage["nominal"],
+                 "sensitivity (Delta at s_max)": stage["delta_max"], "nominal_epsilon": stage["nominal"],
+                 "size score": score, "score sensitivity": stage["sensitivity"],
                  "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label},
         parts=stage["parts"])
     task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
@@ -796,8 +851,12 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
         "best_objective": rows[crit_index]["objective"],
         "probability_criterion_size": p_size,
         "probability_best": None if p_best_given is None else p_size * p_best_given,
-        "method_detail": f"size stage over 1..{s_max} ({share:g} of epsilon), then {meth.name} at the chosen size",
+        "method_detail": f"size stage{' on pairwise margins' if score == 'margin' else ''} over 1..{s_max} "
+                         f"({share:g} of epsilon), then {meth.name} at the chosen size",
     })
+    if score == "margin":
+        curator["privacy_condition"] = ("size stage: pairwise margin scores of sensitivity 1, each pair of sizes on "
+                                        "Delta(s) + Delta(s')")
     return MethodOutcome(support=second.support, entries=[entry] + list(second.entries), curator=curator,
                          released={"s_selected": int(s_chosen)}, caveats=list(second.caveats))
 
