@@ -582,8 +582,7 @@ def test_margin_sampling_matches_its_exact_law():
 def test_margin_is_the_default_and_equals_the_criterion_at_inf(data, method):
     kwargs = dict(epsilon=math.inf, s="auto", s_max=4, bounds=(4, 4), radius=1e6, noise_sd=0.5, random_state=0)
     margin = dpstats.dp_select("y ~ .", data, method=method, **kwargs)
-    assert "pairwise criterion margin" in margin.ledger.entries[-2 if method == "top_r" else 1].mechanism \
-        or any("pairwise criterion margin" in e.mechanism for e in margin.ledger.entries)
+    assert any("pairwise criterion margin" in e.mechanism for e in margin.ledger.entries)
     joint = dpstats.dp_select("y ~ .", data, method="exponential", size_mechanism="joint", **kwargs)
     assert margin.support == joint.support  # joint's own epsilon = inf test compares with numpy's best subset
     assert margin.release()["s_selected"] == len(joint.support)
