@@ -54,7 +54,6 @@ Run: python benchmarks/bench_model_size_margins.py --cache /tmp/lists [--p 30,10
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -68,8 +67,8 @@ from dpstats.bss.model_size import (LARGER_SIZE_MASS, default_margin_share, defa
                                     margin_scores, margin_size_prior, size_penalty)
 
 from bench_model_size import cached  # noqa: E402
-from bench_model_size_highdim import (R, S_MAX, SIGMA2, delta, draw_outputs, needed, p_known,  # noqa: E402
-                                      scored_lists, top_r_laws)
+from bench_model_size_highdim import (R, S_MAX, SIGMA2, delta, design_parser, needed, p_known,  # noqa: E402
+                                      p_random_stopping, scored_lists)
 
 KAPPAS = np.linspace(0.0, 10.0, 41)
 SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
@@ -183,27 +182,15 @@ def p_size_pred(d, e1, scale, kappa=None):
 
 # ----------------------------------------------------------------- (c) Papernot and Steinke (2022)
 def p_papernot_steinke(d, eps, draws, rng, eta=0.5, gamma=1e-3):
-    """K ~ TNB(eta, gamma); each run (eps / (2 + eta))-DP: top_r with half of it and the criterion of its
-    output plus Laplace(Delta(s_max) / half of it); the whole is eps-DP (pure)."""
-    half = eps / (2 + eta) / 2
-    laws = top_r_laws(d, half)
-    hits = 0
-    for _ in range(draws):
-        runs = 0
-        while runs == 0:
-            runs = int(rng.negative_binomial(eta, gamma))
-        sizes = rng.integers(1, S_MAX + 1, size=runs)
-        best, best_true = -math.inf, False
-        for s in np.unique(sizes):
-            m = int(np.sum(sizes == s))
-            a, crit = draw_outputs(laws, int(s), m, rng)
-            scores = -(crit + size_penalty(int(s), d["n"], "bic", SIGMA2)) + rng.laplace(0, delta(S_MAX) / half,
-                                                                                        size=m)
-            i = int(np.argmax(scores))
-            if scores[i] > best:
-                best, best_true = scores[i], bool(s == d["s0"] and d["pos"] is not None and a[i] == d["pos"])
-        hits += best_true
-    return hits / draws
+    """K ~ TNB(eta, gamma) runs (truncated at 0), each (eps / (2 + eta))-DP: top_r with half of it and the
+    criterion of its output plus Laplace(Delta(s_max) / half of it); the whole is eps-DP (pure)."""
+    def runs_of(r):
+        k = 0
+        while k == 0:
+            k = int(r.negative_binomial(eta, gamma))
+        return k
+
+    return p_random_stopping(d, eps / (2 + eta) / 2, draws, rng, runs_of)
 
 
 MULTIPLES = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
@@ -232,14 +219,7 @@ def curve(data, p, s0):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--p", default="30,100,250")
-    ap.add_argument("--s0", default="3,5,8")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--draws", type=int, default=200)
-    ap.add_argument("--cache", default=None)
-    ap.add_argument("--no-mc", action="store_true", help="skip papernot_steinke")
+    ap = design_parser("skip papernot_steinke")
     ap.add_argument("--seed0", type=int, default=0, help="data sets seed0 + 1 .. seed0 + reps (held-out: 100)")
     ap.add_argument("--curve", action="store_true", help="only print P(truth) against eps / eps_known per design")
     args = ap.parse_args()

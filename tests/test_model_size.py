@@ -384,14 +384,15 @@ def test_auto_on_a_dask_dataframe_equals_pandas(data):
 
 
 # ---------------------------------------------------------------------------- two stages
-def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3):
-    """Exact log P(S) of the two-stage mechanism: the size stage's law times top_r's law at each size."""
+def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3, score="criterion"):
+    """Exact log P(S) of the two-stage mechanism (``score="margin"``: size_mechanism="margin"): the size
+    stage's law times top_r's law at each size."""
     from dpstats.bss import top_r as T
     from dpstats.bss.exhaustive import score_all_supports
     from dpstats.bss.objective import RidgeBallObjective
 
     task = task_for(X, y, epsilon, "top_r", R=R)
-    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon)
+    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon, score)
     logp_size = MS.size_stage_log_probabilities(stage)
     objective = RidgeBallObjective(task.stats, 0.0, 1.0)
     out = {}
@@ -404,26 +405,29 @@ def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3):
     return out
 
 
-@pytest.mark.parametrize("epsilon", [2.0, 40.0])
-def test_two_stage_exact_distribution_audit(epsilon):
+@pytest.mark.parametrize("score, epsilon", [("criterion", 2.0), ("criterion", 40.0), ("margin", 2.0),
+                                            ("margin", 40.0), ("margin", 400.0)])
+def test_two_stage_exact_distribution_audit(score, epsilon):
+    """two_stage and margin (score="margin"): every output's log-probability moves by at most eps."""
     X, y = small_data(1)
-    base = two_stage_law(X, y, epsilon)
+    base = two_stage_law(X, y, epsilon, score=score)
     assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
-    worst = max(max_log_ratio(base, two_stage_law(X2, y2, epsilon)) for X2, y2 in neighbours(X, y, 2))
+    worst = max(max_log_ratio(base, two_stage_law(X2, y2, epsilon, score=score)) for X2, y2 in neighbours(X, y, 2))
     assert 0.005 * epsilon < worst <= epsilon * (1 + 1e-9), worst
 
 
-def test_two_stage_sampling_matches_its_exact_law(data):
-    """dp_select's two-stage draws (size stage, then top_r) against the exact law, by total variation."""
+@pytest.mark.parametrize("score, eps, seed", [("criterion", 6.0, 5), ("margin", 30.0, 7)])
+def test_two_stage_sampling_matches_its_exact_law(score, eps, seed):
+    """run_two_stage's draws (size stage, then top_r) against the exact law, by total variation."""
     X, y = small_data(4, p=4)
-    eps, draws = 6.0, 1500
-    exact = two_stage_law(X, y, eps, s_max=2, R=2)
+    draws = 1500
+    exact = two_stage_law(X, y, eps, s_max=2, R=2, score=score)
     counts = dict.fromkeys(exact, 0)
     from dpstats.methods import get_method
 
-    task = task_for(X, y, eps, "top_r", R=2, seed=5)
+    task = task_for(X, y, eps, "top_r", R=2, seed=seed)
     for _ in range(draws):
-        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7)
+        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7, score)
         counts[tuple(int(j) for j in out.support)] += 1
     tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
     assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
@@ -517,35 +521,6 @@ def test_margin_scores_have_sensitivity_one_by_brute_force():
     assert worst > 0.01, worst
 
 
-def margin_law(X, y, epsilon, share=0.7, s_max=3, R=3):
-    """Exact log P(S) of size_mechanism="margin": the margin size stage's law times top_r's law at each size."""
-    from dpstats.bss import top_r as T
-    from dpstats.bss.exhaustive import score_all_supports
-    from dpstats.bss.objective import RidgeBallObjective
-
-    task = task_for(X, y, epsilon, "top_r", R=R)
-    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon, "margin")
-    logp_size = MS.size_stage_log_probabilities(stage)
-    objective = RidgeBallObjective(task.stats, 0.0, 1.0)
-    out = {}
-    for i, s in enumerate(stage["sizes"]):
-        supports, values = score_all_supports(objective, s)
-        delta = least_squares_sensitivity(1, 1, 1, s, True)
-        inner = T.top_r_output_log_probabilities(supports, values, R, epsilon - share * epsilon, delta)
-        for sup, lp in zip(supports, inner):
-            out[tuple(int(j) for j in sup)] = logp_size[i] + lp
-    return out
-
-
-@pytest.mark.parametrize("epsilon", [2.0, 40.0, 400.0])
-def test_margin_exact_distribution_audit(epsilon):
-    X, y = small_data(1)
-    base = margin_law(X, y, epsilon)
-    assert logsumexp(list(base.values())) == pytest.approx(0.0, abs=1e-12)
-    worst = max(max_log_ratio(base, margin_law(X2, y2, epsilon)) for X2, y2 in neighbours(X, y, 2))
-    assert 0.005 * epsilon < worst <= epsilon * (1 + 1e-9), worst
-
-
 @pytest.mark.parametrize("epsilon", [2.0, 200.0])
 def test_margin_size_stage_audit_on_the_certified_engine(epsilon):
     """The size stage alone on the engine path (certified best values): its law moves by at most eps_1."""
@@ -561,21 +536,6 @@ def test_margin_size_stage_audit_on_the_certified_engine(epsilon):
     base = law(X, y)
     worst = max(max_log_ratio(base, law(X2, y2)) for X2, y2 in neighbours(X, y, 2))
     assert 0.001 * epsilon < worst <= epsilon * (1 + 1e-9), worst
-
-
-def test_margin_sampling_matches_its_exact_law():
-    X, y = small_data(4, p=4)
-    eps, draws = 30.0, 1500
-    exact = margin_law(X, y, eps, s_max=2, R=2)
-    counts = dict.fromkeys(exact, 0)
-    from dpstats.methods import get_method
-
-    task = task_for(X, y, eps, "top_r", R=2, seed=7)
-    for _ in range(draws):
-        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7, "margin")
-        counts[tuple(int(j) for j in out.support)] += 1
-    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
-    assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
 
 
 @pytest.mark.parametrize("method", ["top_r", "mistakes"])
@@ -598,11 +558,15 @@ def test_margin_ledger_release_and_conditions(data):
     privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
     assert any("pairwise margin" in r["condition"] for r in privacy)
     assert fit.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
-    other = data.copy()
-    other.iloc[5] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]
-    fit2 = dpstats.dp_select("y ~ .", other, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
-                             random_state=3, intercept="profiled")
+    fit2 = fit_on_a_neighbour(data, 5, method="top_r", epsilon=2.0, s_max=3, random_state=3, intercept="profiled")
     assert_release_equivalent(fit.release(), fit2.release(), "margin")
+
+
+def fit_on_a_neighbour(data, row, **kwargs):
+    """dp_select(s="auto") on ``data`` with ``row`` replaced by a corner of the public box."""
+    other = data.copy()
+    other.iloc[row] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]
+    return dpstats.dp_select("y ~ .", other, s="auto", bounds=(4, 4), **kwargs)
 
 
 def test_mistakes_auto_in_two_stages(data):
@@ -725,10 +689,8 @@ def test_gem_ledger_release_and_conditions(data):
     privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
     assert "own Delta(s)" in privacy[0]["condition"]
     assert fit.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
-    other = data.copy()
-    other.iloc[7] = [4.0, -4.0, 4.0, -4.0, 4.0, -4.0, 4.0]
-    b = dpstats.dp_select("y ~ .", other, method="exponential", epsilon=0.5, s="auto", s_max=3, bounds=(4, 4),
-                          random_state=1, size_mechanism="generalized")
+    b = fit_on_a_neighbour(data, 7, method="exponential", epsilon=0.5, s_max=3, random_state=1,
+                           size_mechanism="generalized")
     assert_release_equivalent(fit.release(), b.release(), "exponential")
 
 
