@@ -33,6 +33,11 @@ given each data set's top-100 list of every size (``--cache`` reuses the lists o
    * (a) penalties from public inputs, two_stage otherwise as the default: ``ebic`` (sigma0^2 (log n +
      2 log p), Chen and Chen 2008 with gamma = 1), ``bic2`` (2 sigma0^2 log n); the count of data sets
      whose criterion at epsilon = inf still returns the truth is printed;
+   * (b') ``margin``: size_mechanism="margin", the new default (library functions): the size stage on each
+     size's smallest pairwise margin of L(s) + lambda s, lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) /
+     eps_1, sensitivity 1, share default_margin_share(p); ``margin+prior``: its first version (no lambda,
+     the prior max(0, log 20 - eps_1 pen / (Delta(s_max - 1) + Delta(s_max))), share 1.9 / (1.9 + max(0,
+     log p - 2))); ``margin*``: the best share of a grid in hindsight;
    * (b) ``elbow``: the size stage on the score q(s) = min(g(s) - pen, pen - g(s + 1)) / D(s), g(s) =
      v(s - 1) - v(s), D(s) = Delta(s) + Delta(s + 1) (sensitivity 1: each gain moves by at most the sum
      of its two sizes' Delta), then top_r; at epsilon = inf it returns the BIC size whenever the gains
@@ -64,13 +69,18 @@ from scipy.special import comb, logsumexp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpstats.bss.model_size import (LARGER_SIZE_MASS, default_margin_share, default_size_share,  # noqa: E402
-                                    margin_scores, margin_size_prior, size_penalty)
+                                    margin_extra_penalty, margin_scores, size_penalty)
 
 from bench_model_size import cached  # noqa: E402
 from bench_model_size_highdim import (R, S_MAX, SIGMA2, delta, design_parser, needed, p_known,  # noqa: E402
                                       p_random_stopping, scored_lists)
 
 KAPPAS = np.linspace(0.0, 10.0, 41)
+
+
+def PRIOR_MARGIN_SHARE(p):
+    """The first version of ``margin``: the prior above and the share 1.9 / (1.9 + max(0, log p - 2))."""
+    return min(0.7, max(0.25, 1.9 / (1.9 + max(0.0, math.log(p) - 2.0))))
 SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
 BETA = 0.1
 
@@ -140,17 +150,23 @@ def size_stage_elbow(d, e1, kappa=None, rule="bic"):
     return math.exp(logw[d["s0"] - 1] - logsumexp(logw))
 
 
-def size_stage_margin(d, e1, kappa=None, rule="bic"):
+def size_stage_margin(d, e1, kappa=None, rule="bic", prior=False):
     """(b') size_mechanism="margin"'s size stage, by the library's own functions: q(s) = min over s' != s of
-    (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1, prior margin_size_prior (or ``kappa``)."""
+    (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1, on L(s) + lambda s with the default extra penalty
+    lambda = margin_extra_penalty and no prior; ``kappa``: a prior exp(-kappa s) and no lambda; ``prior``:
+    the first version's default prior max(0, log 20 - eps_1 pen / (Delta(s_max - 1) + Delta(s_max)))."""
     pen = penalty(d, rule)
     deltas = [delta(s) for s in range(S_MAX + 1)]
     sizes = np.arange(1, S_MAX + 1)
-    q = margin_scores(best_values(d) + pen * sizes, deltas)
+    extra = 0.0
+    if kappa is None and prior:
+        kappa = 0.0 if math.isinf(e1) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
+                                               - e1 * pen / (deltas[S_MAX - 1] + deltas[S_MAX]))
+    elif kappa is None:
+        kappa, extra = 0.0, margin_extra_penalty(S_MAX, e1, deltas)
+    q = margin_scores(best_values(d) + (pen + extra) * sizes, deltas)
     if math.isinf(e1):
         return float(np.argmax(q) == d["s0"] - 1)
-    if kappa is None:
-        kappa = margin_size_prior(S_MAX, e1, pen, deltas)
     logw = -kappa * sizes + e1 * q / 2
     return math.exp(logw[d["s0"] - 1] - logsumexp(logw))
 
@@ -248,6 +264,7 @@ def main():
             mechs = {
                 "two_stage": two_stage(lambda d, e: size_stage_em(d, e, dmax), share),
                 "margin": two_stage(size_stage_margin, mshare),
+                "margin+prior": two_stage(lambda d, e: size_stage_margin(d, e, prior=True), PRIOR_MARGIN_SHARE(p)),
                 "ebic": two_stage(lambda d, e: size_stage_em(d, e, dmax, rule="ebic"), share),
                 "bic2": two_stage(lambda d, e: size_stage_em(d, e, dmax, rule="bic2"), share),
                 "elbow": two_stage(size_stage_elbow, share),
@@ -264,7 +281,9 @@ def main():
                 "size1@Dmax": needed(mean(best_kappa(lambda d, e, k: size_stage_em(d, e, dmax, k)))),
                 "size1@D(s0)": needed(mean(best_kappa(lambda d, e, k: size_stage_em(d, e, delta(s0), k)))),
                 "size1:elbow": needed(mean(best_kappa(lambda d, e, k: size_stage_elbow(d, e, k)))),
-                "size1:margin": needed(mean(best_kappa(lambda d, e, k: size_stage_margin(d, e, k)))),
+                "size1:margin": needed(mean(size_stage_margin)),
+                "size1:margin+prior": needed(mean(lambda d, e: size_stage_margin(d, e, prior=True))),
+                "size1:margin, best prior": needed(mean(best_kappa(lambda d, e, k: size_stage_margin(d, e, k)))),
             }
             at_15 = {name: mean(f)(1.5 * e_known) for name, f in mechs.items()}
             if not args.no_mc:

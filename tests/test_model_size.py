@@ -479,25 +479,30 @@ def numpy_criterion_per_size(X, y, s_max, pen1):
 
 
 def test_margin_size_stage_equals_the_direct_formula():
-    """Independent oracle: q(s) = min over s' != s of (L(s') - L(s)) / (Delta(s) + Delta(s')) with numpy least
-    squares, P(s) proportional to exp(-kappa s + eps_1 q(s) / 2), kappa = max(0, log 20 - eps_1 pen(1) /
-    (Delta(s_max - 1) + Delta(s_max)))."""
+    """Independent oracle: q(s) = min over s' != s of (L'(s') - L'(s)) / (Delta(s) + Delta(s')) with numpy least
+    squares, L'(s) = L(s) + lambda s, lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1, P(s) proportional
+    to exp(eps_1 q(s) / 2); with size_prior=kappa: exp(-kappa s + eps_1 q(s) / 2) on L itself."""
     X, y = small_data(6)
     n, s_max, radius = X.shape[0], 3, 1e3
     deltas = {s: 4 * (1 + radius * math.sqrt(s)) ** 2 for s in range(s_max + 1)}
     pen1 = 0.25 * math.log(n)
     L = numpy_criterion_per_size(X, y, s_max, pen1)
-    for eps1 in (2 * deltas[3], 0.05 * deltas[3]):
+    for eps1, kappa in ((2 * deltas[3], None), (0.05 * deltas[3], None), (0.05 * deltas[3], 0.8)):
         task = task_for(X, y, eps1, "top_r", radius=radius)
-        stage = MS.size_stage("top_r", task, s_max, "bic", None, None, eps1, "margin")
+        stage = MS.size_stage("top_r", task, s_max, "bic", None, kappa, eps1, "margin")
         got = MS.size_stage_log_probabilities(stage)
-        kappa = max(0.0, math.log(20) - eps1 * pen1 / (deltas[2] + deltas[3]))
-        q = [min((L[t - 1] - L[s - 1]) / (deltas[s] + deltas[t]) for t in range(1, s_max + 1) if t != s)
+        lam = 1.5 * (deltas[2] + deltas[3]) / eps1 if kappa is None else 0.0
+        shifted = [L[s - 1] + lam * s for s in range(1, s_max + 1)]
+        q = [min((shifted[t - 1] - shifted[s - 1]) / (deltas[s] + deltas[t]) for t in range(1, s_max + 1) if t != s)
              for s in range(1, s_max + 1)]
-        logw = np.array([-kappa * s + eps1 * q[s - 1] / 2 for s in range(1, s_max + 1)])
-        assert stage["kappa"] == pytest.approx(kappa)
+        logw = np.array([-(kappa or 0.0) * s + eps1 * q[s - 1] / 2 for s in range(1, s_max + 1)])
+        assert stage["extra_penalty"] == pytest.approx(lam) and stage["kappa"] == (kappa or 0.0)
         assert np.max(np.abs(got - (logw - logsumexp(logw)))) < 1e-8
-        assert sum(v > 0 for v in q) == 1 and int(np.argmax(q)) == int(np.argmin(L))  # positive only at the min
+    inf = MS.size_stage("top_r", task_for(X, y, math.inf, "top_r", radius=radius), s_max, "bic", None, None,
+                        math.inf, "margin")
+    assert inf["extra_penalty"] == 0.0
+    q_inf = -inf["sampled"]
+    assert sum(v > 0 for v in q_inf) == 1 and int(np.argmax(q_inf)) == int(np.argmin(L))  # positive only at the min
 
 
 def test_margin_scores_have_sensitivity_one_by_brute_force():
@@ -862,7 +867,7 @@ def test_dp_sis_k_auto_refused_when_it_keeps_every_term(wide):
 
 @pytest.mark.parametrize("mechanism, rule, c, rounded", [
     ("two_stage", MS.default_size_share, 2.4, [0.63, 0.48, 0.41]),
-    ("margin", MS.default_margin_share, 1.9, [0.58, 0.42, 0.35]),
+    ("margin", MS.default_margin_share, 1.45, [0.51, 0.36, 0.29]),
 ])
 def test_default_size_share_falls_with_p(wide, mechanism, rule, c, rounded):
     """c / (c + max(0, log p - 2)) within [0.25, 0.7] (the values the benchmarks measured), used by the call;

@@ -179,11 +179,17 @@ as the joint mechanism, checked against statsmodels on ten real data sets.
 Recovery.  P(size stage returns s*) >= 1 - sum_{s != s*} exp(-kappa (s - s*) - eps_1 (q(s*) - q(s)) /
 2), and q(s*) - q(s) >= q(s*) + (L(s) - L(s*)) / (Delta(s) + Delta(s*)) (two-sided).
 
-Defaults (public inputs only): kappa = max(0, log(1 / 0.05) - eps_1 pen(1) / (Delta(s_max - 1) +
-Delta(s_max))), the prior that tops up the separation from a superfluous size, eps_1 pen(1) /
-(Delta(s) + Delta(s + 1)) at least, to log 20; the share of eps for the size stage
-:func:`default_margin_share` (1.9 / (1.9 + max(0, log p - 2)) within [0.25, 0.7], fitted to the
-benchmark like :func:`default_size_share`).  Basic composition, two ledger entries, exactly eps.
+Defaults (public inputs only).  No prior (kappa = 0); instead the margins are taken on L(s) + lambda s
+with lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1 (:func:`margin_extra_penalty`; the nominal
+eps_1 on the engine path), a public penalty that vanishes as eps_1 grows, so epsilon = inf is still
+BIC's (Cp's) choice.  Inside the score a penalty counts on both sides of a pair of sizes (the smaller
+size's margin grows and the larger size's shrinks by lambda each), where a prior counts once: at the
+same protection against superfluous sizes, the size stage alone needed 0.75 (p = 30) to 0.78 (p =
+250) of the epsilon with the prior max(0, log 20 - eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max)))
+at s0 = 3 (benchmarks/README.md).  ``size_prior=`` gives a geometric prior instead and no lambda.  The
+share of eps for the size stage is :func:`default_margin_share` (1.45 / (1.45 + max(0, log p - 2))
+within [0.25, 0.7], fitted to the benchmark like :func:`default_size_share`).  Basic composition, two
+ledger entries, exactly eps.
 
 Two stages (``size_mechanism="two_stage"``, the default for ``top_r`` before ``margin``)
 ----------------------------------------------------------------------------------------
@@ -300,15 +306,22 @@ def default_size_share(p) -> float:
     return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
 def default_margin_share(p) -> float:
     """``size_mechanism="margin"``'s default share of epsilon for its size stage, from the public p:
-    1.9 / (1.9 + max(0, log p - 2)), within [0.25, 0.7].
+    1.45 / (1.45 + max(0, log p - 2)), within [0.25, 0.7].
 
-    The margin stage needs less than the criterion stage of ``two_stage`` (about 0.65, 0.45 and 0.19 of
-    top_r's epsilon at p = 100, s0 = 3, 5, 8, against 1.0, 0.5 and 0.26), so its share is smaller.  Fitted
+    The margin stage needs less than the criterion stage of ``two_stage`` (at p = 100 about 0.5, 0.35 and
+    0.25 of top_r's epsilon for s0 = 3, 5, 8, against 1.0, 0.5 and 0.26), so its share is smaller.  Fitted
     like :func:`default_size_share`: on simulate(1000, p, s0), s0 in 3, 5, 8, the worst ratio to s known
-    over s0 was smallest near 0.6 at p = 30, 0.4 at p = 100 and 0.35 at p = 250 (benchmarks/README.md,
-    bench_model_size_margins.py); the rule gives 0.58, 0.42 and 0.35."""
-    share = 1.9 / (1.9 + max(0.0, math.log(max(int(p), 1)) - 2.0))
+    over s0 was smallest near 0.5 at p = 30, 0.35 at p = 100 and 0.3 at p = 250, on two disjoint sets of
+    data sets (benchmarks/README.md, bench_model_size_margins.py); the rule gives 0.51, 0.36 and 0.29."""
+    share = MARGIN_SHARE_SCALE / (MARGIN_SHARE_SCALE + max(0.0, math.log(max(int(p), 1)) - 2.0))
     return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
+
+
+#: margin: the constant c of default_margin_share, c / (c + max(0, log p - 2)).
+MARGIN_SHARE_SCALE = 1.45
+#: margin: the default extra penalty per term is this many (Delta(s_max - 1) + Delta(s_max)) / eps_1
+#: (module docstring, "Margin size stage").
+MARGIN_PENALTY_SCALE = 1.5
 
 
 #: two_stage: the size stage's prior keeps the sizes above the chosen one under this share of its mass.
@@ -450,13 +463,13 @@ def margin_scores(criterion_values, deltas) -> np.ndarray:
     return pair.min(axis=1)
 
 
-def margin_size_prior(s_max, epsilon, penalty_per_term, deltas) -> float:
-    """kappa of ``size_mechanism="margin"``: max(0, log(1 / 0.05) - eps pen(1) / (Delta(s_max - 1) +
-    Delta(s_max))), public inputs only (module docstring, "Margin size stage")."""
+def margin_extra_penalty(s_max, epsilon, deltas) -> float:
+    """lambda of ``size_mechanism="margin"``: 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1 per term, added to
+    the criterion inside the margins; 0 at epsilon = inf (the criterion itself) and with one size.  Public
+    inputs only (module docstring, "Margin size stage")."""
     if math.isinf(epsilon) or s_max < 2:
         return 0.0
-    scale = float(deltas[s_max - 1]) + float(deltas[s_max])
-    return max(0.0, math.log(1 / LARGER_SIZE_MASS) - float(epsilon) * float(penalty_per_term) / scale)
+    return MARGIN_PENALTY_SCALE * (float(deltas[s_max - 1]) + float(deltas[s_max])) / float(epsilon)
 
 
 # ------------------------------------------------------------------ the call's size settings
@@ -823,8 +836,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     sigma2 = mapped_noise_variance(data, noise_sd, task.options)
     pen1 = size_penalty(1, n, criterion, sigma2)
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
-    if kappa is None and score == "margin":
-        kappa = margin_size_prior(s_max, nominal, pen1, deltas)
+    extra = 0.0
+    if kappa is None and score == "margin":  # the default: an extra penalty inside the margins, no prior
+        kappa, extra = 0.0, margin_extra_penalty(s_max, nominal, deltas)
     elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
@@ -840,13 +854,13 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         scorers[s], taus[s] = scorer, tau
     log_base = -kappa * np.asarray(sizes, dtype=np.float64)
     losses = np.asarray(losses)
-    if score == "margin":  # sampled as a loss: -q(s), sensitivity 1
-        sampled, sensitivity = -margin_scores(losses, deltas), 1.0
+    if score == "margin":  # sampled as a loss: -q(s) on L(s) + lambda s, sensitivity 1
+        sampled, sensitivity = -margin_scores(losses + extra * np.asarray(sizes, dtype=np.float64), deltas), 1.0
     else:
         sampled, sensitivity = losses, delta_max
     return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
                 parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
-                n=n, slack=slack, score=score)
+                n=n, slack=slack, score=score, extra_penalty=extra)
 
 
 def size_stage_log_probabilities(stage):
@@ -877,6 +891,7 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
                  "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
                  "sensitivity (Delta at s_max)": stage["delta_max"], "nominal_epsilon": stage["nominal"],
                  "size score": score, "score sensitivity": stage["sensitivity"],
+                 "extra penalty per term lambda (mapped units)": stage["extra_penalty"],
                  "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label},
         parts=stage["parts"])
     task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
