@@ -132,22 +132,25 @@ small p and small s*, where top_r's count log(s* (p - s*)) is small and Delta_ma
 (2.3 at s* = 3, s_max = 10).  What each mechanism pays:
 
 1. the scale D of the size decision: Delta_max for ``two_stage`` and ``joint``; Delta(s) + Delta(s')
-   for a pair of sizes in ``margin`` (66 against 2 Delta_max = 139 at s = 3, 4 with radius 1), which
-   is why its size stage needs 0.65 of the epsilon of ``two_stage``'s at s* = 3;
+   for a pair of sizes in ``margin`` (66 against 2 Delta_max = 139 at s = 3, 4 with radius 1), with
+   both margins of the pair counted (below); its size stage needs half of ``two_stage``'s at s* = 3;
 2. for two stages, the split: the size stage's share is lost to the support stage, and the best share
-   depends on s*, which is unknown (0.6 at s* = 3 and 0.3 at s* = 8 for p = 30);
+   depends on s*, which is unknown (0.5 at s* = 3 and 0.3 at s* = 8 for p = 30);
 3. for ``joint``, both decisions in one draw on Delta_max, and on top_r lists the tails: the unlisted
    supports of a size above s* are scored like its R-th listed support, a superset of the right one
    when R < C(p - s*, j), so they weigh like C(p, s*) supersets.
 
-The issue's target (0.9 recovery at no more than 1.5x the epsilon of s known) is out of reach for
-these families at s* = 3: measured on simulate(1000, p, 3), the margin size stage alone needs
-1.36, 0.65 and 0.52 times eps_known at p = 30, 100, 250 (so every two-stage mechanism with it needs
-at least 2.36x, 1.65x, 1.52x), and even an exponential size stage on the true size's scale
-Delta(s*), which no private mechanism can use without knowing s*, needs 0.91x at p = 30 (at least
-1.91x in all); the joint mechanism on the scale Delta(s*) with the best prior in hindsight needed
-1.79x.  These are measured curves over the families built here, not a lower bound for every
-mechanism (benchmarks/README.md, "bench_model_size_margins.py").
+For the margin stage, eps_1 ~ 2 (Delta(s*) + Delta(s* + 1)) log(2 / beta_1) / (sub - sup) against
+eps_known ~ 2 Delta(s*) log(s* (p - s*) / beta) / swap, swap ~ sub - sup: the ratio eps_1 / eps_known is
+about 2.2 log(2 / beta_1) / log(s* (p - s*) / beta) at s* = 3, near 1 at p = 30, and the issue's target
+(0.9 recovery at no more than 1.5x the epsilon of s known) needs it at 0.5.  Measured on
+simulate(1000, p, s0): ``margin`` needs 1.41x to 1.50x at p = 250, 1.55x to 1.64x at p = 100 and 2.03x
+to 2.31x at p = 30; its size stage alone needs 1.06 times eps_known at p = 30, s0 = 3, so every
+two-stage mechanism with it needs at least 2.06x there whatever the share; an exponential size stage
+on the criterion at the true size's scale Delta(s*), which no private mechanism can use without
+knowing s*, still 1.91x; the joint mechanism on that scale with the best prior in hindsight 1.79x.
+So the target is out of reach at p = 30 for the families built here (a measured curve, not a lower
+bound for every mechanism): benchmarks/README.md, "bench_model_size_margins.py".
 
 Margin size stage (``size_mechanism="margin"``, the default for ``top_r`` and ``mistakes``)
 -------------------------------------------------------------------------------------------
@@ -184,9 +187,9 @@ with lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1 (:func:`margin_extra
 eps_1 on the engine path), a public penalty that vanishes as eps_1 grows, so epsilon = inf is still
 BIC's (Cp's) choice.  Inside the score a penalty counts on both sides of a pair of sizes (the smaller
 size's margin grows and the larger size's shrinks by lambda each), where a prior counts once: at the
-same protection against superfluous sizes, the size stage alone needed 0.75 (p = 30) to 0.78 (p =
-250) of the epsilon with the prior max(0, log 20 - eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max)))
-at s0 = 3 (benchmarks/README.md).  ``size_prior=`` gives a geometric prior instead and no lambda.  The
+same protection against superfluous sizes, the size stage alone needed 0.75 of the epsilon it needed
+with the prior max(0, log 20 - eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max))) at s0 = 3 (33.4 against
+44.6 on simulate(1000, p, 3), benchmarks/README.md).  ``size_prior=`` gives a geometric prior instead and no lambda.  The
 share of eps for the size stage is :func:`default_margin_share` (1.45 / (1.45 + max(0, log p - 2))
 within [0.25, 0.7], fitted to the benchmark like :func:`default_size_share`).  Basic composition, two
 ledger entries, exactly eps.
