@@ -749,6 +749,24 @@ def test_hinge_auto_exact_distribution_audit_on_neighbours(mechanism):
     assert 0.01 * eps < worst <= eps * (1 + 1e-9), worst
 
 
+@pytest.mark.parametrize("score", ["margin", "criterion"])
+def test_hinge_size_stage_audit_on_neighbours(score):
+    """The size stage of margin / two_stage with certified hinge values (Delta_h(s), slack on every path):
+    its law moves by at most eps_1 over neighbours."""
+    X, y = hinge_data(1)
+    eps = 6.0
+
+    def law(X_, y_):
+        task = task_for(X_, y_, eps, "top_r", R=2, ridge=0.05, radius=2.0, options=HINGE_OPTIONS)
+        stage = MS.size_stage("top_r", task, 3, "bic", None, None, eps, score)
+        assert stage["slack"] and stage["nominal"] < eps
+        return dict(enumerate(MS.size_stage_log_probabilities(stage)))
+
+    base = law(X, y)
+    worst = max(max_log_ratio(base, law(X2, y2)) for X2, y2 in hinge_neighbours(X, y, 3))
+    assert 0.001 * eps < worst <= eps * (1 + 1e-9), worst
+
+
 HINGE_LAM, HINGE_R = 0.05, 3.0
 
 
@@ -807,7 +825,7 @@ def test_hinge_auto_two_stage_ledger():
     assert acc.spent()[0] == pytest.approx(1.5)
     other = frame.copy()
     other.iloc[5] = [1.0, -1.0, 1.0, -1.0, 1 - frame.iloc[5]["y"]]  # a corner row with the other label
-    for mechanism in ("two_stage", "joint"):
+    for mechanism in ("margin", "two_stage", "joint"):
         kwargs = dict(method="top_r", epsilon=1.5, s="auto", s_max=2, loss="hinge", size_mechanism=mechanism,
                       bounds={f"x{j}": (-1, 1) for j in range(4)}, random_state=4)
         a = dpstats.dp_select("y ~ .", frame, **kwargs)
