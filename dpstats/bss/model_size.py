@@ -362,7 +362,8 @@ SIZE_OPTIONS = (
              "default_margin_share)"),
     Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
          doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
-             "eps pen(1) / (2 Delta_max)), see dpstats.bss.model_size)"),
+             "eps pen(1) / (2 Delta_max)); with size_mechanism='margin' no prior but the extra penalty lambda, "
+             "and a given kappa replaces lambda; see dpstats.bss.model_size)"),
 )
 SIZE_OPTION_NAMES = tuple(o.name for o in SIZE_OPTIONS)
 
