@@ -81,10 +81,10 @@ def delta(s):
     return least_squares_sensitivity(1, 1, 1, s, True)
 
 
-def scored_lists(n, p, s0, seed):
+def scored_lists(n, p, s0, seed, rho=0.1, snr=5.0):
     """Top-R list values of every size, the position of the truth in its size's list, and exact
     criterion values of uniform supports outside each list (for the Monte Carlo mechanisms)."""
-    sim = simulate(n, p, s0, rho=0.1, snr=5.0, random_state=seed)
+    sim = simulate(n, p, s0, rho=rho, snr=snr, random_state=seed)
     terms = [c for c in sim.data.columns if c != "y"]
     X = np.clip(sim.data[terms].to_numpy(float), -X_HALF, X_HALF) / X_HALF
     y = np.clip(sim.data["y"].to_numpy(float), -Y_HALF, Y_HALF) / Y_HALF

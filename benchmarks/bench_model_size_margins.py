@@ -238,15 +238,19 @@ def main():
     ap = design_parser("skip papernot_steinke")
     ap.add_argument("--seed0", type=int, default=0, help="data sets seed0 + 1 .. seed0 + reps (held-out: 100)")
     ap.add_argument("--curve", action="store_true", help="only print P(truth) against eps / eps_known per design")
+    ap.add_argument("--rho", type=float, default=0.1, help="simulate's Toeplitz correlation (a design off the fit)")
+    ap.add_argument("--snr", type=float, default=5.0, help="simulate's signal-to-noise ratio")
     args = ap.parse_args()
     print(f"load: {os.getloadavg()}; n = {args.n}, s_max = {S_MAX}, R = {R}, {args.reps} data sets per design "
-          f"(seeds {args.seed0 + 1}..{args.seed0 + args.reps}), "
+          f"(seeds {args.seed0 + 1}..{args.seed0 + args.reps}), rho {args.rho}, snr {args.snr}, "
           f"pen = {size_penalty(1, args.n, 'bic', SIGMA2):.3g} (mapped)", flush=True)
     rng = np.random.default_rng(0)
     dmax = delta(S_MAX)
     for p in [int(x) for x in args.p.split(",")]:
         for s0 in [int(x) for x in args.s0.split(",")]:
-            data = [cached(args.cache, scored_lists, args.n, p, s0, args.seed0 + 1 + seed) for seed in range(args.reps)]
+            design = () if (args.rho, args.snr) == (0.1, 5.0) else (args.rho, args.snr)  # the cache key
+            data = [cached(args.cache, scored_lists, args.n, p, s0, args.seed0 + 1 + seed, *design)
+                    for seed in range(args.reps)]
 
             def mean(f):
                 return lambda eps: float(np.mean([f(d, eps) for d in data]))
