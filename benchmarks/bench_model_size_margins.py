@@ -34,8 +34,8 @@ given each data set's top-100 list of every size (``--cache`` reuses the lists o
      2 log p), Chen and Chen 2008 with gamma = 1), ``bic2`` (2 sigma0^2 log n); the count of data sets
      whose criterion at epsilon = inf still returns the truth is printed;
    * (b') ``margin``: size_mechanism="margin", the new default (library functions): the size stage on each
-     size's smallest pairwise margin of L(s) + lambda s, lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) /
-     eps_1, sensitivity 1, share default_margin_share(p); ``margin+prior``: its first version (no lambda,
+     size's smallest pairwise margin of L(s) + lambda s, lambda = max(0, 2 (Delta(s_max - 1) + Delta(s_max))
+     / eps_1 - pen), sensitivity 1, share default_margin_share(p); ``margin+prior``: its first version (no lambda,
      the prior max(0, log 20 - eps_1 pen / (Delta(s_max - 1) + Delta(s_max))), share 1.9 / (1.9 + max(0,
      log p - 2))); ``margin*``: the best share of a grid in hindsight;
    * (b) ``elbow``: the size stage on the score q(s) = min(g(s) - pen, pen - g(s + 1)) / D(s), g(s) =
@@ -163,7 +163,7 @@ def size_stage_margin(d, e1, kappa=None, rule="bic", prior=False):
         kappa = 0.0 if math.isinf(e1) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                - e1 * pen / (deltas[S_MAX - 1] + deltas[S_MAX]))
     elif kappa is None:
-        kappa, extra = 0.0, margin_extra_penalty(S_MAX, e1, deltas)
+        kappa, extra = 0.0, margin_extra_penalty(S_MAX, e1, deltas, pen)
     q = margin_scores(best_values(d) + (pen + extra) * sizes, deltas)
     if math.isinf(e1):
         return float(np.argmax(q) == d["s0"] - 1)

@@ -480,18 +480,21 @@ def numpy_criterion_per_size(X, y, s_max, pen1):
 
 def test_margin_size_stage_equals_the_direct_formula():
     """Independent oracle: q(s) = min over s' != s of (L'(s') - L'(s)) / (Delta(s) + Delta(s')) with numpy least
-    squares, L'(s) = L(s) + lambda s, lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1, P(s) proportional
-    to exp(eps_1 q(s) / 2); with size_prior=kappa: exp(-kappa s + eps_1 q(s) / 2) on L itself."""
+    squares, L'(s) = L(s) + lambda s, lambda = max(0, 2 (Delta(s_max - 1) + Delta(s_max)) / eps_1 - pen(1)), P(s)
+    proportional to exp(eps_1 q(s) / 2); with size_prior=kappa: exp(-kappa s + eps_1 q(s) / 2) on L itself."""
     X, y = small_data(6)
     n, s_max, radius = X.shape[0], 3, 1e3
     deltas = {s: 4 * (1 + radius * math.sqrt(s)) ** 2 for s in range(s_max + 1)}
     pen1 = 0.25 * math.log(n)
     L = numpy_criterion_per_size(X, y, s_max, pen1)
-    for eps1, kappa in ((2 * deltas[3], None), (0.05 * deltas[3], None), (0.05 * deltas[3], 0.8)):
+    # eps_1 such that 2 (Delta(2) + Delta(3)) / eps_1 is above pen(1) (lambda > 0), and below it (lambda = 0)
+    for eps1, kappa in ((2 * deltas[3], None), (0.05 * deltas[3], None), (0.05 * deltas[3], 0.8),
+                        (8 * (deltas[2] + deltas[3]) / pen1, None)):
         task = task_for(X, y, eps1, "top_r", radius=radius)
         stage = MS.size_stage("top_r", task, s_max, "bic", None, kappa, eps1, "margin")
         got = MS.size_stage_log_probabilities(stage)
-        lam = 1.5 * (deltas[2] + deltas[3]) / eps1 if kappa is None else 0.0
+        lam = max(0.0, 2 * (deltas[2] + deltas[3]) / eps1 - pen1) if kappa is None else 0.0
+        assert (lam > 0) == (kappa is None and eps1 < 2 * (deltas[2] + deltas[3]) / pen1)
         shifted = [L[s - 1] + lam * s for s in range(1, s_max + 1)]
         q = [min((shifted[t - 1] - shifted[s - 1]) / (deltas[s] + deltas[t]) for t in range(1, s_max + 1) if t != s)
              for s in range(1, s_max + 1)]

@@ -183,13 +183,18 @@ Recovery.  P(size stage returns s*) >= 1 - sum_{s != s*} exp(-kappa (s - s*) - e
 2), and q(s*) - q(s) >= q(s*) + (L(s) - L(s*)) / (Delta(s) + Delta(s*)) (two-sided).
 
 Defaults (public inputs only).  No prior (kappa = 0); instead the margins are taken on L(s) + lambda s
-with lambda = 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1 (:func:`margin_extra_penalty`; the nominal
-eps_1 on the engine path), a public penalty that vanishes as eps_1 grows, so epsilon = inf is still
-BIC's (Cp's) choice.  Inside the score a penalty counts on both sides of a pair of sizes (the smaller
-size's margin grows and the larger size's shrinks by lambda each), where a prior counts once: at the
-same protection against superfluous sizes, the size stage alone needed 0.75 of the epsilon it needed
-with the prior max(0, log 20 - eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max))) at s0 = 3 (33.4 against
-44.6 on simulate(1000, p, 3), benchmarks/README.md).  ``size_prior=`` gives a geometric prior instead and no lambda.  The
+with lambda = max(0, 2 (Delta(s_max - 1) + Delta(s_max)) / eps_1 - pen(1)) (:func:`margin_extra_penalty`;
+the nominal eps_1 on the engine path): the per-term penalty inside the margins is max(pen(1), 2
+(Delta(s_max - 1) + Delta(s_max)) / eps_1), raised only while the criterion's own penalty is small on
+the mechanism's scale, and equal to it from eps_1 = 2 (Delta(s_max - 1) + Delta(s_max)) / pen(1) on, so
+epsilon = inf is still BIC's (Cp's) choice.  Inside the score a penalty counts on both sides of a pair
+of sizes (the smaller size's margin grows and the larger size's shrinks by lambda each), where a prior
+counts once: the size stage alone needed 0.75 of the epsilon it needed with the prior max(0, log 20 -
+eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max))) at s0 = 3 (benchmarks/README.md).  An extra penalty
+that does not vanish on the mechanism's scale (lambda = c (Delta(s_max - 1) + Delta(s_max)) / eps_1
+always added) shifts every comparison by a fixed number of nats towards smaller sizes and cost 8x at
+simulate(500, 20, 8), where the last true term's drop barely exceeds pen(1); the max avoids that.
+``size_prior=`` gives a geometric prior instead and no lambda.  The
 share of eps for the size stage is :func:`default_margin_share` (1.45 / (1.45 + max(0, log p - 2))
 within [0.25, 0.7], fitted to the benchmark like :func:`default_size_share`).  Basic composition, two
 ledger entries, exactly eps.
@@ -322,9 +327,9 @@ def default_margin_share(p) -> float:
 
 #: margin: the constant c of default_margin_share, c / (c + max(0, log p - 2)).
 MARGIN_SHARE_SCALE = 1.45
-#: margin: the default extra penalty per term is this many (Delta(s_max - 1) + Delta(s_max)) / eps_1
-#: (module docstring, "Margin size stage").
-MARGIN_PENALTY_SCALE = 1.5
+#: margin: the default per-term penalty inside the margins is at least this many (Delta(s_max - 1) +
+#: Delta(s_max)) / eps_1 (module docstring, "Margin size stage").
+MARGIN_PENALTY_SCALE = 2.0
 
 
 #: two_stage: the size stage's prior keeps the sizes above the chosen one under this share of its mass.
@@ -467,13 +472,16 @@ def margin_scores(criterion_values, deltas) -> np.ndarray:
     return pair.min(axis=1)
 
 
-def margin_extra_penalty(s_max, epsilon, deltas) -> float:
-    """lambda of ``size_mechanism="margin"``: 1.5 (Delta(s_max - 1) + Delta(s_max)) / eps_1 per term, added to
-    the criterion inside the margins; 0 at epsilon = inf (the criterion itself) and with one size.  Public
-    inputs only (module docstring, "Margin size stage")."""
+def margin_extra_penalty(s_max, epsilon, deltas, penalty_per_term) -> float:
+    """lambda of ``size_mechanism="margin"``: max(0, 2 (Delta(s_max - 1) + Delta(s_max)) / eps_1 - pen(1)) per
+    term, added to the criterion inside the margins, so that the per-term penalty is max(pen(1), 2 (Delta(s_max
+    - 1) + Delta(s_max)) / eps_1); 0 at epsilon = inf (the criterion itself), with one size, and wherever the
+    criterion's own penalty is large enough on the mechanism's scale.  Public inputs only (module docstring,
+    "Margin size stage")."""
     if math.isinf(epsilon) or s_max < 2:
         return 0.0
-    return MARGIN_PENALTY_SCALE * (float(deltas[s_max - 1]) + float(deltas[s_max])) / float(epsilon)
+    floor = MARGIN_PENALTY_SCALE * (float(deltas[s_max - 1]) + float(deltas[s_max])) / float(epsilon)
+    return max(0.0, floor - float(penalty_per_term))
 
 
 # ------------------------------------------------------------------ the call's size settings
@@ -842,7 +850,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
     extra = 0.0
     if kappa is None and score == "margin":  # the default: an extra penalty inside the margins, no prior
-        kappa, extra = 0.0, margin_extra_penalty(s_max, nominal, deltas)
+        kappa, extra = 0.0, margin_extra_penalty(s_max, nominal, deltas, pen1)
     elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
