@@ -12,8 +12,11 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
   size (dp_select(s="auto", method="top_r", size_mechanism="joint"): joint_groups and
   listed_log_probabilities);
 * ``gem``: size_mechanism="generalized" on the same lists (exact);
-* ``two_stage``: dp_select(s="auto", method="top_r")'s default, the size stage then top_r at
-  the chosen size (exact, :func:`p_two_stage`);
+* ``two_stage``: size_mechanism="two_stage" (the former default for top_r), the size stage then
+  top_r at the chosen size (exact, :func:`p_two_stage`);
+* ``margin``: dp_select(s="auto", method="top_r")'s default, the margin size stage then top_r
+  (exact, :func:`p_margin`); ``--exponential``: method="exponential" only, s known against its
+  default ``joint`` and ``margin`` over every support;
 * ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
   mechanism (eps / (s_max + 1), Delta_max, the same penalty and size prior) choosing among the
   s_max released supports; its probability is estimated from ``--draws`` draws per data set;
