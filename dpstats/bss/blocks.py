@@ -79,6 +79,8 @@ from math import comb
 
 import numpy as np
 
+from .objective import smallest_eigenvalue as _smallest_eigenvalue
+
 
 @dataclass
 class BlockResult:
@@ -249,24 +251,6 @@ def _gamma(M, i, eigen=True):
     gersh = max(gersh, 1.0 - float(top.max()))
     eig = _smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
     return max(gersh, eig, 1e-12)
-
-
-def _smallest_eigenvalue(M):
-    """lambda_min of a symmetric matrix with unit diagonal, lowered by a rounding margin.
-
-    LAPACK's relatively robust representation (scipy's ``driver="evr"``) computes only the
-    smallest eigenvalue, several times faster than all of them for the large candidate sets
-    of the block search; its backward error is a modest multiple of m u ||M||_2 with
-    ||M||_2 <= m (unit diagonal), which the margin covers.
-    """
-    from scipy.linalg import eigh
-
-    m = M.shape[0]
-    if m <= 64:
-        eig = float(np.linalg.eigvalsh(M)[0])
-    else:
-        eig = float(eigh(M, eigvals_only=True, subset_by_index=[0, 0], driver="evr")[0])
-    return eig - 64.0 * m * m * np.finfo(np.float64).eps
 
 
 def _gram_block(source, cols):

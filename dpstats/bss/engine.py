@@ -412,9 +412,11 @@ class OuterApproximationEngine:
         self._start = time.perf_counter()
         self.evaluated: dict = {}  # candidate tuple -> exact R
         self._expanded: set = set()
-        self._cut_at: set = set()
+        self._cut_at: dict = {}  # support -> its position in the pool (insertion order)
         self._cut_const: list = []
         self._cut_coef: list = []
+        # whether the source was asked for curvature cuts (once, before the first MILP)
+        self._curvature_asked = False
         # Cuts the MILP starts from, added only when a MILP is first built: the block and
         # dual-bound routes certify most queries without one, and a hinge cut costs a solve.
         self._deferred_cuts: list = []
@@ -620,11 +622,31 @@ class OuterApproximationEngine:
             full = self._full(np.array(support))
             cross = self.source.cross(full)
         const, coef = self._cut_terms(support, full, cross)
-        self._cut_at.add(support)
+        self._cut_at[support] = len(self._cut_const)
         self._cut_const.append(const)
         self._cut_coef.append(coef)
         self.stats.cuts += 1
         return True
+
+    def _use_curvature(self):
+        """Before the first MILP: cuts with the data's curvature where the source offers them.
+
+        The MILP's LP bound is what a small ridge makes weak (cut slopes -(X_j'a)^2 / lam);
+        a source with ``curvature_cuts`` can replace lam by lam + d_j with d from the data's
+        smallest eigenvalue (:meth:`dpstats.bss.gram._SquaredLossMethods.use_curvature`),
+        the tangent of a stronger relaxation with the same values at every support.  The
+        pool is then recomputed at the same supports; the values do not change.  Asked only
+        here because the eigenvalue costs about as much as a few p x p products and the block
+        routes certify most queries without a MILP.
+        """
+        if self._curvature_asked:
+            return
+        self._curvature_asked = True
+        if not self.source.capabilities.curvature_cuts or not self.source.use_curvature():
+            return
+        for support, k in self._cut_at.items():
+            full = self._full(np.array(support))
+            self._cut_const[k], self._cut_coef[k] = self._cut_terms(support, full, self.source.cross(full))
 
     def _local_search(self, support, max_moves=50):
         """Best-improvement 1-swap descent (cuts at every support visited)."""
@@ -709,6 +731,7 @@ class OuterApproximationEngine:
         ``cap``) is what the lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
         solves); certified is False only when ``early_exit(value)`` fired.
         """
+        self._use_curvature()
         for support in self._deferred_cuts:
             self._add_cut(support)
         self._deferred_cuts = []

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, spectral_parts,
-                        values_from_spectral)
+from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, smallest_eigenvalue,
+                        spectral_parts, values_from_spectral)
 
 # Same singular-direction rule as dpstats.bss.objective.
 _SINGULAR_RTOL = 1e-12
@@ -58,17 +58,26 @@ class SourceCapabilities:
     dual_blocks
         ``block_lower_bounds`` (one certified dual per block) and ``search_blocks`` (the dual
         branch and bound over blocks).
+    curvature_cuts
+        :meth:`use_curvature` may strengthen the cuts with the data's own curvature (a
+        certified diagonal under the Gram matrix); the engine asks for it once, before its
+        first MILP, and recomputes its cut pool when it changed.
     """
 
     exact_values: bool
     lower_bounds: bool
     block_search: bool
     dual_blocks: bool
+    curvature_cuts: bool = False
 
 
 #: The squared-loss sources' capabilities.
 SQUARED_LOSS_CAPABILITIES = SourceCapabilities(exact_values=True, lower_bounds=False, block_search=True,
-                                               dual_blocks=False)
+                                               dual_blocks=False, curvature_cuts=True)
+
+#: :meth:`_SquaredLossMethods.use_curvature` computes the curvature (one smallest eigenvalue of
+#: a candidates x candidates matrix) only up to this many candidate columns.
+CURVATURE_MAX_COLUMNS = 3000
 
 
 class _SquaredLossMethods:
@@ -87,12 +96,57 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(supports)
         return obj.values(local)
 
+    #: Per candidate column, the certified curvature d_j >= 0 the cuts use (zeros until
+    #: :meth:`use_curvature` found some).
+    _curvature = None
+
+    def use_curvature(self) -> bool:
+        """Strengthen later cuts with the data's curvature; True when it changed them.
+
+        The cut of :meth:`cut_at` is a tangent of a convex relaxation g_d of R at binary z;
+        any d >= 0 with G - diag(0_forced, d) >= 0 (forced columns' penalty is fixed) gives
+        one:  g_d(z) = min_{||b|| <= r} ||y - X b||^2 - sum_j d_j b_j^2
+        + sum_j (lam + d_j) b_j^2 / z_j  is jointly convex in (b, z) (the first two terms
+        are the convex quadratic b'(G - D)b - 2c'b + y'y, the others perspectives), equals
+        R(S) at z = 1_S (there b_j^2 / z_j = b_j^2 on S and b_j = 0 off S), and grows with
+        d (b_j^2 (1 / z_j - 1) >= 0).  Its gradient at 1_S is the cut with lam replaced by
+        lam + d_j.  So the same certificate holds with a far stronger relaxation when the
+        ridge is small: the curvature that n >= p gives for free (Dong, Chen and Linderoth
+        2015 shift the diagonal the same way; their SDP-optimal D is replaced here by
+        t diag(G~) with t = lambda_min of G~ scaled to unit diagonal, a certified lower
+        bound (rounding margin), G~ the candidates' Gram matrix with the forced columns
+        partialled out).  Computed from the Gram matrix when there is one, there are more
+        rows than columns and at most ``CURVATURE_MAX_COLUMNS`` candidates; otherwise
+        nothing changes (matrix-free sources, n < p).
+        """
+        if self._curvature is not None:
+            return False
+        offset = 1 if self.intercept else 0
+        p_cand = self.n_columns - offset
+        self._curvature = np.zeros(p_cand)
+        G = self.gram_for_curvature()
+        if G is None or not 0 < p_cand <= CURVATURE_MAX_COLUMNS or self.n <= self.n_columns:
+            return False
+        d = candidate_curvature(G, offset, self.ridge)
+        if not np.any(d > 0):
+            return False
+        self._curvature = d
+        return True
+
+    def _cut_weights(self):
+        """lam + d_j per candidate column (the perspective's weight in the cut)."""
+        offset = 1 if self.intercept else 0
+        if self._curvature is None:
+            return np.full(self.n_columns - offset, self.ridge)
+        return self.ridge + self._curvature
+
     def cut_at(self, full, cross=None):
         """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
         ``const`` (their indicators are fixed to 1).  As in :mod:`dpstats.bss.engine`, the slope is
-        -lam b*_j^2 inside S and -(X_j'a)^2 / lam outside, a = y - X_S b*.
+        -w_j b*_j^2 inside S and -(X_j'a)^2 / w_j outside, a = y - X_S b*, with w_j = lam
+        until :meth:`use_curvature` and lam + d_j after it.
         """
         full = np.asarray(full, dtype=np.int64)
         if cross is None:
@@ -100,15 +154,14 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(full[None, :])
         sol = obj.solve(local[0])
         b = sol.coef
-        ridge = self.ridge
-        xta = self.c - cross @ b  # X'a for every full column
-        grad = -(xta * xta) / ridge
+        weight = self._cut_weights()
         offset = 1 if self.intercept else 0
+        xta = self.c - cross @ b  # X'a for every full column
+        grad_c = -(xta[offset:] ** 2) / weight
         inside = full[offset:] - offset
         b_cand = b[offset:]
-        grad_c = grad[offset:].copy()
-        grad_c[inside] = -ridge * b_cand * b_cand
-        const = sol.value + ridge * float(b_cand @ b_cand)
+        grad_c[inside] = -weight[inside] * b_cand * b_cand
+        const = sol.value + float(weight[inside] @ (b_cand * b_cand))
         return float(sol.value), const, grad_c
 
     def neighbour_values(self, support, movable, outside, cross=None):
@@ -147,6 +200,10 @@ class GramSource(_SquaredLossMethods):
     def cross(self, cols) -> np.ndarray:
         """G[:, cols] (all full columns x the given ones)."""
         return self.G[:, np.asarray(cols, dtype=np.int64)]
+
+    def gram_for_curvature(self):
+        """The Gram matrix (:meth:`use_curvature`)."""
+        return self.G
 
     def local_objective(self, supports):
         """(objective, remapped supports): an exact RidgeBallObjective for these supports."""
@@ -189,6 +246,10 @@ class MatrixFreeSource(_SquaredLossMethods):
         self._columns = OrderedDict()
         self._max_columns = max(16, int(0.1 * self.X.nbytes // max(8 * self.n_columns, 1)))
 
+    def gram_for_curvature(self):
+        """None: a matrix-free source never forms the p x p matrix (no curvature shift)."""
+        return None
+
     def cross(self, cols) -> np.ndarray:
         """G[:, cols] (all full columns x the given ones), from the cache where possible."""
         cols = np.asarray(cols, dtype=np.int64)
@@ -221,6 +282,45 @@ class MatrixFreeSource(_SquaredLossMethods):
         if self.means is not None:
             out -= self.n * self.means * float(self.means @ b)
         return out
+
+
+def candidate_curvature(G, offset, ridge):
+    """d >= 0 with G + diag(lam 1_forced, 0) - diag(0_forced, d) >= 0, certified.
+
+    d = 0.98 t diag(G~): G~ = G_cc - G_cf (G_ff + lam I)^{-1} G_fc over the candidate
+    columns c (forced f: the first ``offset``; their ridge term may join the quadratic since
+    their indicators are 1) and t = the smallest eigenvalue of G~ scaled to unit diagonal.
+    The claim is then checked on the whole matrix, not on the rounded G~: a Cholesky
+    factorisation of it, scaled to unit diagonal and lowered by 64 m^2 u (more than the
+    factorisation's backward error, Higham 10.1), must succeed; otherwise d = 0 (the cuts
+    keep lam alone: slower, never wrong).
+    """
+    m = G.shape[0]
+    Gc = np.array(G[offset:, offset:], dtype=np.float64)
+    if offset:
+        Gcf = G[offset:, :offset]
+        Gc -= Gcf @ np.linalg.solve(G[:offset, :offset] + ridge * np.eye(offset), Gcf.T)
+    diag = np.diag(Gc).copy()
+    none = np.zeros(Gc.shape[0])
+    if Gc.shape[0] == 0 or not np.all(diag > 0):
+        return none
+    scale = 1.0 / np.sqrt(diag)
+    t = smallest_eigenvalue(0.5 * (Gc + Gc.T) * scale[:, None] * scale[None, :])
+    if not t > 0:
+        return none
+    d = 0.98 * t * diag
+    A = np.array(G, dtype=np.float64)
+    A[np.arange(offset), np.arange(offset)] += ridge
+    A[np.arange(offset, m), np.arange(offset, m)] -= d
+    full_scale = 1.0 / np.sqrt(np.diag(G) + np.r_[np.full(offset, ridge), np.zeros(m - offset)])
+    A *= full_scale[:, None]
+    A *= full_scale[None, :]
+    A = 0.5 * (A + A.T) - 64.0 * m * m * np.finfo(np.float64).eps * np.eye(m)
+    try:
+        np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return none
+    return d
 
 
 def block_values(Gs, cs, yy, ridge, radius):
