@@ -145,8 +145,13 @@ class _SquaredLossMethods:
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
         ``const`` (their indicators are fixed to 1).  As in :mod:`dpstats.bss.engine`, the slope is
-        -w_j b*_j^2 inside S and -(X_j'a)^2 / w_j outside, a = y - X_S b*, with w_j = lam
-        until :meth:`use_curvature` and lam + d_j after it.
+        -w_j b*_j^2 inside S and -(X_j'a)^2 / w_j outside, a = y - X_S b*, with w_j = lam + mu
+        until :meth:`use_curvature` and lam + d_j + mu after it; mu is S's ball multiplier.
+        Why mu may join: for any mu >= 0, g(z) - mu (sum_j b_j^2 / z_j - r^2) with the
+        perspective of the ball (valid at binary z, where it is the ball itself) is a convex
+        under-estimator of R at every binary z (weak duality) and equals R(S) at mu = mu(S)
+        (strong duality on S); its tangent there is this cut.  Where the ball binds, the cut
+        is steeper than the ridge alone would make it.
         """
         full = np.asarray(full, dtype=np.int64)
         if cross is None:
@@ -154,7 +159,7 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(full[None, :])
         sol = obj.solve(local[0])
         b = sol.coef
-        weight = self._cut_weights()
+        weight = self._cut_weights() + sol.mu
         offset = 1 if self.intercept else 0
         xta = self.c - cross @ b  # X'a for every full column
         grad_c = -(xta[offset:] ** 2) / weight
