@@ -133,25 +133,28 @@ class _SquaredLossMethods:
         self._curvature = d
         return True
 
-    def _cut_weights(self):
-        """lam + d_j per candidate column (the perspective's weight in the cut)."""
-        offset = 1 if self.intercept else 0
-        if self._curvature is None:
-            return np.full(self.n_columns - offset, self.ridge)
-        return self.ridge + self._curvature
-
     def cut_at(self, full, cross=None):
         """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
-        ``const`` (their indicators are fixed to 1).  As in :mod:`dpstats.bss.engine`, the slope is
-        -w_j b*_j^2 inside S and -(X_j'a)^2 / w_j outside, a = y - X_S b*, with w_j = lam + mu
-        until :meth:`use_curvature` and lam + d_j + mu after it; mu is S's ball multiplier.
-        Why mu may join: for any mu >= 0, g(z) - mu (sum_j b_j^2 / z_j - r^2) with the
-        perspective of the ball (valid at binary z, where it is the ball itself) is a convex
-        under-estimator of R at every binary z (weak duality) and equals R(S) at mu = mu(S)
-        (strong duality on S); its tangent there is this cut.  Where the ball binds, the cut
-        is steeper than the ridge alone would make it.
+        ``const`` (their indicators are fixed to 1).  The cut is a dual bound, valid for
+        every b* (exactness only decides how tight it is).  Write R's objective as
+        Q(b) + sum_j w_j b_j^2 with Q(b) = y'y - 2c'b + b'(G - D)b convex (D = diag(d), the
+        curvature of :meth:`use_curvature`, zero until then and on forced columns) and
+        w_j = lam + d_j + mu, mu >= 0 S's ball multiplier (adding mu (||b||^2 - r^2) <= 0
+        lowers nothing on the ball).  For every support S' and b on S' in the ball,
+        Q(b) >= Q(b*) + g'(b - b*) with g = grad Q(b*) = -2 (u + D b*), u = c - G b*, so
+
+            R(S') >= Q(b*) - g'b* - mu r^2 + sum_{j in S'} min_{|t| <= r} (w_j t^2 + g_j t),
+
+        the box |t| <= r being implied by the ball.  Outside S each minimum is
+        -g_j^2 / (4 w_j) = -(X_j'a)^2 / w_j when |g_j| <= 2 w_j r (the outer-approximation
+        slope of Bertsimas and Van Parys 2020 with w = lam), and -|g_j| r + w_j r^2 beyond:
+        the big-M bound that keeps the cut finite as lam -> 0 (l0bnb and El0ps bound their
+        relaxations with the same box).  At b* = the minimiser on S every inside term is
+        -w_j b*_j^2 (stationarity: g_j = -2 w_j b*_j) and the cut equals R(S): it is the
+        tangent at 1_S of a convex relaxation of R, stronger as d grows (Dong, Chen and
+        Linderoth 2015 shift the diagonal the same way).
         """
         full = np.asarray(full, dtype=np.int64)
         if cross is None:
@@ -159,15 +162,21 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(full[None, :])
         sol = obj.solve(local[0])
         b = sol.coef
-        weight = self._cut_weights() + sol.mu
         offset = 1 if self.intercept else 0
-        xta = self.c - cross @ b  # X'a for every full column
-        grad_c = -(xta[offset:] ** 2) / weight
-        inside = full[offset:] - offset
-        b_cand = b[offset:]
-        grad_c[inside] = -weight[inside] * b_cand * b_cand
-        const = sol.value + float(weight[inside] @ (b_cand * b_cand))
-        return float(sol.value), const, grad_c
+        d = np.zeros(self.n_columns)
+        if self._curvature is not None:
+            d[offset:] = self._curvature
+        w = self.ridge + d + sol.mu
+        Gb = cross @ b  # G b* for every full column
+        db = d[full] * b
+        g = -2.0 * (self.c - Gb)
+        g[full] -= 2.0 * db
+        r = self.radius
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(w > 0, np.clip(-g / (2.0 * w), -r, r), -np.sign(g) * r)
+        m = w * t * t + g * t  # the minimum over |t| <= r of w t^2 + g t (<= 0)
+        const = self.yy - float(b @ Gb[full]) + float(b @ db) - sol.mu * r * r + float(m[:offset].sum())
+        return float(sol.value), const, m[offset:]
 
     def neighbour_values(self, support, movable, outside, cross=None):
         """(positions, columns, values, lower): every 1-swap neighbour, exactly.
