@@ -151,11 +151,15 @@ def test_curvature_cuts_are_under_estimators_and_tight(case):
 
 
 @pytest.mark.parametrize("case", CURVATURE_CASES)
-def test_milp_route_at_small_ridges_matches_brute_force(case):
+@pytest.mark.parametrize("exact_blocks", [False, True])
+def test_small_ridges_match_brute_force(case, exact_blocks):
+    # both routes at the default's ridge sizes: the MILP with curvature and box cuts, the block
+    # search with box-capped gains (the ball's |b_j| <= r), against every support's value
     seed, p, s, rho, lam, r, icpt = case
     stats, _, _ = instance(seed, p=p, s=s, rho=rho, intercept=icpt)
-    eng = check_against_brute(stats, s, lam, r, R=10, exact_blocks=False)
-    assert eng.source._curvature is not None and np.all(eng.source._curvature > 0)
+    eng = check_against_brute(stats, s, lam, r, R=10, exact_blocks=exact_blocks)
+    if not exact_blocks:
+        assert eng.source._curvature is not None and np.all(eng.source._curvature > 0)
 
 
 def test_curvature_is_a_certified_diagonal_under_the_gram_matrix():

@@ -266,6 +266,14 @@ def _gram_block(source, cols):
     return out
 
 
+def box_gain(v, a, cap):
+    """max over |t| <= cap of 2 v t - a t^2 (a > 0), elementwise: v^2 / a, or 2 |v| cap - a cap^2
+    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a)."""
+    av = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(av <= a * cap, v * v / a, 2.0 * av * cap - a * cap * cap)
+
+
 def _top_sum(x, k):
     if k <= 0 or x.size == 0:
         return 0.0
@@ -342,6 +350,7 @@ class _BlockSearch:
         self.ridge = float(source.ridge)
         self.lam = self.ridge + float(mu)
         self.shift = float(mu) * float(source.radius) ** 2
+        self.radius = float(source.radius)  # |b_j| <= r on the ball: the box of box_gain
         self.max_nodes = int(max_nodes)
         self.max_columns = int(max_columns)
         mask = np.ones(source.n_columns, dtype=bool)
@@ -390,7 +399,7 @@ class _BlockSearch:
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
         i, O = self.i, self.O
         u = u_all[O]
-        uu = u * u / self.floor()  # Sch >= floor I
+        uu = box_gain(u, self.floor(), self.radius)  # Sch >= floor I, |b_j| <= r
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
         C = np.nonzero(uu + _top_sum(uu, i - 1) > h)[0]
@@ -421,9 +430,10 @@ class _BlockSearch:
         # (both see the same singular directions) and needs no eigenvalue per removed set
         eigen = self.floor() <= self.lam
         gamma = _gamma(M, i, eigen)
+        vs_c, box = uc / sq, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
-            vk = v2[keep]
-            new = keep[vk + _top_sum(vk, i - 1) > gamma * h]
+            vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
+            new = keep[vk + _top_sum(vk, i - 1) > h]
             if new.size < i:
                 return None
             if new.size == keep.size:
@@ -432,7 +442,7 @@ class _BlockSearch:
             gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
-        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor()
+        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order]
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -469,12 +479,12 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor()
+        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
         d, _, _ = schur_scaling(self.source, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
-        return u[C] ** 2 / d
+        return box_gain(u[C], d, self.radius)  # exact one-column gain, the box |b_j| <= r kept
 
     #: A matrix-free source computes the coherence profile of at most this many new columns
     #: per search step (each costs a pass X'x_j); beyond, the step goes without it.
@@ -500,7 +510,8 @@ class _BlockSearch:
         i, src = self.i, self.source
         cols = self.O[C]
         d, f, e = schur_scaling(src, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
-        v2 = u[C] ** 2 / d
+        sq = np.sqrt(d)
+        vs_c, box = u[C] / sq, self.radius * sq
         ntop = self._coherence_rows(cols)
         if ntop is None:
             return C
@@ -509,7 +520,8 @@ class _BlockSearch:
             gamma = coherence_gamma(f[keep], e[keep], ntop[keep], i)
             if gamma <= 0:
                 break
-            new = keep[v2[keep] + _top_sum(v2[keep], i - 1) > gamma * h]
+            vk = box_gain(vs_c[keep], gamma, box[keep])
+            new = keep[vk + _top_sum(vk, i - 1) > h]
             if new.size == keep.size:
                 break
             keep = new
@@ -605,7 +617,9 @@ class _BlockSearch:
         prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
-        gamma, vs, cols, mcol, kappa = prep
+        gamma, vs, cols, mcol, kappa, sq = prep
+        box = self.radius * sq  # |b_j| <= r in M's scale
+        floor = self.floor()
         # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
         # kappa), always; the eigenvalue one, sum(gains) / gamma, too unless gamma is unusable
         # or no better for any column (fewer rows than candidates makes M_C singular up to the
@@ -643,8 +657,8 @@ class _BlockSearch:
             else:
                 vt, dt = vs[q], np.ones(q.size)
             dt = np.maximum(dt, 1e-300)
-            g = vt * vt / dt  # exact conditional gain of one more column
             if k == 1:
+                g = box_gain(vt, dt, box[q])  # exact conditional gain of one more column, in the box
                 for t in np.nonzero(delta_P + g > h)[0]:
                     sup = np.concatenate([base, cols[P], [cols[q[t]]]]) - offset
                     found.append(np.sort(sup))
@@ -653,7 +667,9 @@ class _BlockSearch:
                 return
             # per-column terms of the bounds, Delta(Q | P) <= sum over Q of each row of W
             need = h - delta_P
-            W = ([g / gamma] if use_eigen else []) + ([g * (dt * kappa[q])] if use_ridge else [])
+            # (M_{Q|P} >= gamma I; Sch_{Q|P} >= floor I; each column's coefficient in the box)
+            W = (([box_gain(vt, gamma, box[q])] if use_eigen else [])
+                 + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
             if any(_top_sum(w, k) <= need for w in W):
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
