@@ -35,6 +35,13 @@ eigenvalue per removed set; without it (matrix-free), also gamma when that is us
 not worse than every 1 / kappa (with fewer rows than candidates M_C is singular up to the
 ridge, and the ridge bound is the one that works).
 
+Every one of these bounds keeps the box |b_j| <= r that the ball implies: a separable bound
+sum_j v_j^2 / a_j is the maximum of sum_j (2 v_j t_j - a_j t_j^2) over free t, and over
+|t_j| <= r (in the scale of each bound) each term is at most v_j^2 / a_j, and only
+2 |v_j| r - a_j r^2 when |v_j| > a_j r (:func:`box_gain`); the weak-duality step keeps the box
+because every support's coefficients lie in the ball.  With a small ridge the unconstrained
+terms grow like 1 / lam' where the box keeps them linear in |v_j|.
+
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
 

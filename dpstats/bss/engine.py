@@ -5,13 +5,20 @@ The convex function of the indicators
     g(z) = min_{||b|| <= r} ||y - X b||^2 + lam sum_j b_j^2 / z_j,    g(1_S) = R(S),
 
 is minimised over {z binary, sum z = s} by a MILP in (z, eta) whose constraints are
-linear under-estimators (cuts) of g taken at supports S:
+linear under-estimators (cuts) of R at binary z, taken at supports S:
 
-    eta >= R(S) - sum_{j in S} lam b*_j^2 (z_j - 1) - sum_{j not in S} ((X_j'a)^2 / lam) z_j
+    eta >= R(S) - sum_{j in S} w_j b*_j^2 (z_j - 1) - sum_{j not in S} m_j z_j,
+    m_j = (X_j'a)^2 / w_j  if |X_j'a| <= w_j r,  else 2 |X_j'a| r - w_j r^2,
 
-with b* the minimiser on S and a = y - X_S b* its residual (closed-form gradients by
-Danskin's theorem; the ball multiplier drops out at binary z).  Every cut is a global
-under-estimator, so one pool serves every query on the same data.
+with b* the minimiser on S, a = y - X_S b* its residual and w_j = lam (Bertsimas and Van
+Parys 2020) plus two strengthenings that keep every cut valid and tight at S
+(:meth:`dpstats.bss.gram._SquaredLossMethods.cut_at` derives them as dual bounds): S's ball
+multiplier, and the data's curvature d_j (a certified diagonal under X'X, positive when
+there are more rows than terms), asked for once before the first MILP
+(:meth:`OuterApproximationEngine._use_curvature`); and the cap, from the box |b_j| <= r the
+ball implies, which keeps the slopes finite as lam -> 0 (without it the LP bound fell to
+about -2 x 10^5 below an optimum of 208 at lam = 0.006: benchmarks/README.md).  Every cut
+is a global under-estimator, so one pool serves every query on the same data.
 
 Design choices, measured with benchmarks/bench_top_r.py (the numbers are in
 benchmarks/README.md):
