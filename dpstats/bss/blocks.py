@@ -449,7 +449,8 @@ class _BlockSearch:
             gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
-        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order]
+        return (gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order],
+                lambda rows: Ms[np.ix_(rows, rows)])
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -486,7 +487,7 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq
+        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq, None  # no pair blocks: |C| is large
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
@@ -543,6 +544,10 @@ class _BlockSearch:
 
     #: None: the branch bound is chosen per search; "ridge" / "eigen" force one (tests).
     FORCE_BOUND = None
+
+    #: With two picks left and at most this many later candidates (dense M only), every
+    #: pair's exact conditional gain is computed at once instead of one node per first pick.
+    PAIR_MAX_COLUMNS = 1500
 
     def _at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
@@ -624,7 +629,7 @@ class _BlockSearch:
         prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
-        gamma, vs, cols, mcol, kappa, sq = prep
+        gamma, vs, cols, mcol, kappa, sq, square = prep
         box = self.radius * sq  # |b_j| <= r in M's scale
         floor = self.floor()
         # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
@@ -642,6 +647,36 @@ class _BlockSearch:
 
         base = T[offset:]
         found = []
+
+        def pair_leaves(P, q, vt, dt, AMi, A, W, need):
+            # Two picks left: every pair's exact conditional gain at once (2 x 2 inverses),
+            # instead of one node per first pick; a pair is a leaf when the smaller of that
+            # gain and its separable bounds (W) exceeds the need.
+            alive = np.ones(q.size, dtype=bool)
+            for w in W:
+                alive &= w + _top_sum(w, 1) > need  # w_a + (the largest w) bounds every pair with a
+            idx = np.nonzero(alive)[0]
+            if idx.size < 2:
+                return
+            Mqq = square(q[idx])
+            if AMi is not None:
+                Mqq = Mqq - AMi[idx] @ A[idx].T  # M conditional on P
+            va, da = vt[idx], dt[idx]
+            dd = np.outer(da, da)
+            den = dd - Mqq * Mqq
+            num = (va * va)[:, None] * da[None, :] - 2.0 * np.outer(va, va) * Mqq + da[:, None] * (va * va)[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bound = np.where(den > 1e-12 * dd, num / den, np.inf)
+            for w in W:
+                wa = w[idx]
+                bound = np.minimum(bound, wa[:, None] + wa[None, :])
+            a, b = np.triu_indices(idx.size, 1)
+            hit = np.nonzero(bound[a, b] > need)[0]
+            for t in hit:
+                sup = np.concatenate([base, cols[P], [cols[q[idx[a[t]]]], cols[q[idx[b[t]]]]]]) - offset
+                found.append(np.sort(sup))
+                if first_only:
+                    raise _Found
 
         def branch(P, start, Minv_P, delta_P):
             self.nodes += 1
@@ -678,6 +713,9 @@ class _BlockSearch:
             W = (([box_gain(vt, gamma, box[q])] if use_eigen else [])
                  + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
             if any(_top_sum(w, k) <= need for w in W):
+                return
+            if k == 2 and square is not None and q.size <= self.PAIR_MAX_COLUMNS:
+                pair_leaves(P, q, vt, dt, AMi if P else None, A if P else None, W, need)
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
             # the k - 1 largest terms of all later columns together (one partition), then, for
