@@ -275,10 +275,12 @@ def _gram_block(source, cols):
 
 def box_gain(v, a, cap):
     """max over |t| <= cap of 2 v t - a t^2 (a > 0), elementwise: v^2 / a, or 2 |v| cap - a cap^2
-    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a)."""
-    av = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(av <= a * cap, v * v / a, 2.0 * av * cap - a * cap * cap)
+    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a).
+
+    Written as (v^2 - e^2) / a with e = max(|v| - a cap, 0): the same value, no branch.
+    """
+    e = np.maximum(np.abs(v) - a * cap, 0.0)
+    return (v * v - e * e) / a
 
 
 def _top_sum(x, k):
