@@ -275,10 +275,12 @@ def _gram_block(source, cols):
 
 def box_gain(v, a, cap):
     """max over |t| <= cap of 2 v t - a t^2 (a > 0), elementwise: v^2 / a, or 2 |v| cap - a cap^2
-    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a)."""
-    av = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(av <= a * cap, v * v / a, 2.0 * av * cap - a * cap * cap)
+    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a).
+
+    Written as (v^2 - e^2) / a with e = max(|v| - a cap, 0): the same value, no branch.
+    """
+    e = np.maximum(np.abs(v) - a * cap, 0.0)
+    return (v * v - e * e) / a
 
 
 def _top_sum(x, k):
@@ -450,7 +452,7 @@ class _BlockSearch:
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
         return (gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order],
-                lambda rows: Ms[np.ix_(rows, rows)])
+                lambda rows, cols: Ms[np.ix_(rows, cols)])
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -487,7 +489,7 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq, None  # no pair blocks: |C| is large
+        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq, None  # no blocks of M: |C| is large
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
@@ -545,9 +547,6 @@ class _BlockSearch:
     #: None: the branch bound is chosen per search; "ridge" / "eigen" force one (tests).
     FORCE_BOUND = None
 
-    #: With two picks left and at most this many later candidates (dense M only), every
-    #: pair's exact conditional gain is computed at once instead of one node per first pick.
-    PAIR_MAX_COLUMNS = 1500
 
     def _at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
@@ -629,7 +628,7 @@ class _BlockSearch:
         prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
-        gamma, vs, cols, mcol, kappa, sq, square = prep
+        gamma, vs, cols, mcol, kappa, sq, rect = prep
         box = self.radius * sq  # |b_j| <= r in M's scale
         floor = self.floor()
         # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
@@ -648,32 +647,26 @@ class _BlockSearch:
         base = T[offset:]
         found = []
 
-        def pair_leaves(P, q, vt, dt, AMi, A, W, need):
-            # Two picks left: every pair's exact conditional gain at once (2 x 2 inverses),
-            # instead of one node per first pick; a pair is a leaf when the smaller of that
-            # gain and its separable bounds (W) exceeds the need.
-            alive = np.ones(q.size, dtype=bool)
-            for w in W:
-                alive &= w + _top_sum(w, 1) > need  # w_a + (the largest w) bounds every pair with a
-            idx = np.nonzero(alive)[0]
-            if idx.size < 2:
-                return
-            Mqq = square(q[idx])
+        def pair_leaves(P, q, starts, vt, dt, AMi, A, W, need):
+            # Two picks left: the exact conditional gain of every pair (first pick among the
+            # surviving starts, second any later column) at once, 2 x 2 inverses, instead of a
+            # node per first pick; a pair is a leaf when the smaller of that gain and its
+            # separable bounds (W) exceeds the need.
+            Mab = rect(q[starts], q)
             if AMi is not None:
-                Mqq = Mqq - AMi[idx] @ A[idx].T  # M conditional on P
-            va, da = vt[idx], dt[idx]
-            dd = np.outer(da, da)
-            den = dd - Mqq * Mqq
-            num = (va * va)[:, None] * da[None, :] - 2.0 * np.outer(va, va) * Mqq + da[:, None] * (va * va)[None, :]
+                Mab = Mab - AMi[starts] @ A.T  # M conditional on P
+            va, da = vt[starts][:, None], dt[starts][:, None]
+            vb, db = vt[None, :], dt[None, :]
+            dd = da * db
+            den = dd - Mab * Mab
+            num = va * va * db - 2.0 * va * vb * Mab + vb * vb * da
             with np.errstate(divide="ignore", invalid="ignore"):
                 bound = np.where(den > 1e-12 * dd, num / den, np.inf)
             for w in W:
-                wa = w[idx]
-                bound = np.minimum(bound, wa[:, None] + wa[None, :])
-            a, b = np.triu_indices(idx.size, 1)
-            hit = np.nonzero(bound[a, b] > need)[0]
-            for t in hit:
-                sup = np.concatenate([base, cols[P], [cols[q[idx[a[t]]]], cols[q[idx[b[t]]]]]]) - offset
+                bound = np.minimum(bound, w[starts][:, None] + w[None, :])
+            bound[np.arange(q.size)[None, :] <= starts[:, None]] = -np.inf  # second pick later
+            for ia, ib in zip(*np.nonzero(bound > need)):
+                sup = np.concatenate([base, cols[P], [cols[q[starts[ia]]], cols[q[ib]]]]) - offset
                 found.append(np.sort(sup))
                 if first_only:
                     raise _Found
@@ -714,9 +707,6 @@ class _BlockSearch:
                  + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
             if any(_top_sum(w, k) <= need for w in W):
                 return
-            if k == 2 and square is not None and q.size <= self.PAIR_MAX_COLUMNS:
-                pair_leaves(P, q, vt, dt, AMi if P else None, A if P else None, W, need)
-                return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
             # the k - 1 largest terms of all later columns together (one partition), then, for
             # the starts that survive, with their own later columns.
@@ -731,6 +721,9 @@ class _BlockSearch:
                 else:
                     later = _later_top_sums(w, k - 1, count)[starts]
                 starts = starts[w[starts] + later > need]
+            if k == 2 and rect is not None:
+                pair_leaves(P, q, starts, vt, dt, AMi if P else None, A if P else None, W, need)
+                return
             for t in starts:
                 j = int(q[t])
                 P2 = P + [j]
