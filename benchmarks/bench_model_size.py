@@ -12,8 +12,11 @@ R = 100.  For each data set every support of every size 1..s_max is scored once,
   size (dp_select(s="auto", method="top_r", size_mechanism="joint"): joint_groups and
   listed_log_probabilities);
 * ``gem``: size_mechanism="generalized" on the same lists (exact);
-* ``two_stage``: dp_select(s="auto", method="top_r")'s default, the size stage then top_r at
-  the chosen size (exact, :func:`p_two_stage`);
+* ``two_stage``: size_mechanism="two_stage" (the former default for top_r), the size stage then
+  top_r at the chosen size (exact, :func:`p_two_stage`);
+* ``margin``: dp_select(s="auto", method="top_r")'s default, the margin size stage then top_r
+  (exact, :func:`p_margin`); ``--exponential``: method="exponential" only, s known against its
+  default ``joint`` and ``margin`` over every support;
 * ``split``: top_r at every s = 1..s_max with eps / (s_max + 1) each, then the exponential
   mechanism (eps / (s_max + 1), Delta_max, the same penalty and size prior) choosing among the
   s_max released supports; its probability is estimated from ``--draws`` draws per data set;
@@ -50,7 +53,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpstats.bss.exhaustive import score_all_supports  # noqa: E402
 from dpstats.bss.model_size import (DEFAULT_MAPPED_NOISE_SD, DEFAULT_SIZE_SHARE, LARGER_SIZE_MASS,  # noqa: E402
-                                    default_size_prior, gem_groups, gem_size_prior, joint_groups, size_penalty)
+                                    default_margin_share, default_size_prior, gem_groups, gem_size_prior,
+                                    joint_groups, margin_extra_penalty, margin_scores, size_penalty)
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats, least_squares_sensitivity  # noqa: E402
 from dpstats.bss.top_r import top_r_log_weights  # noqa: E402
 from dpstats.mechanisms.listed_exponential import listed_entries, listed_log_probabilities  # noqa: E402
@@ -142,6 +146,43 @@ def p_two_stage(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2, share
     v = np.array([per_size[s][1][0] + size_penalty(s, n, "bic", sigma2) for s in range(1, s_max + 1)])
     logw = -kappa * np.arange(1, s_max + 1) - e1 * v / (2 * delta)
     return math.exp(logw[s0 - 1] - logsumexp(logw)) * p_known(data, eps - e1, p)
+
+
+def margin_size_probability(data, e1, n, s_max, sigma2):
+    """size_mechanism="margin"'s size stage (library functions): P(it returns s0), exact."""
+    per_size, truth = data
+    deltas = [least_squares_sensitivity(1, 1, 1, s, True) for s in range(s_max + 1)]
+    sizes = np.arange(1, s_max + 1)
+    extra = margin_extra_penalty(s_max, e1, deltas, size_penalty(1, n, "bic", sigma2))
+    L = np.array([per_size[s][1][0] for s in sizes]) + (size_penalty(1, n, "bic", sigma2) + extra) * sizes
+    logw = e1 * margin_scores(L, deltas) / 2
+    return math.exp(logw[len(truth) - 1] - logsumexp(logw))
+
+
+def p_margin(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2, exponential=False):
+    """dp_select(s="auto", method="top_r")'s default (``exponential``: method="exponential" with
+    size_mechanism="margin"): the margin size stage with default_margin_share(p) of eps, then the method at
+    the chosen size; exact."""
+    e1 = default_margin_share(p) * eps
+    second = p_exponential_known if exponential else p_known
+    return margin_size_probability(data, e1, n, s_max, sigma2) * second(data, eps - e1, p)
+
+
+def p_exponential_known(data, eps, p):
+    """The exponential mechanism over every support of size s0 (method="exponential" with s known)."""
+    per_size, truth = data
+    supports, values = per_size[len(truth)]
+    logw = -eps * values / (2 * least_squares_sensitivity(1, 1, 1, len(truth), True))
+    return float(np.exp(logw[position(supports, truth)] - logsumexp(logw)))
+
+
+def p_exponential_joint(data, eps, p, n, s_max, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
+    """method="exponential", s="auto"'s default: the joint mechanism over every support of every size."""
+    per_size, _ = data
+    delta = least_squares_sensitivity(1, 1, 1, s_max, True)
+    kappa = default_size_prior(s_max, eps, size_penalty(1, n, "bic", sigma2), delta)
+    sizes, groups = joint_groups({s: v for s, (_, v) in per_size.items()}, p, n, "bic", sigma2, kappa)
+    return truth_probability(data, sizes, groups, eps, delta)
 
 
 def p_split(data, eps, p, n, s_max, kappa, draws, rng, sigma2=DEFAULT_MAPPED_NOISE_SD**2):
@@ -260,6 +301,8 @@ def main():
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--cache", default=None, help="directory for the scored data sets (reused by later runs)")
     ap.add_argument("--no-split", action="store_true")
+    ap.add_argument("--exponential", action="store_true",
+                    help="only method='exponential': s known, the joint default and size_mechanism='margin'")
     ap.add_argument("--noise", default="default,true",
                     help="noise_sd settings: 'default' (sigma0 = 1/2 mapped, range/4) and/or 'true' (the simulated sigma)")
     args = ap.parse_args()
@@ -275,6 +318,14 @@ def main():
         def mean(f):
             return lambda eps: float(np.mean([f(d, eps) for d in datasets]))
 
+        if args.exponential:
+            e_exp = needed(mean(lambda d, e: p_exponential_known(d, e, p)))
+            e_joint = needed(mean(lambda d, e: p_exponential_joint(d, e, p, n, s_max)))
+            e_margin = needed(mean(lambda d, e: p_margin(d, e, p, n, s_max, exponential=True)))
+            print(f"s0 = {s0}, method='exponential': eps for 0.9 recovery: known {e_exp:.3g}; joint (default) "
+                  f"{e_joint:.3g} ({e_joint / e_exp:.2f}x); margin {e_margin:.3g} ({e_margin / e_exp:.2f}x)  "
+                  f"[load {os.getloadavg()[0]:.1f}]", flush=True)
+            continue
         e_known = needed(mean(lambda d, e: p_known(d, e, p)))
         line = [f"s0 = {s0}: eps for 0.9 recovery: known {e_known:.3g}"]
         for noise in args.noise.split(","):
@@ -291,6 +342,8 @@ def main():
             line.append(f"gem[noise {noise}] {e_gem:.3g} ({e_gem / e_known:.2f}x)")
             e_two = needed(mean(lambda d, e: p_two_stage(d, e, p, n, s_max, sigma2)))
             line.append(f"two_stage[noise {noise}] {e_two:.3g} ({e_two / e_known:.2f}x)")
+            e_margin = needed(mean(lambda d, e: p_margin(d, e, p, n, s_max, sigma2)))
+            line.append(f"margin[noise {noise}] {e_margin:.3g} ({e_margin / e_known:.2f}x)")
             if not args.no_split:
                 kappa = math.log((s_max + 1) / 0.05)  # the default's value where the penalty is negligible
                 e_split = needed(mean(lambda d, e: p_split(d, e, p, n, s_max, kappa, args.draws, rng, sigma2)),

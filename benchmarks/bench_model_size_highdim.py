@@ -81,10 +81,10 @@ def delta(s):
     return least_squares_sensitivity(1, 1, 1, s, True)
 
 
-def scored_lists(n, p, s0, seed):
+def scored_lists(n, p, s0, seed, rho=0.1, snr=5.0):
     """Top-R list values of every size, the position of the truth in its size's list, and exact
     criterion values of uniform supports outside each list (for the Monte Carlo mechanisms)."""
-    sim = simulate(n, p, s0, rho=0.1, snr=5.0, random_state=seed)
+    sim = simulate(n, p, s0, rho=rho, snr=snr, random_state=seed)
     terms = [c for c in sim.data.columns if c != "y"]
     X = np.clip(sim.data[terms].to_numpy(float), -X_HALF, X_HALF) / X_HALF
     y = np.clip(sim.data["y"].to_numpy(float), -Y_HALF, Y_HALF) / Y_HALF
@@ -205,19 +205,19 @@ def p_naive(d, eps, draws, rng):
     return float(np.mean(p_size * is_true))
 
 
-def p_liu_talwar(d, eps, draws, rng):
-    """Random stopping with gamma = 1 / (20 s_max); each run (eps / 3)-DP: top_r with eps / 6 and the
-    criterion of its output plus Laplace(Delta(s_max) / (eps / 6)) (Liu and Talwar 2019, Theorem 3.1)."""
-    laws = top_r_laws(d, eps / 6)
+def p_random_stopping(d, half, draws, rng, runs_of):
+    """Private selection from private candidates by random stopping: ``runs_of(rng)`` runs of (s uniform,
+    top_r at s with ``half``, its criterion plus Laplace(Delta(s_max) / ``half``)), the best noisy criterion."""
+    laws = top_r_laws(d, half)
     hits = 0
     for _ in range(draws):
-        runs = int(rng.geometric(1 / (20 * S_MAX)))
+        runs = runs_of(rng)
         sizes = rng.integers(1, S_MAX + 1, size=runs)
         best, best_true = -math.inf, False
         for s in np.unique(sizes):
             m = int(np.sum(sizes == s))
             a, crit = draw_outputs(laws, int(s), m, rng)
-            scores = -(crit + size_penalty(int(s), d["n"], "bic", SIGMA2)) + rng.laplace(0, delta(S_MAX) / (eps / 6),
+            scores = -(crit + size_penalty(int(s), d["n"], "bic", SIGMA2)) + rng.laplace(0, delta(S_MAX) / half,
                                                                                         size=m)
             i = int(np.argmax(scores))
             if scores[i] > best:
@@ -226,7 +226,14 @@ def p_liu_talwar(d, eps, draws, rng):
     return hits / draws
 
 
-def main():
+def p_liu_talwar(d, eps, draws, rng):
+    """Random stopping with gamma = 1 / (20 s_max); each run (eps / 3)-DP: top_r with eps / 6 and the
+    criterion of its output plus Laplace(Delta(s_max) / (eps / 6)) (Liu and Talwar 2019, Theorem 3.1)."""
+    return p_random_stopping(d, eps / 6, draws, rng, lambda r: int(r.geometric(1 / (20 * S_MAX))))
+
+
+def design_parser(mc_help):
+    """The command line shared by the s='auto' benchmarks at p = 30 to 250."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--p", default="30,100,250")
     ap.add_argument("--s0", default="3,5,8")
@@ -234,7 +241,12 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--cache", default=None)
-    ap.add_argument("--no-mc", action="store_true", help="skip liu_talwar and naive")
+    ap.add_argument("--no-mc", action="store_true", help=mc_help)
+    return ap
+
+
+def main():
+    ap = design_parser("skip liu_talwar and naive")
     ap.add_argument("--shares", default="0.7", help="fixed size_share values for extra two_stage columns ('' none)")
     ap.add_argument("--public-call", action="store_true", help="time dp_select at the largest p (s = s0 and 'auto')")
     args = ap.parse_args()

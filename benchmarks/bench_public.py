@@ -3,9 +3,10 @@
 Every cell is ``dpstats.dp_select("y ~ .", df, method=..., epsilon=1, s=s, bounds=(1, 1),
 radius=1.1, R=100, random_state=1)`` on a pandas frame from the design of
 ``dpstats.simulate(n, p, s, rho=..., snr=..., random_state=1)`` (``family="binomial"`` and
-``loss="hinge"`` for the hinge rows), with the default ridge (``"auto"``: 0.1 n where the
-certified engine runs).  Each (case, method) runs in a fresh child process (``subprocess``,
-its own session, ``OMP/OPENBLAS/MKL_NUM_THREADS`` set to ``--threads``) that first builds the
+``loss="hinge"`` for the hinge rows), with the default ridge (``"auto"``: tolerance
+(1 + r sqrt(s))^2 / r^2 where the certified engine runs with n >= p, 0.1 sqrt(n p) when
+n < p; the hinge loss keeps 0.1 n).  Each (case, method) runs in a fresh child process
+(``subprocess``, its own session, ``OMP/OPENBLAS/MKL_NUM_THREADS`` set to ``--threads``) that first builds the
 data and then makes the one timed call; the driver kills the child's process group when the
 call has not returned ``--cap`` seconds (at least 600 for the last case, whose target is
 10 minutes) after the data were ready.  A child killed by a signal

@@ -53,7 +53,7 @@ CURATOR_KEYS = {
                   "public variance, leaps' BIC and the exact probabilities (fit.size_table())",
     "criterion_choice": "s='auto': the size and support minimising the criterion (the epsilon = inf answer)",
     "probability_criterion_size": "s='auto': P(the mechanism returns the criterion's size), exact",
-    "privacy_condition": "s='auto', size_mechanism='generalized': the privacy condition the Conditions table states",
+    "privacy_condition": "s='auto', size_mechanism='generalized' or 'margin': the privacy condition the Conditions table states",
     "block_supports": "mistakes: S^(0) = S_1, S^(1), ..., the best support of each mistake block",
     "block_objectives": "mistakes: R(S^(i)) for each block (for a capped block: the best support found, above the cap)",
     "block_scores": "mistakes: the capped scores min(R(S^(i)), R(S^(0)) + K) the mechanism samples with",

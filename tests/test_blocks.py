@@ -468,3 +468,17 @@ def test_centred_matrix_free_blocks_match_brute_force(shift, lazy, monkeypatch):
         thr = float(np.sort(vals[members])[-1])
         listed = blocks.block_supports_below(source, full, 0, i, thr, evaluate, max_columns=0 if lazy else 3000)
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(listed.supports)
+
+
+def test_box_gain_is_the_maximum_over_the_box():
+    # the closed form against a fine grid of t in [-cap, cap] (the box every bound keeps)
+    from dpstats.bss.blocks import box_gain
+
+    rng = np.random.default_rng(5)
+    v, a, cap = rng.normal(size=300) * 5, rng.uniform(0.05, 3, 300), rng.uniform(0.1, 2, 300)
+    t = np.linspace(-1.0, 1.0, 40001)[None, :] * cap[:, None]
+    brute = np.max(2 * v[:, None] * t - a[:, None] * t * t, axis=1)
+    got = box_gain(v, a, cap)
+    assert np.all(got >= brute - 1e-12)  # an upper bound on the grid's maximum ...
+    assert np.allclose(got, brute, atol=1e-6)  # ... and the maximum itself
+    assert np.all(got <= v * v / a + 1e-12) and np.any(got < 0.5 * v * v / a)  # the box bites

@@ -116,6 +116,71 @@ def test_cuts_are_under_estimators():
         assert lower[k] == pytest.approx(vals[k], rel=1e-10)  # tight at its own support
 
 
+CURVATURE_CASES = [
+    # seed, p, s, rho, lam, r, intercept: small ridges (the default's size), correlated columns
+    (11, 9, 3, 0.9, 1e-3, 1.1, True),   # forced intercept, ball active at collinear supports
+    (12, 10, 2, 0.95, 1e-2, 0.5, False),
+    (13, 8, 4, 0.3, 1e-3, 50.0, True),  # ball inactive
+    (14, 10, 3, 0.7, 0.5, 1.1, False),
+]
+
+
+@pytest.mark.parametrize("case", CURVATURE_CASES)
+def test_curvature_cuts_are_under_estimators_and_tight(case):
+    # The cuts after use_curvature (lam + d_j instead of lam) against every support's exact
+    # value: a valid under-estimator of R at every binary z, tight at its own support, and
+    # stronger than the ridge-only cut on average (d > 0 because n > p).
+    seed, p, s, rho, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, intercept=icpt)
+    sups, vals, _ = brute(stats, s, lam, r)
+    source = GramSource(stats, lam, r)
+    offset = 1 if icpt else 0
+    z = np.zeros((sups.shape[0], p))
+    np.put_along_axis(z, sups, 1.0, axis=1)
+    plain = [source.cut_at(np.r_[np.arange(offset), sup + offset]) for sup in sups[:20]]
+    assert source.use_curvature() and np.all(source._curvature > 0)
+    assert not source.use_curvature()  # once
+    gain = []
+    for k, sup in enumerate(sups[:20]):
+        value, const, coef = source.cut_at(np.r_[np.arange(offset), sup + offset])
+        lower = const + z @ coef
+        assert np.all(lower <= vals + 1e-8 * (1 + np.abs(vals)))
+        assert lower[k] == pytest.approx(vals[k], rel=1e-10)
+        gain.append(np.mean(lower - (plain[k][1] + z @ plain[k][2])))
+    assert np.mean(gain) > 0
+
+
+@pytest.mark.parametrize("case", CURVATURE_CASES)
+@pytest.mark.parametrize("exact_blocks", [False, True])
+def test_small_ridges_match_brute_force(case, exact_blocks):
+    # both routes at the default's ridge sizes: the MILP with curvature and box cuts, the block
+    # search with box-capped gains (the ball's |b_j| <= r), against every support's value
+    seed, p, s, rho, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, intercept=icpt)
+    eng = check_against_brute(stats, s, lam, r, R=10, exact_blocks=exact_blocks)
+    if not exact_blocks:
+        assert eng.source._curvature is not None and np.all(eng.source._curvature > 0)
+
+
+def test_curvature_is_a_certified_diagonal_under_the_gram_matrix():
+    from dpstats.bss.gram import candidate_curvature
+
+    for seed, icpt in [(0, False), (1, True)]:
+        stats, _, _ = instance(seed, n=40, p=12, rho=0.8, intercept=icpt)
+        G, offset, lam = np.asarray(stats.G), int(icpt), 1e-3
+        d = candidate_curvature(G, offset, lam)
+        A = G + np.diag(np.r_[np.full(offset, lam), -d])
+        assert np.linalg.eigvalsh(A)[0] >= -1e-9 * np.abs(G).max()
+        assert np.all(d > 0)
+        # at most a few percent below the largest scalar multiple of diag(G~) that stays PSD
+        bigger = candidate_curvature(G, offset, lam) * 1.1
+        B = G + np.diag(np.r_[np.full(offset, lam), -bigger])
+        assert np.linalg.eigvalsh(B)[0] < 0
+    # fewer rows than columns: no curvature
+    stats, _, _ = instance(2, n=8, p=12)
+    assert not np.any(candidate_curvature(np.asarray(stats.G), 0, 1e-3) > 0)
+
+
 def test_matrix_free_equals_gram():
     stats, Xf, y = instance(8, n=80, p=12, s=3, intercept=True)
     g, m = GramSource(stats, 2.0, 1.1), MatrixFreeSource(Xf, y, 2.0, 1.1, intercept=True)

@@ -111,3 +111,15 @@ def test_gem_epsilon_inf_equals_exhaustive_criterion(name, method, setting):
     expected = oracle(name, 4, half_range(case) / 2 if noise_sd is None else noise_sd, criterion)
     assert sorted(fit.support) == sorted(expected)
     assert fit.release()["s_selected"] == len(expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_stage_epsilon_inf_equals_exhaustive_criterion(name):
+    """size_mechanism="two_stage" (the former default for top_r; the default "margin" is covered above): the
+    same exhaustive BIC choice at epsilon = inf."""
+    case = CASES[name]
+    fit = dpstats.dp_select(case.formula, case.frame(), method="top_r", epsilon=math.inf, s="auto", s_max=4,
+                            bounds=case.ranges, radius=1e6, random_state=0, size_mechanism="two_stage")
+    expected = oracle(name, 4, half_range(case) / 2, "bic")
+    assert sorted(fit.support) == sorted(expected)
+    assert any("best subset's criterion" in e.mechanism for e in fit.ledger.entries)

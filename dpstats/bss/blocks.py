@@ -35,6 +35,13 @@ eigenvalue per removed set; without it (matrix-free), also gamma when that is us
 not worse than every 1 / kappa (with fewer rows than candidates M_C is singular up to the
 ridge, and the ridge bound is the one that works).
 
+Every one of these bounds keeps the box |b_j| <= r that the ball implies: a separable bound
+sum_j v_j^2 / a_j is the maximum of sum_j (2 v_j t_j - a_j t_j^2) over free t, and over
+|t_j| <= r (in the scale of each bound) each term is at most v_j^2 / a_j, and only
+2 |v_j| r - a_j r^2 when |v_j| > a_j r (:func:`box_gain`); the weak-duality step keeps the box
+because every support's coefficients lie in the ball.  With a small ridge the unconstrained
+terms grow like 1 / lam' where the box keeps them linear in |v_j|.
+
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
 
@@ -78,6 +85,8 @@ from dataclasses import dataclass
 from math import comb
 
 import numpy as np
+
+from .objective import smallest_eigenvalue as _smallest_eigenvalue
 
 
 @dataclass
@@ -251,24 +260,6 @@ def _gamma(M, i, eigen=True):
     return max(gersh, eig, 1e-12)
 
 
-def _smallest_eigenvalue(M):
-    """lambda_min of a symmetric matrix with unit diagonal, lowered by a rounding margin.
-
-    LAPACK's relatively robust representation (scipy's ``driver="evr"``) computes only the
-    smallest eigenvalue, several times faster than all of them for the large candidate sets
-    of the block search; its backward error is a modest multiple of m u ||M||_2 with
-    ||M||_2 <= m (unit diagonal), which the margin covers.
-    """
-    from scipy.linalg import eigh
-
-    m = M.shape[0]
-    if m <= 64:
-        eig = float(np.linalg.eigvalsh(M)[0])
-    else:
-        eig = float(eigh(M, eigvals_only=True, subset_by_index=[0, 0], driver="evr")[0])
-    return eig - 64.0 * m * m * np.finfo(np.float64).eps
-
-
 def _gram_block(source, cols):
     """G[cols, cols] without forming more of G than needed (matrix-free: X_C'X_C, centred
     when the source profiles the intercept out)."""
@@ -280,6 +271,16 @@ def _gram_block(source, cols):
     if means is not None:
         out -= source.n * np.outer(means[cols], means[cols])
     return out
+
+
+def box_gain(v, a, cap):
+    """max over |t| <= cap of 2 v t - a t^2 (a > 0), elementwise: v^2 / a, or 2 |v| cap - a cap^2
+    when the unconstrained maximiser v / a lies outside the box (never more than v^2 / a).
+
+    Written as (v^2 - e^2) / a with e = max(|v| - a cap, 0): the same value, no branch.
+    """
+    e = np.maximum(np.abs(v) - a * cap, 0.0)
+    return (v * v - e * e) / a
 
 
 def _top_sum(x, k):
@@ -358,6 +359,7 @@ class _BlockSearch:
         self.ridge = float(source.ridge)
         self.lam = self.ridge + float(mu)
         self.shift = float(mu) * float(source.radius) ** 2
+        self.radius = float(source.radius)  # |b_j| <= r on the ball: the box of box_gain
         self.max_nodes = int(max_nodes)
         self.max_columns = int(max_columns)
         mask = np.ones(source.n_columns, dtype=bool)
@@ -406,7 +408,7 @@ class _BlockSearch:
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
         i, O = self.i, self.O
         u = u_all[O]
-        uu = u * u / self.floor()  # Sch >= floor I
+        uu = box_gain(u, self.floor(), self.radius)  # Sch >= floor I, |b_j| <= r
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
         C = np.nonzero(uu + _top_sum(uu, i - 1) > h)[0]
@@ -437,9 +439,10 @@ class _BlockSearch:
         # (both see the same singular directions) and needs no eigenvalue per removed set
         eigen = self.floor() <= self.lam
         gamma = _gamma(M, i, eigen)
+        vs_c, box = uc / sq, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
-            vk = v2[keep]
-            new = keep[vk + _top_sum(vk, i - 1) > gamma * h]
+            vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
+            new = keep[vk + _top_sum(vk, i - 1) > h]
             if new.size < i:
                 return None
             if new.size == keep.size:
@@ -448,7 +451,8 @@ class _BlockSearch:
             gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
         order = keep[np.argsort(-v2[keep], kind="stable")]
         Ms = M[np.ix_(order, order)]
-        return gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor()
+        return (gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order],
+                lambda rows, cols: Ms[np.ix_(rows, cols)])
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -485,12 +489,12 @@ class _BlockSearch:
                 cache.popitem(last=False)
             return cache[j]
 
-        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor()
+        return gamma, uc[order] / sq, cols, mcol, d[order] / self.floor(), sq, None  # no blocks of M: |C| is large
 
     def _single_gains(self, C, T, GOT, K, u):
         cols = self.O[C]
         d, _, _ = schur_scaling(self.source, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
-        return u[C] ** 2 / d
+        return box_gain(u[C], d, self.radius)  # exact one-column gain, the box |b_j| <= r kept
 
     #: A matrix-free source computes the coherence profile of at most this many new columns
     #: per search step (each costs a pass X'x_j); beyond, the step goes without it.
@@ -516,7 +520,8 @@ class _BlockSearch:
         i, src = self.i, self.source
         cols = self.O[C]
         d, f, e = schur_scaling(src, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
-        v2 = u[C] ** 2 / d
+        sq = np.sqrt(d)
+        vs_c, box = u[C] / sq, self.radius * sq
         ntop = self._coherence_rows(cols)
         if ntop is None:
             return C
@@ -525,7 +530,8 @@ class _BlockSearch:
             gamma = coherence_gamma(f[keep], e[keep], ntop[keep], i)
             if gamma <= 0:
                 break
-            new = keep[v2[keep] + _top_sum(v2[keep], i - 1) > gamma * h]
+            vk = box_gain(vs_c[keep], gamma, box[keep])
+            new = keep[vk + _top_sum(vk, i - 1) > h]
             if new.size == keep.size:
                 break
             keep = new
@@ -540,6 +546,7 @@ class _BlockSearch:
 
     #: None: the branch bound is chosen per search; "ridge" / "eigen" force one (tests).
     FORCE_BOUND = None
+
 
     def _at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
@@ -621,7 +628,9 @@ class _BlockSearch:
         prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
-        gamma, vs, cols, mcol, kappa = prep
+        gamma, vs, cols, mcol, kappa, sq, rect = prep
+        box = self.radius * sq  # |b_j| <= r in M's scale
+        floor = self.floor()
         # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
         # kappa), always; the eigenvalue one, sum(gains) / gamma, too unless gamma is unusable
         # or no better for any column (fewer rows than candidates makes M_C singular up to the
@@ -637,6 +646,30 @@ class _BlockSearch:
 
         base = T[offset:]
         found = []
+
+        def pair_leaves(P, q, starts, vt, dt, AMi, A, W, need):
+            # Two picks left: the exact conditional gain of every pair (first pick among the
+            # surviving starts, second any later column) at once, 2 x 2 inverses, instead of a
+            # node per first pick; a pair is a leaf when the smaller of that gain and its
+            # separable bounds (W) exceeds the need.
+            Mab = rect(q[starts], q)
+            if AMi is not None:
+                Mab = Mab - AMi[starts] @ A.T  # M conditional on P
+            va, da = vt[starts][:, None], dt[starts][:, None]
+            vb, db = vt[None, :], dt[None, :]
+            dd = da * db
+            den = dd - Mab * Mab
+            num = va * va * db - 2.0 * va * vb * Mab + vb * vb * da
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bound = np.where(den > 1e-12 * dd, num / den, np.inf)
+            for w in W:
+                bound = np.minimum(bound, w[starts][:, None] + w[None, :])
+            bound[np.arange(q.size)[None, :] <= starts[:, None]] = -np.inf  # second pick later
+            for ia, ib in zip(*np.nonzero(bound > need)):
+                sup = np.concatenate([base, cols[P], [cols[q[starts[ia]]], cols[q[ib]]]]) - offset
+                found.append(np.sort(sup))
+                if first_only:
+                    raise _Found
 
         def branch(P, start, Minv_P, delta_P):
             self.nodes += 1
@@ -659,8 +692,8 @@ class _BlockSearch:
             else:
                 vt, dt = vs[q], np.ones(q.size)
             dt = np.maximum(dt, 1e-300)
-            g = vt * vt / dt  # exact conditional gain of one more column
             if k == 1:
+                g = box_gain(vt, dt, box[q])  # exact conditional gain of one more column, in the box
                 for t in np.nonzero(delta_P + g > h)[0]:
                     sup = np.concatenate([base, cols[P], [cols[q[t]]]]) - offset
                     found.append(np.sort(sup))
@@ -669,7 +702,9 @@ class _BlockSearch:
                 return
             # per-column terms of the bounds, Delta(Q | P) <= sum over Q of each row of W
             need = h - delta_P
-            W = ([g / gamma] if use_eigen else []) + ([g * (dt * kappa[q])] if use_ridge else [])
+            # (M_{Q|P} >= gamma I; Sch_{Q|P} >= floor I; each column's coefficient in the box)
+            W = (([box_gain(vt, gamma, box[q])] if use_eigen else [])
+                 + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
             if any(_top_sum(w, k) <= need for w in W):
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
@@ -686,6 +721,9 @@ class _BlockSearch:
                 else:
                     later = _later_top_sums(w, k - 1, count)[starts]
                 starts = starts[w[starts] + later > need]
+            if k == 2 and rect is not None:
+                pair_leaves(P, q, starts, vt, dt, AMi if P else None, A if P else None, W, need)
+                return
             for t in starts:
                 j = int(q[t])
                 P2 = P + [j]

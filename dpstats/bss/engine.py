@@ -5,13 +5,20 @@ The convex function of the indicators
     g(z) = min_{||b|| <= r} ||y - X b||^2 + lam sum_j b_j^2 / z_j,    g(1_S) = R(S),
 
 is minimised over {z binary, sum z = s} by a MILP in (z, eta) whose constraints are
-linear under-estimators (cuts) of g taken at supports S:
+linear under-estimators (cuts) of R at binary z, taken at supports S:
 
-    eta >= R(S) - sum_{j in S} lam b*_j^2 (z_j - 1) - sum_{j not in S} ((X_j'a)^2 / lam) z_j
+    eta >= R(S) - sum_{j in S} w_j b*_j^2 (z_j - 1) - sum_{j not in S} m_j z_j,
+    m_j = (X_j'a)^2 / w_j  if |X_j'a| <= w_j r,  else 2 |X_j'a| r - w_j r^2,
 
-with b* the minimiser on S and a = y - X_S b* its residual (closed-form gradients by
-Danskin's theorem; the ball multiplier drops out at binary z).  Every cut is a global
-under-estimator, so one pool serves every query on the same data.
+with b* the minimiser on S, a = y - X_S b* its residual and w_j = lam (Bertsimas and Van
+Parys 2020) plus two strengthenings that keep every cut valid and tight at S
+(:meth:`dpstats.bss.gram._SquaredLossMethods.cut_at` derives them as dual bounds): S's ball
+multiplier, and the data's curvature d_j (a certified diagonal under X'X, positive when
+there are more rows than terms), asked for once before the first MILP
+(:meth:`OuterApproximationEngine._use_curvature`); and the cap, from the box |b_j| <= r the
+ball implies, which keeps the slopes finite as lam -> 0 (without it the LP bound fell to
+about -2 x 10^5 below an optimum of 208 at lam = 0.006: benchmarks/README.md).  Every cut
+is a global under-estimator, so one pool serves every query on the same data.
 
 Design choices, measured with benchmarks/bench_top_r.py (the numbers are in
 benchmarks/README.md):
@@ -412,9 +419,11 @@ class OuterApproximationEngine:
         self._start = time.perf_counter()
         self.evaluated: dict = {}  # candidate tuple -> exact R
         self._expanded: set = set()
-        self._cut_at: set = set()
+        self._cut_at: dict = {}  # support -> its position in the pool (insertion order)
         self._cut_const: list = []
         self._cut_coef: list = []
+        # whether the source was asked for curvature cuts (once, before the first MILP)
+        self._curvature_asked = False
         # Cuts the MILP starts from, added only when a MILP is first built: the block and
         # dual-bound routes certify most queries without one, and a hinge cut costs a solve.
         self._deferred_cuts: list = []
@@ -620,11 +629,31 @@ class OuterApproximationEngine:
             full = self._full(np.array(support))
             cross = self.source.cross(full)
         const, coef = self._cut_terms(support, full, cross)
-        self._cut_at.add(support)
+        self._cut_at[support] = len(self._cut_const)
         self._cut_const.append(const)
         self._cut_coef.append(coef)
         self.stats.cuts += 1
         return True
+
+    def _use_curvature(self):
+        """Before the first MILP: cuts with the data's curvature where the source offers them.
+
+        The MILP's LP bound is what a small ridge makes weak (cut slopes -(X_j'a)^2 / lam);
+        a source with ``curvature_cuts`` can replace lam by lam + d_j with d from the data's
+        smallest eigenvalue (:meth:`dpstats.bss.gram._SquaredLossMethods.use_curvature`),
+        the tangent of a stronger relaxation with the same values at every support.  The
+        pool is then recomputed at the same supports; the values do not change.  Asked only
+        here because the eigenvalue costs about as much as a few p x p products and the block
+        routes certify most queries without a MILP.
+        """
+        if self._curvature_asked:
+            return
+        self._curvature_asked = True
+        if not self.source.capabilities.curvature_cuts or not self.source.use_curvature():
+            return
+        for support, k in self._cut_at.items():
+            full = self._full(np.array(support))
+            self._cut_const[k], self._cut_coef[k] = self._cut_terms(support, full, self.source.cross(full))
 
     def _local_search(self, support, max_moves=50):
         """Best-improvement 1-swap descent (cuts at every support visited)."""
@@ -709,6 +738,7 @@ class OuterApproximationEngine:
         ``cap``) is what the lower bound must reach within tau_mip.  Returns (certified, support, value, lb,
         solves); certified is False only when ``early_exit(value)`` fired.
         """
+        self._use_curvature()
         for support in self._deferred_cuts:
             self._add_cut(support)
         self._deferred_cuts = []

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, spectral_parts,
-                        values_from_spectral)
+from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, smallest_eigenvalue,
+                        spectral_parts, values_from_spectral)
 
 # Same singular-direction rule as dpstats.bss.objective.
 _SINGULAR_RTOL = 1e-12
@@ -58,17 +58,26 @@ class SourceCapabilities:
     dual_blocks
         ``block_lower_bounds`` (one certified dual per block) and ``search_blocks`` (the dual
         branch and bound over blocks).
+    curvature_cuts
+        :meth:`use_curvature` may strengthen the cuts with the data's own curvature (a
+        certified diagonal under the Gram matrix); the engine asks for it once, before its
+        first MILP, and recomputes its cut pool when it changed.
     """
 
     exact_values: bool
     lower_bounds: bool
     block_search: bool
     dual_blocks: bool
+    curvature_cuts: bool = False
 
 
 #: The squared-loss sources' capabilities.
 SQUARED_LOSS_CAPABILITIES = SourceCapabilities(exact_values=True, lower_bounds=False, block_search=True,
-                                               dual_blocks=False)
+                                               dual_blocks=False, curvature_cuts=True)
+
+#: :meth:`_SquaredLossMethods.use_curvature` computes the curvature (one smallest eigenvalue of
+#: a candidates x candidates matrix) only up to this many candidate columns.
+CURVATURE_MAX_COLUMNS = 3000
 
 
 class _SquaredLossMethods:
@@ -87,12 +96,65 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(supports)
         return obj.values(local)
 
+    #: Per candidate column, the certified curvature d_j >= 0 the cuts use (zeros until
+    #: :meth:`use_curvature` found some).
+    _curvature = None
+
+    def use_curvature(self) -> bool:
+        """Strengthen later cuts with the data's curvature; True when it changed them.
+
+        The cut of :meth:`cut_at` is a tangent of a convex relaxation g_d of R at binary z;
+        any d >= 0 with G - diag(0_forced, d) >= 0 (forced columns' penalty is fixed) gives
+        one:  g_d(z) = min_{||b|| <= r} ||y - X b||^2 - sum_j d_j b_j^2
+        + sum_j (lam + d_j) b_j^2 / z_j  is jointly convex in (b, z) (the first two terms
+        are the convex quadratic b'(G - D)b - 2c'b + y'y, the others perspectives), equals
+        R(S) at z = 1_S (there b_j^2 / z_j = b_j^2 on S and b_j = 0 off S), and grows with
+        d (b_j^2 (1 / z_j - 1) >= 0).  Its gradient at 1_S is the cut with lam replaced by
+        lam + d_j.  So the same certificate holds with a far stronger relaxation when the
+        ridge is small: the curvature that n >= p gives for free (Dong, Chen and Linderoth
+        2015 shift the diagonal the same way; their SDP-optimal D is replaced here by
+        t diag(G~) with t = lambda_min of G~ scaled to unit diagonal, a certified lower
+        bound (rounding margin), G~ the candidates' Gram matrix with the forced columns
+        partialled out).  Computed from the Gram matrix when there is one, there are more
+        rows than columns and at most ``CURVATURE_MAX_COLUMNS`` candidates; otherwise
+        nothing changes (matrix-free sources, n < p).
+        """
+        if self._curvature is not None:
+            return False
+        offset = 1 if self.intercept else 0
+        p_cand = self.n_columns - offset
+        self._curvature = np.zeros(p_cand)
+        G = self.gram_for_curvature()
+        if G is None or not 0 < p_cand <= CURVATURE_MAX_COLUMNS or self.n <= self.n_columns:
+            return False
+        d = candidate_curvature(G, offset, self.ridge)
+        if not np.any(d > 0):
+            return False
+        self._curvature = d
+        return True
+
     def cut_at(self, full, cross=None):
         """(value, const, slopes): exact R(S) and the cut eta >= const + slopes . z_cand at S.
 
         ``slopes`` runs over the candidate columns; the forced columns' terms are absorbed in
-        ``const`` (their indicators are fixed to 1).  As in :mod:`dpstats.bss.engine`, the slope is
-        -lam b*_j^2 inside S and -(X_j'a)^2 / lam outside, a = y - X_S b*.
+        ``const`` (their indicators are fixed to 1).  The cut is a dual bound, valid for
+        every b* (exactness only decides how tight it is).  Write R's objective as
+        Q(b) + sum_j w_j b_j^2 with Q(b) = y'y - 2c'b + b'(G - D)b convex (D = diag(d), the
+        curvature of :meth:`use_curvature`, zero until then and on forced columns) and
+        w_j = lam + d_j + mu, mu >= 0 S's ball multiplier (adding mu (||b||^2 - r^2) <= 0
+        lowers nothing on the ball).  For every support S' and b on S' in the ball,
+        Q(b) >= Q(b*) + g'(b - b*) with g = grad Q(b*) = -2 (u + D b*), u = c - G b*, so
+
+            R(S') >= Q(b*) - g'b* - mu r^2 + sum_{j in S'} min_{|t| <= r} (w_j t^2 + g_j t),
+
+        the box |t| <= r being implied by the ball.  Outside S each minimum is
+        -g_j^2 / (4 w_j) = -(X_j'a)^2 / w_j when |g_j| <= 2 w_j r (the outer-approximation
+        slope of Bertsimas and Van Parys 2020 with w = lam), and -|g_j| r + w_j r^2 beyond:
+        the big-M bound that keeps the cut finite as lam -> 0 (l0bnb and El0ps bound their
+        relaxations with the same box).  At b* = the minimiser on S every inside term is
+        -w_j b*_j^2 (stationarity: g_j = -2 w_j b*_j) and the cut equals R(S): it is the
+        tangent at 1_S of a convex relaxation of R, stronger as d grows (Dong, Chen and
+        Linderoth 2015 shift the diagonal the same way).
         """
         full = np.asarray(full, dtype=np.int64)
         if cross is None:
@@ -100,16 +162,21 @@ class _SquaredLossMethods:
         obj, local = self.local_objective(full[None, :])
         sol = obj.solve(local[0])
         b = sol.coef
-        ridge = self.ridge
-        xta = self.c - cross @ b  # X'a for every full column
-        grad = -(xta * xta) / ridge
         offset = 1 if self.intercept else 0
-        inside = full[offset:] - offset
-        b_cand = b[offset:]
-        grad_c = grad[offset:].copy()
-        grad_c[inside] = -ridge * b_cand * b_cand
-        const = sol.value + ridge * float(b_cand @ b_cand)
-        return float(sol.value), const, grad_c
+        d = np.zeros(self.n_columns)
+        if self._curvature is not None:
+            d[offset:] = self._curvature
+        w = self.ridge + d + sol.mu
+        Gb = cross @ b  # G b* for every full column
+        db = d[full] * b
+        g = -2.0 * (self.c - Gb)
+        g[full] -= 2.0 * db
+        r = self.radius
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(w > 0, np.clip(-g / (2.0 * w), -r, r), -np.sign(g) * r)
+        m = w * t * t + g * t  # the minimum over |t| <= r of w t^2 + g t (<= 0)
+        const = self.yy - float(b @ Gb[full]) + float(b @ db) - sol.mu * r * r + float(m[:offset].sum())
+        return float(sol.value), const, m[offset:]
 
     def neighbour_values(self, support, movable, outside, cross=None):
         """(positions, columns, values, lower): every 1-swap neighbour, exactly.
@@ -147,6 +214,10 @@ class GramSource(_SquaredLossMethods):
     def cross(self, cols) -> np.ndarray:
         """G[:, cols] (all full columns x the given ones)."""
         return self.G[:, np.asarray(cols, dtype=np.int64)]
+
+    def gram_for_curvature(self):
+        """The Gram matrix (:meth:`use_curvature`)."""
+        return self.G
 
     def local_objective(self, supports):
         """(objective, remapped supports): an exact RidgeBallObjective for these supports."""
@@ -189,6 +260,10 @@ class MatrixFreeSource(_SquaredLossMethods):
         self._columns = OrderedDict()
         self._max_columns = max(16, int(0.1 * self.X.nbytes // max(8 * self.n_columns, 1)))
 
+    def gram_for_curvature(self):
+        """None: a matrix-free source never forms the p x p matrix (no curvature shift)."""
+        return None
+
     def cross(self, cols) -> np.ndarray:
         """G[:, cols] (all full columns x the given ones), from the cache where possible."""
         cols = np.asarray(cols, dtype=np.int64)
@@ -221,6 +296,45 @@ class MatrixFreeSource(_SquaredLossMethods):
         if self.means is not None:
             out -= self.n * self.means * float(self.means @ b)
         return out
+
+
+def candidate_curvature(G, offset, ridge):
+    """d >= 0 with G + diag(lam 1_forced, 0) - diag(0_forced, d) >= 0, certified.
+
+    d = 0.98 t diag(G~): G~ = G_cc - G_cf (G_ff + lam I)^{-1} G_fc over the candidate
+    columns c (forced f: the first ``offset``; their ridge term may join the quadratic since
+    their indicators are 1) and t = the smallest eigenvalue of G~ scaled to unit diagonal.
+    The claim is then checked on the whole matrix, not on the rounded G~: a Cholesky
+    factorisation of it, scaled to unit diagonal and lowered by 64 m^2 u (more than the
+    factorisation's backward error, Higham 10.1), must succeed; otherwise d = 0 (the cuts
+    keep lam alone: slower, never wrong).
+    """
+    m = G.shape[0]
+    Gc = np.array(G[offset:, offset:], dtype=np.float64)
+    if offset:
+        Gcf = G[offset:, :offset]
+        Gc -= Gcf @ np.linalg.solve(G[:offset, :offset] + ridge * np.eye(offset), Gcf.T)
+    diag = np.diag(Gc).copy()
+    none = np.zeros(Gc.shape[0])
+    if Gc.shape[0] == 0 or not np.all(diag > 0):
+        return none
+    scale = 1.0 / np.sqrt(diag)
+    t = smallest_eigenvalue(0.5 * (Gc + Gc.T) * scale[:, None] * scale[None, :])
+    if not t > 0:
+        return none
+    d = 0.98 * t * diag
+    A = np.array(G, dtype=np.float64)
+    A[np.arange(offset), np.arange(offset)] += ridge
+    A[np.arange(offset, m), np.arange(offset, m)] -= d
+    full_scale = 1.0 / np.sqrt(np.diag(G) + np.r_[np.full(offset, ridge), np.zeros(m - offset)])
+    A *= full_scale[:, None]
+    A *= full_scale[None, :]
+    A = 0.5 * (A + A.T) - 64.0 * m * m * np.finfo(np.float64).eps * np.eye(m)
+    try:
+        np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        return none
+    return d
 
 
 def block_values(Gs, cs, yy, ridge, radius):

@@ -42,7 +42,7 @@ with C(p, s) <= R are scored over every support.  Sampling is
 :mod:`dpstats.mechanisms.listed_exponential` (log-space weights, log C(p, s) counts).
 
 Privacy (replace-one neighbours, n public)
--------------------------------------------
+------------------------------------------
 For fixed s, R(S; .) moves by at most Delta(s) = (b_y + b_x r sqrt(s))^2, times 4 with a
 profiled intercept (:func:`dpstats.bss.objective.least_squares_sensitivity`); Delta(s) increases
 with s, so every R(S; .) with |S| <= s_max moves by at most Delta_max = Delta(s_max).  pen(s) is
@@ -101,33 +101,106 @@ size is chosen); it is not offered.
 
 Where the factor comes from
 ---------------------------
-Against s known (top_r at s*, scale Delta(s*), failure driven by the s* (p - s*) swaps), a
-mechanism that must also return s* pays three things:
+Write v(s) for the best value of size s, pen = pen(1), s* the criterion's size, and measure three
+margins of the data (curator-side, non-private; benchmarks/bench_model_size_margins.py prints them):
 
-1. the scale: Delta_max / Delta(s*) for ``joint`` and the size stage of ``two_stage`` (2.3x at
-   s* = 3, 1.6x at s* = 5, 1.2x at s* = 8 with s_max = 10), 2 (Delta(s*) + Delta(s* +- 1)) /
-   (2 Delta(s*)), about 2x, for ``generalized``;
-2. two-sided margins: the true support must beat its p - s* supersets (margin pen(1) minus a
-   noise-sized drop, plus the prior) and its s* subsets (margin the weakest term's drop in RSS
-   minus pen(1) and the prior), both of which share that drop, besides the swaps; with the
-   scale of s* for every size and the best size prior chosen with hindsight this alone measured
-   1.0x to 1.8x at p = 30 and 100 (``ideal`` in benchmarks/bench_model_size_highdim.py; 1.8x at
-   p = 30, s* = 3, where s known needs so little epsilon that eps pen(1) / (2 Delta) is below 1;
-   at p = 250 the tails of item 3 add to it: 1.6x to 2.2x);
-3. for ``two_stage``, the split of the budget (the size stage's share is spent again by top_r),
-   and for ``joint`` on top_r lists, the tails: the unlisted supports of a size above s* are
-   scored like its R-th listed support, a superset of the right one when R < C(p - s*, j), so
-   they weigh like C(p, s*) supersets; the default prior does not cover that (the two-stage
-   default for ``top_r`` avoids it).
+    sub  = v(s* - 1) - v(s*)    the weakest true term's drop in R (what a missing term costs),
+    sup  = v(s*) - v(s* + 1)    the best superfluous term's drop (noise),
+    swap = the second-best value of size s* minus v(s*)    (top_r's margin with s known),
 
-So the issue's target (0.9 recovery at no more than 1.5x the epsilon of s known) is out of reach
-with these sensitivities at s* = 3: item 1 alone costs the joint mechanism 2.3x and the GEM 2x,
-and item 2 measured 1.8x at p = 30 even with the scale of s* (a measured curve over this family
-of mechanisms, not a lower bound for every mechanism).  Measured:
-benchmarks/README.md ("bench_model_size_highdim.py").
+and tail = the R-th listed value of size s* minus v(s*).  With s known, top_r (scale Delta(s*),
+A = eps / (2 Delta(s*))) fails with probability about
 
-Two stages (``size_mechanism="two_stage"``, the default for ``top_r``)
-----------------------------------------------------------------------
+    s* (p - s*) exp(-A swap) + (C(p, s*) - R) exp(-A tail).
+
+A size decision must separate s* from s* - 1 with margin sub - pen and from s* + 1 with margin
+pen - sup; a prior exp(-kappa s) moves kappa from one margin to the other.  An exponential mechanism
+over sizes on the scale D (A_1 = eps_1 / (2 D)) fails with about
+
+    exp(kappa - A_1 (sub - pen)) + exp(-kappa - A_1 (pen - sup)) >= 2 exp(-A_1 (sub - sup) / 2),
+
+with equality at the best kappa.  Whatever the penalty, the two margins share sub - sup, which is
+about swap (a swap trades the weakest true term for the best noise term): the size decision has
+half of top_r's margin, against a count of 2 instead of s* (p - s*).  So the size decision alone
+needs eps_1(0.9) ~ 4 D log(20) / (sub - sup), and a mechanism in two stages (both must succeed)
+
+    eps >= eps_1(0.9) + eps_known(0.9),      ratio to s known >= 1 + eps_1(0.9) / eps_known(0.9).
+
+These two formulas predicted every measured epsilon of ``known`` and ``two_stage`` on the
+benchmark's designs within 5 %.  The ratio is largest where eps_known is small against the scale:
+small p and small s*, where top_r's count log(s* (p - s*)) is small and Delta_max / Delta(s*) large
+(2.3 at s* = 3, s_max = 10).  What each mechanism pays:
+
+1. the scale D of the size decision: Delta_max for ``two_stage`` and ``joint``; Delta(s) + Delta(s')
+   for a pair of sizes in ``margin`` (66 against 2 Delta_max = 139 at s = 3, 4 with radius 1), with
+   both margins of the pair counted (below); its size stage needs half of ``two_stage``'s at s* = 3;
+2. for two stages, the split: the size stage's share is lost to the support stage, and the best share
+   depends on s*, which is unknown (0.5 at s* = 3 and 0.3 at s* = 8 for p = 30);
+3. for ``joint``, both decisions in one draw on Delta_max, and on top_r lists the tails: the unlisted
+   supports of a size above s* are scored like its R-th listed support, a superset of the right one
+   when R < C(p - s*, j), so they weigh like C(p, s*) supersets.
+
+For the margin stage, eps_1 ~ 2 (Delta(s*) + Delta(s* + 1)) log(2 / beta_1) / (sub - sup) against
+eps_known ~ 2 Delta(s*) log(s* (p - s*) / beta) / swap, swap ~ sub - sup: the ratio eps_1 / eps_known is
+about 2.2 log(2 / beta_1) / log(s* (p - s*) / beta) at s* = 3, near 1 at p = 30, and the issue's target
+(0.9 recovery at no more than 1.5x the epsilon of s known) needs it at 0.5.  Measured on
+simulate(1000, p, s0): ``margin`` needs 1.41x to 1.51x at p = 250, 1.56x to 1.67x at p = 100 and 2.03x
+to 2.31x at p = 30; its size stage alone needs 1.08 times eps_known at p = 30, s0 = 3, so every
+two-stage mechanism with it needs at least 2.08x there whatever the share; an exponential size stage
+on the criterion at the true size's scale Delta(s*), which no private mechanism can use without
+knowing s*, still 1.91x; the joint mechanism on that scale with the best prior in hindsight 1.79x.
+So the target is out of reach at p = 30 and 100 for the families built here, and met to within 1 % at p = 250 (a measured curve, not a lower
+bound for every mechanism): benchmarks/README.md, "bench_model_size_margins.py".
+
+Margin size stage (``size_mechanism="margin"``, the default for ``top_r`` and ``mistakes``)
+-------------------------------------------------------------------------------------------
+Two stages as in ``two_stage`` below, with another score in the size stage.  Write L(s) = v(s) +
+pen(s), v(s) the certified best value of size s, and score each size by its smallest margin over
+the other sizes, each pair on its own scale:
+
+    q(s; D) = min over s' != s in 1..s_max of (L(s'; D) - L(s; D)) / (Delta(s) + Delta(s')),
+
+drawn with P(s) proportional to exp(-kappa s + eps_1 q(s) / 2) (a lone size, s_max = 1, scores 0).
+
+Privacy.  L(s; .) moves by at most Delta(s) under replace-one neighbours (the minimum of values
+that each move by at most Delta(s); pen(s) is public), so each term of the min moves by at most
+(Delta(s) + Delta(s')) / (Delta(s) + Delta(s')) = 1, and so does their minimum: q is a score of
+sensitivity 1 and the exponential mechanism with exp(eps_1 q / 2) and the public base measure
+exp(-kappa s) is eps_1-DP (McSherry and Talwar 2007).  On the engine path v(s) is read within
+tau_s = tolerance Delta(s), so each term moves by at most 1 + tolerance: sampled with the nominal
+eps_1 / (1 + 2 tolerance) as for ``two_stage``.  Unlike the generalised exponential mechanism
+(whose max includes s' = s and so scores every minimiser 0), the min leaves s' = s out: the
+criterion's size scores its margin to the nearest competitor, every other size a negative number,
+so a pair of sizes is separated by both margins on the scale Delta(s) + Delta(s') instead of one
+margin on 2 Delta_max.
+
+epsilon = inf.  q(s) > 0 exactly when L(s) < L(s') for every s' != s, i.e. at the unique minimiser
+of the criterion; on ties every minimiser scores 0 and the first (smallest) size is returned.  So the
+size is BIC's (or Cp's) choice, and top_r at that size returns the best support: the same answer
+as the joint mechanism, checked against statsmodels on ten real data sets.
+
+Recovery.  P(size stage returns s*) >= 1 - sum_{s != s*} exp(-kappa (s - s*) - eps_1 (q(s*) - q(s)) /
+2), and q(s*) - q(s) >= q(s*) + (L(s) - L(s*)) / (Delta(s) + Delta(s*)) (two-sided).
+
+Defaults (public inputs only).  No prior (kappa = 0); instead the margins are taken on L(s) + lambda s
+with lambda = max(0, 2 (Delta(s_max - 1) + Delta(s_max)) / eps_1 - pen(1)) (:func:`margin_extra_penalty`;
+the nominal eps_1 on the engine path): the per-term penalty inside the margins is max(pen(1), 2
+(Delta(s_max - 1) + Delta(s_max)) / eps_1), raised only while the criterion's own penalty is small on
+the mechanism's scale, and equal to it from eps_1 = 2 (Delta(s_max - 1) + Delta(s_max)) / pen(1) on, so
+epsilon = inf is still BIC's (Cp's) choice.  Inside the score a penalty counts on both sides of a pair
+of sizes (the smaller size's margin grows and the larger size's shrinks by lambda each), where a prior
+counts once: the size stage alone needed 0.76 of the epsilon it needed with the prior max(0, log 20 -
+eps_1 pen(1) / (Delta(s_max - 1) + Delta(s_max))) at s0 = 3 (benchmarks/README.md).  An extra penalty
+that does not vanish on the mechanism's scale (lambda = c (Delta(s_max - 1) + Delta(s_max)) / eps_1
+always added) shifts every comparison by a fixed number of nats towards smaller sizes and cost 8x at
+simulate(500, 20, 8), where the last true term's drop barely exceeds pen(1); the max avoids that.
+``size_prior=`` gives a geometric prior instead and no lambda.  The
+share of eps for the size stage is :func:`default_margin_share` (1.45 / (1.45 + max(0, log p - 2))
+within [0.25, 0.7], fitted to the benchmark like :func:`default_size_share`).  Basic composition, two
+ledger entries, exactly eps.
+
+Two stages (``size_mechanism="two_stage"``, the default for ``top_r`` before ``margin``)
+----------------------------------------------------------------------------------------
 With ``top_r`` lists the joint draw above scores the C(p, s) - R supports outside each size's
 list like the list's R-th; when R is below the number of supersets of the right support (R < p - s*,
 e.g. p = 250), the R-th of size s* + 1 is itself a superset, so that size's whole tail (almost all
@@ -239,6 +312,26 @@ def default_size_share(p) -> float:
     p = 250; the rule gives 0.70, 0.63, 0.48 and 0.41."""
     share = 2.4 / (2.4 + max(0.0, math.log(max(int(p), 1)) - 2.0))
     return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
+def default_margin_share(p) -> float:
+    """``size_mechanism="margin"``'s default share of epsilon for its size stage, from the public p:
+    1.45 / (1.45 + max(0, log p - 2)), within [0.25, 0.7].
+
+    The margin stage needs less than the criterion stage of ``two_stage`` (at p = 100 about 0.5, 0.35 and
+    0.25 of top_r's epsilon for s0 = 3, 5, 8, against 1.0, 0.5 and 0.26), so its share is smaller.  Fitted
+    like :func:`default_size_share`: on simulate(1000, p, s0), s0 in 3, 5, 8, the worst ratio to s known
+    over s0 was smallest near 0.5 at p = 30, 0.35 at p = 100 and 0.3 at p = 250, on two disjoint sets of
+    data sets (benchmarks/README.md, bench_model_size_margins.py); the rule gives 0.51, 0.36 and 0.29."""
+    share = MARGIN_SHARE_SCALE / (MARGIN_SHARE_SCALE + max(0.0, math.log(max(int(p), 1)) - 2.0))
+    return min(DEFAULT_SIZE_SHARE, max(MIN_SIZE_SHARE, share))
+
+
+#: margin: the constant c of default_margin_share, c / (c + max(0, log p - 2)).
+MARGIN_SHARE_SCALE = 1.45
+#: margin: the default per-term penalty inside the margins is at least this many (Delta(s_max - 1) +
+#: Delta(s_max)) / eps_1 (module docstring, "Margin size stage").
+MARGIN_PENALTY_SCALE = 2.0
+
+
 #: two_stage: the size stage's prior keeps the sizes above the chosen one under this share of its mass.
 LARGER_SIZE_MASS = 0.05
 #: Outputs listed in the curator's ``top_supports`` (the most probable, across sizes).
@@ -262,17 +355,20 @@ SIZE_OPTIONS = (
     Real("noise_sd", default=None, low=0.0, allow_none=True,
          doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
              "response's public range)"),
-    Choice("size_mechanism", default=None, choices=("joint", "generalized", "two_stage"), allow_none=True,
+    Choice("size_mechanism", default=None, choices=("joint", "generalized", "two_stage", "margin"), allow_none=True,
            doc="s='auto' only: one exponential mechanism over (s, support) pairs on the scale of Delta(s_max) "
                "('joint'), the generalised exponential mechanism over the same pairs with each size's own "
-               "sensitivity ('generalized'), or a size stage then the method at that size ('two_stage') (default: "
-               "joint for exponential, two_stage for top_r; module docstring)"),
+               "sensitivity ('generalized'), a size stage on the criterion then the method at that size "
+               "('two_stage'), or a size stage on each size's smallest pairwise margin then the method ('margin') "
+               "(default: joint for exponential, margin for top_r and mistakes; module docstring)"),
     Real("size_share", default=None, low=0.0, high=1.0, allow_none=True,
-         doc="s='auto', two_stage only: the share of the selection epsilon for the size stage (default: from p, "
-                   "0.7 at p <= 20 down to 0.25; dpstats.bss.model_size.default_size_share)"),
+         doc="s='auto', two_stage and margin only: the share of the selection epsilon for the size stage (default: "
+             "from p, 0.7 at p <= 20 down to 0.25; dpstats.bss.model_size.default_size_share and "
+             "default_margin_share)"),
     Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
          doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
-             "eps pen(1) / (2 Delta_max)), see dpstats.bss.model_size)"),
+             "eps pen(1) / (2 Delta_max)); with size_mechanism='margin' no prior but the extra penalty lambda, "
+             "and a given kappa replaces lambda; see dpstats.bss.model_size)"),
 )
 SIZE_OPTION_NAMES = tuple(o.name for o in SIZE_OPTIONS)
 
@@ -362,6 +458,32 @@ def gem_groups(scored, p, n, criterion, sigma2, log_prior, deltas):
                                   log_tail_count=g.log_tail_count, tail_loss=tail))
     return sizes, groups
 
+def margin_scores(criterion_values, deltas) -> np.ndarray:
+    """q(s) = min over s' != s of (L(s') - L(s)) / (Delta(s) + Delta(s')), s = 1..s_max (index s - 1).
+
+    ``criterion_values``: L(s) = v(s) + pen(s) for s = 1..s_max; ``deltas``: Delta(s) for s = 0..s_max.
+    Module docstring, "Margin size stage".  A lone size scores 0 (nothing to compare)."""
+    L = np.asarray(criterion_values, dtype=np.float64)
+    if L.size == 1:
+        return np.zeros(1)
+    d = np.asarray(deltas, dtype=np.float64)[1:L.size + 1]
+    pair = (L[None, :] - L[:, None]) / (d[:, None] + d[None, :])  # row s, column s'
+    np.fill_diagonal(pair, np.inf)
+    return pair.min(axis=1)
+
+
+def margin_extra_penalty(s_max, epsilon, deltas, penalty_per_term) -> float:
+    """lambda of ``size_mechanism="margin"``: max(0, 2 (Delta(s_max - 1) + Delta(s_max)) / eps_1 - pen(1)) per
+    term, added to the criterion inside the margins, so that the per-term penalty is max(pen(1), 2 (Delta(s_max
+    - 1) + Delta(s_max)) / eps_1); 0 at epsilon = inf (the criterion itself), with one size, and wherever the
+    criterion's own penalty is large enough on the mechanism's scale.  Public inputs only (module docstring,
+    "Margin size stage")."""
+    if math.isinf(epsilon) or s_max < 2:
+        return 0.0
+    floor = MARGIN_PENALTY_SCALE * (float(deltas[s_max - 1]) + float(deltas[s_max])) / float(epsilon)
+    return max(0.0, floor - float(penalty_per_term))
+
+
 # ------------------------------------------------------------------ the call's size settings
 @dataclass
 class AutoSize:
@@ -398,7 +520,7 @@ class AutoSize:
         options = validate_options(SIZE_OPTIONS, given, "s='auto'")
         if meth.name == "mistakes" and options["size_mechanism"] in ("joint", "generalized"):
             raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
-                                       "size's gap); leave size_mechanism=None or give 'two_stage'.")
+                                       "size's gap); leave size_mechanism=None or give 'margin' or 'two_stage'.")
         return cls(s_max=s_max, options=options), rest
 
     def resolve(self, p, options, n_rows=None):
@@ -436,13 +558,16 @@ class AutoSize:
 
     # -------------------------------------------------------------- the mechanism
     def mechanism(self, meth):
-        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "two_stage")
+        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "margin")
 
     def run(self, meth, task) -> MethodOutcome:
-        if self.mechanism(meth) == "two_stage":
-            share = default_size_share(self.p) if self.options["size_share"] is None else self.options["size_share"]
+        mechanism = self.mechanism(meth)
+        if mechanism in ("two_stage", "margin"):
+            rule = default_margin_share if mechanism == "margin" else default_size_share
+            share = rule(self.p) if self.options["size_share"] is None else self.options["size_share"]
+            score = "margin" if mechanism == "margin" else "criterion"
             return run_two_stage(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
-                                 self.kappa, share)
+                                 self.kappa, share, score)
         return run_auto(meth.name, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
                         self.kappa, self.mechanism(meth))
 
@@ -703,9 +828,10 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
                          released={"s_selected": int(s_chosen)})
 
 
-def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
-    """The size stage of ``two_stage``: (sizes, losses v(s) + pen(s), best supports, log-weights, nominal
-    epsilon, parts, sensitivity, kappa, scorers, taus) (module docstring, "Two stages")."""
+def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion"):
+    """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
+    losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
+    epsilon, parts, kappa, scorers, taus) (module docstring, "Two stages" and "Margin size stage")."""
     from .top_r import certified_top
 
     p = len(task.terms)
@@ -721,7 +847,11 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
         nominal, parts = epsilon, ()
     sigma2 = mapped_noise_variance(data, noise_sd, task.options)
     pen1 = size_penalty(1, n, criterion, sigma2)
-    if kappa is None:
+    deltas = size_sensitivities(data, task.radius, s_max, task.options)
+    extra = 0.0
+    if kappa is None and score == "margin":  # the default: an extra penalty inside the margins, no prior
+        kappa, extra = 0.0, margin_extra_penalty(s_max, nominal, deltas, pen1)
+    elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
     sizes, losses, best, scorers, taus = [], [], [], {}, {}
@@ -735,34 +865,45 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon):
         best.append(tuple(int(j) for j in sups[0]))
         scorers[s], taus[s] = scorer, tau
     log_base = -kappa * np.asarray(sizes, dtype=np.float64)
-    return dict(sizes=sizes, losses=np.asarray(losses), best=best, log_base=log_base, nominal=nominal, parts=parts,
-                sensitivity=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2, n=n, slack=slack)
+    losses = np.asarray(losses)
+    if score == "margin":  # sampled as a loss: -q(s) on L(s) + lambda s, sensitivity 1
+        sampled, sensitivity = -margin_scores(losses + extra * np.asarray(sizes, dtype=np.float64), deltas), 1.0
+    else:
+        sampled, sensitivity = losses, delta_max
+    return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
+                parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
+                n=n, slack=slack, score=score, extra_penalty=extra)
 
 
 def size_stage_log_probabilities(stage):
     from ..mechanisms.exponential import exponential_log_probabilities
 
-    return exponential_log_probabilities(stage["losses"], stage["nominal"], stage["sensitivity"], stage["log_base"])
+    return exponential_log_probabilities(stage["sampled"], stage["nominal"], stage["sensitivity"], stage["log_base"])
 
 
-def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> MethodOutcome:
-    """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s)), then the method at that size."""
+def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="criterion") -> MethodOutcome:
+    """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s), or on each size's smallest
+    pairwise margin with ``score="margin"``), then the method at that size."""
     from ..mechanisms.exponential import sample_exponential
 
     eps = task.epsilon
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
-    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1)
-    index = sample_exponential(stage["losses"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
+    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1, score)
+    index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
     s_chosen = stage["sizes"][index]
+    on = ("each size's smallest pairwise criterion margin, (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1"
+          if score == "margin" else "the best subset's criterion")
     entry = LedgerEntry(
-        mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on the best subset's criterion",
+        mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on {on}",
         epsilon=eps1, neighbours=REPLACE_ONE, released={"s_selected": int(s_chosen)},
         caveats=(("best subset per size certified within tau = tolerance Delta(s); sampled with the nominal "
                   "eps / (1 + 2 tolerance)") if stage["slack"] else "best subset per size scored exactly",),
         details={"s_max": s_max, "criterion": criterion, "size_share": share,
                  "penalty_per_term (mapped units)": size_penalty(1, stage["n"], criterion, stage["sigma2"]),
                  "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
-                 "sensitivity (Delta at s_max)": stage["sensitivity"], "nominal_epsilon": stage["nominal"],
+                 "sensitivity (Delta at s_max)": stage["delta_max"], "nominal_epsilon": stage["nominal"],
+                 "size score": score, "score sensitivity": stage["sensitivity"],
+                 "extra penalty per term lambda (mapped units)": stage["extra_penalty"],
                  "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label},
         parts=stage["parts"])
     task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
@@ -796,8 +937,12 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share) -> Metho
         "best_objective": rows[crit_index]["objective"],
         "probability_criterion_size": p_size,
         "probability_best": None if p_best_given is None else p_size * p_best_given,
-        "method_detail": f"size stage over 1..{s_max} ({share:g} of epsilon), then {meth.name} at the chosen size",
+        "method_detail": f"size stage{' on pairwise margins' if score == 'margin' else ''} over 1..{s_max} "
+                         f"({share:g} of epsilon), then {meth.name} at the chosen size",
     })
+    if score == "margin":
+        curator["privacy_condition"] = ("size stage: pairwise margin scores of sensitivity 1, each pair of sizes on "
+                                        "Delta(s) + Delta(s')")
     return MethodOutcome(support=second.support, entries=[entry] + list(second.entries), curator=curator,
                          released={"s_selected": int(s_chosen)}, caveats=list(second.caveats))
 
