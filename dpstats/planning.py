@@ -334,7 +334,9 @@ class Plan:
     table : pandas.DataFrame
         One row per evaluated point: ``n``, ``epsilon``, ``probability`` (predicted),
         ``lower`` / ``upper`` (Monte Carlo interval), ``exact_share`` (share of data sets
-        whose probability was exact), ``reps`` and ``computed`` ("exact", "mixed" or "empirical").
+        whose probability was exact), ``reps`` (simulated data sets: all for the planned point
+        and the points a search read its answer from, the pilot's third for the others) and
+        ``computed`` ("exact", "mixed" or "empirical").
     probability, interval : the prediction at the planned n and epsilon.
     truth : list of str
         The true support of the planned design.
