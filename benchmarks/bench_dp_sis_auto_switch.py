@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import warnings
 
-import numpy as np
-
-import dpstats
-from dpstats.screening.dp_sis import resolved_center, resolved_scale
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import dpstats  # noqa: E402
+from dpstats.screening.dp_sis import resolved_center, resolved_scale  # noqa: E402
 
 P, S, EPSILON, BOUNDS = 100, 10, 0.5, (1, 1)
 CHOICES = {"auto": {}, "midpoints": dict(center=None, scale=None), "means": dict(center="means", scale=None),
