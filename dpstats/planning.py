@@ -505,9 +505,10 @@ class Plan:
         and DP-SIS's centring and scale (:func:`dpstats.screening.dp_sis.resolved_center`,
         ``resolved_scale``).  Each flips once, from the free choice to private means, as n
         or epsilon grows; recovery can fall at the flip (benchmarks/README.md, "plan
-        calibration": dp_sis at p = 100, s = 10, epsilon 0.5 recovers with probability
-        0.999 at n = 4039 and 0.002 at n = 4040), so the search treats each stretch
-        between flips as its own monotone curve."""
+        calibration": top_r at p = 1000, s = 3, epsilon 4 recovers with probability 1.000
+        at n = 4900 and 0.833 at n = 5100, the intercept centred from 5005; dp_sis under
+        its former limit 0.999 at n = 4039 and 0.002 at 4040), so the search treats each
+        stretch between flips as its own monotone curve."""
         from .bss.intercept import resolved_intercept
         from .mechanisms.signs import SIGNS_SHARE
         from .methods import get_method

@@ -193,7 +193,7 @@ def test_default_centring_ranks_by_association_not_by_means():
 
 
 def test_default_centring_buys_private_means_when_they_are_affordable():
-    sim = frame(n=2000, p=10)
+    sim = frame(n=3000, p=10)  # 2 * 22 / (3000 * 0.18) = 0.08 <= 0.1: means and sds bought
     r = dpstats.dp_select("y ~ .", sim.data, method="dp_sis", epsilon=2.0, k=3, bounds=(3, 6), random_state=1)
     means, sis = r.ledger.entries[0], r.ledger.entries[1]
     assert means.mechanism.startswith("private means and second moments") and means.released == {}
@@ -277,3 +277,21 @@ def test_scale_sd_needs_private_means():
     with pytest.raises(InvalidArgumentError, match="scale='sd' needs center"):
         dpstats.dp_select("y ~ .", frame().data, method="dp_sis", epsilon=1.0, k=2, bounds=(3, 6), center="data",
                           scale="sd")
+
+
+def test_auto_centring_waits_for_accurate_means():
+    # The score clips centred values, so "auto" buys means (and sds) only at expected noise
+    # radius <= 0.1: at p = 100, epsilon 0.5 (means share 0.05), 2 (p + 1) / (n 0.05) <= 0.1
+    # from n = 40400 on, and the 2 (p + 1) moments from n = 80800.  With the intercept's limit 1
+    # the means were bought from n = 4040, where they made recovery collapse (module constant).
+    from dpstats.screening.dp_sis import resolved_center, resolved_scale
+
+    d, p, eps = 101, 100, 0.5
+    assert resolved_center("auto", d=d, n=40399, epsilon=eps) is None
+    assert resolved_center("auto", d=d, n=40400, epsilon=eps) == "means"
+    assert resolved_center("auto", d=d, n=4040, epsilon=eps) is None
+    assert resolved_scale("auto", "means", p=p, n=80799, epsilon=eps) is None
+    assert resolved_scale("auto", "means", p=p, n=80800, epsilon=eps) == "sd"
+    assert resolved_scale("auto", None, p=p, n=10**7, epsilon=eps) is None  # sds come with means only
+    # explicit choices are kept whatever the noise
+    assert resolved_center("means", d=d, n=100, epsilon=eps) == "means"

@@ -186,27 +186,29 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
 
 
 def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
-    # dp_sis, p = 100, epsilon 0.5: center="auto" buys private means from n = 4040 and
-    # scale="auto" private sds from n = 8080 (public rule: noise radius 2 d / (n 0.1 eps) <= 1).
-    # Measured on this design, recovery falls there (0.999 at n = 4039, 0.002 at 4040).  A
-    # known curve with that shape: 0.8 at n = 3000, then after the fall 0.8 again at 20000.
-    # required_n must answer the smallest n, 3000, also when planned in a later regime; a
-    # search that assumes one monotone curve answers about 20000 from n = 8000.
-    from dpstats.mechanisms.private_means import means_affordable
+    # dp_sis, p = 100, epsilon 0.5: center="auto" buys private means from the n where the
+    # noise radius 2 d / (n 0.1 eps) reaches SIS_MAX_NOISE_RADIUS (d = 101), and scale="auto"
+    # private sds from twice that n (public rule).  Measured under the former limit 1,
+    # recovery fell there (0.999 at n = 4039, 0.002 at 4040).  A known curve with that
+    # shape: 0.8 at 3/4 of the switch, then after the fall 0.8 again at 5 times it.
+    # required_n must answer the smallest n, also when planned in a later regime; a search
+    # that assumes one monotone curve answers the later crossing.
     from dpstats.planning import Plan
+    from dpstats.screening.dp_sis import SIS_MAX_NOISE_RADIUS
 
-    switch = next(n for n in range(3000, 6000) if means_affordable(101, n, 0.05))
-    assert switch == 4040
+    switch = math.ceil(2 * 101 / (0.05 * SIS_MAX_NOISE_RADIUS) - 1e-9)
+    low, high = 0.75 * switch, 5 * switch
 
     def known(self, n, epsilon, data_seed, mech_seed):
-        centre = 3000 if n < switch else 20000
+        centre = low if n < switch else high
         return float(stats.norm.cdf(12 * (n / centre - 1) + stats.norm.ppf(0.8))), 1.0
 
     monkeypatch.setattr(Plan, "_one", known)
-    for start in (8000, 1000, 30000):
+    for start in (2 * switch, switch // 4, 7 * switch):
         planned = dpstats.plan(method="dp_sis", n=start, p=100, s=10, epsilon=0.5, reps=4, random_state=0)
-        assert planned._regimes("n", (-math.inf, math.inf)) == [(-math.inf, 4039), (4040, 8079), (8080, math.inf)]
-        assert planned.required_n(0.8) == pytest.approx(3000, rel=0.02), planned.table
+        assert planned._regimes("n", (-math.inf, math.inf)) == [(-math.inf, switch - 1), (switch, 2 * switch - 1),
+                                                                 (2 * switch, math.inf)]
+        assert planned.required_n(0.8) == pytest.approx(low, rel=0.02), planned.table
     # kendall has no such switch: one regime
     kendall = dpstats.plan(method="kendall", n=500, p=100, s=3, epsilon=0.5, reps=4, random_state=0)
     assert kendall._regimes("n", (-math.inf, math.inf)) == [(-math.inf, math.inf)]

@@ -102,11 +102,13 @@ def expected_noise_radius(d, n, epsilon) -> float:
     return d * means_sensitivity(n) / float(epsilon)
 
 
-def means_affordable(d, n, epsilon) -> bool:
+def means_affordable(d, n, epsilon, max_radius=None) -> bool:
     """The public rule of the methods' defaults: buy the d means with ``epsilon`` only when
-    :func:`expected_noise_radius` is at most :data:`MAX_NOISE_RADIUS` (else the centring
-    would be mostly a random shift)."""
-    return expected_noise_radius(d, n, epsilon) <= MAX_NOISE_RADIUS
+    :func:`expected_noise_radius` is at most ``max_radius`` (default :data:`MAX_NOISE_RADIUS`;
+    else the centring would be mostly a random shift).  A method that clips after centring
+    asks for a smaller radius (:mod:`dpstats.screening.dp_sis`)."""
+    limit = MAX_NOISE_RADIUS if max_radius is None else float(max_radius)
+    return expected_noise_radius(d, n, epsilon) <= limit
 
 
 def column_sums(x, y):

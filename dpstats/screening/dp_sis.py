@@ -25,8 +25,9 @@ Centring (``center=``):
   fixed row-wise map into [-1, 1] given the draw, so Delta_f = 2 b_x b_y.  The score then
   ranks by correlation, not by covariance on the scale of the public ranges.
 * ``"auto"`` (default): ``"means"`` when the means' expected noise radius
-  2 (p + 1) / (n 0.1 epsilon) is at most 1 (public inputs), else the public midpoints
-  (``None`` below), which are free.  At the paper's scale (n = 100, p = 2000) the means
+  2 (p + 1) / (n 0.1 epsilon) is at most 0.1 (public inputs; :data:`SIS_MAX_NOISE_RADIUS`,
+  a tenth of the intercept's limit, because the score clips after centring), else the
+  public midpoints (``None`` below), which are free.  At the paper's scale (n = 100, p = 2000) the means
   would be noise, so the midpoints are used.
 * ``"data"``: columns and y centred by their own sample means inside the mechanism,
   f_j = |sum x_ij y_i - (sum x_ij)(sum y_i) / n|.  The cross-product moves by at most
@@ -234,21 +235,34 @@ def curator_summary(terms, z, k, epsilon, delta, top=None):
     return out
 
 
+#: ``"auto"`` buys private means (and standard deviations) only when their expected noise
+#: radius is at most this, a tenth of the best-subset intercept's limit: the score *clips*
+#: the centred values to [-1, 1], so an error of the centre moves values across the clip.
+#: With the intercept's limit 1, simulate(n, 100, 10), epsilon 0.5, bounds (1, 1), k = 10,
+#: recovered the truth in 0 of 6 data sets at n = 4040 (the first n the means were bought,
+#: means and sds), 0 at 8000 and 1 at 16000, where the free midpoints recovered 6 of 6 at
+#: every n: recovery fell from 0.999 to 0.002 as n crossed 4040 (benchmarks/README.md).
+SIS_MAX_NOISE_RADIUS = 0.1
+
+
 def resolved_center(center, *, d, n, epsilon):
     """``center="auto"``: "means" when the d means are affordable with MEANS_SHARE of epsilon
+    at noise radius :data:`SIS_MAX_NOISE_RADIUS`
     (:func:`dpstats.mechanisms.private_means.means_affordable`), else None (the public
     midpoints, free).  Public inputs only."""
     if center != "auto":
         return center
-    return "means" if means_affordable(d, n, MEANS_SHARE * epsilon) else None
+    return "means" if means_affordable(d, n, MEANS_SHARE * epsilon, SIS_MAX_NOISE_RADIUS) else None
 
 
 def resolved_scale(scale, center, *, p, n, epsilon):
     """``scale="auto"``: "sd" when the centring buys means and the 2 (p + 1) moments are
-    affordable with MEANS_SHARE of epsilon, else None.  Public inputs only."""
+    affordable with MEANS_SHARE of epsilon at noise radius :data:`SIS_MAX_NOISE_RADIUS`, else
+    None.  Public inputs only."""
     if scale != "auto":
         return scale
-    return "sd" if center == "means" and means_affordable(2 * (p + 1), n, MEANS_SHARE * epsilon) else None
+    affordable = means_affordable(2 * (p + 1), n, MEANS_SHARE * epsilon, SIS_MAX_NOISE_RADIUS)
+    return "sd" if center == "means" and affordable else None
 
 
 def moment_sums(x, y):
