@@ -179,6 +179,14 @@ def test_curvature_is_a_certified_diagonal_under_the_gram_matrix():
     # fewer rows than columns: no curvature
     stats, _, _ = instance(2, n=8, p=12)
     assert not np.any(candidate_curvature(np.asarray(stats.G), 0, 1e-3) > 0)
+    # degenerate data (after the charge) give no shift, never an error: a zero Gram matrix, a
+    # singular forced block at ridge 0, a constant (zero-variance) candidate column
+    assert not np.any(candidate_curvature(np.zeros((3, 3)), 1, 0.0))
+    G = np.eye(4) * 5.0
+    G[0, 0] = 0.0
+    assert not np.any(candidate_curvature(G, 1, 0.0))
+    G[0, 0], G[2, 2] = 5.0, 0.0
+    assert not np.any(candidate_curvature(G, 1, 1e-3))
 
 
 def test_matrix_free_equals_gram():

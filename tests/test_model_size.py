@@ -142,19 +142,22 @@ def test_joint_law_equals_the_direct_formula(method, R):
     assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
 
 
+def draws_tv(exact, draws, run):
+    """Total variation between ``draws`` supports from ``run()`` and the exact log-law ``exact``."""
+    counts = dict.fromkeys(exact, 0)
+    for _ in range(draws):
+        counts[tuple(int(j) for j in run().support)] += 1
+    return 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+
+
 def test_sampling_matches_the_exact_law():
     """run_auto's draws against the exact law (top_r lists with tails): total variation."""
     X, y = small_data(4, p=4)
     eps = 6.0
     law, _ = law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
-    draws = 4000
-    counts = dict.fromkeys(exact, 0)
     task = task_for(X, y, eps, "top_r", R=2, seed=11)
-    for _ in range(draws):
-        out = MS.run_auto("top_r", task, 2, "bic", None, 1.0)
-        counts[tuple(int(j) for j in out.support)] += 1
-    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", None, 1.0))
     # 10 outputs, 4000 draws: E[TV] is about 0.02; 0.06 has a false-alarm rate below 1e-4.
     assert tv < 0.06, tv
 
@@ -422,14 +425,10 @@ def test_two_stage_sampling_matches_its_exact_law(score, eps, seed):
     X, y = small_data(4, p=4)
     draws = 1500
     exact = two_stage_law(X, y, eps, s_max=2, R=2, score=score)
-    counts = dict.fromkeys(exact, 0)
     from dpstats.methods import get_method
 
     task = task_for(X, y, eps, "top_r", R=2, seed=seed)
-    for _ in range(draws):
-        out = MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7, score)
-        counts[tuple(int(j) for j in out.support)] += 1
-    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    tv = draws_tv(exact, draws, lambda: MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7, score))
     assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
 
 
@@ -675,13 +674,8 @@ def test_gem_sampling_matches_the_exact_law():
     eps = 30.0
     law, _ = gem_law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
-    draws = 4000
-    counts = dict.fromkeys(exact, 0)
     task = task_for(X, y, eps, "top_r", R=2, seed=12)
-    for _ in range(draws):
-        out = MS.run_auto("top_r", task, 2, "bic", None, None, "generalized")
-        counts[tuple(int(j) for j in out.support)] += 1
-    tv = 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
+    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", None, None, "generalized"))
     assert tv < 0.06, tv
 
 

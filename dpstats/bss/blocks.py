@@ -86,7 +86,7 @@ from math import comb
 
 import numpy as np
 
-from .objective import smallest_eigenvalue as _smallest_eigenvalue
+from .objective import smallest_eigenvalue
 
 
 @dataclass
@@ -256,7 +256,7 @@ def _gamma(M, i, eigen=True):
     k = min(i - 1, m - 1)
     top = -np.partition(-off, k - 1, axis=1)[:, :k].sum(axis=1) if k > 0 else np.zeros(m)
     gersh = max(gersh, 1.0 - float(top.max()))
-    eig = _smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
+    eig = smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
     return max(gersh, eig, 1e-12)
 
 
@@ -399,7 +399,7 @@ class _BlockSearch:
         Sch = G[np.ix_(O, O)] + self.lam * np.eye(O.size)
         Sch -= GOA @ np.linalg.solve(G[np.ix_(A, A)] + self.lam * np.eye(A.size), GOA.T)
         scale = float(np.max(np.diag(Sch)))
-        eig = _smallest_eigenvalue(Sch / scale) * scale  # margin: 64 m^2 u ||Sch|| (m = |O|)
+        eig = smallest_eigenvalue(Sch / scale) * scale  # margin: 64 m^2 u ||Sch|| (m = |O|)
         self._floor = max(self.lam, eig)
         src._floor_cache = (key, self._floor)
         return self._floor

@@ -310,16 +310,22 @@ def candidate_curvature(G, offset, ridge):
     keep lam alone: slower, never wrong).
     """
     m = G.shape[0]
+    none = np.zeros(m - offset)
     Gc = np.array(G[offset:, offset:], dtype=np.float64)
     if offset:
         Gcf = G[offset:, :offset]
-        Gc -= Gcf @ np.linalg.solve(G[:offset, :offset] + ridge * np.eye(offset), Gcf.T)
+        try:
+            Gc -= Gcf @ np.linalg.solve(G[:offset, :offset] + ridge * np.eye(offset), Gcf.T)
+        except np.linalg.LinAlgError:  # forced columns singular at ridge 0: no shift
+            return none
     diag = np.diag(Gc).copy()
-    none = np.zeros(Gc.shape[0])
-    if Gc.shape[0] == 0 or not np.all(diag > 0):
+    if Gc.shape[0] == 0 or not np.all(np.isfinite(Gc)) or not np.all(diag > 0):
         return none
     scale = 1.0 / np.sqrt(diag)
-    t = smallest_eigenvalue(0.5 * (Gc + Gc.T) * scale[:, None] * scale[None, :])
+    try:  # a speed device only: whatever the data, no failure may come from here (none released)
+        t = smallest_eigenvalue(0.5 * (Gc + Gc.T) * scale[:, None] * scale[None, :])
+    except (np.linalg.LinAlgError, ValueError):
+        return none
     if not t > 0:
         return none
     d = 0.98 * t * diag
