@@ -203,3 +203,36 @@ def test_profiled_objective_matches_a_free_intercept_solve(seed, lam, r):
     np.testing.assert_allclose(prof.G, cen.G, atol=1e-10)
     np.testing.assert_allclose(prof.c, cen.c, atol=1e-10)
     assert prof.yy == pytest.approx(cen.yy, abs=1e-10)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("lam, r", [(0.0, 0.6), (0.0, math.inf), (2.0, 0.4)])
+def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
+    """``values`` solves the ridge system by a batched Cholesky factorisation and keeps the
+    eigendecomposition (trust-region solve) for the supports whose minimiser leaves the ball
+    or whose pivots are too small; every value must equal the all-spectral route's.  The
+    design has an exactly collinear pair (singular G_S at lam = 0) and a strong signal, so
+    the ball binds on some supports and not on others."""
+    from dpstats.bss.enumeration import enumerate_supports
+    from dpstats.bss.objective import cholesky_values
+
+    rng = np.random.default_rng(11)
+    n, p, s = 200, 12, 4
+    X = np.clip(rng.standard_normal((n, p)), -2, 2)
+    X[:, 5] = X[:, 4]  # collinear pair
+    y = X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2] + 0.3 * rng.standard_normal(n)
+    if intercept:
+        X = np.column_stack([np.ones(n), X])
+    stats = SufficientStats.from_arrays(X, y, intercept=intercept)
+    obj = RidgeBallObjective(stats, lam, r)
+    full = obj.full_support(enumerate_supports(p, s) + int(intercept))
+    fast, reference = obj.values(full, chunk=97), obj._values_spectral(full)
+    np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-10 * stats.yy)
+    # both routes are exercised where the design allows it
+    _, norm2, ok = cholesky_values(stats.G, stats.c, stats.yy, lam, full)
+    leaves = norm2 > r * r
+    assert np.any(ok & ~leaves)
+    if lam == 0:
+        assert np.any(~ok)
+    if math.isfinite(r):
+        assert np.any(ok & leaves)

@@ -67,7 +67,7 @@ from ..sufficient_stats import InterceptFirstColumns, SufficientStats  # noqa: F
 # with lam = 0 and collinear columns the minimiser is the minimum-norm one.
 _SINGULAR_RTOL = 1e-12
 _NEWTON_MAX_ITER = 200
-_DEFAULT_CHUNK = 65536
+_DEFAULT_CHUNK = 16384  # fits the Cholesky route's working arrays in cache (benchmarks/README.md)
 
 
 @dataclass(frozen=True)
@@ -188,10 +188,34 @@ class RidgeBallObjective:
             out[:] = self.stats.yy
             return out
         for start in range(0, supports.shape[0], chunk):
-            block = supports[start:start + chunk]
-            e, w, _ = self._spectral(block)
-            out[start:start + chunk] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
+            out[start:start + chunk] = self._block_values(supports[start:start + chunk])
         return out
+
+    def _block_values(self, block) -> np.ndarray:
+        """R(S) of a block of supports: the ridge solve first, the trust-region solve where needed.
+
+        Most supports' unconstrained minimiser lies inside the ball (mu = 0), where R(S) is
+        yy - c_S'(G_S + lam I)^{-1} c_S: a batched Cholesky solve (:func:`cholesky_values`)
+        gives it, and the norm of the minimiser, at a fraction of the cost of the batched
+        eigendecompositions.  Those (:meth:`_spectral`, the ball multiplier's Newton solve)
+        remain for the supports whose minimiser leaves the ball and for those whose Cholesky
+        pivots are too small to trust (nearly collinear columns with lam = 0, where the
+        spectral route gives the minimum-norm minimiser).  Both routes compute the same
+        value up to rounding.
+        """
+        G, c = self.stats.G, self.stats.c
+        value, norm2, ok = cholesky_values(G, c, self.stats.yy, self.ridge, block)
+        redo = np.nonzero(~ok | (norm2 > self.radius**2))[0]
+        if redo.size:
+            e, w, _ = self._spectral(block[redo])
+            value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
+        return value
+
+    def _values_spectral(self, supports) -> np.ndarray:
+        """R(S) by the eigendecomposition route for every row (the reference for the tests)."""
+        supports = np.asarray(supports, dtype=np.int64)
+        e, w, _ = self._spectral(supports)
+        return values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
 
     def solve(self, support) -> ObjectiveSolution:
         """Value, minimiser and ball multiplier on one support (full column indices)."""
@@ -203,6 +227,58 @@ class RidgeBallObjective:
         coef = Q[0] @ (w[0] / (e[0] + mu[0]))
         value = float(values_from_spectral(self.stats.yy, e, w, mu)[0])
         return ObjectiveSolution(tuple(int(j) for j in sup[0]), value, coef, float(mu[0]))
+
+
+#: Cholesky pivots at or below this share of the largest diagonal entry of G_S + lam I send
+#: the support to the spectral route (:func:`cholesky_values`).
+_PIVOT_RTOL = 1e-9
+
+
+def cholesky_values(G, c, yy, ridge, supports):
+    """(value, ||b||^2, ok) of the ridge solve b = (G_S + lam I)^{-1} c_S for every row of ``supports``.
+
+    value = yy - c_S' b, the objective at the unconstrained minimiser.  The Cholesky
+    factorisation runs column by column on arrays over the supports (s is small, the batch
+    is large), reading the s (s + 1) / 2 entries of each G_S straight from G.  ``ok`` is
+    False where a pivot is at or below :data:`_PIVOT_RTOL` times the largest diagonal entry
+    (singular or nearly so: the caller then uses the spectral route, whose minimum-norm
+    treatment differs from an inverse).
+    """
+    K, s = supports.shape
+    m = G.shape[0]
+    flat = np.ascontiguousarray(G).ravel()
+    cols = np.ascontiguousarray(supports.T)  # one contiguous row of indices per position
+    rows = cols * m  # flat offsets of the rows of G
+    L = [[None] * s for _ in range(s)]
+    diag = [flat.take(rows[j] + cols[j]) + ridge for j in range(s)]
+    scale = np.maximum(np.max(np.abs(np.vstack(diag)), axis=0), np.finfo(float).tiny)
+    ok = np.ones(K, dtype=bool)
+    for j in range(s):
+        d = diag[j].copy()
+        for k in range(j):
+            d -= L[j][k] * L[j][k]
+        ok &= d > _PIVOT_RTOL * scale
+        L[j][j] = np.sqrt(np.where(ok, d, 1.0))
+        for i in range(j + 1, s):
+            v = flat.take(rows[i] + cols[j])
+            for k in range(j):
+                v = v - L[i][k] * L[j][k]
+            L[i][j] = v / L[j][j]
+    z = []
+    for j in range(s):
+        v = c.take(cols[j])
+        for k in range(j):
+            v = v - L[j][k] * z[k]
+        z.append(v / L[j][j])
+    b = [None] * s
+    for j in reversed(range(s)):
+        v = z[j]
+        for k in range(j + 1, s):
+            v = v - L[k][j] * b[k]
+        b[j] = v / L[j][j]
+    value = yy - sum(zj * zj for zj in z)
+    norm2 = sum(bj * bj for bj in b)
+    return value, norm2, ok
 
 
 def spectral_parts(A, c_block):
