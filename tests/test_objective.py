@@ -210,7 +210,8 @@ def test_profiled_objective_matches_a_free_intercept_solve(seed, lam, r):
 def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
     """``values`` solves the ridge system by a batched Cholesky factorisation and keeps the
     eigendecomposition (trust-region solve) for the supports whose minimiser leaves the ball
-    or whose pivots are too small; every value must equal the all-spectral route's.  The
+    or whose pivots are too small, with a forced column eliminated once for all supports
+    (:class:`ForcedElimination`); every value must equal the all-spectral route's.  The
     design has an exactly collinear pair (singular G_S at lam = 0) and a strong signal, so
     the ball binds on some supports and not on others."""
     from dpstats.bss.enumeration import enumerate_supports
@@ -221,8 +222,9 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
     X = np.clip(rng.standard_normal((n, p)), -2, 2)
     X[:, 5] = X[:, 4]  # collinear pair
     y = X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2] + 0.3 * rng.standard_normal(n)
-    if intercept:
+    if intercept:  # a forced column whose coefficient (about 0.3) takes part of the ball
         X = np.column_stack([np.ones(n), X])
+        y = y + 0.3
     stats = SufficientStats.from_arrays(X, y, intercept=intercept)
     obj = RidgeBallObjective(stats, lam, r)
     full = obj.full_support(enumerate_supports(p, s) + int(intercept))
@@ -231,6 +233,10 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
     # both routes are exercised where the design allows it
     _, norm2, ok = cholesky_values(stats.G, stats.c, stats.yy, lam, full)
     leaves = norm2 > r * r
+    if intercept:
+        assert obj._forced_elimination(full) is not None
+        _, forced_norm2, _ = obj._forced_elimination(full).values(full)
+        np.testing.assert_allclose(forced_norm2[ok], norm2[ok], rtol=1e-8)
     assert np.any(ok & ~leaves)
     if lam == 0:
         assert np.any(~ok)

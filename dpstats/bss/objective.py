@@ -203,13 +203,27 @@ class RidgeBallObjective:
         spectral route gives the minimum-norm minimiser).  Both routes compute the same
         value up to rounding.
         """
-        G, c = self.stats.G, self.stats.c
-        value, norm2, ok = cholesky_values(G, c, self.stats.yy, self.ridge, block)
+        forced = self._forced_elimination(block)
+        if forced is None:
+            value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
+        else:
+            value, norm2, ok = forced.values(block)
         redo = np.nonzero(~ok | (norm2 > self.radius**2))[0]
         if redo.size:
             e, w, _ = self._spectral(block[redo])
             value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
         return value
+
+    def _forced_elimination(self, block):
+        """The forced columns eliminated once for every support (:class:`ForcedElimination`),
+        when the block's rows all start with them; else None (the generic route)."""
+        f = self.stats.forced.size
+        if f == 0 or block.shape[1] <= f or not np.array_equal(block[:, :f], np.broadcast_to(self.stats.forced,
+                                                                                           (block.shape[0], f))):
+            return None
+        if not hasattr(self, "_forced_cache"):
+            self._forced_cache = ForcedElimination.build(self.stats, self.ridge)
+        return self._forced_cache
 
     def _values_spectral(self, supports) -> np.ndarray:
         """R(S) by the eigendecomposition route for every row (the reference for the tests)."""
@@ -234,6 +248,49 @@ class RidgeBallObjective:
 _PIVOT_RTOL = 1e-9
 
 
+class ForcedElimination:
+    """The ridge solve with the forced columns F (the intercept column) eliminated once.
+
+    Every support starts with F, and the Cholesky factorisation of G_S + lam I eliminates F
+    first: what remains is the factorisation of H_TT + lam I for the candidate part T, with
+    the Schur complement H = G - G_{.F} A_FF^{-1} G_{F.} (A_FF = G_FF + lam I), right-hand
+    side d = c - G_{.F} A_FF^{-1} c_F and yy - c_F' A_FF^{-1} c_F.  Formed once per objective,
+    it spares the batch the forced rows of the factorisation.  The forced coefficients,
+    needed for the norm of the minimiser, are b_F = A_FF^{-1} c_F - (A_FF^{-1} G_{F.})_T b_T.
+    """
+
+    def __init__(self, H, d, yy, ridge, a, M, scale):
+        self.H, self.d, self.yy, self.ridge, self.a, self.M, self.scale = H, d, yy, ridge, a, M, scale
+        self.f = a.size
+
+    @classmethod
+    def build(cls, stats, ridge):
+        """None when A_FF is not safely positive definite (the generic route then runs)."""
+        F = stats.forced
+        G, c = stats.G, stats.c
+        A = G[np.ix_(F, F)] + ridge * np.eye(F.size)
+        scale = float(np.max(np.abs(np.diag(A)))) if F.size else 0.0
+        try:
+            chol = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.diag(chol) ** 2 > _PIVOT_RTOL * max(scale, np.finfo(float).tiny)):
+            return None
+        M = np.linalg.solve(A, G[F, :])  # A_FF^{-1} G_{F.}
+        a = np.linalg.solve(A, c[F])
+        H = G - G[:, F] @ M
+        d = c - G[:, F] @ a
+        return cls(np.ascontiguousarray(H), d, float(stats.yy - c[F] @ a), ridge, a, M, scale)
+
+    def values(self, block):
+        """(value, ||b||^2, ok) as :func:`cholesky_values` for full supports starting with F."""
+        rest = block[:, self.f:]
+        value, b, ok = _cholesky_solve(self.H, self.d, self.yy, self.ridge, rest, scale_floor=self.scale)
+        bF = self.a[:, None] - sum(self.M[:, rest[:, j]] * b[j] for j in range(rest.shape[1]))
+        norm2 = sum(bj * bj for bj in b) + np.sum(bF * bF, axis=0)
+        return value, norm2, ok
+
+
 def cholesky_values(G, c, yy, ridge, supports):
     """(value, ||b||^2, ok) of the ridge solve b = (G_S + lam I)^{-1} c_S for every row of ``supports``.
 
@@ -244,6 +301,14 @@ def cholesky_values(G, c, yy, ridge, supports):
     (singular or nearly so: the caller then uses the spectral route, whose minimum-norm
     treatment differs from an inverse).
     """
+    value, b, ok = _cholesky_solve(G, c, yy, ridge, supports)
+    return value, sum(bj * bj for bj in b), ok
+
+
+def _cholesky_solve(G, c, yy, ridge, supports, scale_floor=0.0):
+    """(value, b as a list of s arrays over the supports, ok) of :func:`cholesky_values`;
+    ``scale_floor`` joins the largest diagonal entry (the forced block's, when it was
+    eliminated first)."""
     K, s = supports.shape
     m = G.shape[0]
     flat = np.ascontiguousarray(G).ravel()
@@ -251,7 +316,7 @@ def cholesky_values(G, c, yy, ridge, supports):
     rows = cols * m  # flat offsets of the rows of G
     L = [[None] * s for _ in range(s)]
     diag = [flat.take(rows[j] + cols[j]) + ridge for j in range(s)]
-    scale = np.maximum(np.max(np.abs(np.vstack(diag)), axis=0), np.finfo(float).tiny)
+    scale = np.maximum(np.max(np.abs(np.vstack(diag)), axis=0), max(scale_floor, np.finfo(float).tiny))
     ok = np.ones(K, dtype=bool)
     for j in range(s):
         d = diag[j].copy()
@@ -277,8 +342,7 @@ def cholesky_values(G, c, yy, ridge, supports):
             v = v - L[k][j] * b[k]
         b[j] = v / L[j][j]
     value = yy - sum(zj * zj for zj in z)
-    norm2 = sum(bj * bj for bj in b)
-    return value, norm2, ok
+    return value, b, ok
 
 
 def spectral_parts(A, c_block):
