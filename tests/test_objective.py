@@ -242,3 +242,23 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
         assert np.any(~ok)
     if math.isfinite(r):
         assert np.any(ok & leaves)
+
+
+def test_ball_rows_that_do_not_converge_go_to_the_spectral_route(monkeypatch):
+    """A Newton solve stopped by its cap (here after one step) must hand its rows to the
+    eigendecomposition route, not return the unconverged value."""
+    import functools
+
+    import dpstats.bss.objective as O
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((100, 8))
+    y = X[:, 0] - X[:, 1] + 0.2 * rng.standard_normal(100)
+    obj = RidgeBallObjective(SufficientStats.from_arrays(X, y), 0.0, 0.5)
+    supports = np.array(list(itertools.combinations(range(8), 3)))
+    reference = obj._values_spectral(supports)
+    capped = functools.partial(O.ball_values, max_iter=1)
+    _, solved = capped(obj.stats.G, obj.stats.c, obj.stats.yy, 0.0, 0.5, supports)
+    assert not solved.any()
+    monkeypatch.setattr(O, "ball_values", capped)
+    np.testing.assert_allclose(obj.values(supports), reference, rtol=1e-10)

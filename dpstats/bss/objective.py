@@ -197,18 +197,24 @@ class RidgeBallObjective:
         Most supports' unconstrained minimiser lies inside the ball (mu = 0), where R(S) is
         yy - c_S'(G_S + lam I)^{-1} c_S: a batched Cholesky solve (:func:`cholesky_values`)
         gives it, and the norm of the minimiser, at a fraction of the cost of the batched
-        eigendecompositions.  Those (:meth:`_spectral`, the ball multiplier's Newton solve)
-        remain for the supports whose minimiser leaves the ball and for those whose Cholesky
-        pivots are too small to trust (nearly collinear columns with lam = 0, where the
-        spectral route gives the minimum-norm minimiser).  Both routes compute the same
-        value up to rounding.
+        eigendecompositions.  Supports whose minimiser leaves the ball get the ball multiplier
+        by the same Newton iteration as :func:`ball_multipliers`, each step a Cholesky
+        factorisation of G_S + (lam + mu) I (:func:`ball_values`).  The eigendecompositions
+        (:meth:`_spectral`) remain for the supports whose Cholesky pivots are too small to
+        trust (nearly collinear columns with lam = 0, where the spectral route gives the
+        minimum-norm minimiser).  The routes compute the same value up to rounding.
         """
         forced = self._forced_elimination(block)
         if forced is None:
             value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
         else:
             value, norm2, ok = forced.values(block)
-        redo = np.nonzero(~ok | (norm2 > self.radius**2))[0]
+        leaves = np.nonzero(ok & (norm2 > self.radius**2))[0]
+        if leaves.size:
+            value[leaves], solved = ball_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, self.radius,
+                                                block[leaves])
+            ok[leaves[~solved]] = False
+        redo = np.nonzero(~ok)[0]
         if redo.size:
             e, w, _ = self._spectral(block[redo])
             value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
@@ -343,6 +349,93 @@ def _cholesky_solve(G, c, yy, ridge, supports, scale_floor=0.0):
         b[j] = v / L[j][j]
     value = yy - sum(zj * zj for zj in z)
     return value, b, ok
+
+
+def ball_values(G, c, yy, ridge, radius, supports, max_iter=_NEWTON_MAX_ITER):
+    """(R(S), solved) for supports whose ridge minimiser leaves the ball: mu > 0 solving ||b(mu)|| = r.
+
+    The Newton iteration of :func:`ball_multipliers` on phi(mu) = 1/||b(mu)|| - 1/r from
+    mu = 0, with b(mu) = L^{-1}' L^{-1} c_S from the Cholesky factor L of G_S + (lam + mu) I
+    and phi'(mu) = ||L^{-1} b||^2 / ||b||^3 (in the eigenbasis: sum w^2 / (e + mu)^3 over
+    ||b||^3); the value yy - c_S' b - mu ||b||^2 equals the spectral formula's.  ``solved``
+    is False where a pivot was too small or the iteration hit its cap (the caller then uses
+    the spectral route).
+    """
+    K, s = supports.shape
+    m = G.shape[0]
+    flat = np.ascontiguousarray(G).ravel()
+    cols = np.ascontiguousarray(supports.T)
+    rows = cols * m
+    A = [[flat.take(rows[i] + cols[j]) for j in range(i + 1)] for i in range(s)]
+    for j in range(s):
+        A[j][j] = A[j][j] + ridge
+    rhs = [c.take(cols[j]) for j in range(s)]
+    scale = np.maximum(np.max(np.abs(np.vstack([A[j][j] for j in range(s)])), axis=0), np.finfo(float).tiny)
+    mu = np.zeros(K)
+    solved = np.ones(K, dtype=bool)
+    converged = False
+    for _ in range(max_iter + 1):
+        L, ok = _factor(A, mu, scale)
+        solved &= ok
+        z = _forward(L, rhs)
+        b = _backward(L, z)
+        nb2 = sum(bj * bj for bj in b)
+        if converged:
+            break
+        q = _forward(L, b)
+        nb = np.sqrt(nb2)
+        phi = 1.0 / nb - 1.0 / radius
+        dphi = sum(qj * qj for qj in q) / (nb2 * nb)
+        step = np.where(solved, -phi / dphi, 0.0)
+        mu = mu + np.maximum(step, 0.0)
+        converged = bool(np.all(step <= 1e-15 * np.maximum(mu, 1.0)))
+    else:
+        solved[:] = False
+    value = yy - sum(zj * zj for zj in z) - mu * nb2
+    return value, solved
+
+
+def _factor(A, shift, scale):
+    """Lower Cholesky factor (lists of arrays over the batch) of A + shift I, and the rows whose
+    pivots all exceed :data:`_PIVOT_RTOL` times ``scale``."""
+    s = len(A)
+    L = [[None] * s for _ in range(s)]
+    ok = np.ones(shift.shape[0], dtype=bool)
+    for j in range(s):
+        d = A[j][j] + shift
+        for k in range(j):
+            d = d - L[j][k] * L[j][k]
+        ok &= d > _PIVOT_RTOL * scale
+        L[j][j] = np.sqrt(np.where(ok, d, 1.0))
+        for i in range(j + 1, s):
+            v = A[i][j]
+            for k in range(j):
+                v = v - L[i][k] * L[j][k]
+            L[i][j] = v / L[j][j]
+    return L, ok
+
+
+def _forward(L, rhs):
+    """L^{-1} rhs, batched."""
+    z = []
+    for j in range(len(L)):
+        v = rhs[j]
+        for k in range(j):
+            v = v - L[j][k] * z[k]
+        z.append(v / L[j][j])
+    return z
+
+
+def _backward(L, z):
+    """L'^{-1} z, batched."""
+    s = len(L)
+    b = [None] * s
+    for j in reversed(range(s)):
+        v = z[j]
+        for k in range(j + 1, s):
+            v = v - L[k][j] * b[k]
+        b[j] = v / L[j][j]
+    return b
 
 
 def spectral_parts(A, c_block):
