@@ -16,6 +16,18 @@ mu = 0 climbs monotonically to the root without overshooting (More and Sorensen 
 The value is yy - sum_j w_j^2 (e_j + 2 mu) / (e_j + mu)^2.  The multiplier mu is kept
 because the outer-approximation cuts of :mod:`dpstats.bss.engine` need it.
 
+Scoring many supports (:meth:`RidgeBallObjective.values`) avoids most eigendecompositions:
+the same minimiser comes from Cholesky factors.  With mu = 0 the value is
+yy - c_S'(G_S + lam I)^{-1} c_S (one batched factorisation and two triangular solves, which
+also give ||b(0)||); where b(0) leaves the ball, the same Newton iteration runs on factors
+of G_S + (lam + mu) I, using phi'(mu) = ||L^{-1} b||^2 / ||b||^3 and the value
+yy - c_S'b - mu ||b||^2 (both equal to the spectral formulas).  Forced columns are
+eliminated once for all supports (a Schur complement).  Supports whose pivots fall below
+1e-9 of the largest diagonal entry (collinear columns at lam = 0) keep the spectral route,
+which gives the minimum-norm minimiser.  At s = 3 this scores a support in about a
+twentieth of the time of the eigendecompositions with the ball inactive, a quarter with it
+active everywhere (benchmarks/README.md, "bench_exact_cost.py").
+
 The intercept (formulas with one): unpenalised and unconstrained, profiled out.  For a
 support S the objective is
 
@@ -315,40 +327,28 @@ def _cholesky_solve(G, c, yy, ridge, supports, scale_floor=0.0):
     """(value, b as a list of s arrays over the supports, ok) of :func:`cholesky_values`;
     ``scale_floor`` joins the largest diagonal entry (the forced block's, when it was
     eliminated first)."""
-    K, s = supports.shape
-    m = G.shape[0]
+    A, rhs, scale = _gather(G, c, ridge, supports, scale_floor)
+    L, ok = _factor(A, 0.0, scale)
+    z = _forward(L, rhs)
+    b = _backward(L, z)
+    return yy - sum(zj * zj for zj in z), b, ok
+
+
+def _gather(G, c, ridge, supports, scale_floor=0.0):
+    """The lower triangles of G_S + lam I and c_S as lists of arrays over the supports (read
+    from G by flat offsets, one contiguous row of indices per position), and each support's
+    largest diagonal entry (at least ``scale_floor``), the pivots' scale."""
+    s = supports.shape[1]
     flat = np.ascontiguousarray(G).ravel()
-    cols = np.ascontiguousarray(supports.T)  # one contiguous row of indices per position
-    rows = cols * m  # flat offsets of the rows of G
-    L = [[None] * s for _ in range(s)]
-    diag = [flat.take(rows[j] + cols[j]) + ridge for j in range(s)]
-    scale = np.maximum(np.max(np.abs(np.vstack(diag)), axis=0), max(scale_floor, np.finfo(float).tiny))
-    ok = np.ones(K, dtype=bool)
+    cols = np.ascontiguousarray(supports.T)
+    rows = cols * G.shape[0]
+    A = [[flat.take(rows[i] + cols[j]) for j in range(i + 1)] for i in range(s)]
     for j in range(s):
-        d = diag[j].copy()
-        for k in range(j):
-            d -= L[j][k] * L[j][k]
-        ok &= d > _PIVOT_RTOL * scale
-        L[j][j] = np.sqrt(np.where(ok, d, 1.0))
-        for i in range(j + 1, s):
-            v = flat.take(rows[i] + cols[j])
-            for k in range(j):
-                v = v - L[i][k] * L[j][k]
-            L[i][j] = v / L[j][j]
-    z = []
-    for j in range(s):
-        v = c.take(cols[j])
-        for k in range(j):
-            v = v - L[j][k] * z[k]
-        z.append(v / L[j][j])
-    b = [None] * s
-    for j in reversed(range(s)):
-        v = z[j]
-        for k in range(j + 1, s):
-            v = v - L[k][j] * b[k]
-        b[j] = v / L[j][j]
-    value = yy - sum(zj * zj for zj in z)
-    return value, b, ok
+        A[j][j] = A[j][j] + ridge
+    rhs = [c.take(cols[j]) for j in range(s)]
+    diag = np.vstack([A[j][j] for j in range(s)])
+    scale = np.maximum(np.max(np.abs(diag), axis=0), max(scale_floor, np.finfo(float).tiny))
+    return A, rhs, scale
 
 
 def ball_values(G, c, yy, ridge, radius, supports, max_iter=_NEWTON_MAX_ITER):
@@ -361,16 +361,8 @@ def ball_values(G, c, yy, ridge, radius, supports, max_iter=_NEWTON_MAX_ITER):
     is False where a pivot was too small or the iteration hit its cap (the caller then uses
     the spectral route).
     """
-    K, s = supports.shape
-    m = G.shape[0]
-    flat = np.ascontiguousarray(G).ravel()
-    cols = np.ascontiguousarray(supports.T)
-    rows = cols * m
-    A = [[flat.take(rows[i] + cols[j]) for j in range(i + 1)] for i in range(s)]
-    for j in range(s):
-        A[j][j] = A[j][j] + ridge
-    rhs = [c.take(cols[j]) for j in range(s)]
-    scale = np.maximum(np.max(np.abs(np.vstack([A[j][j] for j in range(s)])), axis=0), np.finfo(float).tiny)
+    K = supports.shape[0]
+    A, rhs, scale = _gather(G, c, ridge, supports)
     mu = np.zeros(K)
     solved = np.ones(K, dtype=bool)
     converged = False
@@ -400,7 +392,7 @@ def _factor(A, shift, scale):
     pivots all exceed :data:`_PIVOT_RTOL` times ``scale``."""
     s = len(A)
     L = [[None] * s for _ in range(s)]
-    ok = np.ones(shift.shape[0], dtype=bool)
+    ok = np.ones(scale.shape[0], dtype=bool)
     for j in range(s):
         d = A[j][j] + shift
         for k in range(j):
