@@ -230,6 +230,9 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
     full = obj.full_support(enumerate_supports(p, s) + int(intercept))
     fast, reference = obj.values(full, chunk=97), obj._values_spectral(full)
     np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-10 * stats.yy)
+    # the exact path's entry: candidate columns only, the forced ones implied
+    free = obj.candidate_values(full[:, int(intercept):], chunk=97)
+    np.testing.assert_allclose(free, reference, rtol=1e-10, atol=1e-10 * stats.yy)
     # both routes are exercised where the design allows it
     _, norm2, ok = cholesky_values(stats.G, stats.c, stats.yy, lam, full)
     leaves = norm2 > r * r

@@ -82,9 +82,9 @@ def score_all_supports(objective: RidgeBallObjective, s: int, task=None, label="
     """
     candidates = objective.stats.candidates
     supports = enumerate_supports(candidates.size, s)
-    full = objective.full_support(candidates[supports])
+    columns = candidates[supports]  # full column indices, the forced columns implied
     if task is None:
-        return supports, objective.values(full)
+        return supports, objective.candidate_values(columns)
     values = np.empty(supports.shape[0])
     progress = Progress(f"{label}: scoring every support", values.size, "supports", enabled=task.verbose,
                         start=task.deadline.start)
@@ -92,7 +92,7 @@ def score_all_supports(objective: RidgeBallObjective, s: int, task=None, label="
         task.deadline.check(f"{label}: scoring every support",
                             reached=f"{start:,} of {values.size:,} supports scored",
                             advice="a smaller max_enumerate (the certified engine takes over) or a smaller s")
-        values[start:start + SCORE_CHUNK] = objective.values(full[start:start + SCORE_CHUNK])
+        values[start:start + SCORE_CHUNK] = objective.candidate_values(columns[start:start + SCORE_CHUNK])
         progress.update(min(start + SCORE_CHUNK, values.size))
     return supports, values
 

@@ -203,6 +203,21 @@ class RidgeBallObjective:
             out[start:start + chunk] = self._block_values(supports[start:start + chunk])
         return out
 
+    def candidate_values(self, columns, chunk=_DEFAULT_CHUNK) -> np.ndarray:
+        """R(S) for supports given by their candidate columns only (full column indices, the
+        forced columns implied): :meth:`values` without building the full supports, which
+        took a tenth of an exact-path call at C(100, 3) with the intercept column forced."""
+        columns = np.asarray(columns, dtype=np.int64)
+        elimination = self._elimination() if columns.ndim == 2 and columns.shape[1] else None
+        if elimination is None:
+            return self.values(self.full_support(columns), chunk)
+        out = np.empty(columns.shape[0])
+        for start in range(0, columns.shape[0], chunk):
+            free = columns[start:start + chunk]
+            value, norm2, ok = elimination.free_values(free)
+            out[start:start + chunk] = self._finish(value, norm2, ok, lambda rows: self.full_support(free[rows]))
+        return out
+
     def _block_values(self, block) -> np.ndarray:
         """R(S) of a block of supports: the ridge solve first, the trust-region solve where needed.
 
@@ -221,14 +236,20 @@ class RidgeBallObjective:
             value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
         else:
             value, norm2, ok = forced.values(block)
+        return self._finish(value, norm2, ok, lambda rows: block[rows])
+
+    def _finish(self, value, norm2, ok, full_rows):
+        """The ridge solve's values, with the ball's Newton solve where the minimiser leaves the
+        ball and the spectral route where a pivot was too small; ``full_rows(rows)``: those
+        rows' full supports."""
         leaves = np.nonzero(ok & (norm2 > self.radius**2))[0]
         if leaves.size:
             value[leaves], solved = ball_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, self.radius,
-                                                block[leaves])
+                                                full_rows(leaves))
             ok[leaves[~solved]] = False
         redo = np.nonzero(~ok)[0]
         if redo.size:
-            e, w, _ = self._spectral(block[redo])
+            e, w, _ = self._spectral(full_rows(redo))
             value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
         return value
 
@@ -238,6 +259,13 @@ class RidgeBallObjective:
         f = self.stats.forced.size
         if f == 0 or block.shape[1] <= f or not np.array_equal(block[:, :f], np.broadcast_to(self.stats.forced,
                                                                                            (block.shape[0], f))):
+            return None
+        return self._elimination()
+
+    def _elimination(self):
+        """The :class:`ForcedElimination` of this objective (built once; None without forced
+        columns or when their block is not safely positive definite)."""
+        if self.stats.forced.size == 0:
             return None
         if not hasattr(self, "_forced_cache"):
             self._forced_cache = ForcedElimination.build(self.stats, self.ridge)
@@ -302,7 +330,10 @@ class ForcedElimination:
 
     def values(self, block):
         """(value, ||b||^2, ok) as :func:`cholesky_values` for full supports starting with F."""
-        rest = block[:, self.f:]
+        return self.free_values(block[:, self.f:])
+
+    def free_values(self, rest):
+        """The same for supports given by their columns outside F."""
         value, b, ok = _cholesky_solve(self.H, self.d, self.yy, self.ridge, rest, scale_floor=self.scale)
         bF = self.a[:, None] - sum(self.M[:, rest[:, j]] * b[j] for j in range(rest.shape[1]))
         norm2 = sum(bj * bj for bj in b) + np.sum(bF * bF, axis=0)
