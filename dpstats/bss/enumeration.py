@@ -82,7 +82,10 @@ def score_all_supports(objective: RidgeBallObjective, s: int, task=None, label="
     """
     candidates = objective.stats.candidates
     supports = enumerate_supports(candidates.size, s)
-    columns = candidates[supports]  # full column indices, the forced columns implied
+    # full column indices, the forced columns implied (the candidates are a run of consecutive
+    # columns in every layout: a shift, cheaper than a gather)
+    consecutive = candidates.size and int(candidates[-1] - candidates[0]) == candidates.size - 1
+    columns = supports + int(candidates[0]) if consecutive else candidates[supports]
     if task is None:
         return supports, objective.candidate_values(columns)
     values = np.empty(supports.shape[0])

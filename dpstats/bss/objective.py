@@ -335,8 +335,10 @@ class ForcedElimination:
     def free_values(self, rest):
         """The same for supports given by their columns outside F."""
         value, b, ok = _cholesky_solve(self.H, self.d, self.yy, self.ridge, rest, scale_floor=self.scale)
-        bF = self.a[:, None] - sum(self.M[:, rest[:, j]] * b[j] for j in range(rest.shape[1]))
-        norm2 = sum(bj * bj for bj in b) + np.sum(bF * bF, axis=0)
+        norm2 = sum(bj * bj for bj in b)
+        for k in range(self.f):  # the forced coefficients, one row of M at a time
+            bk = self.a[k] - sum(self.M[k].take(rest[:, j]) * b[j] for j in range(rest.shape[1]))
+            norm2 = norm2 + bk * bk
         return value, norm2, ok
 
 
