@@ -206,7 +206,8 @@ class RidgeBallObjective:
     def candidate_values(self, columns, chunk=_DEFAULT_CHUNK) -> np.ndarray:
         """R(S) for supports given by their candidate columns only (full column indices, the
         forced columns implied): :meth:`values` without building the full supports, which
-        took a tenth of an exact-path call at C(100, 3) with the intercept column forced."""
+        took a tenth of an exact-path call at C(100, 3) with the intercept column forced; the
+        forced columns are eliminated once for all supports (:class:`ForcedElimination`)."""
         columns = np.asarray(columns, dtype=np.int64)
         elimination = self._elimination() if columns.ndim == 2 and columns.shape[1] else None
         if elimination is None:
@@ -231,11 +232,7 @@ class RidgeBallObjective:
         trust (nearly collinear columns with lam = 0, where the spectral route gives the
         minimum-norm minimiser).  The routes compute the same value up to rounding.
         """
-        forced = self._forced_elimination(block)
-        if forced is None:
-            value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
-        else:
-            value, norm2, ok = forced.values(block)
+        value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
         return self._finish(value, norm2, ok, lambda rows: block[rows])
 
     def _finish(self, value, norm2, ok, full_rows):
@@ -253,18 +250,11 @@ class RidgeBallObjective:
             value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
         return value
 
-    def _forced_elimination(self, block):
-        """The forced columns eliminated once for every support (:class:`ForcedElimination`),
-        when the block's rows all start with them; else None (the generic route)."""
-        f = self.stats.forced.size
-        if f == 0 or block.shape[1] <= f or not np.array_equal(block[:, :f], np.broadcast_to(self.stats.forced,
-                                                                                           (block.shape[0], f))):
-            return None
-        return self._elimination()
-
     def _elimination(self):
         """The :class:`ForcedElimination` of this objective (built once; None without forced
-        columns or when their block is not safely positive definite)."""
+        columns or when their block is not safely positive definite).  Only
+        :meth:`candidate_values` uses it: forming the p x p Schur complement pays off when
+        every support is scored, not for the engine's few supports per call (:meth:`values`)."""
         if self.stats.forced.size == 0:
             return None
         if not hasattr(self, "_forced_cache"):
@@ -328,12 +318,9 @@ class ForcedElimination:
         d = c - G[:, F] @ a
         return cls(np.ascontiguousarray(H), d, float(stats.yy - c[F] @ a), ridge, a, M, scale)
 
-    def values(self, block):
-        """(value, ||b||^2, ok) as :func:`cholesky_values` for full supports starting with F."""
-        return self.free_values(block[:, self.f:])
-
     def free_values(self, rest):
-        """The same for supports given by their columns outside F."""
+        """(value, ||b||^2, ok) as :func:`cholesky_values` for supports given by their columns
+        outside F."""
         value, b, ok = _cholesky_solve(self.H, self.d, self.yy, self.ridge, rest, scale_floor=self.scale)
         norm2 = sum(bj * bj for bj in b)
         for k in range(self.f):  # the forced coefficients, one row of M at a time
