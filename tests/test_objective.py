@@ -207,16 +207,18 @@ def test_profiled_objective_matches_a_free_intercept_solve(seed, lam, r):
 
 @pytest.mark.parametrize("intercept", [False, True])
 @pytest.mark.parametrize("lam, r", [(0.0, 0.6), (0.0, math.inf), (2.0, 0.4)])
-def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r):
+def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r, monkeypatch):
     """``values`` solves the ridge system by a batched Cholesky factorisation and keeps the
     eigendecomposition (trust-region solve) for the supports whose minimiser leaves the ball
     or whose pivots are too small, with a forced column eliminated once for all supports
     (:class:`ForcedElimination`); every value must equal the all-spectral route's.  The
     design has an exactly collinear pair (singular G_S at lam = 0) and a strong signal, so
     the ball binds on some supports and not on others."""
+    import dpstats.bss.objective as O
     from dpstats.bss.enumeration import enumerate_supports
     from dpstats.bss.objective import cholesky_values
 
+    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)  # the Cholesky route also on these small chunks
     rng = np.random.default_rng(11)
     n, p, s = 200, 12, 4
     X = np.clip(rng.standard_normal((n, p)), -2, 2)
@@ -260,6 +262,7 @@ def test_ball_rows_that_do_not_converge_go_to_the_spectral_route(monkeypatch):
     obj = RidgeBallObjective(SufficientStats.from_arrays(X, y), 0.0, 0.5)
     supports = np.array(list(itertools.combinations(range(8), 3)))
     reference = obj._values_spectral(supports)
+    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)
     capped = functools.partial(O.ball_values, max_iter=1)
     _, solved = capped(obj.stats.G, obj.stats.c, obj.stats.yy, 0.0, 0.5, supports)
     assert not solved.any()

@@ -215,6 +215,9 @@ class RidgeBallObjective:
         out = np.empty(columns.shape[0])
         for start in range(0, columns.shape[0], chunk):
             free = columns[start:start + chunk]
+            if free.shape[0] < _CHOLESKY_MIN_ROWS:
+                out[start:start + chunk] = self._values_spectral(self.full_support(free))
+                continue
             value, norm2, ok = elimination.free_values(free)
             out[start:start + chunk] = self._finish(value, norm2, ok, lambda rows: self.full_support(free[rows]))
         return out
@@ -232,6 +235,8 @@ class RidgeBallObjective:
         trust (nearly collinear columns with lam = 0, where the spectral route gives the
         minimum-norm minimiser).  The routes compute the same value up to rounding.
         """
+        if block.shape[0] < _CHOLESKY_MIN_ROWS:
+            return self._values_spectral(block)
         value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
         return self._finish(value, norm2, ok, lambda rows: block[rows])
 
@@ -240,7 +245,9 @@ class RidgeBallObjective:
         ball and the spectral route where a pivot was too small; ``full_rows(rows)``: those
         rows' full supports."""
         leaves = np.nonzero(ok & (norm2 > self.radius**2))[0]
-        if leaves.size:
+        if 0 < leaves.size < _CHOLESKY_MIN_ROWS:
+            ok[leaves] = False  # too few for the batched Newton iteration to pay
+        elif leaves.size:
             value[leaves], solved = ball_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, self.radius,
                                                 full_rows(leaves))
             ok[leaves[~solved]] = False
@@ -282,6 +289,11 @@ class RidgeBallObjective:
 #: Cholesky pivots at or below this share of the largest diagonal entry of G_S + lam I send
 #: the support to the spectral route (:func:`cholesky_values`).
 _PIVOT_RTOL = 1e-9
+#: Batches below this many supports take the spectral route: the Cholesky route loops in
+#: Python over the s (s + 1) / 2 entries, which costs more than a batched eigendecomposition
+#: of a few supports (the engine's calls; benchmarks/README.md, "bench_objective.py": at
+#: 64 supports 0.9 ms against 0.3 ms at s = 3, 3.3 against 1.0 ms at s = 10; even at 256).
+_CHOLESKY_MIN_ROWS = 512
 
 
 class ForcedElimination:
