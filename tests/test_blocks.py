@@ -336,6 +336,76 @@ def test_removal_prefix_tree_skips_removed_sets():
         blocks._BlockSearch._at = search_at
 
 
+@pytest.mark.parametrize("case", [
+    # seed, p, s, rho, snr, lam, r, intercept: strong signal, so removing true columns costs more
+    # than new columns recover and prefixes are pruned
+    (11, 18, 6, 0.2, 20.0, 1.0, 5.0, False),
+    (12, 18, 7, 0.5, 10.0, 0.5, 2.0, True),
+])
+@pytest.mark.parametrize("descending", [True, False])
+def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descending, monkeypatch):
+    """One ``pruned_prefixes`` dict shared by every block of an anchor, at one threshold,
+    blocks in either order (the engine goes from the largest down): each block still lists
+    every support below the threshold, and going down the shared prefixes save nodes."""
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", 1)  # test many prefixes
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=200, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats, lam, r)
+    sizes = list(range(2, min(s, p - s) + 1))
+    if descending:
+        sizes = sizes[::-1]
+    searches = [0]
+    leaves_at = blocks._BlockSearch._leaves_at
+
+    def counted(self, *args, **kwargs):
+        searches[0] += 1
+        return leaves_at(self, *args, **kwargs)
+
+    monkeypatch.setattr(blocks._BlockSearch, "_leaves_at", counted)
+    # thresholds with supports below them in the smaller blocks and none in the largest ones
+    fourth = [float(np.sort(vals[count == i])[3]) for i in range(2, min(s, p - s) + 1)]
+    for thr in (fourth[0], fourth[len(fourth) // 2]):
+        shared, searches_shared, searches_alone = {}, 0, 0
+        for i in sizes:
+            members = np.nonzero(count == i)[0]
+            below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+            searches[0] = 0
+            res = blocks.block_supports_below(source, full, offset, i, thr, evaluate, mu=1.0,
+                                              pruned_prefixes=shared)
+            assert below <= set(res.supports)
+            searches_shared += searches[0]
+            searches[0] = 0
+            blocks.block_supports_below(source, full, offset, i, thr, evaluate, mu=1.0)
+            searches_alone += searches[0]
+        assert shared  # some prefix was pruned
+        assert searches_shared <= searches_alone
+        if descending:  # larger blocks first: their pruned prefixes are not searched again
+            assert searches_shared < searches_alone
+    if descending:
+        return
+    # the rule itself: an entry counts for blocks up to its own size, not beyond
+    movable = np.array(anchor)
+    i = 3
+    mem = np.nonzero(count == i)[0]
+    drops_first = np.array([movable[0] not in set(sups[m]) for m in mem])
+    thr = float(vals[mem[drops_first]].min()) + 1e-9  # one support removing anchor[0] lies below
+    target = {tuple(int(j) for j in sups[m]) for m in mem[drops_first] if vals[m] < thr}
+    res = blocks.block_supports_below(source, full, offset, i, thr, evaluate, mu=1.0,
+                                      pruned_prefixes={(0,): i - 1})  # pruned in a smaller block only
+    assert target <= set(res.supports)
+    recorded = 0
+    for i in sizes:
+        fresh = {}
+        blocks.block_supports_below(source, full, offset, i, fourth[0], evaluate, mu=1.0, pruned_prefixes=fresh)
+        assert set(fresh.values()) <= {i}  # recorded at the size of the block that pruned
+        recorded += len(fresh)
+    assert recorded
+
+
 @pytest.mark.parametrize("bound", ["ridge", "eigen"])
 @pytest.mark.parametrize("case", CASES + PREFIX_CASES)
 def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
@@ -482,3 +552,17 @@ def test_box_gain_is_the_maximum_over_the_box():
     assert np.all(got >= brute - 1e-12)  # an upper bound on the grid's maximum ...
     assert np.allclose(got, brute, atol=1e-6)  # ... and the maximum itself
     assert np.all(got <= v * v / a + 1e-12) and np.any(got < 0.5 * v * v / a)  # the box bites
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 5])
+def test_bordered_inverse_equals_the_inverse(m):
+    from dpstats.bss.blocks import bordered_inverse
+
+    rng = np.random.default_rng(m)
+    Z = rng.normal(size=(40, m + 1)) + rng.normal(size=(40, 1))  # correlated columns
+    C = np.corrcoef(Z, rowvar=False).reshape(m + 1, m + 1)  # unit diagonal, SPD
+    M, a = C[:m, :m], C[:m, m]
+    Minv = np.linalg.inv(M) if m else None
+    b = Minv @ a if m else None
+    d = 1.0 - (a @ b if m else 0.0)
+    np.testing.assert_allclose(bordered_inverse(Minv, b, d), np.linalg.inv(C), rtol=1e-10, atol=1e-12)

@@ -90,6 +90,34 @@ def test_engine_matches_brute_force(case, exact_blocks):
     check_against_brute(stats, s, lam, r, R=10, exact_blocks=exact_blocks)
 
 
+@pytest.mark.parametrize("case", FAST_CASES)
+def test_top_asked_first_certifies_the_best_from_its_list(case):
+    """top_r asks for the list before the best: the block search around the local optimum
+    certifies the list, and the best is the list's first (no separate pass of blocks)."""
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, order = brute(stats, s, lam, r)
+    tau, R = 1e-6, min(10, vals.size - 1)
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, tau, exact_blocks=True)
+    top = eng.top(R)
+    assert np.allclose(top.values, vals[order[:R]], atol=tau)
+    listed = {tuple(x) for x in top.supports}
+    outside = np.array([tuple(x) not in listed for x in sups.tolist()])
+    assert top.lower_bound >= top.values[-1] - tau
+    assert vals[outside].min() >= top.lower_bound - 1e-9
+    best = eng.best()
+    assert best.value <= vals[order[0]] + tau
+    assert vals.min() >= best.lower_bound - 1e-9 and best.lower_bound >= best.value - tau
+    far_by_blocks = s >= 2 and p - s >= 2
+    # the best came from the list exactly when the list's far region went to the block search
+    assert any("best_block" in e for e in eng.stats.log) == (not far_by_blocks)
+    mis = eng.mistakes()  # around the best, as when it was certified first
+    anchor = set(best.support)
+    count = np.array([len(set(row) - anchor) for row in sups.tolist()])
+    for i, c in enumerate(mis, 1):
+        assert c.value <= vals[count == i].min() + tau
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(30))
 def test_engine_matches_brute_force_many(seed):

@@ -250,12 +250,13 @@ def _gamma(M, i, eigen=True):
     m = M.shape[0]
     if m <= 1 or i <= 1:
         return 1.0
-    off = np.abs(M - np.diag(np.diag(M)))
-    gersh = 1.0 - (i - 1) * float(off.max())
-    # rows' (i - 1) largest off-diagonal entries: a sharper Gershgorin bound
+    off = np.abs(M)
+    np.fill_diagonal(off, 0.0)
+    # Gershgorin on M_B: row j's off-diagonal sum inside B is at most the sum of its (i - 1)
+    # largest |M_jk| (at least as sharp as 1 - (i - 1) max |M_jk|)
     k = min(i - 1, m - 1)
-    top = -np.partition(-off, k - 1, axis=1)[:, :k].sum(axis=1) if k > 0 else np.zeros(m)
-    gersh = max(gersh, 1.0 - float(top.max()))
+    top = np.partition(off, m - k, axis=1)[:, m - k:].sum(axis=1)
+    gersh = 1.0 - float(top.max())
     eig = smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
     return max(gersh, eig, 1e-12)
 
@@ -316,6 +317,23 @@ def _later_top_sums(x, k, count):
     return out
 
 
+def bordered_inverse(Minv, b, d):
+    """The inverse of [[M, a], [a', 1]] from Minv = M^{-1}, b = M^{-1} a and d = 1 - a'b > 0.
+
+    Block inversion (the Schur complement of M is the scalar d):
+    [[M^{-1} + b b' / d, -b / d], [-b' / d, 1 / d]].  ``Minv`` and ``b`` are None for an
+    empty M (the result is [[1 / d]]).
+    """
+    m = 0 if Minv is None else Minv.shape[0]
+    out = np.empty((m + 1, m + 1))
+    inv_d = 1.0 / d
+    if m:
+        out[:m, :m] = Minv + np.outer(b, b) * inv_d
+        out[:m, m] = out[m, :m] = -b * inv_d
+    out[m, m] = inv_d
+    return out
+
+
 def schur_scaling(source, ridge, lam, cols, GC, K):
     """(d, f, e) of the columns ``cols`` for the Schur complement at T (module docstring).
 
@@ -350,8 +368,12 @@ class _BlockSearch:
     #: The search asks ``check_time`` (the call's deadline) once per this many nodes.
     CHECK_EVERY = 256
 
-    def __init__(self, source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time=None):
+    def __init__(self, source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time=None,
+                 pruned_prefixes=None):
         self.source = source
+        # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
+        # dict when the caller keeps none
+        self.pruned_prefixes = {} if pruned_prefixes is None else pruned_prefixes
         self.anchor_full = np.asarray(anchor_full, dtype=np.int64)
         self.offset = int(offset)
         self.i = int(i)
@@ -423,23 +445,35 @@ class _BlockSearch:
 
     def _dense_matrix(self, T, GOT, K, u_all, C, h):
         """(gamma, v, columns, M-column accessor) with M over C formed at once (|C| <= max_columns)."""
-        i, lam = self.i, self.lam
-        GCC = _gram_block(self.source, C)
-        Sch = GCC + lam * np.eye(C.size)
+        i, lam, src = self.i, self.lam, self.source
+        # Order the columns by their one-column gains before forming M, so that M is formed once,
+        # in the search's order (any order keeps the search exact; this one finds strong
+        # columns first).  The diagonal here, G_jj + lam' - w_j^2, is the Schur complement's.
+        d0 = np.asarray(src.diag, dtype=np.float64)[C] + lam
         if T.size:
-            W = np.linalg.solve(K, GOT[C].T)
-            Sch -= GOT[C] @ W
+            GC = GOT[C]
+            Wt = np.linalg.solve(K, GC.T)
+            d0 -= np.einsum("ij,ji->i", GC, Wt)
+        uc0 = u_all[C]
+        order = np.argsort(-(uc0 * uc0 / np.maximum(d0, lam)), kind="stable")
+        C = C[order]
+        Sch = _gram_block(src, C)
+        if T.size:
+            Sch -= GC[order] @ Wt[:, order]
+        Sch[np.diag_indices_from(Sch)] += lam
         d = np.diag(Sch).copy()
-        uc = u_all[C]
-        v2 = uc * uc / d
+        uc = uc0[order]
         sq = np.sqrt(d)
-        M = Sch / np.outer(sq, sq)
+        inv = 1.0 / sq
+        Sch *= inv[:, None]
+        Sch *= inv[None, :]
+        M = Sch
         keep = np.arange(C.size)
         # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
         # (both see the same singular directions) and needs no eigenvalue per removed set
         eigen = self.floor() <= self.lam
         gamma = _gamma(M, i, eigen)
-        vs_c, box = uc / sq, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
+        vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
             vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
             new = keep[vk + _top_sum(vk, i - 1) > h]
@@ -449,10 +483,9 @@ class _BlockSearch:
                 break
             keep = new
             gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
-        order = keep[np.argsort(-v2[keep], kind="stable")]
-        Ms = M[np.ix_(order, order)]
-        return (gamma, uc[order] / sq[order], C[order], lambda j: Ms[:, j], d[order] / self.floor(), sq[order],
-                lambda rows, cols: Ms[np.ix_(rows, cols)])
+        Ms = M if keep.size == C.size else M[np.ix_(keep, keep)]
+        return (gamma, vs_c[keep], C[keep], lambda j: Ms[:, j], d[keep] / self.floor(), sq[keep],
+                lambda rows, cols: Ms[rows][:, cols])  # rows or cols may be slices
 
     def _lazy_matrix(self, T, GOT, K, u_all, C, h):
         """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
@@ -591,17 +624,28 @@ class _BlockSearch:
         outside columns can recover.  The empty prefix is not tested: it would need R(S0 + B)
         >= threshold, and S0 + B is never worse than S0, whose value is usually below the
         thresholds used (the anchor is the best or a locally best support).
+
+        ``pruned_prefixes`` (shared by the blocks of one anchor, searched from the largest i
+        down, at thresholds that never rise) maps a prefix D' to the largest block size i whose
+        test pruned it.  That test showed R(T' + B) >= threshold for every |B| = i, so also
+        for every smaller B (T' + B' lies inside some T' + B, and R does not increase when
+        columns are added), and at every lower threshold: D' needs no test in blocks i' <= i,
+        as a prefix or, when |D'| = i', as a removed set.
         """
         i, offset = self.i, self.offset
         forced, movable = self.anchor_full[:offset], self.anchor_full[offset:]
         m = movable.size
         if i > m:
             return
+        known = self.pruned_prefixes
         stack = [()]
         while stack:
             prefix = stack.pop()
             if len(prefix) == i:
                 self.sets += 1
+                if known.get(prefix, 0) >= i:
+                    self.pruned += 1
+                    continue
                 T = np.concatenate([forced, np.delete(movable, prefix)])
                 found = self._leaves_at(T, threshold())
                 if not found:
@@ -613,8 +657,13 @@ class _BlockSearch:
             last = prefix[-1] if prefix else -1
             below = comb(m - last - 1, i - len(prefix))  # removed sets D extending this prefix
             if prefix and below >= self.PREFIX_TEST_FROM:
-                T = np.concatenate([forced, np.delete(movable, prefix)])
-                if not self._leaves_at(T, threshold(), first_only=True):
+                pruned = known.get(prefix, 0) >= i
+                if not pruned:
+                    T = np.concatenate([forced, np.delete(movable, prefix)])
+                    pruned = not self._leaves_at(T, threshold(), first_only=True)
+                    if pruned:
+                        known[prefix] = i
+                if pruned:
                     self.sets += below
                     self.pruned += below
                     continue
@@ -641,8 +690,11 @@ class _BlockSearch:
             use_eigen = self.FORCE_BOUND == "eigen" and gamma > 0
             use_ridge = not use_eigen
 
-        def block(rows, P):
-            return np.column_stack([mcol(j)[rows] for j in P])
+        def block(start, P):
+            # M[q, P] for q = start, start + 1, ...: one slice of the dense matrix when at hand
+            if rect is not None:
+                return rect(slice(start, None), P)
+            return np.column_stack([mcol(j)[start:] for j in P])
 
         base = T[offset:]
         found = []
@@ -652,7 +704,7 @@ class _BlockSearch:
             # surviving starts, second any later column) at once, 2 x 2 inverses, instead of a
             # node per first pick; a pair is a leaf when the smaller of that gain and its
             # separable bounds (W) exceeds the need.
-            Mab = rect(q[starts], q)
+            Mab = rect(q[starts], slice(int(q[0]), None))  # q = q[0], q[0] + 1, ...
             if AMi is not None:
                 Mab = Mab - AMi[starts] @ A.T  # M conditional on P
             va, da = vt[starts][:, None], dt[starts][:, None]
@@ -685,7 +737,7 @@ class _BlockSearch:
             if q.size < k:
                 return
             if P:
-                A = block(q, P)
+                A = block(start, P)
                 AMi = A @ Minv_P
                 vt = vs[q] - AMi @ vs[P]
                 dt = 1.0 - np.einsum("ij,ij->i", AMi, A)
@@ -726,10 +778,12 @@ class _BlockSearch:
                 return
             for t in starts:
                 j = int(q[t])
-                P2 = P + [j]
-                Minv2 = np.linalg.inv(block(P2, P2))
-                delta2 = float(vs[P2] @ Minv2 @ vs[P2])
-                branch(P2, j + 1, Minv2, delta2)
+                # no inverse per node: M_{P+j}^{-1} borders M_P^{-1} (row t of AMi is M_P^{-1} M_{P,j},
+                # dt[t] the conditional diagonal), and Delta(P + j) = Delta(P) + vt[t]^2 / dt[t]
+                # (the chain rule of the module docstring)
+                Minv2 = bordered_inverse(Minv_P, AMi[t] if P else None, dt[t])
+                branch(P + [j], j + 1, Minv2, delta_P + vt[t] * vt[t] / dt[t])
+
 
         try:
             branch([], 0, None, 0.0)
@@ -791,15 +845,20 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
 
 
 def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0,
-                         max_nodes=200000, max_columns=3000, check_time=None):
+                         max_nodes=200000, max_columns=3000, check_time=None, pruned_prefixes=None):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
     the block that are not returned have R >= threshold.  Arguments as in
     :func:`minimise_block`; returns a :class:`BlockEnumeration` (which may list supports
     at or above the threshold too), or None when the search is too large.
+
+    ``pruned_prefixes``: one dict shared by the calls for the blocks of one anchor and ball
+    multiplier, made from the largest i down at thresholds that never rise (the removal
+    prefixes a larger block pruned are pruned here too: :meth:`_BlockSearch.leaves_per_set`).
     """
-    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time)
+    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time,
+                          pruned_prefixes)
     thr = float(threshold)
     sups_all, vals_all = [], []
     try:

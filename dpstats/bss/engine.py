@@ -36,8 +36,11 @@ benchmarks/README.md):
 * **Exact block search first (squared loss).**  Every support lies in one mistakes block
   of a fixed anchor, and :mod:`dpstats.bss.blocks` bounds a whole block by Schur
   complements without a solver.  So the best support (anchor: the local optimum), the
-  top-R list (anchor S_1, threshold v_R - tau_mip / 2) and every S^(i) are certified by that
-  search when it stays small, and by the MILP otherwise.  With small ridges it certifies
+  top-R list (threshold v_R - tau_mip / 2) and every S^(i) are certified by that
+  search when it stays small, and by the MILP otherwise.  A top-R query asked first searches
+  around the local optimum directly: any anchor's blocks cover every support, so the list's
+  first entry is the certified best and the best's own pass (whose threshold, the best
+  value, lies below v_R, so its blocks are searched again anyway) is skipped.  With small ridges it certifies
   in a fraction of a second what the MILP alone takes minutes for or does not finish
   (benchmarks/README.md): the MILP's LP bound is what small ridges make weak; the block
   bound does not depend on it.
@@ -894,6 +897,8 @@ class OuterApproximationEngine:
     def top(self, R) -> TopCertificate:
         """The certified R best supports (guess and certify).
 
+        S_1 is the certified best support, or the local optimum when the block search
+        certifies the list around it (:meth:`_top`).
         The whole 1-swap neighbourhood of S_1 is evaluated exactly (s (p - s) supports,
         vectorised), so only the supports with at least two mistakes from S_1 that are not
         in the list remain to be bounded: by the exact block search
@@ -917,26 +922,57 @@ class OuterApproximationEngine:
         return cert
 
     def _top(self, R) -> TopCertificate:
-        """Fill the list, ask the far-region routes in order (:data:`TOP_ROUTES`), build one certificate."""
+        """The list around the local optimum when the block search certifies it (the list's
+        first entry is then the certified best: no separate pass for it), else around the
+        certified best support."""
+        if self._best is None and self._block_search_on():
+            self._stage, self._reached = f"certifying the top-{R} list", ""
+            self.initialise()
+            cert = self._top_around(R, self._best_local[0], routes=(BlockSearchRoute(),))
+            if cert is not None:
+                self._best = self._best_of_list(cert)
+                return cert
         best = self.best()
-        self._stage, self._reached = f"certifying the top-{R} list", "best support certified"
+        return self._top_around(R, best.support, routes=TOP_ROUTES)
+
+    def _top_around(self, R, anchor, routes) -> TopCertificate | None:
+        """Fill the list, ask the far-region ``routes`` in order (:data:`TOP_ROUTES`), build one
+        certificate; None when every route declines.
+
+        ``anchor`` (S_1) need not be the best support: its blocks i = 1..s partition every
+        support, so the certificate holds for any anchor; the best makes the far region
+        easiest for the MILP, which is why only the block search is asked around an anchor
+        that is not yet certified.
+        """
+        self._stage, self._reached = f"certifying the top-{R} list", ""
         self._keep = R
-        q = _TopQuery.around(self, best.support, R)
+        q = _TopQuery.around(self, anchor, R)
         total_solves = 0
         while True:
             self._fill_candidates(q)
             q.rank(self)
             if self._screen_pending(q):
                 continue  # v_R only decreases, so screened neighbours stay screened
-            for route in TOP_ROUTES:
+            far = None
+            for route in routes:
                 far = route.bound(self, q)
                 if far is not None:
                     break
+            if far is None:
+                return None
             total_solves += far.solves
             if far.rank_again:
                 continue  # supports entered the candidates: rank again, then ask again
             self._finish()
             return self._top_certificate(q, far, total_solves)
+
+    def _best_of_list(self, cert) -> Certificate:
+        """The best support from a certified top-R list: every support outside the list has
+        R >= cert.lower_bound, and the listed ones are evaluated exactly."""
+        k = int(np.argmin(cert.values))
+        value = float(cert.values[k])
+        return Certificate(tuple(cert.supports[k]), value, min(value, float(cert.lower_bound)),
+                           self.tau_mip, cert.milp_solves)
 
     def _fill_candidates(self, q):
         """Expand the best unexpanded supports until R + 1 are known; screened ball neighbours
@@ -1222,17 +1258,21 @@ class OuterApproximationEngine:
         full, mu = self._ball_multiplier(anchor)
         bound = math.inf
         last = min(self.s, self.p - self.s)
-        progress = self._progress(f"{label} block search", last - first_i + 1, "block",
-                                  note="rough: later blocks are usually slower")
-        for i in range(first_i, last + 1):
-            self._reached = f"{i - first_i} of {last - first_i + 1} blocks of the exact search done"
-            progress.update(i - first_i)
+        n_blocks = last - first_i + 1
+        progress = self._progress(f"{label} block search", n_blocks, "block",
+                                  note="rough: the middle blocks are usually the slowest")
+        # largest block first: a removal prefix it prunes is pruned in every smaller block
+        # (blocks.block_supports_below, ``pruned_prefixes``; the thresholds never rise)
+        pruned_prefixes = {}
+        for done, i in enumerate(range(last, first_i - 1, -1)):
+            self._reached = f"{done} of {n_blocks} blocks of the exact search done"
+            progress.update(done)
             self._check_time()
             t0 = time.perf_counter()
             thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, thr,
                                        self.evaluate, mu=mu, max_nodes=int(self.settings.exact_block_nodes),
-                                       check_time=self._check_time)
+                                       check_time=self._check_time, pruned_prefixes=pruned_prefixes)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
             if self.verbose:
