@@ -5,10 +5,13 @@ a public budget (:mod:`dpstats.bss.exact_cost`).  This script measures what that
 rests on and checks it:
 
 Part 1 (squared loss): seconds per support of ``SQUARED.score_all_supports`` (every
-support scored: batched s x s eigendecompositions and the ball multiplier's Newton solve)
-at several (n, p, s), with the radius large (ball inactive) and small (ball active on every
-support, the Newton solve's worst case).  The p x p statistics are formed before the clock
-starts (the engine forms them too for p <= MATRIX_FREE_ABOVE).
+support scored: a batched Cholesky solve, and the ball multiplier's Newton solve on Cholesky
+factors where the minimiser leaves the ball) at several (n, p, s), with the radius large
+(ball inactive) and small (ball active on every support, the Newton solve's worst case).
+The p x p statistics are formed before the clock starts (the engine forms them too for
+p <= MATRIX_FREE_ABOVE).  In the same run, the former route (batched s x s
+eigendecompositions for every support, ``RidgeBallObjective._values_spectral`` in chunks
+of 65536) on the same supports, and the ratio.
 
 Part 2 (hinge loss): seconds per support of ``HINGE.score_all_supports`` (a certified
 duality gap per support) at several (n, p, s), at the exact path's default radius and
@@ -69,7 +72,7 @@ def task_for(X, y, s, loss, radius, ridge):
 def part_squared(repeats):
     print(f"Part 1: squared loss, seconds per support of score_all_supports (best of {repeats}; load {load()})")
     print(f"{'n':>6} {'p':>4} {'s':>3} {'supports':>10} {'radius':>7} {'us/support':>11} {'model us':>9} "
-          f"{'model/meas':>11}")
+          f"{'model/meas':>11} {'former us':>10} {'former/now':>11}")
     cases = [(500, 91, 3), (5000, 91, 3), (500, 40, 4), (500, 30, 5), (500, 22, 7), (500, 20, 10), (2000, 16, 8)]
     for n, p, s in cases:
         X, y = design(n, p, seed=n + p + s)
@@ -78,9 +81,21 @@ def part_squared(repeats):
             task.stats  # formed before the clock starts
             count = int(comb(p, s, exact=True))
             t = best_of(lambda: SQUARED.score_all_supports(task, 0.0, "bench"), repeats)
+            t_former = best_of(lambda: _former_scores(task, s), repeats)
             model = exact_cost.scoring_seconds(SQUARED, n, p, s)
             print(f"{n:>6} {p:>4} {s:>3} {count:>10,} {radius:>7} {1e6 * t / count:>11.2f} "
-                  f"{1e6 * model / count:>9.2f} {model / t:>11.2f}")
+                  f"{1e6 * model / count:>9.2f} {model / t:>11.2f} {1e6 * t_former / count:>10.2f} "
+                  f"{t_former / t:>11.1f}")
+
+
+def _former_scores(task, s):
+    """Every support scored by the former route: eigendecompositions for all, in chunks of 65536."""
+    from dpstats.bss.enumeration import enumerate_supports
+    from dpstats.bss.objective import RidgeBallObjective
+
+    obj = RidgeBallObjective(task.stats, task.ridge, task.radius)
+    full = obj.full_support(obj.stats.candidates[enumerate_supports(obj.stats.candidates.size, s)])
+    return [obj._values_spectral(full[k:k + 65536]) for k in range(0, full.shape[0], 65536)]
 
 
 def part_hinge(repeats):

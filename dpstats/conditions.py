@@ -55,7 +55,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from .errors import PrivacyLeakWarning
 from .method_options import is_real
@@ -109,6 +109,16 @@ def log_block_sizes(p, s) -> np.ndarray:
     return _log_comb(s, i) + _log_comb(p - s, i)
 
 
+def _log_sum_exp(x) -> float:
+    """log sum exp(x) of a short 1-D array (at most min(s, p - s) terms): numpy's own max and
+    sum, since scipy's general logsumexp cost 0.2 ms a call, 43 calls per top-R margin
+    bisection (a sixth of a simulated ``plan`` call at C(100, 3))."""
+    top = float(np.max(x)) if x.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(x - top))))
+
+
 def concentration_bound(p, s, tau_hat, epsilon, sensitivity, cap=None) -> float:
     """sum_{i >= 1} m_i exp(-eps min(i tau_hat, cap) / (2 Delta)), a bound on P(output != S_1).
 
@@ -129,11 +139,11 @@ def concentration_bound(p, s, tau_hat, epsilon, sensitivity, cap=None) -> float:
     if cap is not None:
         margin = np.minimum(margin, float(cap))
     if math.isinf(epsilon):
-        return 0.0 if np.all(margin > 0) else float(np.exp(logsumexp(log_m[margin <= 0])))
+        return 0.0 if np.all(margin > 0) else math.exp(_log_sum_exp(log_m[margin <= 0]))
     with np.errstate(invalid="ignore"):
         exponent = log_m - float(epsilon) * margin / (2.0 * float(sensitivity))
     exponent = np.where(np.isnan(exponent), -np.inf, exponent)
-    return float(np.exp(logsumexp(exponent)))
+    return math.exp(_log_sum_exp(exponent))
 
 
 def margin_needed(p, s, epsilon, sensitivity, cap=None, level=RECOVERY_PROBABILITY) -> float:

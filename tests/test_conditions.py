@@ -357,3 +357,19 @@ def test_verdict_and_conditions_stay_out_of_every_publishable_output():
     report = fit.curator_report()
     assert "Conditions (curator only)" in str(report) and "Conditions (curator only)" in report.as_html()
     assert str(report).startswith(dpstats.results.CURATOR_BANNER)
+
+
+def test_short_log_sum_exp_matches_scipy():
+    """conditions' own log-sum-exp (numpy max and sum, for speed) against scipy's, edge cases included."""
+    from scipy.special import logsumexp
+
+    from dpstats.conditions import _log_sum_exp
+
+    rng = np.random.default_rng(0)
+    cases = [rng.normal(0, 50, k) for k in (1, 2, 3, 10)] + [
+        np.array([-np.inf, -np.inf]), np.array([]), np.array([-np.inf, 3.0]), np.array([800.0, 799.0]),
+        np.array([-1e308, -1e308]), np.array([np.inf, 1.0])]
+    for x in cases:
+        want = float(logsumexp(x))
+        got = _log_sum_exp(x)
+        assert got == want or got == pytest.approx(want, rel=1e-13)

@@ -151,3 +151,16 @@ def test_enumeration_is_itertools_order():
             got = enumerate_supports(p, s)
             assert got.dtype == np.int64 and got.shape == (len(expected), s)
             assert [tuple(r) for r in got.tolist()] == expected
+
+
+def test_enumeration_is_kept_read_only_and_recomputed_for_a_new_size():
+    """The last enumeration is reused (plan repeats calls at one (p, s)); it must be read-only
+    (a caller writing into it would corrupt the next call) and follow a change of (p, s)."""
+    first = enumerate_supports(9, 3)
+    assert enumerate_supports(9, 3) is first and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0, 0] = 5
+    other = enumerate_supports(9, 4)
+    assert [tuple(r) for r in other.tolist()] == list(itertools.combinations(range(9), 4))
+    again = enumerate_supports(9, 3)
+    assert [tuple(r) for r in again.tolist()] == list(itertools.combinations(range(9), 3))

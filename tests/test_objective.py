@@ -203,3 +203,68 @@ def test_profiled_objective_matches_a_free_intercept_solve(seed, lam, r):
     np.testing.assert_allclose(prof.G, cen.G, atol=1e-10)
     np.testing.assert_allclose(prof.c, cen.c, atol=1e-10)
     assert prof.yy == pytest.approx(cen.yy, abs=1e-10)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("lam, r", [(0.0, 0.6), (0.0, math.inf), (2.0, 0.4)])
+def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r, monkeypatch):
+    """``values`` solves the ridge system by a batched Cholesky factorisation and keeps the
+    eigendecomposition (trust-region solve) for the supports whose minimiser leaves the ball
+    or whose pivots are too small, with a forced column eliminated once for all supports
+    (:class:`ForcedElimination`); every value must equal the all-spectral route's.  The
+    design has an exactly collinear pair (singular G_S at lam = 0) and a strong signal, so
+    the ball binds on some supports and not on others."""
+    import dpstats.bss.objective as O
+    from dpstats.bss.enumeration import enumerate_supports
+    from dpstats.bss.objective import cholesky_values
+
+    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)  # the Cholesky route also on these small chunks
+    rng = np.random.default_rng(11)
+    n, p, s = 200, 12, 4
+    X = np.clip(rng.standard_normal((n, p)), -2, 2)
+    X[:, 5] = X[:, 4]  # collinear pair
+    y = X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2] + 0.3 * rng.standard_normal(n)
+    if intercept:  # a forced column whose coefficient (about 0.3) takes part of the ball
+        X = np.column_stack([np.ones(n), X])
+        y = y + 0.3
+    stats = SufficientStats.from_arrays(X, y, intercept=intercept)
+    obj = RidgeBallObjective(stats, lam, r)
+    full = obj.full_support(enumerate_supports(p, s) + int(intercept))
+    fast, reference = obj.values(full, chunk=97), obj._values_spectral(full)
+    np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-10 * stats.yy)
+    # the exact path's entry: candidate columns only, the forced ones implied
+    free = obj.candidate_values(full[:, int(intercept):], chunk=97)
+    np.testing.assert_allclose(free, reference, rtol=1e-10, atol=1e-10 * stats.yy)
+    # both routes are exercised where the design allows it
+    _, norm2, ok = cholesky_values(stats.G, stats.c, stats.yy, lam, full)
+    leaves = norm2 > r * r
+    if intercept:
+        assert obj._elimination() is not None
+        _, forced_norm2, _ = obj._elimination().free_values(full[:, 1:])
+        np.testing.assert_allclose(forced_norm2[ok], norm2[ok], rtol=1e-8)
+    assert np.any(ok & ~leaves)
+    if lam == 0:
+        assert np.any(~ok)
+    if math.isfinite(r):
+        assert np.any(ok & leaves)
+
+
+def test_ball_rows_that_do_not_converge_go_to_the_spectral_route(monkeypatch):
+    """A Newton solve stopped by its cap (here after one step) must hand its rows to the
+    eigendecomposition route, not return the unconverged value."""
+    import functools
+
+    import dpstats.bss.objective as O
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((100, 8))
+    y = X[:, 0] - X[:, 1] + 0.2 * rng.standard_normal(100)
+    obj = RidgeBallObjective(SufficientStats.from_arrays(X, y), 0.0, 0.5)
+    supports = np.array(list(itertools.combinations(range(8), 3)))
+    reference = obj._values_spectral(supports)
+    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)
+    capped = functools.partial(O.ball_values, max_iter=1)
+    _, solved = capped(obj.stats.G, obj.stats.c, obj.stats.yy, 0.0, 0.5, supports)
+    assert not solved.any()
+    monkeypatch.setattr(O, "ball_values", capped)
+    np.testing.assert_allclose(obj.values(supports), reference, rtol=1e-10)

@@ -270,3 +270,20 @@ def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeyp
         worst = max(worst, float(np.max(np.abs(base - other))))
     assert worst <= eps * (1 + 1e-9)
     assert worst > 0.05 * eps
+
+
+def test_exact_scores_top_is_the_full_sort_with_index_ties():
+    """ExactScores.top reads the R best from a partition: it must equal the first R of the
+    full sort by (value, enumeration index), ties included (values rounded to force them)."""
+    from dpstats.bss.certified import ExactScores
+    from dpstats.bss.enumeration import enumerate_supports
+
+    rng = np.random.default_rng(3)
+    supports = enumerate_supports(9, 3)
+    values = np.round(rng.uniform(0, 3, supports.shape[0]), 0)  # four distinct values: many ties
+    scores = ExactScores(9, supports, values)
+    order = np.lexsort((np.arange(values.size), values))
+    for R in (1, 2, 5, 30, values.size, values.size + 3):
+        sups, vals = scores.top(R)
+        assert sups == [tuple(int(j) for j in supports[k]) for k in order[:R]]
+        np.testing.assert_array_equal(vals, values[order[:R]])

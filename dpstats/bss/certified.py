@@ -135,18 +135,35 @@ class ExactScores:
         """Every support (candidate indices, enumeration order) and its value (exact for the
         squared loss, certified upper bounds for the hinge loss)."""
         self.p, self.supports, self.values = int(p), supports, np.asarray(values, dtype=np.float64)
-        # lexicographic enumeration order breaks ties (a fixed public rule)
-        self.order = np.lexsort((np.arange(self.values.size), self.values))
+
+    def _first(self, R):
+        """Indices of the R smallest values, lexicographic enumeration order breaking ties (a
+        fixed public rule): the first R of the full sort by (value, index), from a partition
+        and a sort of the values at or below the R-th (a full sort of C(p, s) values cost
+        15 ms of a 90 ms call at C(100, 3))."""
+        size = self.values.size
+        if R >= size:
+            return np.lexsort((np.arange(size), self.values))
+        kth = np.partition(self.values, R - 1)[R - 1]
+        if np.isnan(kth):
+            return np.lexsort((np.arange(size), self.values))[:R]
+        cand = np.flatnonzero(self.values <= kth)
+        return cand[np.lexsort((cand, self.values[cand]))][:R]
 
     def top(self, R):
-        idx = self.order[:R]
+        idx = self._first(R)
         return [tuple(int(j) for j in self.supports[k]) for k in idx], self.values[idx]
 
     def mistakes(self, anchor):
         anchor = set(anchor)
         in0 = np.zeros(self.p, dtype=bool)
         in0[list(anchor)] = True
-        count = (~in0[self.supports]).sum(axis=1)
+        # mistakes = s minus the anchor's members, added column by column (a gather of the
+        # whole (C(p, s), s) array summed along its short axis took three times as long)
+        hits = np.zeros(self.supports.shape[0], dtype=np.int64)
+        for j in range(self.supports.shape[1]):
+            hits += in0[self.supports[:, j]]
+        count = self.supports.shape[1] - hits
         out = []
         p = self.p
         for i in range(1, min(len(anchor), p - len(anchor)) + 1):

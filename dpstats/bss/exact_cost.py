@@ -28,9 +28,12 @@ a reference machine, not a clock.
 
 The constants (reference: one thread of the 2-core machine of benchmarks/README.md):
 
-* squared loss: (0.5 + 0.4 s + 0.08 s^2) microseconds per support (batched s x s
-  eigendecompositions and the ball multiplier's Newton solve; whatever n: the scores come
-  from the p x p statistics).  Where the engine works
+* squared loss: (0.1 + 0.04 s^2) microseconds per support (a batched Cholesky solve, and
+  the ball multiplier's Newton solve on Cholesky factors where the minimiser leaves the
+  ball: the constants fit the worst case, the ball active on every support, which costs
+  five times the inactive case; whatever n: the scores come from the p x p statistics).
+  Until 2026-11-26 every support took a batched eigendecomposition, (0.5 + 0.4 s +
+  0.08 s^2) microseconds.  Where the engine works
   matrix-free (p > MATRIX_FREE_ABOVE) the exact path has to form those statistics itself:
   n p^2 multiply-adds at :data:`GRAM_RATE` are added to its time and 8 p^2 bytes to its memory.
 * hinge loss: a certified convex solve per support over the n rows,
@@ -39,9 +42,9 @@ The constants (reference: one thread of the 2-core machine of benchmarks/README.
 
 The measurements behind them are in benchmarks/README.md ("bench_exact_cost.py").
 
-With :data:`EXACT_PATH_SECONDS` = 2: the squared loss scores about 800,000 supports at
-s = 3 (all of C(91, 3) = 121,485 in about a quarter of a second), 440,000 at s = 5 and
-160,000 at s = 10; the hinge loss about 1,100 supports at n = 500 and 230 at n = 2000 (s = 3).
+With :data:`EXACT_PATH_SECONDS` = 2: the squared loss scores about 4.3 million supports
+at s = 3 (all of C(91, 3) = 121,485 in about a twentieth of a second), 1.8 million at s = 5
+and 490,000 at s = 10; the hinge loss about 1,100 supports at n = 500 and 230 at n = 2000 (s = 3).
 """
 from __future__ import annotations
 
@@ -60,7 +63,7 @@ EXACT_PATH_SECONDS = 2.0
 #: p x p statistics where the engine would not form them).
 EXACT_PATH_BYTES = 1 << 30
 #: Squared loss: microseconds per scored support, a + b s + c s^2.
-SQUARED_US_PER_SUPPORT = (0.5, 0.4, 0.08)
+SQUARED_US_PER_SUPPORT = (0.1, 0.0, 0.04)
 #: Hinge loss: microseconds per scored support and row, with the growth in n and s above.
 HINGE_US_PER_ROW = 3.5
 HINGE_ROWS_SCALE = 4000.0

@@ -7,7 +7,8 @@ support).  Loss R(S; D), the ridge-and-ball least-squares objective of
 :mod:`dpstats.bss.objective`, has sensitivity Delta = (b_y + b_x r sqrt(s'))^2 under
 replace-one neighbours (s' = s + 1 with an intercept).  P(S) proportional to
 exp(-epsilon R(S) / (2 Delta)) is epsilon-DP (pure).  Exactness: every R(S) is evaluated
-in closed form (an s x s eigendecomposition and a monotone Newton solve), no solver slack.
+in closed form (a Cholesky solve, with the ball's monotone Newton solve where the fit
+leaves the ball; :mod:`dpstats.bss.objective`), no solver slack.
 
 Hinge loss (``loss="hinge"``; Prastakos, Behdin and Mazumder 2025, Appendix C): the
 response is coded -1 / +1 (not clipped) and R is replaced by

@@ -16,6 +16,18 @@ mu = 0 climbs monotonically to the root without overshooting (More and Sorensen 
 The value is yy - sum_j w_j^2 (e_j + 2 mu) / (e_j + mu)^2.  The multiplier mu is kept
 because the outer-approximation cuts of :mod:`dpstats.bss.engine` need it.
 
+Scoring many supports (:meth:`RidgeBallObjective.values`) avoids most eigendecompositions:
+the same minimiser comes from Cholesky factors.  With mu = 0 the value is
+yy - c_S'(G_S + lam I)^{-1} c_S (one batched factorisation and two triangular solves, which
+also give ||b(0)||); where b(0) leaves the ball, the same Newton iteration runs on factors
+of G_S + (lam + mu) I, using phi'(mu) = ||L^{-1} b||^2 / ||b||^3 and the value
+yy - c_S'b - mu ||b||^2 (both equal to the spectral formulas).  Forced columns are
+eliminated once for all supports (a Schur complement).  Supports whose pivots fall below
+1e-9 of the largest diagonal entry (collinear columns at lam = 0) keep the spectral route,
+which gives the minimum-norm minimiser.  At s = 3 this scores a support in about a
+twentieth of the time of the eigendecompositions with the ball inactive, a quarter with it
+active everywhere (benchmarks/README.md, "bench_exact_cost.py").
+
 The intercept (formulas with one): unpenalised and unconstrained, profiled out.  For a
 support S the objective is
 
@@ -67,7 +79,7 @@ from ..sufficient_stats import InterceptFirstColumns, SufficientStats  # noqa: F
 # with lam = 0 and collinear columns the minimiser is the minimum-norm one.
 _SINGULAR_RTOL = 1e-12
 _NEWTON_MAX_ITER = 200
-_DEFAULT_CHUNK = 65536
+_DEFAULT_CHUNK = 16384  # fits the Cholesky route's working arrays in cache (benchmarks/README.md)
 
 
 @dataclass(frozen=True)
@@ -188,10 +200,79 @@ class RidgeBallObjective:
             out[:] = self.stats.yy
             return out
         for start in range(0, supports.shape[0], chunk):
-            block = supports[start:start + chunk]
-            e, w, _ = self._spectral(block)
-            out[start:start + chunk] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
+            out[start:start + chunk] = self._block_values(supports[start:start + chunk])
         return out
+
+    def candidate_values(self, columns, chunk=_DEFAULT_CHUNK) -> np.ndarray:
+        """R(S) for supports given by their candidate columns only (full column indices, the
+        forced columns implied): :meth:`values` without building the full supports, which
+        took a tenth of an exact-path call at C(100, 3) with the intercept column forced; the
+        forced columns are eliminated once for all supports (:class:`ForcedElimination`)."""
+        columns = np.asarray(columns, dtype=np.int64)
+        elimination = self._elimination() if columns.ndim == 2 and columns.shape[1] else None
+        if elimination is None:
+            return self.values(self.full_support(columns), chunk)
+        out = np.empty(columns.shape[0])
+        for start in range(0, columns.shape[0], chunk):
+            free = columns[start:start + chunk]
+            if free.shape[0] < _CHOLESKY_MIN_ROWS:
+                out[start:start + chunk] = self._values_spectral(self.full_support(free))
+                continue
+            value, norm2, ok = elimination.free_values(free)
+            out[start:start + chunk] = self._finish(value, norm2, ok, lambda rows: self.full_support(free[rows]))
+        return out
+
+    def _block_values(self, block) -> np.ndarray:
+        """R(S) of a block of supports: the ridge solve first, the trust-region solve where needed.
+
+        Most supports' unconstrained minimiser lies inside the ball (mu = 0), where R(S) is
+        yy - c_S'(G_S + lam I)^{-1} c_S: a batched Cholesky solve (:func:`cholesky_values`)
+        gives it, and the norm of the minimiser, at a fraction of the cost of the batched
+        eigendecompositions.  Supports whose minimiser leaves the ball get the ball multiplier
+        by the same Newton iteration as :func:`ball_multipliers`, each step a Cholesky
+        factorisation of G_S + (lam + mu) I (:func:`ball_values`).  The eigendecompositions
+        (:meth:`_spectral`) remain for the supports whose Cholesky pivots are too small to
+        trust (nearly collinear columns with lam = 0, where the spectral route gives the
+        minimum-norm minimiser).  The routes compute the same value up to rounding.
+        """
+        if block.shape[0] < _CHOLESKY_MIN_ROWS:
+            return self._values_spectral(block)
+        value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
+        return self._finish(value, norm2, ok, lambda rows: block[rows])
+
+    def _finish(self, value, norm2, ok, full_rows):
+        """The ridge solve's values, with the ball's Newton solve where the minimiser leaves the
+        ball and the spectral route where a pivot was too small; ``full_rows(rows)``: those
+        rows' full supports."""
+        leaves = np.nonzero(ok & (norm2 > self.radius**2))[0]
+        if 0 < leaves.size < _CHOLESKY_MIN_ROWS:
+            ok[leaves] = False  # too few for the batched Newton iteration to pay
+        elif leaves.size:
+            value[leaves], solved = ball_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, self.radius,
+                                                full_rows(leaves))
+            ok[leaves[~solved]] = False
+        redo = np.nonzero(~ok)[0]
+        if redo.size:
+            e, w, _ = self._spectral(full_rows(redo))
+            value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
+        return value
+
+    def _elimination(self):
+        """The :class:`ForcedElimination` of this objective (built once; None without forced
+        columns or when their block is not safely positive definite).  Only
+        :meth:`candidate_values` uses it: forming the p x p Schur complement pays off when
+        every support is scored, not for the engine's few supports per call (:meth:`values`)."""
+        if self.stats.forced.size == 0:
+            return None
+        if not hasattr(self, "_forced_cache"):
+            self._forced_cache = ForcedElimination.build(self.stats, self.ridge)
+        return self._forced_cache
+
+    def _values_spectral(self, supports) -> np.ndarray:
+        """R(S) by the eigendecomposition route for every row (the reference for the tests)."""
+        supports = np.asarray(supports, dtype=np.int64)
+        e, w, _ = self._spectral(supports)
+        return values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
 
     def solve(self, support) -> ObjectiveSolution:
         """Value, minimiser and ball multiplier on one support (full column indices)."""
@@ -203,6 +284,182 @@ class RidgeBallObjective:
         coef = Q[0] @ (w[0] / (e[0] + mu[0]))
         value = float(values_from_spectral(self.stats.yy, e, w, mu)[0])
         return ObjectiveSolution(tuple(int(j) for j in sup[0]), value, coef, float(mu[0]))
+
+
+#: Cholesky pivots at or below this share of the largest diagonal entry of G_S + lam I send
+#: the support to the spectral route (:func:`cholesky_values`).
+_PIVOT_RTOL = 1e-9
+#: Batches below this many supports take the spectral route: the Cholesky route loops in
+#: Python over the s (s + 1) / 2 entries, which costs more than a batched eigendecomposition
+#: of a few supports (the engine's calls; benchmarks/README.md, "bench_objective.py": at
+#: 64 supports 0.9 ms against 0.3 ms at s = 3, 3.3 against 1.0 ms at s = 10; even at 256).
+_CHOLESKY_MIN_ROWS = 512
+
+
+class ForcedElimination:
+    """The ridge solve with the forced columns F (the intercept column) eliminated once.
+
+    Every support starts with F, and the Cholesky factorisation of G_S + lam I eliminates F
+    first: what remains is the factorisation of H_TT + lam I for the candidate part T, with
+    the Schur complement H = G - G_{.F} A_FF^{-1} G_{F.} (A_FF = G_FF + lam I), right-hand
+    side d = c - G_{.F} A_FF^{-1} c_F and yy - c_F' A_FF^{-1} c_F.  Formed once per objective,
+    it spares the batch the forced rows of the factorisation.  The forced coefficients,
+    needed for the norm of the minimiser, are b_F = A_FF^{-1} c_F - (A_FF^{-1} G_{F.})_T b_T.
+    """
+
+    def __init__(self, H, d, yy, ridge, a, M, scale):
+        self.H, self.d, self.yy, self.ridge, self.a, self.M, self.scale = H, d, yy, ridge, a, M, scale
+        self.f = a.size
+
+    @classmethod
+    def build(cls, stats, ridge):
+        """None when A_FF is not safely positive definite (the generic route then runs)."""
+        F = stats.forced
+        G, c = stats.G, stats.c
+        A = G[np.ix_(F, F)] + ridge * np.eye(F.size)
+        scale = float(np.max(np.abs(np.diag(A)))) if F.size else 0.0
+        try:
+            chol = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.diag(chol) ** 2 > _PIVOT_RTOL * max(scale, np.finfo(float).tiny)):
+            return None
+        M = np.linalg.solve(A, G[F, :])  # A_FF^{-1} G_{F.}
+        a = np.linalg.solve(A, c[F])
+        H = G - G[:, F] @ M
+        d = c - G[:, F] @ a
+        return cls(np.ascontiguousarray(H), d, float(stats.yy - c[F] @ a), ridge, a, M, scale)
+
+    def free_values(self, rest):
+        """(value, ||b||^2, ok) as :func:`cholesky_values` for supports given by their columns
+        outside F."""
+        value, b, ok = _cholesky_solve(self.H, self.d, self.yy, self.ridge, rest, scale_floor=self.scale)
+        norm2 = sum(bj * bj for bj in b)
+        for k in range(self.f):  # the forced coefficients, one row of M at a time
+            bk = self.a[k] - sum(self.M[k].take(rest[:, j]) * b[j] for j in range(rest.shape[1]))
+            norm2 = norm2 + bk * bk
+        return value, norm2, ok
+
+
+def cholesky_values(G, c, yy, ridge, supports):
+    """(value, ||b||^2, ok) of the ridge solve b = (G_S + lam I)^{-1} c_S for every row of ``supports``.
+
+    value = yy - c_S' b, the objective at the unconstrained minimiser.  The Cholesky
+    factorisation runs column by column on arrays over the supports (s is small, the batch
+    is large), reading the s (s + 1) / 2 entries of each G_S straight from G.  ``ok`` is
+    False where a pivot is at or below :data:`_PIVOT_RTOL` times the largest diagonal entry
+    (singular or nearly so: the caller then uses the spectral route, whose minimum-norm
+    treatment differs from an inverse).
+    """
+    value, b, ok = _cholesky_solve(G, c, yy, ridge, supports)
+    return value, sum(bj * bj for bj in b), ok
+
+
+def _cholesky_solve(G, c, yy, ridge, supports, scale_floor=0.0):
+    """(value, b as a list of s arrays over the supports, ok) of :func:`cholesky_values`;
+    ``scale_floor`` joins the largest diagonal entry (the forced block's, when it was
+    eliminated first)."""
+    A, rhs, scale = _gather(G, c, ridge, supports, scale_floor)
+    L, ok = _factor(A, 0.0, scale)
+    z = _forward(L, rhs)
+    b = _backward(L, z)
+    return yy - sum(zj * zj for zj in z), b, ok
+
+
+def _gather(G, c, ridge, supports, scale_floor=0.0):
+    """The lower triangles of G_S + lam I and c_S as lists of arrays over the supports (read
+    from G by flat offsets, one contiguous row of indices per position), and each support's
+    largest diagonal entry (at least ``scale_floor``), the pivots' scale."""
+    s = supports.shape[1]
+    flat = np.ascontiguousarray(G).ravel()
+    cols = np.ascontiguousarray(supports.T)
+    rows = cols * G.shape[0]
+    A = [[flat.take(rows[i] + cols[j]) for j in range(i + 1)] for i in range(s)]
+    for j in range(s):
+        A[j][j] = A[j][j] + ridge
+    rhs = [c.take(cols[j]) for j in range(s)]
+    diag = np.vstack([A[j][j] for j in range(s)])
+    scale = np.maximum(np.max(np.abs(diag), axis=0), max(scale_floor, np.finfo(float).tiny))
+    return A, rhs, scale
+
+
+def ball_values(G, c, yy, ridge, radius, supports, max_iter=_NEWTON_MAX_ITER):
+    """(R(S), solved) for supports whose ridge minimiser leaves the ball: mu > 0 solving ||b(mu)|| = r.
+
+    The Newton iteration of :func:`ball_multipliers` on phi(mu) = 1/||b(mu)|| - 1/r from
+    mu = 0, with b(mu) = L^{-1}' L^{-1} c_S from the Cholesky factor L of G_S + (lam + mu) I
+    and phi'(mu) = ||L^{-1} b||^2 / ||b||^3 (in the eigenbasis: sum w^2 / (e + mu)^3 over
+    ||b||^3); the value yy - c_S' b - mu ||b||^2 equals the spectral formula's.  ``solved``
+    is False where a pivot was too small or the iteration hit its cap (the caller then uses
+    the spectral route).
+    """
+    K = supports.shape[0]
+    A, rhs, scale = _gather(G, c, ridge, supports)
+    mu = np.zeros(K)
+    solved = np.ones(K, dtype=bool)
+    converged = False
+    for _ in range(max_iter + 1):
+        L, ok = _factor(A, mu, scale)
+        solved &= ok
+        z = _forward(L, rhs)
+        b = _backward(L, z)
+        nb2 = sum(bj * bj for bj in b)
+        if converged:
+            break
+        q = _forward(L, b)
+        nb = np.sqrt(nb2)
+        phi = 1.0 / nb - 1.0 / radius
+        dphi = sum(qj * qj for qj in q) / (nb2 * nb)
+        step = np.where(solved, -phi / dphi, 0.0)
+        mu = mu + np.maximum(step, 0.0)
+        converged = bool(np.all(step <= 1e-15 * np.maximum(mu, 1.0)))
+    else:
+        solved[:] = False
+    value = yy - sum(zj * zj for zj in z) - mu * nb2
+    return value, solved
+
+
+def _factor(A, shift, scale):
+    """Lower Cholesky factor (lists of arrays over the batch) of A + shift I, and the rows whose
+    pivots all exceed :data:`_PIVOT_RTOL` times ``scale``."""
+    s = len(A)
+    L = [[None] * s for _ in range(s)]
+    ok = np.ones(scale.shape[0], dtype=bool)
+    for j in range(s):
+        d = A[j][j] + shift
+        for k in range(j):
+            d = d - L[j][k] * L[j][k]
+        ok &= d > _PIVOT_RTOL * scale
+        L[j][j] = np.sqrt(np.where(ok, d, 1.0))
+        for i in range(j + 1, s):
+            v = A[i][j]
+            for k in range(j):
+                v = v - L[i][k] * L[j][k]
+            L[i][j] = v / L[j][j]
+    return L, ok
+
+
+def _forward(L, rhs):
+    """L^{-1} rhs, batched."""
+    z = []
+    for j in range(len(L)):
+        v = rhs[j]
+        for k in range(j):
+            v = v - L[j][k] * z[k]
+        z.append(v / L[j][j])
+    return z
+
+
+def _backward(L, z):
+    """L'^{-1} z, batched."""
+    s = len(L)
+    b = [None] * s
+    for j in reversed(range(s)):
+        v = z[j]
+        for k in range(j + 1, s):
+            v = v - L[k][j] * b[k]
+        b[j] = v / L[j][j]
+    return b
 
 
 def spectral_parts(A, c_block):
