@@ -37,8 +37,9 @@ from .objective import (RidgeBallObjective, SufficientStats, ball_multipliers, s
 
 # Same singular-direction rule as dpstats.bss.objective.
 _SINGULAR_RTOL = 1e-12
-#: Relative error budget of one exact evaluation of R(S) (an s x s eigendecomposition
-#: and a monotone Newton solve); a squared-loss source's evaluation error is this * (y'y + 1).
+#: Relative error budget of one exact evaluation of R(S) (an s x s Cholesky or
+#: eigendecomposition and a monotone Newton solve: the same order of rounding error); a
+#: squared-loss source's evaluation error is this * (y'y + 1).
 EVAL_RELATIVE_ERROR = 1e-10
 
 
