@@ -594,12 +594,16 @@ def test_ball_need_inverts_the_ball_gain():
     assert ball_need(-1.0, 1.0, 1.0) < 0  # nothing passes a negative need
 
 
+@pytest.mark.parametrize("path", ["gram", "matrix_free", "lazy"])
 @pytest.mark.parametrize("bound", [None, "ball"])
 @pytest.mark.parametrize("case", BALL_CASES)
-def test_ball_bound_keeps_correlated_blocks_exact(case, bound, monkeypatch):
+def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch):
     """rho 0.95 and 0.99, ridges 1e-3 to 0.5, the ball binding or not: every support of each
     block below a threshold (low, middle and top of the block) is listed, alone ("ball") and
-    with the other bounds, with the anchor's multiplier 0 and > 0 (weak duality)."""
+    with the other bounds, with the anchor's multiplier 0 and > 0 (weak duality); with the
+    Gram matrix, matrix-free (floor lam'), and with M's columns formed lazily."""
+    import functools
+
     from dpstats.bss import blocks
 
     monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
@@ -607,7 +611,11 @@ def test_ball_bound_keeps_correlated_blocks_exact(case, bound, monkeypatch):
     stats, Xf, y = instance(seed, n=40, p=p, s=s, rho=rho, snr=5.0, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
-    source = GramSource(stats, lam, r)
+    source = GramSource(stats, lam, r) if path == "gram" else MatrixFreeSource(Xf, y, lam, r, intercept=icpt)
+    if path == "lazy":  # every candidate set takes the large-set path
+        monkeypatch.setattr(blocks, "block_supports_below",
+                            functools.partial(blocks.block_supports_below, max_columns=0))
+        monkeypatch.setattr(blocks, "minimise_block", functools.partial(blocks.minimise_block, max_columns=0))
     for i in range(2, min(s, p - s) + 1):
         members = np.nonzero(count == i)[0]
         ranked = np.sort(vals[members])
