@@ -410,3 +410,19 @@ def test_a_tolerance_below_the_evaluation_error_is_refused_before_the_charge(nam
     assert acc.spent()[0] == 0
     fit = dpstats.dp_select("y ~ .", d, tolerance=4e-9, **kwargs)
     _assert_released(fit, acc, 1.0)
+
+
+@pytest.mark.parametrize("name", HINGE_METHODS)
+def test_hinge_loss_releases_on_sparse_terms_with_ridge_zero(name):
+    """Sparse terms (80 % zeros), ridge 0, radius 20: the hinge exact path raised a
+    SolverError after the charge on 5 of 5 such seeds before the dual polish widened its
+    band (tests/test_hinge.py, the sparse-rows test, checks the values against HiGHS)."""
+    rng = np.random.default_rng(7)
+    X = np.clip(rng.normal(size=(200, 5)), -1, 1)
+    X[rng.random(X.shape) < 0.8] = 0.0
+    d = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    d["y"] = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    acc = dpstats.Accountant(epsilon=10, delta=1e-3)
+    fit = dpstats.dp_select("y ~ . - 1", d, method=name, loss="hinge", epsilon=1.0, accountant=acc, random_state=0,
+                            s=2, bounds=(1, 1), ridge=0, radius=20)
+    _assert_released(fit, acc, 1.0)

@@ -47,6 +47,8 @@ _EIG_FLOOR = 1e-12
 # from it (see HingeObjective._polish_dual); rows on the margin within _MARGIN_BAND.
 _POLISH_BELOW = 1e-6
 _MARGIN_BAND = 1e-9
+#: Factors on the margin band tried in turn by the dual polish until the gap closes.
+_POLISH_WIDENINGS = (1.0, 1e2, 1e4, 1e6)
 # Memory per batch of supports: K * n * |S| doubles.
 _BATCH_DOUBLES = 2_000_000
 
@@ -328,8 +330,11 @@ class HingeSolver:
             wq = np.matmul(np.transpose(Q, (0, 2, 1)), w[out][:, :, None])[:, :, 0]
             mu = ball_multipliers(e, wq, r)
             c[out] = np.matmul(Q, (wq / (e + mu[:, None]))[:, :, None])[:, :, 0]
+        # Back into the ball (rounding), without dividing by tiny norms: r / tiny overflows,
+        # and a warning raised as an error (python -W error) must not end a charged call.
         nc = np.linalg.norm(c, axis=1)
-        c *= np.minimum(1.0, r / np.maximum(nc, np.finfo(float).tiny))[:, None]
+        big = nc > r
+        c[big] *= (r / nc[big])[:, None]
         return c
 
     def _line_search(self, u, ud, d, base, gamma):
@@ -550,13 +555,23 @@ class HingeSolver:
         Whatever the least-squares accuracy, the resulting theta is box-feasible, so D(theta)
         is still a certified lower bound.
         """
+        b = best["coef"][row]
+        u = 1.0 - A @ b
+        base = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
+        # A row the iterate leaves just off the margin (1e-8 away, say, with ridge 0 and an
+        # inactive ball) is on it at the optimum, and fixing its theta at 0 or 1 leaves
+        # stationarity unmet: wider bands are tried until the gap closes.  Every band gives
+        # a box-feasible theta, so each lower bound is certified and the best is kept.
+        for widen in _POLISH_WIDENINGS:
+            self._polish_dual_in_band(row, best, A, b, u, base * widen)
+            if best["value"][row] - best["lower"][row] <= self.gap_tolerance:
+                return
+
+    def _polish_dual_in_band(self, row, best, A, b, u, band):
         from scipy.optimize import lsq_linear
 
-        b = best["coef"][row]
         k = b.size
         off = 1 if self.intercept else 0
-        u = 1.0 - A @ b
-        band = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
         on = np.abs(u) <= band
         theta = (u > band).astype(np.float64)
         target = 2.0 * self._ridge_weights(k) * b - A.T @ theta
