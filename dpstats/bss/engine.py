@@ -730,7 +730,9 @@ class OuterApproximationEngine:
             return math.inf, []
         if answer.status != "optimal":
             self._check_time()
-            raise SolverError(f"CBC stopped with status {answer.status} during {label}; nothing was released.")
+            # Not the time limit: an answer the engine cannot use, which falls back like
+            # solutions outside the binaries' bounds (a failure here would depend on the data).
+            raise UnreliableSolve(f"{label}: CBC status {answer.status}")
         return answer.bound + self._base, answer.solutions
 
     def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None, cap=math.inf):
@@ -760,8 +762,9 @@ class OuterApproximationEngine:
                 lb, sols = self._solve(m, z, inc, label)
             except UnreliableSolve:
                 return self._fallback(feasible, early_exit, solves + 1, SolverError(
-                    f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
-                    "bounds with and without preprocessing; nothing was released."), from_none=True)
+                    f"unreliable solver in {label}: CBC stopped with a status other than optimal, or "
+                    "reported solutions outside the binaries' bounds with and without preprocessing; "
+                    "nothing was released."), from_none=True)
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
             lb = min(lb - reserve, excluded["floor"])
