@@ -276,7 +276,8 @@ def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
     order = np.argsort(-scores.relevance, kind="stable")
     greedy: list[int] = []
     gaps = []
-    for t in range(k):
+    light = light_curator_active()  # a plan's internal call: nobody reads the greedy rounds or the probabilities
+    for t in range(0 if light else k):
         # The argmax of the round (first index among ties, as np.argmax) and the second
         # largest score, by the bounded search: a score is at most the relevance.
         bound = scores.relevance.copy()
@@ -293,11 +294,13 @@ def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
         "private_selection_order": [terms[j] for j in chosen],
         "round_score_gaps": [f"{g:.4g}" for g in gaps],
     }
+    if light:
+        del out["non_private_selection"], out["round_score_gaps"]
     if not math.isinf(epsilon):
         out["noise_scale_per_round"] = [
             gumbel_scale(epsilon / k, TAU_SENSITIVITY), gumbel_scale(epsilon / k, REDUNDANT_SENSITIVITY)]
         passes = {int(l) for l in greedy[:-1] + list(chosen)[:-1] if not scores.has_redundancy(int(l))}
-        if light_curator_active():  # a plan's internal call: nobody reads them
+        if light:
             out["probability_of_non_private_sequence"] = LEFT_OUT
             out["probability_of_released_sequence"] = LEFT_OUT
         elif len(passes) * d * scores.panel.n <= CURATOR_PASS_LIMIT:

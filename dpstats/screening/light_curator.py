@@ -5,11 +5,12 @@ each only the returned support and the mechanism's own probability of the true s
 (:func:`dpstats.planning.truth_probability`).  Two screening methods spend much of such a
 call on curator-only summaries that plan never reads: ``kendall``'s exact probabilities of
 the non-private and released sequences (one pass over every feature per chosen feature,
-about three quarters of a call at p = 1000) and ``dp_sis``'s correlation summary (the SIS
+about three quarters of a call at p = 1000) and its non-private greedy rounds, and ``dp_sis``'s correlation summary (the SIS
 ranking by correlation and the mechanism's exact law against it).  Inside
-:func:`light_curator` kendall's two probabilities hold a note instead (its conditions
-table then quotes the bound from the round gaps), and dp_sis's correlation items are
-absent (as on a Dask frame); the selection, its random draws, the
+:func:`light_curator` kendall's two probabilities hold a note instead and its
+``non_private_selection`` and ``round_score_gaps`` are absent (its conditions table then
+gives no probability), and dp_sis's correlation items are absent (as on a Dask frame);
+the selection, its random draws, the
 ledger and every other curator item are those of the same call outside it.  A user's
 ``dp_select`` call never runs inside it, so its curator report is complete.
 
