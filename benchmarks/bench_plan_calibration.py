@@ -108,8 +108,9 @@ def run_design(args):
     pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     points = len(planned.table)
+    calls = int(planned.table["reps"].sum())  # simulated dp_select calls of the prediction
     if pred is None or plan_only:
-        return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points,
+        return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, calls=calls,
                     exact=float(planned.table["exact_share"].mean()))
     def at(x):
         x = max(2, int(round(x))) if axis == "n" else x
@@ -204,7 +205,8 @@ def main():
         if r["pred"] is None or args.plan_only:
             shown = "none" if r["pred"] is None else fmt(r["pred"])
             print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {shown:>9} "
-                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}", flush=True)
+                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  calls {r['calls']:>4} "
+                  f"cpu/call {r['cpu'] / max(r['calls'], 1):.3f}", flush=True)
             continue
         if r["rel"] == "=":
             err = r["pred"] / r["x_sim"] - 1
