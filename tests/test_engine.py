@@ -249,12 +249,14 @@ def test_needs_positive_ridge():
         OuterApproximationEngine.from_stats(stats, 3, 0.0, 1.0, 1e-6)
 
 
-@pytest.mark.parametrize("bad", ["bound_too_high", "stuck", "unreliable"])
+@pytest.mark.parametrize("bad", ["bound_too_high", "stuck", "unreliable", "status"])
 def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad):
     """CBC (cbcbox 2.927) can report a bound above a feasible support's value, or return a
     support that already carries a cut with a bound below it, and CBC (cbcbox 2.935) a
-    solution outside the binaries' bounds; the engine then certifies by scoring every
-    feasible support, and its answers equal brute force."""
+    solution outside the binaries' bounds; a status other than optimal or infeasible before
+    the time limit (an error) is the same kind of answer.  The engine then certifies by
+    scoring every feasible support (before, a status raised a SolverError after the charge),
+    and its answers equal brute force."""
     stats, _, _ = instance(3, p=9, s=3, intercept=True)
     lam, r = 3.0, 1.1
     sups, vals, _ = brute(stats, 3, lam, r)
@@ -269,6 +271,8 @@ def test_inconsistent_solver_output_falls_back_to_scoring_every_support(bad):
             answers.append(answer)
             if bad == "unreliable":
                 raise checked_cbc.UnreliableSolve(kwargs.get("label", "MILP"))
+            if bad == "status":
+                return dataclasses.replace(answer, status="ERROR", solutions=[])
             if bad == "bound_too_high":
                 return dataclasses.replace(answer, bound=answer.bound + 1e3, solutions=[])
             # stuck: the same support again and again (it carries a cut after the first

@@ -353,3 +353,76 @@ def test_dask_methods_release_on_bad_values(name, kind):
     fit = dpstats.dp_select(formula, dd.from_pandas(d, npartitions=2), method=name, epsilon=1, accountant=acc,
                             random_state=0, **call)
     _assert_released(fit, acc, 1.0)
+
+
+def _engine_bad(kind, hinge):
+    """(formula, data) with p = 10 terms whose values are degenerate in one way (the engine
+    path is forced by max_enumerate=1; C(10, 3) = 120 > R = 100, so the list must fill)."""
+    d = make_regression(n=60, p=10, seed=2)
+    terms = [f"x{j}" for j in range(10)]
+    if kind == "values at the bounds":
+        d[terms] = np.sign(d[terms]) * 50.0
+    elif kind == "identical rows":
+        d.loc[:, :] = d.iloc[0].to_numpy()
+    elif kind == "duplicate columns":
+        for j in (2, 3, 4):
+            d[f"x{j}"] = d["x1"]
+    elif kind == "zero terms":
+        d[terms[3:]] = 0.0
+    elif kind == "two rows":
+        d = d.iloc[:2].copy()
+    elif kind == "one class" and hinge:
+        d["y"] = 1.0
+    if hinge:
+        d["y"] = (d["y"] > 0).astype(int)
+    return "y ~ " + " + ".join(terms), d
+
+
+@pytest.mark.parametrize("kind", ["values at the bounds", "identical rows", "duplicate columns", "zero terms",
+                                  "two rows", "one class"])
+@pytest.mark.parametrize("loss", ["squared", "hinge"])
+@pytest.mark.parametrize("name", ["top_r", "mistakes"])
+def test_the_certified_engine_releases_on_degenerate_values(name, loss, kind):
+    """Where the hinge loss screens ball neighbours out, the expansions could run out of
+    supports before R + 1 were known, and the top-R list then raised ("R is at least the
+    number of supports") after the charge, on data whose values are all at the bounds."""
+    if kind == "one class" and loss == "squared":
+        pytest.skip("a response class applies to the hinge loss only")
+    formula, d = _engine_bad(kind, loss == "hinge")
+    acc = dpstats.Accountant(epsilon=10, delta=1e-3)
+    fit = dpstats.dp_select(formula, d, method=name, epsilon=1.0, accountant=acc, random_state=0, s=3,
+                            bounds=(3, 1 if loss == "hinge" else 3), loss=loss, max_enumerate=1)
+    assert fit.curator["certificate"]["path"] != "exact"
+    _assert_released(fit, acc, 1.0)
+
+
+@pytest.mark.parametrize("name", ["top_r", "mistakes"])
+def test_a_tolerance_below_the_evaluation_error_is_refused_before_the_charge(name):
+    """The engine's evaluation error is 1e-10 (y'y + 1): whether tau = tolerance Delta holds it
+    twice over was decided from y'y after the charge (a SolverError on large responses only).
+    It is now decided from the row count, before the charge, and nothing is spent."""
+    d = make_regression(n=60, p=10, seed=2)
+    acc = dpstats.Accountant(epsilon=10, delta=1e-3)
+    kwargs = dict(method=name, epsilon=1.0, accountant=acc, random_state=0, s=3, bounds=(3, 3), max_enumerate=1)
+    # (1 + r)^2 = 4 with the engine's radius 1: tau >= 4 tolerance against 2e-10 (n + 1) = 1.2e-8
+    with pytest.raises(dpstats.errors.InvalidArgumentError, match="tolerance >= "):
+        dpstats.dp_select("y ~ .", d, tolerance=2e-9, **kwargs)
+    assert acc.spent()[0] == 0
+    fit = dpstats.dp_select("y ~ .", d, tolerance=4e-9, **kwargs)
+    _assert_released(fit, acc, 1.0)
+
+
+@pytest.mark.parametrize("name", HINGE_METHODS)
+def test_hinge_loss_releases_on_sparse_terms_with_ridge_zero(name):
+    """Sparse terms (80 % zeros), ridge 0, radius 20: the hinge exact path raised a
+    SolverError after the charge on 5 of 5 such seeds before the dual polish widened its
+    band (tests/test_hinge.py, the sparse-rows test, checks the values against HiGHS)."""
+    rng = np.random.default_rng(7)
+    X = np.clip(rng.normal(size=(200, 5)), -1, 1)
+    X[rng.random(X.shape) < 0.8] = 0.0
+    d = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    d["y"] = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    acc = dpstats.Accountant(epsilon=10, delta=1e-3)
+    fit = dpstats.dp_select("y ~ . - 1", d, method=name, loss="hinge", epsilon=1.0, accountant=acc, random_state=0,
+                            s=2, bounds=(1, 1), ridge=0, radius=20)
+    _assert_released(fit, acc, 1.0)

@@ -106,6 +106,30 @@ def check_certified_size(p, s, options, context, name):
             "'auto' gives 0.1 n there, more when n < p) or raise max_enumerate.")
     if exact:
         check_enumeration_memory(n_supports(p, s), s, f"method={name!r}")
+    else:
+        check_engine_tolerance(options, context, name)
+
+
+def check_engine_tolerance(options, context, name):
+    """Refuse, before the charge, a tolerance whose slack tau = tolerance Delta cannot hold the
+    engine's evaluation error twice over for this many rows.  The engine's own check uses the
+    data (y'y); deciding on the public bound instead (n rows, Delta >= (1 + r)^2 on the mapped
+    scale for every size and intercept route) keeps the outcome of the call independent of
+    the data's values (spec 5.9)."""
+    n_rows = context.get("n_rows")
+    bound = loss_of(options).engine_evaluation_error_bound(n_rows) if n_rows is not None else 0.0
+    if bound <= 0.0:
+        return
+    radius = context.get("radius")
+    radius = loss_of(options).default_radius(engine=True) if radius is None else float(radius)
+    delta_floor = (1.0 + radius) ** 2
+    tolerance = DEFAULT_TOLERANCE if options.get("tolerance") is None else float(options["tolerance"])
+    if not tolerance * delta_floor > 2.0 * bound:
+        needed = 4.0 * bound / delta_floor
+        raise InvalidArgumentError(
+            f"method={name!r}: tolerance={tolerance:g} is too small for the certified engine on {n_rows} rows (the "
+            f"floating-point error of one value grows with the row count); use tolerance >= {needed:.2g}, "
+            "whose slack the mechanism accounts for.")
 
 
 def response_type(options):

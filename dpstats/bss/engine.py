@@ -730,7 +730,9 @@ class OuterApproximationEngine:
             return math.inf, []
         if answer.status != "optimal":
             self._check_time()
-            raise SolverError(f"CBC stopped with status {answer.status} during {label}; nothing was released.")
+            # Not the time limit: an answer the engine cannot use, which falls back like
+            # solutions outside the binaries' bounds (a failure here would depend on the data).
+            raise UnreliableSolve(f"{label}: CBC status {answer.status}")
         return answer.bound + self._base, answer.solutions
 
     def _minimise(self, label, constraints, feasible, incumbent, target=None, early_exit=None, cap=math.inf):
@@ -760,8 +762,9 @@ class OuterApproximationEngine:
                 lb, sols = self._solve(m, z, inc, label)
             except UnreliableSolve:
                 return self._fallback(feasible, early_exit, solves + 1, SolverError(
-                    f"unreliable solver in {label}: CBC reported solutions outside the binaries' "
-                    "bounds with and without preprocessing; nothing was released."), from_none=True)
+                    f"unreliable solver in {label}: CBC stopped with a status other than optimal, or "
+                    "reported solutions outside the binaries' bounds with and without preprocessing; "
+                    "nothing was released."), from_none=True)
             solves += 1
             self._reached = f"{solves} MILP solves in {label}, not yet certified"
             lb = min(lb - reserve, excluded["floor"])
@@ -985,8 +988,29 @@ class OuterApproximationEngine:
             fresh = [k for k, _ in sorted(self.evaluated.items(), key=lambda kv: (kv[1], kv[0]))
                      if k not in self._expanded]
             if not fresh:
+                self._fill_in_order(q.R + 1)
                 return
             self._expand(fresh[0], keep=q.R)
+
+    def _fill_in_order(self, count):
+        """Evaluate supports in lexicographic order until ``count`` are known (at most C(p, s)).
+
+        Expansions memoise only the neighbours they solve, so where a loss screens some out
+        (the hinge loss's lower bounds) every reachable support can be expanded with fewer
+        than R + 1 known; how many depends on the data, so running short must not end the
+        call (spec 5.9): any evaluated support may join the candidates (the certificate
+        bounds every support outside the list, known or not).
+        """
+        want = min(int(count), math.comb(self.p, self.s))
+        batch = []
+        for key in itertools.combinations(range(self.p), self.s):
+            if len(self.evaluated) + len(batch) >= want:
+                break
+            if key not in self.evaluated:
+                batch.append(key)
+        if batch:
+            self._check_time()
+            self.evaluate(np.array(batch, dtype=np.int64))
 
     def _solve_screened(self, q, unknown):
         """Solve the screened ball neighbours that can still be in the list, ranked by tightened

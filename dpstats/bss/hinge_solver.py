@@ -47,6 +47,8 @@ _EIG_FLOOR = 1e-12
 # from it (see HingeObjective._polish_dual); rows on the margin within _MARGIN_BAND.
 _POLISH_BELOW = 1e-6
 _MARGIN_BAND = 1e-9
+#: Factors on the margin band tried in turn by the dual polish once the schedule is spent.
+_POLISH_WIDENINGS = (1e2, 1e4, 1e6)
 # Memory per batch of supports: K * n * |S| doubles.
 _BATCH_DOUBLES = 2_000_000
 
@@ -328,8 +330,11 @@ class HingeSolver:
             wq = np.matmul(np.transpose(Q, (0, 2, 1)), w[out][:, :, None])[:, :, 0]
             mu = ball_multipliers(e, wq, r)
             c[out] = np.matmul(Q, (wq / (e + mu[:, None]))[:, :, None])[:, :, 0]
+        # Back into the ball (rounding), without dividing by tiny norms: r / tiny overflows,
+        # and a warning raised as an error (python -W error) must not end a charged call.
         nc = np.linalg.norm(c, axis=1)
-        c *= np.minimum(1.0, r / np.maximum(nc, np.finfo(float).tiny))[:, None]
+        big = nc > r
+        c[big] *= (r / nc[big])[:, None]
         return c
 
     def _line_search(self, u, ud, d, base, gamma):
@@ -539,7 +544,7 @@ class HingeSolver:
         lower = np.where(usable & np.isfinite(lower), lower, -np.inf)
         return value, lower, coef, theta, mu, v
 
-    def _polish_dual(self, row, best, A):
+    def _polish_dual(self, row, best, A, widenings=(1.0,)):
         """A better dual for one support from its primal iterate, by bounded least squares.
 
         With (b0, b) fixed, rows off the margin get their optimal theta (1 if u_i > 0, 0 if
@@ -550,13 +555,19 @@ class HingeSolver:
         Whatever the least-squares accuracy, the resulting theta is box-feasible, so D(theta)
         is still a certified lower bound.
         """
+        b = best["coef"][row]
+        u = 1.0 - A @ b
+        base = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
+        for widen in widenings:
+            self._polish_dual_in_band(row, best, A, b, u, base * widen)
+            if best["value"][row] - best["lower"][row] <= self.gap_tolerance:
+                return
+
+    def _polish_dual_in_band(self, row, best, A, b, u, band):
         from scipy.optimize import lsq_linear
 
-        b = best["coef"][row]
         k = b.size
         off = 1 if self.intercept else 0
-        u = 1.0 - A @ b
-        band = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
         on = np.abs(u) <= band
         theta = (u > band).astype(np.float64)
         target = 2.0 * self._ridge_weights(k) * b - A.T @ theta
@@ -646,6 +657,14 @@ class HingeSolver:
                 gap = best["value"][rows] - best["lower"][rows]
                 rows = rows[gap > self.gap_tolerance]
             gamma *= _GAMMA_FACTOR
+        if rows.size and gamma < _GAMMA_MIN:
+            # The schedule is spent.  A row the iterate leaves just off the margin (1e-8
+            # away, say, with ridge 0 and an inactive ball) is on it at the optimum, and
+            # fixing its theta at 0 or 1 leaves stationarity unmet: wider bands are tried
+            # until the gap closes.  Every band gives a box-feasible theta, so each lower
+            # bound is certified and the best is kept.
+            for row in rows:
+                self._polish_dual(row, best, A[row], widenings=_POLISH_WIDENINGS)
         if not np.all(np.isfinite(best["value"])) or not np.all(np.isfinite(best["lower"])):
             raise SolverError("the hinge objective solve produced a non-finite bound.")
         return best

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..method_options import Choice
 from .enumeration import score_all_supports, score_all_supports_hinge
-from .gram import GramSource, MatrixFreeSource
+from .gram import EVAL_RELATIVE_ERROR, GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
                     hinge_sensitivity)
 from .hinge_source import HingeSource
@@ -121,6 +121,12 @@ class Loss:
         """How far above the objective an exact-path value may lie (scored within tau / 2)."""
         return 0.5 * tau if self.slack_on_every_path else 0.0
 
+    def engine_evaluation_error_bound(self, n_rows) -> float:
+        """An upper bound, from the input row count only, on the engine's error of one value
+        (``evaluation_error`` of its source), which must stay below tau / 2: 0 where the
+        source's error is a share of tau (the hinge loss)."""
+        return 0.0
+
     def engine_source(self, task, tau):
         """The engine's source of values, cuts and neighbours for a task (ridge and radius fixed)."""
         raise NotImplementedError
@@ -155,6 +161,12 @@ class SquaredLoss(Loss):
 
     def response_bound(self, data):
         return data.b_y
+
+    def engine_evaluation_error_bound(self, n_rows):
+        # The sources' rounding error is EVAL_RELATIVE_ERROR (y'y + 1) on the mapped
+        # response, and |y| <= 1 there on every intercept route (clipped, or centred and
+        # clipped), so y'y <= n rows (fewer after omission).
+        return EVAL_RELATIVE_ERROR * (float(n_rows) + 1.0)
 
     def engine_source(self, task, tau):
         if len(task.terms) > MATRIX_FREE_ABOVE:
