@@ -1,3 +1,8 @@
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -56,3 +61,48 @@ def base_call(name):
     if meth.needs_bounds:
         call["bounds"] = (3, 3)
     return call
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+VIGNETTES = sorted((ROOT / "vignettes").glob("*.py"))
+#: The main job of the README (after the install): ``python -m dpstats demo``.
+MAIN_JOB = "python -m dpstats demo"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def script_runs(request, tmp_path_factory):
+    """The selected vignettes and the main job (tests/test_packaging.py), each a fresh
+    interpreter, all started with the session.
+
+    Each vignette runs as a script in its own folder (as a reader runs it), the main job as
+    ``python -m dpstats`` from an empty folder.  They start with the first test, not with
+    test_packaging: the suite runs in one process, so they use the core it leaves idle
+    instead of adding their time at the end (about half a minute of the suite's wall time
+    on 2 cores).  Output goes to files, so no run stalls on a full pipe.  Returns ``{name:
+    (process, stdout file, stderr file)}``; a test waits for its own run.  Nothing starts
+    when no such test is selected.
+    """
+    wanted = {item.callspec.params.get("script") for item in request.session.items
+              if getattr(item, "originalname", None) in ("test_vignette_runs", "test_main_job_runs_as_a_module")
+              and hasattr(item, "callspec")}
+    runs = {}
+    if not wanted:
+        yield runs
+        return
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    for threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(threads, "1")  # the runs share the cores already; BLAS threads would only contend
+    logs = tmp_path_factory.mktemp("script_runs")
+    commands = {p.name: ([sys.executable, str(p)], p.parent) for p in VIGNETTES}
+    commands[MAIN_JOB] = ([sys.executable, "-m", "dpstats", "demo"], logs)
+    for name, (argv, cwd) in commands.items():
+        if name not in wanted:
+            continue
+        out, err = logs / f"{name}.out", logs / f"{name}.err"
+        with open(out, "w") as fo, open(err, "w") as fe:
+            runs[name] = (subprocess.Popen(argv, cwd=cwd, env=env, stdout=fo, stderr=fe), out, err)
+    yield runs
+    for proc, _, _ in runs.values():  # only left running if a test failed before waiting
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

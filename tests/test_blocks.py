@@ -566,3 +566,52 @@ def test_bordered_inverse_equals_the_inverse(m):
     b = Minv @ a if m else None
     d = 1.0 - (a @ b if m else 0.0)
     np.testing.assert_allclose(bordered_inverse(Minv, b, d), np.linalg.inv(C), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES + PREFIX_CASES)
+def test_eigenvalue_hints_keep_blocks_exact(case, monkeypatch):
+    """The nodes' lambda_min bounds certified from the previous node's eigenvalue by a
+    Cholesky test (objective.eigenvalue_floor; from 200 columns on in use) keep every block
+    exact: here every matrix takes that route, against brute force."""
+    from dpstats.bss import blocks, objective
+
+    calls = []
+    floor = objective.eigenvalue_floor
+
+    def counted(M, hint=None):
+        out = floor(M, hint)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(objective, "HINT_MIN_SIZE", 2)
+    monkeypatch.setattr(blocks, "HINT_MIN_SIZE", 2)
+    monkeypatch.setattr(blocks, "eigenvalue_floor", counted)
+    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", "eigen")
+    if case in CASES:
+        test_block_minimum_matches_brute_force(case, False)
+        test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
+    else:
+        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, monkeypatch)
+    assert False in calls or len(calls) < 2  # the hinted route ran wherever a node followed another
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_eigenvalue_floor_is_a_lower_bound_within_its_slack(seed):
+    """Against numpy's eigenvalues: from a hint at or below lambda_min, the Cholesky route's
+    bound is within HINT_SLACK of it and never above; from a hint above, the eigenvalue."""
+    from dpstats.bss.objective import HINT_SLACK, eigenvalue_floor
+
+    rng = np.random.default_rng(seed)
+    m = 250
+    X = rng.standard_normal((m + 20 if seed % 2 else m // 2, m))  # full rank, or singular
+    G = X.T @ X + (1e-3 if seed % 2 == 0 else 0.0) * np.eye(m)
+    d = np.sqrt(np.diag(G))
+    M = G / d[:, None] / d[None, :]
+    lam = float(np.linalg.eigvalsh(M)[0])
+    for hint in (lam, 0.995 * lam, 1.5 * lam + 0.01):
+        bound, computed = eigenvalue_floor(M, hint)
+        assert bound <= lam
+        if hint <= lam and lam > 1e-6:
+            assert not computed and bound >= (1 - HINT_SLACK) * hint - 1e-9
+        if hint > lam / (1 - HINT_SLACK):
+            assert computed and bound == pytest.approx(lam, abs=1e-8)

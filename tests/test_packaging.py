@@ -1,6 +1,5 @@
 """Packaging: README commands, CI script, package list, shipped data, vignettes."""
 import configparser
-import os
 import pathlib
 import re
 import subprocess
@@ -49,59 +48,24 @@ def test_wheel_ships_the_datasets(tmp_path):
     assert "dpstats/_data/datasets.json" in names and "dpstats/_data/CODEBOOK.md" in names
 
 
-VIGNETTES = sorted((ROOT / "vignettes").glob("*.py"))
-#: The main job of the README (after the install): ``python -m dpstats demo``.
-MAIN_JOB = "python -m dpstats demo"
-
-
-@pytest.fixture(scope="module")
-def scripts(request, tmp_path_factory):
-    """The selected vignettes and the main job, each a fresh interpreter, all started at once.
-
-    Each vignette runs as a script in its own folder (as a reader runs it), the main job as
-    ``python -m dpstats`` from an empty folder.  Started together, the runs share the cores
-    instead of queueing one after the other (most of their time is computation, not start-up);
-    output goes to files, so no run stalls on a full pipe.  Returns ``{name: (process, stdout
-    file, stderr file)}``; a test waits for its own run.
-    """
-    wanted = {item.callspec.params.get("script") for item in request.session.items
-              if getattr(item, "originalname", None) in ("test_vignette_runs", "test_main_job_runs_as_a_module")
-              and hasattr(item, "callspec")}
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
-    for threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(threads, "1")  # the runs share the cores already; BLAS threads would only contend
-    logs = tmp_path_factory.mktemp("script_runs")
-    commands = {p.name: ([sys.executable, str(p)], p.parent) for p in VIGNETTES}
-    commands[MAIN_JOB] = ([sys.executable, "-m", "dpstats", "demo"], logs)
-    runs = {}
-    for name, (argv, cwd) in commands.items():
-        if name not in wanted:
-            continue
-        out, err = logs / f"{name}.out", logs / f"{name}.err"
-        with open(out, "w") as fo, open(err, "w") as fe:
-            runs[name] = (subprocess.Popen(argv, cwd=cwd, env=env, stdout=fo, stderr=fe), out, err)
-    yield runs
-    for proc, _, _ in runs.values():  # only left running if a test failed before waiting
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+from conftest import MAIN_JOB, VIGNETTES  # noqa: E402  (the runs start with the session: conftest.script_runs)
 
 
 def finished(runs, name, timeout=600):
-    """Wait for one run of :func:`scripts`; returns (exit status, stdout, stderr)."""
+    """Wait for one run of :func:`conftest.script_runs`; returns (exit status, stdout, stderr)."""
     proc, out, err = runs[name]
     proc.wait(timeout=timeout)
     return proc.returncode, out.read_text(), err.read_text()
 
 
 @pytest.mark.parametrize("script", [p.name for p in VIGNETTES])
-def test_vignette_runs(script, scripts):
-    code, _, err = finished(scripts, script)
+def test_vignette_runs(script, script_runs):
+    code, _, err = finished(script_runs, script)
     assert code == 0, err[-3000:]
 
 
 @pytest.mark.parametrize("script", [MAIN_JOB])
-def test_main_job_runs_as_a_module(script, scripts):
-    code, out, err = finished(scripts, script)
+def test_main_job_runs_as_a_module(script, script_runs):
+    code, out, err = finished(script_runs, script)
     assert code == 0 and "Traceback" not in err, err[-3000:]
     assert "Private best subset of 3 predictors" in out and "P(best subset)" in out

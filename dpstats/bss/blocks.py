@@ -86,7 +86,7 @@ from math import comb
 
 import numpy as np
 
-from .objective import smallest_eigenvalue
+from .objective import HINT_MIN_SIZE, eigenvalue_floor, smallest_eigenvalue
 
 
 @dataclass
@@ -244,9 +244,13 @@ def _coherence_rows(source, G, means, scale, rows, kk, block_bytes):
     return out
 
 
-def _gamma(M, i, eigen=True):
+def _gamma(M, i, eigen=True, hints=None):
     """A lower bound on lambda_min(M_B) for every i-subset B of M's index set (Gershgorin,
-    and with ``eigen`` also lambda_min(M) by interlacing)."""
+    and with ``eigen`` also lambda_min(M) by interlacing).  ``hints``: a dict whose "eig"
+    holds the last eigenvalue computed in this search on a matrix of at least HINT_MIN_SIZE
+    rows, for :func:`~dpstats.bss.objective.eigenvalue_floor` to try first (the nodes'
+    matrices differ little); a bound certified from the hint is not stored (it lies below
+    the hint), nor a small matrix's eigenvalue (interlacing puts it above the large ones')."""
     m = M.shape[0]
     if m <= 1 or i <= 1:
         return 1.0
@@ -257,7 +261,11 @@ def _gamma(M, i, eigen=True):
     k = min(i - 1, m - 1)
     top = np.partition(off, m - k, axis=1)[:, m - k:].sum(axis=1)
     gersh = 1.0 - float(top.max())
-    eig = smallest_eigenvalue(M) if eigen and m <= 3000 else 0.0
+    eig = 0.0
+    if eigen and m <= 3000:
+        eig, computed = eigenvalue_floor(M, hint=None if hints is None else hints.get("eig"))
+        if hints is not None and computed and m >= HINT_MIN_SIZE:
+            hints["eig"] = eig
     return max(gersh, eig, 1e-12)
 
 
@@ -391,6 +399,7 @@ class _BlockSearch:
         self.nodes = self.leaves = self.pruned = self.sets = 0
         self.check_time = check_time
         self._floor = None
+        self._eig_hints = {}  # the last node's lambda_min bound (:func:`_gamma`)
 
     #: The spectral floor (:meth:`floor`) is computed when the anchor leaves at most this many
     #: outside columns and G is at hand (one eigenvalue of an |O| x |O| matrix per anchor).
@@ -472,7 +481,7 @@ class _BlockSearch:
         # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
         # (both see the same singular directions) and needs no eigenvalue per removed set
         eigen = self.floor() <= self.lam
-        gamma = _gamma(M, i, eigen)
+        gamma = _gamma(M, i, eigen, hints=self._eig_hints)
         vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
             vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
