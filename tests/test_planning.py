@@ -404,3 +404,14 @@ def test_a_method_without_bounds_plans_without_bounds_and_refuses_them_by_name()
     with pytest.raises(dpstats.InvalidArgumentError, match="do not pass bounds= to plan"):
         dpstats.plan(method="kendall", n=60, p=4, s=1, epsilon=4.0, reps=2, bounds=(1, 1))
     assert dpstats.plan(method="dp_sis", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0).bounds == (1, 1)
+
+
+def test_kept_rows_are_not_pickled_and_are_drawn_again_identically():
+    import pickle
+
+    spec = dict(method="dp_sis", n=100, p=20, s=2, epsilon=2.0, reps=4, random_state=1)
+    planned = dpstats.plan(**spec)
+    assert len(planned._draws) == 4 and all(d.rows == 100 for d in planned._draws.values())
+    copy = pickle.loads(pickle.dumps(planned))
+    assert copy._draws == {}
+    assert copy.evaluate(n_grid=[50, 100]).equals(dpstats.plan(**spec).evaluate(n_grid=[50, 100]))

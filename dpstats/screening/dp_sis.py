@@ -63,7 +63,8 @@ releases what the pandas call releases (unless two scores agree to the last bits
 The score is a covariance on the scale of the public ranges: a term whose range is wide for
 its spread scores low.  The curator report gives the ranking by correlation (the SIS of
 Fan and Lv 2008, ``correlation_topk``), the exact probability that the mechanism returns it
-and a warning when the two rankings differ.
+and a warning when the two rankings differ (not in ``plan``'s internal calls, which do not
+read them: :mod:`dpstats.screening.light_curator`).
 
 References
 ----------
@@ -87,6 +88,7 @@ from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .light_curator import light_curator_active
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
 PLAIN_FACTOR = 2.0  # Delta_f = 2 b_x b_y
@@ -356,7 +358,7 @@ def run(task) -> MethodOutcome:
     curator = curator_summary(task.terms, z, k, epsilon, delta)
     curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
                                      "scores": leading_scores(task.terms, z, support, max(2 * k, 20))}
-    if not getattr(data, "is_dask", False):
+    if not getattr(data, "is_dask", False) and not light_curator_active():  # plan's calls do not read it
         curator.update(correlation_summary(task.terms, data.X, data.y, z, k, epsilon, support))
     return MethodOutcome(support=np.sort(support), entries=entries, curator=curator)
 

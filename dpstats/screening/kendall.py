@@ -52,7 +52,7 @@ the statistic whose sensitivity the paper proves.
 The curator's exact probabilities of the released and of the non-private sequences need
 every round's whole score vector, one pass over all features per chosen feature; they are
 left out (and say so) when those passes would sort more than :data:`CURATOR_PASS_LIMIT`
-values.
+values, and in ``plan``'s internal calls (:mod:`dpstats.screening.light_curator`).
 
 References
 ----------
@@ -73,6 +73,7 @@ from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, 
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
 from .kendall_statistic import KendallPanel, TieBreak
+from .light_curator import LEFT_OUT, light_curator_active
 
 TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
 REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
@@ -275,7 +276,8 @@ def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
     order = np.argsort(-scores.relevance, kind="stable")
     greedy: list[int] = []
     gaps = []
-    for t in range(k):
+    light = light_curator_active()  # a plan's internal call: nobody reads the greedy rounds or the probabilities
+    for t in range(0 if light else k):
         # The argmax of the round (first index among ties, as np.argmax) and the second
         # largest score, by the bounded search: a score is at most the relevance.
         bound = scores.relevance.copy()
@@ -292,11 +294,16 @@ def curator_summary(terms, scores: KendallScores, chosen, k, epsilon):
         "private_selection_order": [terms[j] for j in chosen],
         "round_score_gaps": [f"{g:.4g}" for g in gaps],
     }
+    if light:
+        del out["non_private_selection"], out["round_score_gaps"]
     if not math.isinf(epsilon):
         out["noise_scale_per_round"] = [
             gumbel_scale(epsilon / k, TAU_SENSITIVITY), gumbel_scale(epsilon / k, REDUNDANT_SENSITIVITY)]
         passes = {int(l) for l in greedy[:-1] + list(chosen)[:-1] if not scores.has_redundancy(int(l))}
-        if len(passes) * d * scores.panel.n <= CURATOR_PASS_LIMIT:
+        if light:
+            out["probability_of_non_private_sequence"] = LEFT_OUT
+            out["probability_of_released_sequence"] = LEFT_OUT
+        elif len(passes) * d * scores.panel.n <= CURATOR_PASS_LIMIT:
             out["probability_of_non_private_sequence"] = math.exp(sequence_log_probability(scores, greedy, epsilon))
             out["probability_of_released_sequence"] = math.exp(sequence_log_probability(scores, chosen, epsilon))
         else:

@@ -1,0 +1,97 @@
+"""plan's internal calls leave out curator summaries it does not read, and nothing else changes."""
+import numpy as np
+import pytest
+
+import dpstats
+from dpstats.planning import truth_probability
+from dpstats.screening.light_curator import LEFT_OUT, light_curator, light_curator_active
+
+KENDALL_KEYS = {"probability_of_non_private_sequence", "probability_of_released_sequence"}
+DP_SIS_KEYS = {"correlation_topk", "probability_correlation_topk", "expected_overlap_with_correlation_topk",
+               "overlap_released_with_correlation_topk"}
+
+
+def _fit(method, sim, seed, **kwargs):
+    return dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=2.0, s=3, signs=False, random_state=seed,
+                             **kwargs)
+
+
+def _same_fit_but(full, light, keys):
+    assert list(full.support) == list(light.support)
+    assert repr(full.ledger) == repr(light.ledger)
+    np.testing.assert_equal({k: v for k, v in full.curator.items() if k not in keys},
+                            {k: v for k, v in light.curator.items() if k not in keys})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kendall_inside_leaves_out_only_the_sequence_probabilities(seed):
+    sim = dpstats.simulate(120, 12, 3, snr=1.0, random_state=seed)
+    full = _fit("kendall", sim, seed)
+    with light_curator():
+        assert light_curator_active()
+        light = _fit("kendall", sim, seed)
+    assert not light_curator_active()
+    for key in KENDALL_KEYS:
+        assert 0 < full.curator[key] <= 1
+        assert light.curator[key] == LEFT_OUT
+    # the greedy rounds are left out too, so the conditions table gives no probability
+    assert not {"non_private_selection", "round_score_gaps"} & set(light.curator)
+    _same_fit_but(full, light, KENDALL_KEYS | {"conditions", "non_private_selection", "round_score_gaps"})
+    assert len(full.curator["conditions"]) == len(light.curator["conditions"])
+    assert "exact" in str(full.curator_report()) and str(light.curator_report())  # both print
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dp_sis_inside_leaves_out_only_the_correlation_summary(seed):
+    sim = dpstats.simulate(120, 12, 3, snr=1.0, random_state=seed)
+    full = _fit("dp_sis", sim, seed, bounds=(1, 1))
+    with light_curator():
+        light = _fit("dp_sis", sim, seed, bounds=(1, 1))
+    assert DP_SIS_KEYS <= set(full.curator) and not DP_SIS_KEYS & set(light.curator)
+    _same_fit_but(full, light, DP_SIS_KEYS | {"fit_warnings"})
+    assert str(light.curator_report())
+
+
+def test_the_switch_is_reset_after_an_error():
+    with pytest.raises(RuntimeError):
+        with light_curator():
+            raise RuntimeError("inside")
+    assert not light_curator_active()
+
+
+@pytest.mark.parametrize("method, bounds", [("kendall", None), ("dp_sis", (1, 1))])
+def test_plan_values_equal_those_of_direct_calls_with_the_full_curator(method, bounds):
+    # The plan draws its data sets through NestedDraws and calls dp_select inside
+    # light_curator; every per-data-set value must equal that of simulate + dp_select outside
+    # (full curator), at points up and down the n axis.
+    planned = dpstats.plan(method=method, n=150, p=12, s=3, epsilon=2.0, design=dict(snr=1.0), reps=6,
+                           random_state=11)
+    planned.evaluate(n_grid=[60, 150, 300, 90])
+    truth = frozenset(planned.truth)
+    for n in (60, 150, 300, 90):
+        want = []
+        for data_seed, mech_seed in planned._seeds:
+            sim = dpstats.simulate(n, 12, 3, rho=0.1, snr=1.0, random_state=data_seed)
+            fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=2.0, s=3, bounds=bounds,
+                                    random_state=mech_seed, signs=False)
+            q = truth_probability(method, fit.curator, truth, 12, {})
+            want.append(float(frozenset(fit.support) == truth) if q is None else q)
+        assert planned._values[(n, 2.0)][0].tolist() == want, (method, n)
+
+
+def test_plan_calls_run_inside_the_switch_and_users_calls_do_not(monkeypatch):
+    import dpstats.api
+
+    seen = []
+    real = dpstats.api.dp_select
+
+    def recording(*args, **kwargs):
+        seen.append(light_curator_active())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpstats.api, "dp_select", recording)
+    dpstats.plan(method="kendall", n=80, p=8, s=2, epsilon=2.0, reps=3, random_state=1)
+    assert seen == [True] * 3
+    sim = dpstats.simulate(80, 8, 2, random_state=1)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=2.0, s=2, random_state=1)
+    assert fit.curator["probability_of_released_sequence"] != LEFT_OUT
