@@ -406,10 +406,11 @@ def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descen
     assert recorded
 
 
-@pytest.mark.parametrize("bound", ["ridge", "eigen"])
+@pytest.mark.parametrize("bound", ["ridge", "eigen", "ball"])
 @pytest.mark.parametrize("case", CASES + PREFIX_CASES)
 def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
-    """Delta(Q | P) <= sum(gains) / gamma and <= sum(gains * kappa): each alone is exact."""
+    """Delta(Q | P) <= sum(gains) / gamma, <= sum(gains * kappa) and <= g(|u~_Q|) (the ball
+    bound): each alone is exact."""
     from dpstats.bss import blocks
 
     monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
@@ -615,3 +616,63 @@ def test_eigenvalue_floor_is_a_lower_bound_within_its_slack(seed):
             assert not computed and bound >= (1 - HINT_SLACK) * hint - 1e-9
         if hint > lam / (1 - HINT_SLACK):
             assert computed and bound == pytest.approx(lam, abs=1e-8)
+
+
+#: Strongly correlated AR(1) designs for the ball bound: seed, p, s, rho, ridge, radius (small
+#: radius: the ball binds at the good supports; 50: it does not), intercept.
+BALL_CASES = [
+    (11, 12, 3, 0.95, 1e-3, 0.6, False),
+    (12, 14, 4, 0.99, 0.5, 50.0, True),
+    (13, 16, 5, 0.95, 0.05, 0.8, False),
+    (14, 13, 4, 0.99, 1e-3, 50.0, False),
+    (15, 15, 3, 0.99, 0.2, 0.5, True),
+]
+
+
+def test_ball_need_inverts_the_ball_gain():
+    # g(sqrt(ball_need(need))) = need on both branches of g, and a larger sum of squares exceeds it
+    from dpstats.bss.blocks import ball_need, box_gain
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        f, cap = rng.uniform(1e-3, 5), rng.uniform(0.1, 3)
+        need = rng.uniform(0, 4) * f * cap * cap  # below and above the kink at f cap^2
+        s2 = ball_need(need, f, cap)
+        assert box_gain(np.sqrt(s2), f, cap) == pytest.approx(need, rel=1e-10, abs=1e-12)
+        assert box_gain(np.sqrt(s2 * 1.001), f, cap) > need
+    assert ball_need(-1.0, 1.0, 1.0) < 0  # nothing passes a negative need
+
+
+@pytest.mark.parametrize("path", ["gram", "matrix_free", "lazy"])
+@pytest.mark.parametrize("bound", [None, "ball"])
+@pytest.mark.parametrize("case", BALL_CASES)
+def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch):
+    """rho 0.95 and 0.99, ridges 1e-3 to 0.5, the ball binding or not: every support of each
+    block below a threshold (low, middle and top of the block) is listed, alone ("ball") and
+    with the other bounds, with the anchor's multiplier 0 and > 0 (weak duality); with the
+    Gram matrix, matrix-free (floor lam'), and with M's columns formed lazily."""
+    import functools
+
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
+    seed, p, s, rho, lam, r, icpt = case
+    stats, Xf, y = instance(seed, n=40, p=p, s=s, rho=rho, snr=5.0, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats, lam, r) if path == "gram" else MatrixFreeSource(Xf, y, lam, r, intercept=icpt)
+    if path == "lazy":  # every candidate set takes the large-set path
+        monkeypatch.setattr(blocks, "block_supports_below",
+                            functools.partial(blocks.block_supports_below, max_columns=0))
+        monkeypatch.setattr(blocks, "minimise_block", functools.partial(blocks.minimise_block, max_columns=0))
+    for i in range(2, min(s, p - s) + 1):
+        members = np.nonzero(count == i)[0]
+        ranked = np.sort(vals[members])
+        for thr in (ranked[min(3, ranked.size - 1)], ranked[ranked.size // 2], ranked[-1]):
+            for mu in (0.0, 1.0):
+                res = blocks.block_supports_below(source, full, offset, i, float(thr), evaluate, mu=mu)
+                below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+                assert below <= set(res.supports)
+        worst = members[np.argmax(vals[members])]
+        res = blocks.minimise_block(source, full, offset, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate)
+        assert res.value <= vals[members].min() + 1e-7 + 1e-9

@@ -42,10 +42,19 @@ sum_j v_j^2 / a_j is the maximum of sum_j (2 v_j t_j - a_j t_j^2) over free t, a
 because every support's coefficients lie in the ball.  With a small ridge the unconstrained
 terms grow like 1 / lam' where the box keeps them linear in |v_j|.
 
+The *ball bound* keeps the ball itself on the new coefficients: maximising over b_P freely
+and over |b_Q| <= r (every support's coefficients lie in the ball), with Sch_{Q|P} >= f I
+(f the floor above), Delta(Q | P) <= max over |t| <= r of 2 u~_Q't - f |t|^2 = g(|u~_Q|),
+g(x) = x^2 / f up to x = f r and 2 x r - f r^2 beyond (the box bound's one-dimensional
+form along u~_Q).  Where u~ is large against f r (a ridge near 0) the separable bounds
+grow like 2 r sum |u~_j| and this one like 2 r |u~_Q|, up to sqrt(|Q|) smaller; g is
+increasing, so the test g(|u~_Q|) <= need is one on the sum of u~_j^2 (:func:`ball_need`).
+
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
 
-* Sch >= lam' I (or the floor below), so Delta(B) <= |u_B|^2 / lam';
+* Sch >= lam' I (or the floor above), so Delta(B) <= |u_B|^2 / lam' (in the box, and
+  g(|u_B|) in the ball);
 * Delta(B) <= |v_B|^2 / gamma_0 with a Gershgorin gamma_0 that needs no block of G:
   |Sch_jk| <= |G_jk| + w_j w_k (Cauchy-Schwarz in the (G_TT + lam' I)^{-1} inner product,
   w_j^2 = G_jT (G_TT + lam' I)^{-1} G_Tj = G_jj + lam' - d_j), and the i - 1 largest
@@ -292,6 +301,21 @@ def box_gain(v, a, cap):
     return (v * v - e * e) / a
 
 
+def ball_need(need, floor, cap):
+    """The largest S with box_gain(sqrt(S), floor, cap) <= need (-1 when need < 0).
+
+    The ball bound of a set Q (module docstring) is g(|u_Q|) with g(x) = box_gain(x, floor,
+    cap), increasing in x >= 0; so it is at most ``need`` exactly when |u_Q|^2 <= S, and the
+    pruning tests compare sums of u_j^2 with S (separable, like the other bounds).
+    """
+    if need < 0:
+        return -1.0
+    if need <= floor * cap * cap:  # the quadratic branch: x^2 / floor
+        return need * floor
+    x = (need + floor * cap * cap) / (2.0 * cap)  # the linear branch: 2 x cap - floor cap^2
+    return x * x
+
+
 def _top_sum(x, k):
     if k <= 0 or x.size == 0:
         return 0.0
@@ -442,7 +466,14 @@ class _BlockSearch:
         uu = box_gain(u, self.floor(), self.radius)  # Sch >= floor I, |b_j| <= r
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
-        C = np.nonzero(uu + _top_sum(uu, i - 1) > h)[0]
+        keep = uu + _top_sum(uu, i - 1) > h
+        if self.FORCE_BOUND in (None, "ball"):
+            # the same floor with the ball |b_B| <= r: Delta(B) <= g(|u_B|) (module docstring)
+            u2, h2 = u * u, ball_need(h, self.floor(), self.radius)
+            if _top_sum(u2, i) <= h2:
+                return O[:0]
+            keep &= u2 + _top_sum(u2, i - 1) > h2
+        C = np.nonzero(keep)[0]
         if C.size < i:
             return O[:0]
         if i == 1:
@@ -586,7 +617,7 @@ class _BlockSearch:
     PREFIX_TEST_FROM = 4
     PREFIX_TEST_NODES = 256
 
-    #: None: the branch bound is chosen per search; "ridge" / "eigen" force one (tests).
+    #: None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one (tests).
     FORCE_BOUND = None
 
 
@@ -694,10 +725,11 @@ class _BlockSearch:
         # or no better for any column (fewer rows than candidates makes M_C singular up to the
         # ridge, so gamma is about the smallest 1 / kappa anyway).
         use_eigen = gamma > 0 and 1.0 / gamma < float(kappa.max(initial=0.0))
-        use_ridge = True
-        if self.FORCE_BOUND is not None:  # tests: either bound alone must keep the search exact
+        use_ridge = use_ball = True
+        if self.FORCE_BOUND is not None:  # tests: each bound alone must keep the search exact
             use_eigen = self.FORCE_BOUND == "eigen" and gamma > 0
-            use_ridge = not use_eigen
+            use_ball = self.FORCE_BOUND == "ball"
+            use_ridge = not (use_eigen or use_ball)
 
         def block(start, P):
             # M[q, P] for q = start, start + 1, ...: one slice of the dense matrix when at hand
@@ -708,7 +740,7 @@ class _BlockSearch:
         base = T[offset:]
         found = []
 
-        def pair_leaves(P, q, starts, vt, dt, AMi, A, W, need):
+        def pair_leaves(P, q, starts, vt, dt, AMi, A, W, u2, need):
             # Two picks left: the exact conditional gain of every pair (first pick among the
             # surviving starts, second any later column) at once, 2 x 2 inverses, instead of a
             # node per first pick; a pair is a leaf when the smaller of that gain and its
@@ -726,7 +758,11 @@ class _BlockSearch:
             for w in W:
                 bound = np.minimum(bound, w[starts][:, None] + w[None, :])
             bound[np.arange(q.size)[None, :] <= starts[:, None]] = -np.inf  # second pick later
-            for ia, ib in zip(*np.nonzero(bound > need)):
+            hits = np.nonzero(bound > need)
+            if u2 is not None and hits[0].size:  # the ball bound of each pair left, g(|u~_pair|)
+                ball = box_gain(np.sqrt(u2[starts[hits[0]]] + u2[hits[1]]), floor, self.radius)
+                hits = (hits[0][ball > need], hits[1][ball > need])
+            for ia, ib in zip(*hits):
                 sup = np.concatenate([base, cols[P], [cols[q[starts[ia]]], cols[q[ib]]]]) - offset
                 found.append(np.sort(sup))
                 if first_only:
@@ -766,24 +802,28 @@ class _BlockSearch:
             # (M_{Q|P} >= gamma I; Sch_{Q|P} >= floor I; each column's coefficient in the box)
             W = (([box_gain(vt, gamma, box[q])] if use_eigen else [])
                  + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
-            if any(_top_sum(w, k) <= need for w in W):
+            # (Sch_{Q|P} >= floor I and |b_Q| <= r together: Delta(Q | P) <= g(|u~_Q|), a test on
+            # the sum of u~_j^2 over Q against ball_need(need))
+            u2 = np.square(vt * sq[q]) if use_ball else None
+            terms = [(w, need) for w in W] + ([(u2, ball_need(need, floor, self.radius))] if use_ball else [])
+            if any(_top_sum(w, k) <= nd for w, nd in terms):
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
             # the k - 1 largest terms of all later columns together (one partition), then, for
             # the starts that survive, with their own later columns.
             count = q.size - (k - 1)
             alive = np.ones(count, dtype=bool)
-            for w in W:
-                alive &= w[:count] + _top_sum(w[1:], k - 1) > need
+            for w, nd in terms:
+                alive &= w[:count] + _top_sum(w[1:], k - 1) > nd
             starts = np.nonzero(alive)[0]
-            for w in W:
+            for w, nd in terms:
                 if starts.size * SUFFIX_STEP < count:  # few starts: their exact sums are cheaper
                     later = np.array([_top_sum(w[t + 1:], k - 1) for t in starts])
                 else:
                     later = _later_top_sums(w, k - 1, count)[starts]
-                starts = starts[w[starts] + later > need]
+                starts = starts[w[starts] + later > nd]
             if k == 2 and rect is not None:
-                pair_leaves(P, q, starts, vt, dt, AMi if P else None, A if P else None, W, need)
+                pair_leaves(P, q, starts, vt, dt, AMi if P else None, A if P else None, W, u2, need)
                 return
             for t in starts:
                 j = int(q[t])
