@@ -111,7 +111,7 @@ class HingeSolver:
                     res = self._solve_batch(supports[part], band=_BAND_ROWS)
                 miss = np.nonzero(res["value"] - res["lower"] > self.gap_tolerance)[0]
                 if miss.size:  # the plain schedule: cold, every level on all rows
-                    self._keep_better(res, miss, self._solve_batch(supports[part[miss]]))
+                    self._keep_better(res, miss, self._solve_batch(supports[part[miss]], rescue=True))
                 for key in out:
                     out[key][part] = res[key]
         if back is not None:
@@ -599,7 +599,7 @@ class HingeSolver:
             best["mu"][row] = mu[0]
             best["v"][row] = v[0]
 
-    def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None):
+    def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None, rescue=False):
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
         A = self.support_rows(supports, out=work_array("hinge support rows", (K, self.n, k)))
@@ -657,8 +657,9 @@ class HingeSolver:
                 gap = best["value"][rows] - best["lower"][rows]
                 rows = rows[gap > self.gap_tolerance]
             gamma *= _GAMMA_FACTOR
-        if rows.size and gamma < _GAMMA_MIN:
-            # The schedule is spent.  A row the iterate leaves just off the margin (1e-8
+        if rescue and rows.size and gamma < _GAMMA_MIN:
+            # The last attempt's schedule is spent (:meth:`_solve_rows`: after the warm or
+            # banded one).  A row the iterate leaves just off the margin (1e-8
             # away, say, with ridge 0 and an inactive ball) is on it at the optimum, and
             # fixing its theta at 0 or 1 leaves stationarity unmet: wider bands are tried
             # until the gap closes.  Every band gives a box-feasible theta, so each lower
