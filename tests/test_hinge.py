@@ -238,8 +238,8 @@ def test_failed_warm_start_falls_back_to_a_cold_solve(monkeypatch):
     original = HingeObjective._solve_batch
     calls = []
 
-    def spoiled(self, sups, start=None, gamma_start=1.0, band=None):
-        res = original(self, sups, start=start, gamma_start=gamma_start, band=band)
+    def spoiled(self, sups, start=None, gamma_start=1.0, band=None, rescue=False):
+        res = original(self, sups, start=start, gamma_start=gamma_start, band=band, rescue=rescue)
         calls.append(start is not None)
         if start is not None:  # a valid but loose lower bound: D(0) = 0 <= R_h
             res["lower"] = np.zeros_like(res["lower"])
@@ -552,9 +552,9 @@ def _band_batch(monkeypatch, band):
     original = HingeObjective._solve_batch
     calls = []
 
-    def recorded(self, sups, start=None, gamma_start=1.0, band=None):
+    def recorded(self, sups, start=None, gamma_start=1.0, band=None, rescue=False):
         calls.append(band)
-        return original(self, sups, start=start, gamma_start=gamma_start, band=band)
+        return original(self, sups, start=start, gamma_start=gamma_start, band=band, rescue=rescue)
 
     monkeypatch.setattr(HingeObjective, "_solve_batch", recorded)
     return X, y, calls
