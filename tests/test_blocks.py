@@ -616,6 +616,10 @@ def test_eigenvalue_floor_is_a_lower_bound_within_its_slack(seed):
             assert not computed and bound >= (1 - HINT_SLACK) * hint - 1e-9
         if hint > lam / (1 - HINT_SLACK):
             assert computed and bound == pytest.approx(lam, abs=1e-8)
+    # numpy's Cholesky returns NaN factors without raising: no bound may come from them
+    M[3, 7] = M[7, 3] = np.nan
+    with pytest.raises(ValueError):  # the eigenvalue route refuses a non-finite matrix
+        eigenvalue_floor(M, 0.5 * lam)
 
 
 #: Strongly correlated AR(1) designs for the ball bound: seed, p, s, rho, ridge, radius (small

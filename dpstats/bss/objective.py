@@ -544,19 +544,21 @@ def eigenvalue_floor(M, hint=None):
     it is :func:`smallest_eigenvalue` itself.
 
     ``hint``: the value of a similar matrix (the previous node's in a block search).  Then
-    t = (1 - HINT_SLACK) hint is tried first: when M - t I has a Cholesky factor, t lowered by
-    the same margin is a certified bound (the factorisation's backward error is at most about
-    (m + 1) u || |L| |L'| ||_2 <= (m + 1) u trace(M - t I) <= (m + 1) m u for t >= 0, Demmel
-    1989), at about a quarter of the eigenvalue's cost for m ~ 1000.  Such a bound lies at
-    most HINT_SLACK (relative) below lambda_min: weaker for pruning, never wrong.
+    t = (1 - HINT_SLACK) hint is tried first: when M - t I has a finite Cholesky factor, t
+    lowered by the same margin is a certified bound (the factorisation's backward error is at
+    most about (m + 1) u || |L| |L'| ||_2 <= (m + 1) u trace(M - t I) <= (m + 1) m u for
+    t >= 0, Demmel 1989), for less than half the eigenvalue's work at m ~ 1000.  Such a bound
+    is weaker than lambda_min (by at least HINT_SLACK of the hint) and so prunes less, but it
+    is never above it.  numpy's factorisation does not raise on NaN entries, hence the
+    finiteness check: a matrix with NaN goes to the eigenvalue, as before.
     """
     m = M.shape[0]
     if hint is not None and m >= HINT_MIN_SIZE and hint > 0:
         t = (1.0 - HINT_SLACK) * float(hint)
         try:
-            np.linalg.cholesky(M - t * np.eye(m))
+            L = np.linalg.cholesky(M - t * np.eye(m))
         except np.linalg.LinAlgError:
-            pass
-        else:
+            L = None
+        if L is not None and np.isfinite(L).all():
             return t - _rounding_margin(m), False
     return smallest_eigenvalue(M), True
