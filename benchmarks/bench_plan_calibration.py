@@ -71,7 +71,7 @@ DESIGNS = [
 def recovery(method, n, p, s, epsilon, design, seeds):
     """Share of ``seeds`` direct dp_select calls (fresh simulated data each) returning the truth."""
     import dpstats
-    from dpstats.screening.light_curator import light_curator
+    from dpstats.light_curator import light_curator
 
     truth = {f"x{j}" for j in range(1, 2 * s, 2)}
     bounds = {} if method == "kendall" else {"bounds": (1, 1)}

@@ -32,7 +32,7 @@ true support, by simulation with dpstats' own mechanisms:
 The data sets are those of ``simulate(n, ..., random_state=data_seed)``, one data seed per
 replication; the first rows of each seed's X are drawn once and kept for every point
 (:class:`dpstats.simulate.NestedDraws`, at most 512 MB for all seeds), and the calls run
-inside :func:`dpstats.screening.light_curator.light_curator`, which leaves out curator
+inside :func:`dpstats.light_curator.light_curator`, which leaves out curator
 summaries that a plan does not read.  Neither changes any value.
 
 Nothing here touches user data (there is no data argument), spends budget (no
@@ -391,7 +391,7 @@ class Plan:
         these data, so mean(q) is unbiased (the exact values have the smaller variance).
         """
         from .api import dp_select
-        from .screening.light_curator import light_curator
+        from .light_curator import light_curator
 
         sim = self._simulate(n, data_seed)
         with light_curator():  # curator summaries read by no one here are left out (same support, same q)

@@ -4,7 +4,7 @@ import pytest
 
 import dpstats
 from dpstats.planning import truth_probability
-from dpstats.screening.light_curator import LEFT_OUT, light_curator, light_curator_active
+from dpstats.light_curator import LEFT_OUT, light_curator, light_curator_active
 
 KENDALL_KEYS = {"probability_of_non_private_sequence", "probability_of_released_sequence"}
 DP_SIS_KEYS = {"correlation_topk", "probability_correlation_topk", "expected_overlap_with_correlation_topk",

@@ -71,6 +71,7 @@ from scipy.special import logsumexp
 
 from .. import conditions
 from ..errors import InvalidArgumentError
+from ..light_curator import light_curator_active
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..method_options import Integer
 from ..methods import MethodOutcome, SelectionMethod, get_method
@@ -360,7 +361,7 @@ def run(task, scorer=None) -> MethodOutcome:
                         details=details, parts=parts)
     curator = _curator(task, sups, vals, logp_a, delta, info, tau)
     curator["outside_top_r_draws"] = tries
-    if isinstance(scored, ExactScores):
+    if isinstance(scored, ExactScores) and not light_curator_active():  # plan's calls do not read them
         curator.update(_margin_items(scored, sups, vals, delta, nominal, opts.get("max_tries"), s))
     return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
                          caveats=caveats)
@@ -389,7 +390,8 @@ def _curator(task, sups, vals, logp_a, delta, info, tau):
 def _margin_items(scored, sups, vals, delta, epsilon, max_tries, s):
     """Curator-only: tau_hat from the exactly scored supports and the concentration bound of
     the top-R law, P(output != S_1) <= sum_i m_i exp(-eps min(i tau_hat, R(S_R) - R(S_1)) / (2 Delta))
-    (:func:`dpstats.conditions.concentration_bound`; no bound with ``max_tries`` or eps = inf)."""
+    (:func:`dpstats.conditions.concentration_bound`; no bound with ``max_tries`` or eps = inf).
+    Not computed in ``plan``'s internal calls, which do not read them (:mod:`dpstats.light_curator`)."""
     from ..conditions import concentration_bound, margin_needed
 
     blocks = scored.mistakes(sups[0])

@@ -64,7 +64,7 @@ The score is a covariance on the scale of the public ranges: a term whose range 
 its spread scores low.  The curator report gives the ranking by correlation (the SIS of
 Fan and Lv 2008, ``correlation_topk``), the exact probability that the mechanism returns it
 and a warning when the two rankings differ (not in ``plan``'s internal calls, which do not
-read them: :mod:`dpstats.screening.light_curator`).
+read them: :mod:`dpstats.light_curator`).
 
 References
 ----------
@@ -88,7 +88,7 @@ from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from .light_curator import light_curator_active
+from ..light_curator import light_curator_active
 
 CENTER_DATA_FACTOR = 6.0  # Delta_f = 6 b_x b_y with center="data"
 PLAIN_FACTOR = 2.0  # Delta_f = 2 b_x b_y

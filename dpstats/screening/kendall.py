@@ -52,7 +52,7 @@ the statistic whose sensitivity the paper proves.
 The curator's exact probabilities of the released and of the non-private sequences need
 every round's whole score vector, one pass over all features per chosen feature; they are
 left out (and say so) when those passes would sort more than :data:`CURATOR_PASS_LIMIT`
-values, and in ``plan``'s internal calls (:mod:`dpstats.screening.light_curator`).
+values, and in ``plan``'s internal calls (:mod:`dpstats.light_curator`).
 
 References
 ----------
@@ -73,7 +73,7 @@ from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, 
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
 from .kendall_statistic import KendallPanel, TieBreak
-from .light_curator import LEFT_OUT, light_curator_active
+from ..light_curator import LEFT_OUT, light_curator_active
 
 TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
 REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
