@@ -11,8 +11,8 @@ DP_SIS_KEYS = {"correlation_topk", "probability_correlation_topk", "expected_ove
                "overlap_released_with_correlation_topk"}
 
 
-def _fit(method, sim, seed, **kwargs):
-    return dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=2.0, s=3, signs=False, random_state=seed,
+def _fit(method, sim, seed, signs=False, **kwargs):
+    return dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=2.0, s=3, signs=signs, random_state=seed,
                              **kwargs)
 
 
@@ -52,6 +52,72 @@ def test_dp_sis_inside_leaves_out_only_the_correlation_summary(seed):
     assert str(light.curator_report())
 
 
+MARGIN_KEYS = {"tau_hat", "bound_probability_not_best", "tau_hat_needed"}
+
+
+def _same_truth_probability(method, full, light, p=12):
+    """The value plan reads (the exact probability of the true support) is the same, and exact."""
+    truth = frozenset(f"x{j}" for j in (1, 3, 5))
+    q = truth_probability(method, full.curator, truth, p, {})
+    assert q is not None and q == truth_probability(method, light.curator, truth, p, {})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_top_r_inside_leaves_out_only_the_margin_items(seed):
+    # exact path (C(12, 3) = 220 supports > R = 100): tau_hat from every mistake block,
+    # the concentration bound and tau_hat_needed are curator-only and left out
+    # signs=True: the sign step draws after the selection, so its votes show that the light
+    # call leaves the random stream where the full one does
+    sim = dpstats.simulate(120, 12, 3, snr=1.0, random_state=seed)
+    full = _fit("top_r", sim, seed, bounds=(1, 1), signs=True)
+    with light_curator():
+        light = _fit("top_r", sim, seed, bounds=(1, 1), signs=True)
+    assert "sign_votes" in full.curator and list(full.signs) == list(light.signs)
+    assert full.curator["certificate"]["path"].startswith("exact enumeration")
+    assert MARGIN_KEYS <= set(full.curator) and not MARGIN_KEYS & set(light.curator)
+    _same_fit_but(full, light, MARGIN_KEYS | {"conditions"})
+    assert len(full.curator["conditions"]) == len(light.curator["conditions"])
+    _same_truth_probability("top_r", full, light)
+    assert str(light.curator_report())
+
+
+@pytest.mark.parametrize("n, epsilon, options, branch", [
+    (120, 2.0, {}, "top_r"),  # the guard fails: the top-R fallback's margin items are left out
+    (2000, 10.0, {}, "mistakes"),  # the guard passes: tau_hat_needed is left out
+    (120, 2.0, {"guard": "none"}, None),  # no guard: the mistakes mechanism, the same
+])
+def test_mistakes_inside_leaves_out_only_the_margin_items(n, epsilon, options, branch):
+    import warnings
+
+    sim = dpstats.simulate(n, 12, 3, snr=5.0, random_state=0)
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # guard="none": the curator's privacy warning
+            return dpstats.dp_select("y ~ .", sim.data, method="mistakes", epsilon=epsilon, s=3, random_state=0,
+                                     bounds=(1, 1), **options)  # signs: draws after the selection
+
+    full = fit()
+    with light_curator():
+        light = fit()
+    assert full.curator.get("guard_branch") == light.curator.get("guard_branch") == branch
+    assert "sign_votes" in full.curator and list(full.signs) == list(light.signs)
+    if branch == "top_r":
+        assert MARGIN_KEYS <= set(full.curator["fallback_top_r"])
+        assert not MARGIN_KEYS & set(light.curator["fallback_top_r"])
+        fallback = {k: v for k, v in full.curator["fallback_top_r"].items() if k not in MARGIN_KEYS}
+        np.testing.assert_equal(fallback, light.curator["fallback_top_r"])
+        _same_fit_but(full, light, {"fallback_top_r", "conditions"})
+    else:
+        assert "tau_hat_needed" in full.curator and "tau_hat_needed" not in light.curator
+        # tau_hat (from the blocks the mechanism samples) and the bound stay
+        assert {"tau_hat", "block_probabilities"} <= set(light.curator)
+        _same_fit_but(full, light, {"tau_hat_needed", "conditions"})
+    assert len(full.curator["conditions"]) == len(light.curator["conditions"])
+    _same_truth_probability("mistakes", full, light)
+    assert str(light.curator_report())
+
+
 def test_the_switch_is_reset_after_an_error():
     with pytest.raises(RuntimeError):
         with light_curator():
@@ -59,7 +125,8 @@ def test_the_switch_is_reset_after_an_error():
     assert not light_curator_active()
 
 
-@pytest.mark.parametrize("method, bounds", [("kendall", None), ("dp_sis", (1, 1))])
+@pytest.mark.parametrize("method, bounds", [("kendall", None), ("dp_sis", (1, 1)), ("top_r", (1, 1)),
+                                           ("mistakes", (1, 1))])
 def test_plan_values_equal_those_of_direct_calls_with_the_full_curator(method, bounds):
     # The plan draws its data sets through NestedDraws and calls dp_select inside
     # light_curator; every per-data-set value must equal that of simulate + dp_select outside
