@@ -304,6 +304,22 @@ def test_bounded_search_finds_the_maximum_its_ties_and_the_second():
             assert np.sort(val)[-2] == np.sort(values)[-2]
 
 
+def test_bounded_search_scores_one_feature_when_the_largest_bound_wins():
+    # The default first step scores one feature, then 2, 4, ...: when the feature with the
+    # largest bound beats every other bound, it is the only one scored (a first step of 8
+    # scored 8, each costing a pass over the rows per chosen feature); else the steps double.
+    bound = np.array([1.0, 5.0, 2.0, 4.9, 3.0, 0.5, 4.0, 1.5, 2.5, 3.5])
+    for values, scored in ((bound - 0.05, [1]), (bound - 2.0, [1, 3, 6, 9, 4, 8, 2])):
+        calls = []
+
+        def evaluate(J):
+            calls.append(J.tolist())
+            return values[J]
+
+        idx, _ = kendall.bounded_search(bound, evaluate)
+        assert sorted(idx.tolist()) == sorted(scored) and [len(c) for c in calls] == [1, 2, 4][:len(calls)]
+
+
 def test_curator_greedy_path_and_gaps_match_the_full_vectors(monkeypatch):
     gen = np.random.default_rng(8)
     n, d, k = 60, 40, 5

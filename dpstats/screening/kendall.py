@@ -83,7 +83,12 @@ DEFAULT_SIGN_BLOCKS = 10
 # are computed when those passes together sort at most this many values.
 CURATOR_PASS_LIMIT = 1 << 25
 _SEARCH_HEAD = 256  # features ranked by a partial sort before a full one is needed
-_SEARCH_BATCH = 8  # features scored in the first step of a search (then 16, 32, ...)
+# Features scored in the first step of a search (then 2, 4, 8, ...).  One: the winner is
+# usually the feature with the largest bound (at p = 100, n = 3395, epsilon 0.1 a round, 1.1
+# features on average were needed and a first step of 8 scored 8), and each feature scored
+# in round t costs up to t passes over the rows; the rounds of such a call took 2.5 ms
+# instead of 10 (benchmarks/README.md, plan section, fourth pass).
+_SEARCH_BATCH = 1
 
 
 def round_sensitivity(t: int) -> float:
