@@ -21,7 +21,10 @@ error of a coverage near 95 % is 0.97 points at 500 replications.
 Data: x ~ U(-1, 1)^(s + 3) (three null terms), y = 0.2 + sum_j 0.5 (-1)^j x_j + u,
 u ~ U(-0.5, 0.5), so the data's spread is known exactly: [-1, 1] for each term and
 0.2 +- (0.5 s + 0.5) for y; the public ranges are those intervals (1x) or five times as
-wide around the same centres (5x), so nothing is clipped.
+wide around the same centres (5x), so nothing is clipped.  ``--errors`` (exponential,
+lognormal, t with 3 degrees of freedom; centred, the uniform's standard deviation) and
+``--noise K`` (K times the errors' scale) change the errors; for the unbounded laws the
+response's range is the signal's plus 8 error standard deviations.
 
 Width: at n = 10^4, epsilon = 2, the median over replications of each coefficient's
 interval width divided by the width of statsmodels' OLS interval on the true support of
@@ -80,10 +83,39 @@ def true_beta(s):
     return np.array([0.5 * (-1) ** j for j in range(s)])
 
 
+#: The errors' law (``--errors``) and a factor on their scale (``--noise``); the default is the
+#: issue's design.  Other laws have the uniform's standard deviation times NOISE, mean 0.
+ERRORS = {"kind": "uniform", "noise": 1.0}
+ERROR_KINDS = ("uniform", "exponential", "lognormal", "t3")
+#: For the unbounded laws the response's public half-range beyond the signal, in error sds: wide
+#: enough that clipping the long tail moves the intercept by well under a tenth of its standard error.
+TAIL_SDS = 8.0
+
+
+def draw_errors(n, gen):
+    kind, noise = ERRORS["kind"], ERRORS["noise"]
+    sd = noise * ERROR_HALF / math.sqrt(3.0)
+    if kind == "uniform":
+        return gen.uniform(-noise * ERROR_HALF, noise * ERROR_HALF, n)
+    if kind == "exponential":
+        return sd * (gen.exponential(1.0, n) - 1.0)
+    if kind == "lognormal":
+        s2 = 0.8 ** 2
+        return sd * (gen.lognormal(0.0, 0.8, n) - math.exp(s2 / 2)) / math.sqrt((math.exp(s2) - 1) * math.exp(s2))
+    return sd * gen.standard_t(3, n) / math.sqrt(3.0)
+
+
+def error_half_range():
+    """The public half-range of the errors: their known spread (uniform), else TAIL_SDS sds."""
+    if ERRORS["kind"] == "uniform":
+        return ERRORS["noise"] * ERROR_HALF
+    return TAIL_SDS * ERRORS["noise"] * ERROR_HALF / math.sqrt(3.0)
+
+
 def simulate(n, s, gen):
     beta = true_beta(s)
     X = gen.uniform(-1, 1, (n, s + NULLS))
-    y = INTERCEPT + X[:, :s] @ beta + gen.uniform(-ERROR_HALF, ERROR_HALF, n)
+    y = INTERCEPT + X[:, :s] @ beta + draw_errors(n, gen)
     df = pd.DataFrame(X, columns=[f"x{j}" for j in range(s + NULLS)])
     df.insert(0, "y", y)
     return df
@@ -91,7 +123,7 @@ def simulate(n, s, gen):
 
 def public_ranges(s, factor):
     """Public ranges: the data's known spread (factor 1) or ``factor`` times as wide, same centre."""
-    half_y = 0.5 * s + ERROR_HALF
+    half_y = 0.5 * s + error_half_range()
     out = {f"x{j}": (-float(factor), float(factor)) for j in range(s + NULLS)}
     out["y"] = (INTERCEPT - factor * half_y, INTERCEPT + factor * half_y)
     return out
@@ -351,9 +383,18 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--delta", type=float, default=0.0, help="the estimate's delta (default 0: Laplace noise)")
     ap.add_argument("--noise-floor", action="store_true", help="print the width a perfect interval would have")
+    ap.add_argument("--errors", choices=ERROR_KINDS, default="uniform",
+                    help="the errors' law (default uniform, the issue's design; others: same sd, y range signal "
+                         f"+- {TAIL_SDS:g} sd)")
+    ap.add_argument("--noise", type=float, default=1.0, help="factor on the errors' scale (default 1)")
+    ap.add_argument("--width-s", type=lambda t: [int(v) for v in t.split(",")], default=[2, 5],
+                    help="true terms of the width study (default 2,5)")
+    ap.add_argument("--width-ranges", type=lambda t: [int(v) for v in t.split(",")], default=[1, 5],
+                    help="range factors of the width study (default 1,5)")
     ap.add_argument("--dprivstats", type=int, default=0, metavar="REPS",
                     help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
     args = ap.parse_args(argv)
+    ERRORS.update(kind=args.errors, noise=args.noise)
     warnings.simplefilter("ignore")
     if args.noise_floor or args.dprivstats:
         print(f"load {os.getloadavg()[0]:.2f} at start")
@@ -366,8 +407,8 @@ def main(argv=None):
     cells = parse_cells(args.cells)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
-          f"draws, selection epsilon {args.selection_epsilon:g}; load {os.getloadavg()[0]:.2f} at start",
-          flush=True)
+          f"draws, selection epsilon {args.selection_epsilon:g}, errors {args.errors} x {args.noise:g}; load "
+          f"{os.getloadavg()[0]:.2f} at start", flush=True)
     if not args.no_grid:
         run_grid(args, cells, methods)
     if not args.no_width:
@@ -375,7 +416,7 @@ def main(argv=None):
         print()
         print(f"Median width / non-private OLS width on the true support, n = 10000, epsilon = 2 ({reps} replications)")
         for method in methods:
-            for factor, s in itertools.product((1, 5), (2, 5)):
+            for factor, s in itertools.product(args.width_ranges, args.width_s):
                 ratio, refused = width_ratio(10000, 2.0, factor, s, reps, method, args.draws, args.seed + 7 * s + factor,
                                              delta=args.delta)
                 text = "all refused" if ratio is None else ", ".join(f"{r:.2f}" for r in ratio)

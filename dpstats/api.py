@@ -241,7 +241,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         Spend this share of epsilon on private coefficients of the selected terms after the
         selection (``fit.estimates``) and the rest on the selection as before; see
         :meth:`SelectionResult.estimate` and docs/methods.md.
-    estimate_method : "adassp" or "objective_perturbation"
+    estimate_method : "adassp", "adassp_residual" or "objective_perturbation"
         The estimator of ``estimate=`` (pure DP either way); with ``loss="hinge"`` only
         "objective_perturbation" (a private logistic regression).
     verbose : bool
@@ -366,7 +366,8 @@ def _estimate_share(args, method_options):
     from .estimation.combined import EstimateShare
 
     share = EstimateShare.check(estimate, epsilon=args["epsilon"], method=args["method"],
-                                method_options=method_options, estimate_method=estimate_method)
+                                method_options=method_options, estimate_method=estimate_method,
+                                dask=is_dask_dataframe(args["data"]))
     args["epsilon"], args["accountant"] = share.selection_epsilon, share.bundled(args["accountant"])
     return share
 

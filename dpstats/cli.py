@@ -284,7 +284,7 @@ def _build_parser():
     est = sel.add_argument_group("private estimate of the selected terms (fit.estimate, its own budget)")
     est.add_argument("--estimate", type=_epsilon, metavar="EPSILON",
                      help="refit the selected terms privately with this epsilon (added to the selection's)")
-    est.add_argument("--estimate-method", choices=("adassp", "objective_perturbation", "tukey"),
+    est.add_argument("--estimate-method", choices=("adassp", "adassp_residual", "objective_perturbation", "tukey"),
                      help="the refit's mechanism (default adassp)")
     est.add_argument("--estimate-delta", type=float, metavar="DELTA", help="the refit's delta (default 0; tukey "
                      "needs > 0)")

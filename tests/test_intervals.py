@@ -33,7 +33,7 @@ smf = pytest.importorskip("statsmodels.formula.api")
 from test_estimation import BOUNDS, _data, _select  # noqa: E402
 from test_real_data import CASES, _clipped  # noqa: E402
 
-BOUND_METHODS = ("adassp", "objective_perturbation")
+BOUND_METHODS = ("adassp", "adassp_residual", "objective_perturbation")
 
 
 # ---------------------------------------------------------------------------- epsilon = inf

@@ -80,6 +80,7 @@ from . import bootstrap as boot
 from . import intervals as iv
 from . import objective_perturbation as op
 from . import op_bootstrap
+from . import residual_step
 from . import tukey
 from .design import augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
 from .result import EstimateResult, TukeySpec, original_units_map
@@ -168,6 +169,8 @@ class Estimator:
     name = ""
     #: Whether the method needs public ranges (the selection's ``bounds_used`` or ``bounds=``).
     needs_bounds = True
+    #: Whether the method runs on a Dask DataFrame (from sufficient statistics summed over partitions).
+    supports_dask = True
 
     def check(self, req: Request) -> dict:
         """Method-specific public checks (stage 1); returns the method's validated options."""
@@ -216,6 +219,61 @@ class AdaSSPEstimator(Estimator):
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
                               terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
                               intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
+                              ranges=req.ranges, level=req.level, public_call=req.public_call(),
+                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
+                              selection_delta=req.selection_delta())
+
+
+def dask_refusal(method) -> str:
+    """The message refusing an estimator that needs the rows on a Dask DataFrame (before any charge)."""
+    return (f"method={method!r} needs the rows (its residual step reads each row's residual): a Dask DataFrame is "
+            "not supported. Use method='adassp' (sufficient statistics, partition by partition), or a pandas "
+            "DataFrame.")
+
+
+STEP_MECHANISM = ("AdaSSP followed by one residual step: noisy augmented Gram matrix and smallest eigenvalue, a "
+                  "private clipping level of the residuals, noisy (Z'r, r'r) of the clipped residuals")
+
+
+class ResidualStepEstimator(Estimator):
+    """AdaSSP followed by one residual step (:mod:`dpstats.estimation.residual_step`): its privacy
+    noise scales with the residuals rather than with the response's range; pure epsilon-DP."""
+
+    name = "adassp_residual"
+    supports_dask = False
+
+    def check(self, req):
+        self.refuse_hinge_and_radius(req)
+        if req.delta > 0:
+            raise InvalidArgumentError(
+                f"delta must be 0 for method={self.name!r} (Laplace noise and an exponential mechanism, pure "
+                f"epsilon-DP); got {req.delta!r}. method='adassp' offers a Gaussian (epsilon, delta) variant.")
+        if getattr(req.plan, "is_dask", False):
+            raise InvalidArgumentError(dask_refusal(self.name))
+        return {}
+
+    def release(self, req):
+        if math.isinf(req.epsilon):  # no noise: least squares, exactly AdaSSP's epsilon = inf fit
+            return AdaSSPEstimator().release(req)
+        plan, selected = req.plan, req.selected
+        Z, y = mapped_rows_of(req.ctx["data"], plan, req.columns, req.ranges)
+        y = req.ranges.map_response(y)
+        rel = residual_step.release(Z, y, plan.intercept, req.epsilon, req.relation, req.rng)
+        del Z, y  # nothing below may read the data
+        coef, centre, lam, theta1 = residual_step.fit(rel)
+        ivs = residual_step.intervals(rel, centre, lam, theta1, req.draws, req.rng)
+        e1, e2, e3 = rel.epsilons
+        ledger = req.new_ledger()
+        ledger.add(LedgerEntry(
+            mechanism=STEP_MECHANISM, epsilon=req.epsilon, delta=0.0, neighbours=req.relation,
+            caveats=req.relation_caveats(),
+            released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
+            details={**rel.details(), **req.selection_details()},
+            parts=(("AdaSSP (Laplace noise)", e1), ("clipping level: exponential mechanism", e2),
+                   ("residual step (Laplace noise)", e3))))
+        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                              terms=selected, theta=coef, affine=original_units_map(req.ranges, plan.intercept),
+                              intervals=ivs, ridge=lam, spec=rel.spec, release=rel, ledger=ledger, plan=plan,
                               ranges=req.ranges, level=req.level, public_call=req.public_call(),
                               rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
                               selection_delta=req.selection_delta())
@@ -438,7 +496,8 @@ class TukeyEstimator(Estimator):
 
 
 #: method name -> its estimator (more estimators register here).
-ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ObjectivePerturbationEstimator(), TukeyEstimator())}
+ESTIMATORS = {e.name: e for e in (AdaSSPEstimator(), ResidualStepEstimator(), ObjectivePerturbationEstimator(),
+                                   TukeyEstimator())}
 
 METHODS = tuple(ESTIMATORS)
 

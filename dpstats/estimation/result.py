@@ -27,6 +27,7 @@ from ..errors import InvalidArgumentError
 from ..display import Summary, _fmt
 from ..method_options import Boolean, Real
 from . import intervals as iv
+from .residual_step import StepRelease
 from .design import prediction_design
 
 INTERCEPT = "Intercept"
@@ -236,7 +237,13 @@ class EstimateResult:
             if not spec.private:
                 return "none (epsilon = inf)"
             return f"objective perturbation, {spec.loss} loss"
+        if self._has_step:
+            return "AdaSSP with a residual step, laplace noise"
         return f"AdaSSP, {spec.kind} noise" if spec.kind != "none" else "none (epsilon = inf)"
+
+    @property
+    def _has_step(self) -> bool:
+        return isinstance(self._release, StepRelease)
 
     def _require_intervals(self):
         if not self._iv.available:
@@ -596,8 +603,8 @@ class EstimateResult:
         return Summary(sections)
 
     def __str__(self):
-        name = ("Tukey depth" if self.is_tukey else "AdaSSP" if not hasattr(self.spec, "loss")
-                else "objective perturbation")
+        name = ("Tukey depth" if self.is_tukey else "AdaSSP with a residual step" if self._has_step
+                else "AdaSSP" if not hasattr(self.spec, "loss") else "objective perturbation")
         lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
         if self.has_intervals:
             ci = self.confint()
@@ -630,10 +637,18 @@ class EstimateResult:
         elif self.interval_method == "ols":
             out.append("epsilon = inf: ordinary least squares on the selected terms; the intervals are its t "
                        "intervals (as statsmodels and R's confint).")
+        elif self._has_step:
+            out.append("The intervals cover sampling error and the privacy noise of the three releases (a parametric "
+                       "bootstrap of the residual step's error with the released design held fixed); they are "
+                       "centred at coef_corrected.")
         else:
             out.append("The intervals cover sampling error, the privacy noise and the ridge's shrinkage (a "
                        "bias-corrected symmetric parametric bootstrap that re-runs the whole estimator); they are "
                        "centred at coef_corrected.")
+        if self._has_step:
+            out.append(f"The residual step clipped the residuals at {_fmt(self._release.clip)} on the mapped scale "
+                       "(twice a private high quantile, released): symmetric errors are unaffected; a skewed error "
+                       "distribution whose far tail passes it would bias the intercept.")
         if self.ridge is not None and self.ridge > 0 and self.model == "linear":
             shrink = ("objective perturbation's public ridge" if hasattr(self.spec, "loss") else
                       "the adaptive ridge (the noise is large compared with the design's smallest eigenvalue)")
