@@ -154,6 +154,11 @@ class SelectionResult:
         * ``method="adassp"`` (default, least-squares selections): AdaSSP
           (``help(dpstats.estimation.adassp)``), Laplace noise and pure epsilon-DP for
           ``delta=0``, Gaussian noise for ``delta > 0``;
+        * ``method="adassp_residual"`` (least-squares selections, pandas data, ``delta=0``):
+          AdaSSP with 45 % of epsilon, then one Newton step from its fit whose noise scales
+          with the residuals (a private clipping level, then noisy ``Z'r`` and ``r'r``;
+          ``help(dpstats.estimation.residual_step)``): much narrower intervals with several
+          terms and enough rows, more refusals with few rows or wide ranges (docs/methods.md);
         * ``method="objective_perturbation"``: objective perturbation (Kifer, Smith and
           Thakurta 2012; ``help(dpstats.estimation.objective_perturbation)``), pure epsilon-DP
           (``delta`` must be 0).  After a least-squares selection, least squares over the

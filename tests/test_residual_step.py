@@ -261,7 +261,7 @@ def test_release_is_post_processing_of_the_ledger():
     assert set(entry["released"]) == {"columns", "gram_upper", "min_eigenvalue", "clip_grid_index", "clip_level",
                                       "step_statistics", "step_residual_sum_of_squares"}
     parts = est.ledger.entries[0].parts
-    assert [p[1] for p in parts] == pytest.approx([1.5, 0.3, 1.2]) and sum(p[1] for p in parts) == pytest.approx(3.0)
+    assert [p[1] for p in parts] == pytest.approx([1.35, 0.45, 1.2]) and sum(p[1] for p in parts) == pytest.approx(3.0)
     rel = entry["released"]
     m, d = len(out["selected"]) + 2, len(out["selected"]) + 1
     e1, e2, e3 = residual_step.shares(3.0)

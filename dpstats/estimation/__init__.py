@@ -2,14 +2,17 @@
 
 ``fit.estimate(epsilon=...)`` on a :class:`~dpstats.results.SelectionResult` refits the
 selected terms (and the intercept) on the same data with AdaSSP (least-squares
-selections) or objective perturbation (``method="objective_perturbation"``: least squares
-over a public ball, or logistic regression after a hinge-loss selection) or, without any
+selections; ``method="adassp_residual"`` adds one residual step) or objective
+perturbation (``method="objective_perturbation"``: least squares over a public ball, or
+logistic regression after a hinge-loss selection) or, without any
 bounds, the Tukey-depth mechanism (``method="tukey"``, (epsilon, delta)-DP), as its own
 ledger entry, and returns an
 :class:`~dpstats.estimation.result.EstimateResult`; ``dp_select(..., estimate=share)``
 does both in one call.  One concept per module:
 
 * :mod:`~dpstats.estimation.adassp` -- the mechanism, its sensitivities and privacy statement;
+* :mod:`~dpstats.estimation.residual_step` -- AdaSSP followed by one residual step (``method="adassp_residual"``),
+  its sensitivities, privacy statement and bootstrap;
 * :mod:`~dpstats.estimation.objective_perturbation` -- objective perturbation, its constants and privacy statement;
 * :mod:`~dpstats.estimation.op_bootstrap` -- its noisy Gram release for the intervals (squared loss);
 * :mod:`~dpstats.estimation.tukey` -- the Tukey-depth mechanism (bound-free), its privacy statement;
