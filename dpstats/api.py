@@ -366,8 +366,7 @@ def _estimate_share(args, method_options):
     from .estimation.combined import EstimateShare
 
     share = EstimateShare.check(estimate, epsilon=args["epsilon"], method=args["method"],
-                                method_options=method_options, estimate_method=estimate_method,
-                                dask=is_dask_dataframe(args["data"]))
+                                method_options=method_options, estimate_method=estimate_method)
     args["epsilon"], args["accountant"] = share.selection_epsilon, share.bundled(args["accountant"])
     return share
 

@@ -154,7 +154,7 @@ class SelectionResult:
         * ``method="adassp"`` (default, least-squares selections): AdaSSP
           (``help(dpstats.estimation.adassp)``), Laplace noise and pure epsilon-DP for
           ``delta=0``, Gaussian noise for ``delta > 0``;
-        * ``method="adassp_residual"`` (least-squares selections, pandas data, ``delta=0``):
+        * ``method="adassp_residual"`` (least-squares selections, ``delta=0``):
           AdaSSP with 45 % of epsilon, then one Newton step from its fit whose noise scales
           with the residuals (a private clipping level, then noisy ``Z'r`` and ``r'r``;
           ``help(dpstats.estimation.residual_step)``): much narrower intervals with several

@@ -24,7 +24,7 @@ from ..errors import InvalidArgumentError
 from ..methods import get_method
 from ..bss.losses import LOSSES
 from ..privacy.accountant import Accountant
-from .refit import ESTIMATORS, METHODS, dask_refusal, estimate_after_selection
+from .refit import METHODS, estimate_after_selection
 
 #: Estimators of ``fit.estimate`` that the one-call form refuses (they need delta > 0).
 ONE_CALL_REFUSED = ("tukey",)
@@ -78,7 +78,7 @@ class EstimateShare:
         self.estimate_epsilon = math.inf if math.isinf(total) else total - self.selection_epsilon
 
     @classmethod
-    def check(cls, estimate, *, epsilon, method, method_options, estimate_method="adassp", dask=False):
+    def check(cls, estimate, *, epsilon, method, method_options, estimate_method="adassp"):
         """Refuse, before anything runs, what cannot be estimated after this method.  ``estimate``,
         ``epsilon``, ``method`` and ``estimate_method`` are checked already (``dp_select``'s
         declared arguments); the method's options are validated later."""
@@ -92,8 +92,6 @@ class EstimateShare:
             raise InvalidArgumentError(
                 f"estimate_method={estimate_method!r} fits least squares, which does not apply to loss='hinge'; use "
                 "estimate_method='objective_perturbation' (a private logistic regression).")
-        if dask and not ESTIMATORS[estimate_method].supports_dask:
-            raise InvalidArgumentError("estimate_method: " + dask_refusal(estimate_method))
         return cls(share, epsilon, estimate_method)
 
     def bundled(self, accountant):

@@ -8,6 +8,8 @@
   data values (after the charge);
 * :func:`mapped_rows_of` -- the mapped rows themselves, for a refit that needs more than
   the Gram matrix (objective perturbation with the logistic loss); reads data;
+* :class:`MappedRows` -- the mapped rows as a source of sums over rows (pandas, or partition
+  by partition on Dask), for the residual step's passes; reads data;
 * :func:`design_rows_of` -- the selected columns as evaluated, neither clipped nor mapped
   (the bound-free Tukey-depth refit); reads data;
 * :func:`prediction_design` -- the selected terms' columns for new data, through the
@@ -121,6 +123,50 @@ def design_rows_of(data, plan, columns):
     if plan.intercept:
         Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
     return Z, np.asarray(y, dtype=np.float64)
+
+
+class MappedRows:
+    """The refit's mapped rows as a source of additive statistics (reads data; after the charge).
+
+    The residual step (:mod:`dpstats.estimation.residual_step`) needs three passes: the
+    augmented Gram matrix, then counts of residuals beyond a grid of levels and sums over the
+    clipped residuals for a first estimate it has just released.  Each pass is a sum over
+    rows, so a pandas frame evaluates its rows once and keeps them (``Z`` with the column of
+    ones first with an intercept, ``y`` mapped), and a Dask frame sums partition by
+    partition, as :func:`augmented_gram_of` does: one materialiser per backend.
+    """
+
+    def __init__(self, data, plan, columns, ranges: TermRanges):
+        self.columns = np.asarray(columns, dtype=np.int64)
+        self.plan, self.ranges = plan, ranges
+        self.intercept = bool(plan.intercept)
+        self._rows = None if _is_dask_frame(plan) else _mapped_design(evaluate_rows(_validate_data(data), plan),
+                                                                      self.columns, ranges, self.intercept)
+
+    def total(self, statistic, *args) -> np.ndarray:
+        """sum over rows of ``statistic(Z, y, *args)`` (an array), on pandas or partition by partition."""
+        if self._rows is not None:
+            return np.asarray(statistic(*self._rows, *args), dtype=np.float64)
+        from ..dask_engine import _sum_arrays, _tree_sum, require_dask
+
+        dask, _ = require_dask()
+        parts = [dask.delayed(_partition_statistic)(part, self.plan.spec, self.columns, self.ranges, self.intercept,
+                                                    statistic, args)
+                 for part in self.plan.ddf.to_delayed()]
+        return np.asarray(_tree_sum(dask, parts, _sum_arrays).compute(), dtype=np.float64)
+
+
+def _mapped_design(rows, columns, ranges, intercept):
+    X, y = rows
+    Z = ranges.map_design(X[:, columns])
+    if intercept:
+        Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
+    return Z, ranges.map_response(y)
+
+
+def _partition_statistic(pdf, plan, columns, ranges, intercept, statistic, args):
+    return np.asarray(statistic(*_mapped_design(evaluate_rows(pdf, plan), columns, ranges, intercept), *args),
+                      dtype=np.float64)
 
 
 def _partition_gram(pdf, plan, columns, ranges):

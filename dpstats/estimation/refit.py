@@ -82,7 +82,7 @@ from . import objective_perturbation as op
 from . import op_bootstrap
 from . import residual_step
 from . import tukey
-from .design import augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
+from .design import MappedRows, augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
 from .result import EstimateResult, TukeySpec, original_units_map
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
@@ -169,8 +169,6 @@ class Estimator:
     name = ""
     #: Whether the method needs public ranges (the selection's ``bounds_used`` or ``bounds=``).
     needs_bounds = True
-    #: Whether the method runs on a Dask DataFrame (from sufficient statistics summed over partitions).
-    supports_dask = True
 
     def check(self, req: Request) -> dict:
         """Method-specific public checks (stage 1); returns the method's validated options."""
@@ -224,13 +222,6 @@ class AdaSSPEstimator(Estimator):
                               selection_delta=req.selection_delta())
 
 
-def dask_refusal(method) -> str:
-    """The message refusing an estimator that needs the rows on a Dask DataFrame (before any charge)."""
-    return (f"method={method!r} needs the rows (its residual step reads each row's residual): a Dask DataFrame is "
-            "not supported. Use method='adassp' (sufficient statistics, partition by partition), or a pandas "
-            "DataFrame.")
-
-
 STEP_MECHANISM = ("AdaSSP followed by one residual step: noisy augmented Gram matrix and smallest eigenvalue, a "
                   "private clipping level of the residuals, noisy (Z'r, r'r) of the clipped residuals")
 
@@ -240,7 +231,6 @@ class ResidualStepEstimator(Estimator):
     noise scales with the residuals rather than with the response's range; pure epsilon-DP."""
 
     name = "adassp_residual"
-    supports_dask = False
 
     def check(self, req):
         self.refuse_hinge_and_radius(req)
@@ -248,18 +238,15 @@ class ResidualStepEstimator(Estimator):
             raise InvalidArgumentError(
                 f"delta must be 0 for method={self.name!r} (Laplace noise and an exponential mechanism, pure "
                 f"epsilon-DP); got {req.delta!r}. method='adassp' offers a Gaussian (epsilon, delta) variant.")
-        if getattr(req.plan, "is_dask", False):
-            raise InvalidArgumentError(dask_refusal(self.name))
         return {}
 
     def release(self, req):
         if math.isinf(req.epsilon):  # no noise: least squares, exactly AdaSSP's epsilon = inf fit
             return AdaSSPEstimator().release(req)
         plan, selected = req.plan, req.selected
-        Z, y = mapped_rows_of(req.ctx["data"], plan, req.columns, req.ranges)
-        y = req.ranges.map_response(y)
-        rel = residual_step.release(Z, y, plan.intercept, req.epsilon, req.relation, req.rng)
-        del Z, y  # nothing below may read the data
+        rows = MappedRows(req.ctx["data"], plan, req.columns, req.ranges)
+        rel = residual_step.release(rows, req.d, plan.intercept, req.epsilon, req.relation, req.rng)
+        del rows  # nothing below may read the data
         coef, centre, lam, theta1 = residual_step.fit(rel)
         ivs = residual_step.intervals(rel, centre, lam, theta1, req.draws, req.rng)
         e1, e2, e3 = rel.epsilons

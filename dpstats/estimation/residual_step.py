@@ -203,26 +203,42 @@ class StepRelease:
                 "step_scale": "step_sensitivity / step_epsilon"}
 
 
-def release(Z, y, intercept, epsilon, relation, rng) -> StepRelease:
-    """Steps 1-3 on the mapped rows (Z: the design columns, the column of ones first with an
-    intercept; y: the mapped response).  The only function here that reads data."""
-    Z = np.asarray(Z, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    d = Z.shape[1]
+def release(rows, d, intercept, epsilon, relation, rng) -> StepRelease:
+    """Steps 1-3 on the mapped rows: ``rows.total(statistic, *args)`` sums a statistic of
+    (Z, y) over the rows (Z the d design columns, the column of ones first with an intercept;
+    y the mapped response): :class:`dpstats.estimation.design.MappedRows`, or
+    :class:`ArrayRows` for arrays at hand.  The only function here that reads data."""
     e1, e2, e3 = shares(float(epsilon))
     spec = adassp.calibrate(e1, 0.0, d + (1 if intercept else 2), d)
-    X = Z[:, 1:] if intercept else Z
-    rel1 = adassp.release(adassp.augmented_gram(X, y), intercept, spec, rng)
+    rel1 = adassp.release(rows.total(_augmented_gram, intercept), intercept, spec, rng)
     theta1, _ = adassp.fit_release(rel1)
     n_noisy = max(float(rel1.gram[0, 0]), 0.0)
-    counts = exceed_counts(np.abs(y - Z @ theta1))
+    counts = rows.total(_exceed_counts, theta1)
     k = sample_exponential(clip_loss(counts, clip_target(n_noisy, e2)), e2, 1.0, rng)
     c = CLIP_FACTOR * float(CLIP_GRID[k])
-    stats = step_statistics(Z, y, theta1, c)
+    stats = rows.total(step_statistics, theta1, c)
     delta = step_sensitivity(d, c, relation)
     scale = delta / e3
     noisy = stats + np.asarray(rng.laplace(scale, d + 1), dtype=np.float64)
     return StepRelease(rel1, int(k), c, noisy[:d], float(noisy[d]), scale, delta, (e1, e2, e3))
+
+
+class ArrayRows:
+    """Mapped rows held as arrays (Z, y): the sums of :func:`release` over them."""
+
+    def __init__(self, Z, y):
+        self.Z, self.y = np.asarray(Z, dtype=np.float64), np.asarray(y, dtype=np.float64)
+
+    def total(self, statistic, *args):
+        return np.asarray(statistic(self.Z, self.y, *args), dtype=np.float64)
+
+
+def _augmented_gram(Z, y, intercept):
+    return adassp.augmented_gram(Z[:, 1:] if intercept else Z, y)
+
+
+def _exceed_counts(Z, y, theta1):
+    return exceed_counts(np.abs(y - Z @ theta1))
 
 
 def step_statistics(Z, y, theta1, c) -> np.ndarray:
