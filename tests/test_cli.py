@@ -302,6 +302,8 @@ BAD_ESTIMATE = {
                       "--estimate-bounds", "3,3"], "bounds"),
     "op_with_delta": (["--estimate", "1", "--estimate-method", "objective_perturbation", "--estimate-delta",
                        "1e-6"], "delta"),
+    "residual_with_delta": (["--estimate", "1", "--estimate-method", "adassp_residual", "--estimate-delta",
+                             "1e-6"], "delta"),
 }
 
 
@@ -329,3 +331,16 @@ def test_select_estimate_prints_the_selection_and_the_estimate(files, capsys):
     assert code == 0 and "epsilon spent in all (selection + estimate, basic composition): 3" in out
     assert str(fit.summary()).splitlines()[0] in out and "AdaSSP" in out
 
+
+
+def test_select_estimate_with_the_residual_step_equals_the_api(files, capsys):
+    import dpstats
+
+    code, out, err = run_cli(_estimate(files, "--estimate", "1", "--estimate-method", "adassp_residual",
+                                       "--bootstrap", "200", "--json"), capsys)
+    assert code == 0, err
+    data = pd.read_csv(files["good"], **EXACT_FLOATS)
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=2, s=2, bounds=(3, 3), random_state=4)
+    est = fit.estimate(epsilon=1, method="adassp_residual", bootstrap=200, random_state=4)
+    assert json.loads(out)["estimate"] == json.loads(json.dumps(est.release()))
+    assert "residual step" in json.loads(out)["estimate"]["ledger"]["entries"][0]["mechanism"]
