@@ -647,8 +647,8 @@ class EstimateResult:
                        "centred at coef_corrected.")
         if self._has_step:
             out.append(f"The residual step clipped the residuals at {_fmt(self._release.clip)} on the mapped scale "
-                       "(twice a private high quantile, released): symmetric errors are unaffected; a skewed error "
-                       "distribution whose far tail passes it would bias the intercept.")
+                       "(2.25 times a private high quantile, released): symmetric errors are unaffected; a skewed "
+                       "error distribution whose far tail passes it would bias the intercept.")
         if self.ridge is not None and self.ridge > 0 and self.model == "linear":
             shrink = ("objective perturbation's public ridge" if hasattr(self.spec, "loss") else
                       "the adaptive ridge (the noise is large compared with the design's smallest eigenvalue)")
