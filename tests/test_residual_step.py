@@ -369,3 +369,25 @@ def test_one_call_with_an_estimate_share():
                             estimate=0.5, estimate_method="adassp_residual")
     est = fit.estimates
     assert est.epsilon_spent == pytest.approx(3.0) and "residual step" in est.ledger.entries[0].mechanism
+
+
+def test_fit_statistics_use_the_step_residuals():
+    """sigma2 and R^2 of a residual-step estimate against statsmodels' on the same (clipped) data:
+    from the step's (Z'r, r'r) the median relative error of sigma2 is about 0.2, where step 1's noisy
+    y'y alone gave 0.64 (n = 3000, three terms, epsilon 2; median over 10 seeds)."""
+    gen = np.random.default_rng(19)
+    rel_sigma, abs_r2 = [], []
+    for seed in range(10):
+        n = 3000
+        X = gen.uniform(-1, 1, (n, 4))
+        y = 0.2 + X @ np.array([0.5, -0.5, 0.5, 0.0]) + gen.normal(0, 0.2, n)
+        df = pd.DataFrame(X, columns=list("abcd"))
+        df["y"] = y
+        bounds = {**{c: (-1.0, 1.0) for c in "abcd"}, "y": (-2.0, 2.0)}
+        fit = dpstats.dp_select("y ~ .", df, method="exponential", epsilon=math.inf, s=3, bounds=bounds,
+                                random_state=1)
+        est = fit.estimate(epsilon=2.0, method="adassp_residual", random_state=seed)
+        ols = smf.ols("y ~ " + " + ".join(fit.support), df.assign(y=df.y.clip(-2, 2))).fit()
+        rel_sigma.append(abs(est.sigma2 / ols.scale - 1))
+        abs_r2.append(abs(est.rsquared - ols.rsquared))
+    assert np.median(rel_sigma) < 0.3 and np.median(abs_r2) < 0.05, (np.median(rel_sigma), np.median(abs_r2))

@@ -273,6 +273,20 @@ def residual_variance(rel: StepRelease, centre, theta1) -> float:
     return min(max(rss / (max(n, d + 1.0) - d), 0.0), rel.clip ** 2)
 
 
+def fit_statistics(rel: StepRelease, centre):
+    """(n, sigma2, r2) on the mapped scale: the noisy count of step 1, the residual variance of
+    :func:`residual_variance` (step 3's statistics, far less noisy than step 1's y'y) and
+    r2 = 1 - sigma2 (n - d) / TSS with TSS from step 1 (about the mean with an intercept, as
+    R's ``summary.lm``), kept in [0, 1].  Post-processing of the release."""
+    theta1, _ = adassp.fit_release(rel.stage1)
+    _, _, yy, n = iv.statistics(rel.gram, rel.intercept)
+    d = np.asarray(centre).size
+    sigma2 = residual_variance(rel, centre, theta1)
+    tss = yy - (rel.gram[0, -1] ** 2 / n if rel.intercept and n > 0 else 0.0)
+    r2 = 1.0 - sigma2 * (max(n, d + 1.0) - d) / tss if tss > 0 else math.nan
+    return n, sigma2, (min(max(r2, 0.0), 1.0) if math.isfinite(r2) else math.nan)
+
+
 def intervals(rel: StepRelease, centre, lam1, theta1, n_draws, rng) -> iv.IntervalSet:
     """The bootstrap of the module docstring, or AdaSSP's refusal read from step 1's release."""
     spec = rel.spec

@@ -27,6 +27,7 @@ from ..errors import InvalidArgumentError
 from ..display import Summary, _fmt
 from ..method_options import Boolean, Real
 from . import intervals as iv
+from . import residual_step
 from .residual_step import StepRelease
 from .design import prediction_design
 
@@ -443,6 +444,8 @@ class EstimateResult:
         if floor is None:  # objective perturbation: the Gram release's own noise
             floor = self._release.gram_spec.gram_sd
         centre = self._iv.centre if self._iv.available and self._iv.centre is not None else self._theta
+        if self._has_step:  # its residual variance comes from the step's own (Z'r, r'r)
+            return residual_step.fit_statistics(self._release, centre)
         return iv.fit_statistics(gram, self.intercept, centre, floor)
 
     @property
