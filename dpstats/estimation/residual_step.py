@@ -248,26 +248,27 @@ def step_statistics(Z, y, theta1, c) -> np.ndarray:
 
 
 def _design(rel: StepRelease):
+    """(A~1, A_bar, A_bar^-1, e_bar, Q, n~): step 1's design block, it with its eigenvalues raised
+    to the noise's standard deviation (eigenvalues e_bar, vectors Q) and its inverse, the noisy count."""
     A, _, _, n = iv.statistics(rel.gram, rel.intercept)
     e, Q = np.linalg.eigh(A)
     e_bar = np.maximum(e, rel.spec.gram_sd)
-    return A, e_bar, Q, n
+    return A, (Q * e_bar) @ Q.T, (Q / e_bar) @ Q.T, e_bar, Q, n
 
 
 def fit(rel: StepRelease):
     """(coef, centre, lam1, theta1) from the release (module docstring; post-processing)."""
     theta1, lam1 = adassp.fit_release(rel.stage1)
-    A, e_bar, Q, _ = _design(rel)
-    centre = theta1 + (Q / e_bar) @ Q.T @ rel.step
+    A, _, inv, _, _, _ = _design(rel)
+    centre = theta1 + inv @ rel.step
     coef = theta1 + adassp.solve(A[None], rel.step[None], np.array([lam1]))[0]
     return coef, centre, lam1, theta1
 
 
 def residual_variance(rel: StepRelease, centre, theta1) -> float:
     """sigma2 at the centre from step 3's noisy (Z'r, r'r), kept in [0, c^2]."""
-    _, e_bar, Q, n = _design(rel)
+    _, A_bar, _, _, _, n = _design(rel)
     s = np.asarray(centre) - np.asarray(theta1)
-    A_bar = (Q * e_bar) @ Q.T
     d = s.size
     rss = rel.rss_step - 2.0 * float(s @ rel.step) + float(s @ A_bar @ s)
     return min(max(rss / (max(n, d + 1.0) - d), 0.0), rel.clip ** 2)
@@ -294,9 +295,7 @@ def intervals(rel: StepRelease, centre, lam1, theta1, n_draws, rng) -> iv.Interv
     reason = iv._refusal(rel.gram, rel.intercept, spec.gram_sd, lam1, d)
     if reason is not None:
         return iv.IntervalSet("none", reason=reason, centre=centre)
-    _, e_bar, Q, _ = _design(rel)
-    A_bar = (Q * e_bar) @ Q.T
-    inv = (Q / e_bar) @ Q.T
+    _, A_bar, inv, e_bar, Q, _ = _design(rel)
     sigma2 = residual_variance(rel, centre, theta1)
     z = np.asarray(rng.gaussian(1.0, (n_draws, d)), dtype=np.float64)
     zu = math.sqrt(sigma2) * (z * np.sqrt(e_bar)) @ Q.T
