@@ -406,6 +406,50 @@ def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descen
     assert recorded
 
 
+@pytest.mark.parametrize("case", [(11, 18, 6, 0.2, 20.0, 1.0, 5.0, False), (12, 18, 7, 0.5, 10.0, 0.5, 2.0, True)])
+@pytest.mark.parametrize("budgets", [(1, 1), (1, 4), (256, 256)])
+def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch):
+    """The superset tests' node budget adapts per prefix length (halved after a test that
+    gave up, doubled after a late prune) and is shared by the blocks of an anchor: at any
+    budget, down to tests that give up after one node, each block still lists every support
+    below the threshold, and a test that gives up is recorded as a smaller budget."""
+    from dpstats.bss import blocks
+
+    low, high = budgets
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", 1)  # test many prefixes
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_MIN_NODES", low)
+    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_NODES", high)
+    outcomes = []
+    test_prefix = blocks._BlockSearch._test_prefix
+
+    def recorded(self, T_, threshold, depth):
+        before = dict(self._prefix_budgets)
+        pruned = test_prefix(self, T_, threshold, depth)
+        outcomes.append((before.get(depth, high), self._prefix_budgets.get(depth, high), pruned))
+        return pruned
+
+    monkeypatch.setattr(blocks._BlockSearch, "_test_prefix", recorded)
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=200, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats, lam, r)
+    sizes = list(range(min(s, p - s), 1, -1))
+    fourth = [float(np.sort(vals[count == i])[3]) for i in sorted(sizes)]
+    for thr in (fourth[0], fourth[len(fourth) // 2]):
+        shared_prefixes, shared_budgets = {}, {}
+        for i in sizes:
+            members = np.nonzero(count == i)[0]
+            below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+            res = blocks.block_supports_below(source, full, offset, i, thr, evaluate, mu=1.0,
+                                              pruned_prefixes=shared_prefixes, prefix_budgets=shared_budgets)
+            assert below <= set(res.supports)
+            assert all(low <= b <= high for b in shared_budgets.values())
+    assert outcomes and any(pruned for _, _, pruned in outcomes)
+    if low < high:  # some test gave up, and its length's budget went down
+        assert any(after < before for before, after, pruned in outcomes if not pruned)
+
+
 @pytest.mark.parametrize("bound", ["ridge", "eigen", "ball"])
 @pytest.mark.parametrize("case", CASES + PREFIX_CASES)
 def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):

@@ -249,9 +249,9 @@ def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeyp
     calls = []
     leaves_at = blocks._BlockSearch._leaves_at
 
-    def counting(self, T_, threshold, first_only=False):
+    def counting(self, T_, threshold, first_only=False, budget=None):
         calls.append(first_only)
-        return leaves_at(self, T_, threshold, first_only)
+        return leaves_at(self, T_, threshold, first_only, budget)
 
     monkeypatch.setattr(blocks._BlockSearch, "_leaves_at", counting)
     X, y = dataset(0, n=40, p=10, s=5)  # a design where a 3x floor (mutation) changes the list

@@ -401,7 +401,7 @@ class _BlockSearch:
     CHECK_EVERY = 256
 
     def __init__(self, source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time=None,
-                 pruned_prefixes=None):
+                 pruned_prefixes=None, prefix_budgets=None):
         self.source = source
         # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
         # dict when the caller keeps none
@@ -424,6 +424,9 @@ class _BlockSearch:
         self.check_time = check_time
         self._floor = None
         self._eig_hints = {}  # the last node's lambda_min bound (:func:`_gamma`)
+        # prefix length -> the superset test's node budget (:meth:`_test_prefix`), shared like
+        # pruned_prefixes by the blocks of one anchor
+        self._prefix_budgets = {} if prefix_budgets is None else prefix_budgets
 
     #: The spectral floor (:meth:`floor`) is computed when the anchor leaves at most this many
     #: outside columns and G is at hand (one eigenvalue of an |O| x |O| matrix per anchor).
@@ -611,11 +614,13 @@ class _BlockSearch:
         return C[keep]
 
     #: A removal prefix is tested (superset bound, :meth:`leaves_per_set`) when at least
-    #: this many removed sets D extend it; a test that needs more than PREFIX_TEST_NODES
-    #: nodes is abandoned (the prefix's children are tested instead, each with a larger
-    #: margin: one more strong column dropped).
+    #: this many removed sets D extend it; a test that needs more nodes than its budget (at
+    #: most PREFIX_TEST_NODES, at least PREFIX_TEST_MIN_NODES: :meth:`_test_prefix`) is
+    #: abandoned (the prefix's children are tested instead, each with a larger margin: one
+    #: more strong column dropped).
     PREFIX_TEST_FROM = 4
     PREFIX_TEST_NODES = 256
+    PREFIX_TEST_MIN_NODES = 32
 
     #: None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one (tests).
     FORCE_BOUND = None
@@ -635,18 +640,39 @@ class _BlockSearch:
             K, R0, u_all = None, src.yy, c.copy()
         return GOT, K, u_all, R0 - self.shift - threshold
 
-    def _leaves_at(self, T, threshold, first_only=False):
+    def _leaves_at(self, T, threshold, first_only=False, budget=None):
         """Every B (|B| = i, outside the anchor) the bounds cannot place at R(T + B) >= threshold.
 
         ``first_only``: a yes/no question; the list is non-empty (not necessarily a leaf) when
-        some B may be below the threshold or the search passed PREFIX_TEST_NODES nodes.
+        some B may be below the threshold or the search passed ``budget`` nodes.
         """
         GOT, K, u_all, h = self._at(T, threshold)
         C = self._screen(T, GOT, K, u_all, h)
         if C.size < self.i:
             return []
-        budget = self.PREFIX_TEST_NODES if first_only else None
-        return self._branch_and_bound(T, GOT, K, u_all, C, h, first_only=first_only, budget=budget)
+        return self._branch_and_bound(T, GOT, K, u_all, C, h, first_only=first_only,
+                                      budget=budget if first_only else None)
+
+    def _test_prefix(self, T, threshold, depth):
+        """True when the superset test at T (a removal prefix of length ``depth``) prunes it.
+
+        The test's node budget adapts per prefix length, between PREFIX_TEST_MIN_NODES and
+        PREFIX_TEST_NODES: halved after a test that used it all without deciding, doubled
+        after one that pruned with at least half of it.  A test that gives up costs its whole
+        budget and decides nothing (the prefix's children are then visited, as without the
+        test), so where tests at a length keep giving up they should give up early; where
+        they prune late they are worth their nodes.  Only the work changes: a pruned prefix
+        is pruned by the bounds whatever the budget.
+        """
+        budget = self._prefix_budgets.get(depth, self.PREFIX_TEST_NODES)
+        start = self.nodes
+        found = self._leaves_at(T, threshold, first_only=True, budget=budget)
+        used = self.nodes - start
+        if found and found[-1] is None:
+            self._prefix_budgets[depth] = max(self.PREFIX_TEST_MIN_NODES, budget // 2)
+        elif not found and 2 * used >= budget:
+            self._prefix_budgets[depth] = min(self.PREFIX_TEST_NODES, 2 * budget)
+        return not found
 
     def leaves_per_set(self, threshold):
         """Yield (candidate supports with a bound below threshold()) for each removed set D.
@@ -700,7 +726,7 @@ class _BlockSearch:
                 pruned = known.get(prefix, 0) >= i
                 if not pruned:
                     T = np.concatenate([forced, np.delete(movable, prefix)])
-                    pruned = not self._leaves_at(T, threshold(), first_only=True)
+                    pruned = self._test_prefix(T, threshold(), len(prefix))
                     if pruned:
                         known[prefix] = i
                 if pruned:
@@ -894,7 +920,8 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
 
 
 def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0,
-                         max_nodes=200000, max_columns=3000, check_time=None, pruned_prefixes=None):
+                         max_nodes=200000, max_columns=3000, check_time=None, pruned_prefixes=None,
+                         prefix_budgets=None):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
@@ -905,9 +932,11 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     ``pruned_prefixes``: one dict shared by the calls for the blocks of one anchor and ball
     multiplier, made from the largest i down at thresholds that never rise (the removal
     prefixes a larger block pruned are pruned here too: :meth:`_BlockSearch.leaves_per_set`).
+    ``prefix_budgets``: a dict shared the same way, the superset tests' node budgets per
+    prefix length (:meth:`_BlockSearch._test_prefix`; they change the work, not the result).
     """
     search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time,
-                          pruned_prefixes)
+                          pruned_prefixes, prefix_budgets)
     thr = float(threshold)
     sups_all, vals_all = [], []
     try:

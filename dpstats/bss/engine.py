@@ -1287,7 +1287,7 @@ class OuterApproximationEngine:
                                   note="rough: the middle blocks are usually the slowest")
         # largest block first: a removal prefix it prunes is pruned in every smaller block
         # (blocks.block_supports_below, ``pruned_prefixes``; the thresholds never rise)
-        pruned_prefixes = {}
+        pruned_prefixes, prefix_budgets = {}, {}
         for done, i in enumerate(range(last, first_i - 1, -1)):
             self._reached = f"{done} of {n_blocks} blocks of the exact search done"
             progress.update(done)
@@ -1296,7 +1296,8 @@ class OuterApproximationEngine:
             thr = reference() - self.tau_mip / 2.0
             res = block_supports_below(self.source, full, self.offset, i, thr,
                                        self.evaluate, mu=mu, max_nodes=int(self.settings.exact_block_nodes),
-                                       check_time=self._check_time, pruned_prefixes=pruned_prefixes)
+                                       check_time=self._check_time, pruned_prefixes=pruned_prefixes,
+                                       prefix_budgets=prefix_budgets)
             self.stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                                    **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
             if self.verbose:
