@@ -662,8 +662,12 @@ class _BlockSearch:
         budget and decides nothing (the prefix's children are then visited, as without the
         test), so where tests at a length keep giving up they should give up early; where
         they prune late they are worth their nodes.  Only the work changes: a pruned prefix
-        is pruned by the bounds whatever the budget.
+        is pruned by the bounds whatever the budget.  A matrix-free source keeps the largest
+        budget: there every removed set the children add costs passes over X for its
+        columns, and adapting measured slower (bench_public case 7).
         """
+        if getattr(self.source, "G", None) is None:
+            return not self._leaves_at(T, threshold, first_only=True, budget=self.PREFIX_TEST_NODES)
         budget = self._prefix_budgets.get(depth, self.PREFIX_TEST_NODES)
         start = self.nodes
         found = self._leaves_at(T, threshold, first_only=True, budget=budget)
