@@ -499,6 +499,66 @@ def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch
         assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("icpt", [False, True])
+def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
+    """n < p with the Gram matrix at hand: Sch - lam' I is singular, so the floor is lam' and
+    no search over more candidates than rows computes an eigenvalue (lambda_min(M_C) could
+    not beat the ridge bound); gamma (with its free bound lam' / max(d)) lies below
+    lambda_min(M_B) for every i-subset B, and every block still lists every support below
+    the threshold."""
+    from dpstats.bss import blocks
+
+    calls = []
+    floor_fn = blocks.eigenvalue_floor
+
+    def counted(M, hint=None):
+        calls.append(M.shape[0])
+        return floor_fn(M, hint)
+
+    monkeypatch.setattr(blocks, "eigenvalue_floor", counted)
+    smallest_fn = blocks.smallest_eigenvalue
+
+    def counted_smallest(M):
+        calls.append(M.shape[0])
+        return smallest_fn(M)
+
+    monkeypatch.setattr(blocks, "smallest_eigenvalue", counted_smallest)  # the anchor's floor
+    gammas = []
+    dense = blocks._BlockSearch._dense_matrix
+
+    def checked(self, T, GOT, K, u_all, C, h):
+        out = dense(self, T, GOT, K, u_all, C, h)
+        if out is not None:
+            gamma, cols = out[0], out[2]
+            M = out[6](slice(None), slice(None))
+            from itertools import combinations
+            smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0])
+                           for B in map(list, combinations(range(cols.size), min(self.i, cols.size))))
+            gammas.append((gamma, smallest, cols.size))
+        return out
+
+    monkeypatch.setattr(blocks._BlockSearch, "_dense_matrix", checked)
+    p, s, lam, r = 16, 4, 2.0, 3.0
+    stats, _, _ = instance(seed, n=10, p=p, s=s, rho=0.4, snr=5.0, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    source = GramSource(stats, lam, r)
+    for i in range(2, s + 1):
+        members = np.nonzero(count == i)[0]
+        ranked = np.sort(vals[members])
+        for thr in (ranked[min(3, ranked.size - 1)], ranked[ranked.size // 2], ranked[-1]):
+            res = blocks.block_supports_below(source, full, offset, i, float(thr), evaluate, mu=0.0)
+            below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+            assert below <= set(res.supports)
+        search = blocks._BlockSearch(source, full, offset, i, 0.0, 10**6, 3000)
+        assert search.floor() == search.lam
+    assert all(size <= 10 for size in calls)  # an eigenvalue only where C has at most n columns
+    assert gammas and any(size > 10 for _, _, size in gammas)
+    for gamma, smallest, size in gammas:
+        assert gamma <= smallest + 1e-9
+
+
 @pytest.mark.parametrize("case", CASES + PREFIX_CASES)
 def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
     """floor() <= lambda_min(Sch at T) over O for every T inside the anchor, and >= lam'."""

@@ -446,7 +446,7 @@ class _BlockSearch:
         self._floor = self.lam
         src, O, A = self.source, self.O, self.anchor_full
         G = getattr(src, "G", None)
-        if G is None or O.size == 0 or O.size > self.FLOOR_MAX_COLUMNS:
+        if G is None or O.size == 0 or O.size > self.FLOOR_MAX_COLUMNS or self._rank_deficient(O.size):
             return self._floor
         key = (tuple(int(j) for j in A), self.lam)
         cache = getattr(src, "_floor_cache", None)
@@ -461,6 +461,13 @@ class _BlockSearch:
         self._floor = max(self.lam, eig)
         src._floor_cache = (key, self._floor)
         return self._floor
+
+    def _rank_deficient(self, columns):
+        """True when the design has fewer rows than ``columns``: then Sch - lam' I =
+        X_C' W X_C (W = I minus the ridge hat matrix of T, positive definite) over that many
+        columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
+        n = getattr(self.source, "n", None)
+        return n is not None and n < columns
 
     def _screen(self, T, GOT, K, u_all, h):
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
@@ -514,8 +521,13 @@ class _BlockSearch:
         keep = np.arange(C.size)
         # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
         # (both see the same singular directions) and needs no eigenvalue per removed set
-        eigen = self.floor() <= self.lam
-        gamma = _gamma(M, i, eigen, hints=self._eig_hints)
+        # With fewer rows than columns Sch - lam' I = X_C'(...)X_C is singular: lambda_min(M_C)
+        # then lies between lam' / max(d) and lam' / min(d), and no eigenvalue can give a
+        # bound better than the ridge bound's lam' / d_j for every column (the search then
+        # uses the ridge bound alone: _branch_and_bound's use_eigen); the free bound
+        # lam' / max(d) (M >= lam' D^{-1}) stands in for it.
+        eigen = self.floor() <= self.lam and not self._rank_deficient(C.size)
+        gamma = max(_gamma(M, i, eigen, hints=self._eig_hints), self.lam / float(d.max()))
         vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
             vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
