@@ -685,7 +685,7 @@ class _BlockSearch:
         found = self._leaves_at(T, threshold, first_only=True, budget=budget)
         used = self.nodes - start
         if found and found[-1] is None:
-            self._prefix_budgets[depth] = max(self.PREFIX_TEST_MIN_NODES, budget // 2)
+            self._prefix_budgets[depth] = max(min(self.PREFIX_TEST_MIN_NODES, self.PREFIX_TEST_NODES), budget // 2)
         elif not found and 2 * used >= budget:
             self._prefix_budgets[depth] = min(self.PREFIX_TEST_NODES, 2 * budget)
         return not found
