@@ -784,3 +784,22 @@ def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch
         worst = members[np.argmax(vals[members])]
         res = blocks.minimise_block(source, full, offset, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate)
         assert res.value <= vals[members].min() + 1e-7 + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gershgorin_row_sample_gives_the_full_pass_value(seed):
+    """_gamma looks at a few rows first and skips the full pass when one reaches 1; its value
+    equals the full pass's, max(1 - max_j (sum of the i - 1 largest |M_jk|), 1e-12), whether
+    the bound is usable or not."""
+    from dpstats.bss import blocks
+
+    rng = np.random.default_rng(seed)
+    for m, scale in ((5, 0.05), (40, 0.02), (40, 0.3), (200, 0.05), (200, 0.01)):
+        A = rng.standard_normal((m, m)) * scale
+        M = np.eye(m) + (A + A.T) / 2.0
+        off = np.abs(M)
+        np.fill_diagonal(off, 0.0)
+        for i in (2, 3, 6, 20):
+            k = min(i - 1, m - 1)
+            full = max(1.0 - float(np.sort(off, axis=1)[:, m - k:].sum(axis=1).max()), 1e-12)
+            assert blocks._gamma(M, i, eigen=False) == pytest.approx(full, rel=1e-12, abs=1e-15)
