@@ -30,6 +30,15 @@ def anchored_oracle(stats, s, lam, r):
     return sups, vals, count, evaluate, full, anchor
 
 
+def anchored_case(case, n):
+    """A PREFIX_CASES-style case at n rows: (stats, sups, vals, count, evaluate, full anchor,
+    anchor, offset, GramSource at the case's ridge and radius)."""
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=n, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    return stats, sups, vals, count, evaluate, full, anchor, (1 if icpt else 0), GramSource(stats, lam, r)
+
+
 CASES = [
     # seed, p, s, rho, snr, lam, r, intercept
     (0, 10, 3, 0.1, 5.0, 20.0, 1.1, True),    # ball inactive near the optimum
@@ -279,10 +288,7 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, mon
     monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", test_from)
     monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_NODES", test_nodes)
     seed, p, s, rho, snr, lam, r, icpt = case
-    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
-    offset = 1 if icpt else 0
-    source = GramSource(stats, lam, r)
+    stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 80)
     rng = np.random.default_rng(seed)
     other = tuple(sorted(rng.choice(p, s, replace=False)))
     for anchor_k in (anchor, other):
@@ -429,11 +435,8 @@ def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch
         return pruned
 
     monkeypatch.setattr(blocks._BlockSearch, "_test_prefix", recorded)
-    seed, p, s, rho, snr, lam, r, icpt = case
-    stats, _, _ = instance(seed, n=200, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
-    offset = 1 if icpt else 0
-    source = GramSource(stats, lam, r)
+    p, s = case[1], case[2]
+    stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 200)
     sizes = list(range(min(s, p - s), 1, -1))
     fourth = [float(np.sort(vals[count == i])[3]) for i in sorted(sizes)]
     for thr in (fourth[0], fourth[len(fourth) // 2]):
