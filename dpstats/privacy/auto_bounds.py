@@ -113,6 +113,7 @@ never publish it.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -152,10 +153,19 @@ def default_grid(min_decade: int = -2, max_decade: int = 6, per_decade: int = 10
         raise ValueError(f"per_decade must be one of {sorted(NICE_SERIES)}; got {per_decade!r}.")
     if not (isinstance(min_decade, int) and isinstance(max_decade, int) and min_decade < max_decade):
         raise ValueError("min_decade and max_decade must be integers with min_decade < max_decade.")
+    return _grid(min_decade, max_decade, per_decade).copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _grid(min_decade, max_decade, per_decade):
+    # built from decimal strings (exact nice numbers), once per argument triple: every draw and
+    # every ledger entry asks for the default grid
     mags = sorted({float(f"{m}e{k}") for k in range(min_decade, max_decade) for m in NICE_SERIES[per_decade]}
                   | {float(f"1e{max_decade}")})
     mags = np.array(mags)
-    return np.concatenate([-mags[::-1], [0.0], mags])
+    out = np.concatenate([-mags[::-1], [0.0], mags])
+    out.setflags(write=False)  # shared by every caller of the cache
+    return out
 
 
 def _check_grid(grid) -> np.ndarray:
@@ -320,7 +330,7 @@ def draw_ranges(counts_per_term, n, epsilon, rng, *, grid=None, names=None, **lo
 
 
 def _describe_grid(grid) -> str:
-    if grid.size == default_grid().size and np.array_equal(grid, default_grid()):
+    if np.array_equal(grid, _grid(-2, 6, 10)):
         return "signed nice numbers, 10 per decade, 1e-2..1e6, and 0 (163 points)"
     return f"custom grid of {grid.size} points from {grid[0]:g} to {grid[-1]:g}"
 
