@@ -531,13 +531,12 @@ class _BlockSearch:
         Sch *= inv[None, :]
         M = Sch
         keep = np.arange(C.size)
-        # with a spectral floor above lam' the ridge bound is about as strong as lambda_min(M_C)
-        # (both see the same singular directions) and needs no eigenvalue per removed set
-        # With fewer rows than columns Sch - lam' I = X_C'(...)X_C is singular: lambda_min(M_C)
-        # then lies between lam' / max(d) and lam' / min(d), and no eigenvalue can give a
-        # bound better than the ridge bound's lam' / d_j for every column (the search then
-        # uses the ridge bound alone: _branch_and_bound's use_eigen); the free bound
-        # lam' / max(d) (M >= lam' D^{-1}) stands in for it.
+        # No eigenvalue per removed set (i) with a spectral floor above lam': the ridge bound is
+        # then about as strong as lambda_min(M_C) (both see the same singular directions);
+        # (ii) with fewer rows than columns: Sch - lam' I = X_C' W X_C is singular, so
+        # lambda_min(M_C) lies between lam' / max(d) and lam' / min(d) and cannot beat the
+        # ridge bound's lam' / d_j (the search then uses the ridge bound alone: use_eigen in
+        # _branch_and_bound).  The free bound lam' / max(d) (M >= lam' D^{-1}) always holds.
         eigen = self.floor() <= self.lam and not self._rank_deficient(C.size)
         gamma = max(_gamma(M, i, eigen, hints=self._eig_hints), self.lam / float(d.max()))
         vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
