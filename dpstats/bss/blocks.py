@@ -538,7 +538,8 @@ class _BlockSearch:
         # ridge bound's lam' / d_j (the search then uses the ridge bound alone: use_eigen in
         # _branch_and_bound).  The free bound lam' / max(d) (M >= lam' D^{-1}) always holds.
         eigen = self.floor() <= self.lam and not self._rank_deficient(C.size)
-        gamma = max(_gamma(M, i, eigen, hints=self._eig_hints), self.lam / float(d.max()))
+        dmax = float(d.max())
+        gamma = max(_gamma(M, i, eigen, hints=self._eig_hints), self.lam / dmax if dmax > 0 else 0.0)
         vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
             vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
