@@ -503,8 +503,8 @@ def child_main(spec):
     t0 = time.perf_counter()
     try:
         if task in METHODS:
-            kw = dict(method=task, epsilon=EPSILON, s=s, bounds=BOUNDS, radius=RADIUS, R=R, random_state=SEED,
-                      verbose=False)
+            kw = dict(method=task, epsilon=EPSILON, s=s, bounds=BOUNDS, radius=RADIUS, R=spec.get("R", R),
+                      random_state=SEED, verbose=False)
             if loss == "hinge":
                 kw["loss"] = "hinge"
             t0 = time.perf_counter()
@@ -794,6 +794,8 @@ def main():
     ap.add_argument("--cap", type=float, default=None,
                     help="seconds per call (default 200; 60 with --quick); case 15 (target 10 min) gets at least 600")
     ap.add_argument("--gen-cap", type=float, default=900, help="seconds to build one case's data (default 900)")
+    ap.add_argument("--R", type=int, default=R, help=f"top_r's list length R (default {R}); R = 1 certifies the "
+                    "best support alone, the baselines' problem")
     ap.add_argument("--threads", type=int, default=1, help="OMP/OPENBLAS/MKL_NUM_THREADS in the children")
     ap.add_argument("--quick", action="store_true", help="the first 4 cases with cap 60 s")
     ap.add_argument("--markdown", action="store_true", help="print the final table in markdown")
@@ -839,13 +841,13 @@ def main():
     if args.source:
         print(f"dpstats imported from {args.source} in the children (--source)", flush=True)
     print(f"dp_select(\"y ~ .\", df, method=..., epsilon={EPSILON:g}, s=s, bounds={BOUNDS}, radius={RADIUS}, "
-          f"R={R}, random_state={SEED}), default ridge; data random_state={SEED}", flush=True)
+          f"R={args.R}, random_state={SEED}), default ridge; data random_state={SEED}", flush=True)
     t_start = time.perf_counter()
     rows, details = [], []
     for idx in indices:
         case = CASES[idx]
         n, p, s, rho, snr, loss, case_methods, _ = case
-        base = dict(n=n, p=p, s=s, rho=rho, snr=snr, loss=loss, simulate_max_p=args.simulate_max_p)
+        base = dict(n=n, p=p, s=s, rho=rho, snr=snr, loss=loss, simulate_max_p=args.simulate_max_p, R=args.R)
         case_cap = cap if args.quick else max(cap, CASE_MIN_CAP.get(idx, 0.0))
         abess_res = None
         if "abess" in baselines:

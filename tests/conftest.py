@@ -3,9 +3,17 @@ import pathlib
 import subprocess
 import sys
 
-import numpy as np
-import pandas as pd
-import pytest
+#: Set by pytest-xdist in its workers (the README's test command runs two, one per core).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER is not None:
+    # one process per core already: BLAS threads in each worker would only contend (set
+    # before numpy is imported, which reads them once)
+    for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 
 def make_regression(n=60, p=6, s=2, rho=0.3, noise=0.5, seed=0):
@@ -69,25 +77,43 @@ VIGNETTES = sorted((ROOT / "vignettes").glob("*.py"))
 MAIN_JOB = "python -m dpstats demo"
 
 
+class _LazyRuns(dict):
+    """The runs, started together on the first lookup (see :func:`script_runs`)."""
+
+    def __init__(self, start):
+        super().__init__()
+        self._start = start
+
+    def start(self):
+        if self._start is not None:
+            start, self._start = self._start, None
+            start(self)
+
+    def __missing__(self, name):
+        self.start()
+        return dict.__getitem__(self, name)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def script_runs(request, tmp_path_factory):
     """The selected vignettes and the main job (tests/test_packaging.py), each a fresh
     interpreter, all started with the session.
 
     Each vignette runs as a script in its own folder (as a reader runs it), the main job as
-    ``python -m dpstats`` from an empty folder.  They start with the first test, not with
-    test_packaging: the suite runs in one process, so they use the core it leaves idle
-    instead of adding their time at the end (about half a minute of the suite's wall time
-    on 2 cores).  Output goes to files, so no run stalls on a full pipe.  Returns ``{name:
-    (process, stdout file, stderr file)}``; a test waits for its own run.  Nothing starts
-    when no such test is selected.
+    ``python -m dpstats`` from an empty folder.  In one process they start with the first
+    test, not with test_packaging, so they use the core it leaves idle instead of adding
+    their time at the end (about half a minute of the suite's wall time on 2 cores).  Under
+    pytest-xdist every worker sees every selected test but runs only some, and both cores
+    are busy: the runs then start when a test of this worker first asks for one.  Output
+    goes to files, so no run stalls on a full pipe.  Returns ``{name: (process, stdout file,
+    stderr file)}``; a test waits for its own run.  Nothing starts when no such test is
+    selected.
     """
     wanted = {item.callspec.params.get("script") for item in request.session.items
               if getattr(item, "originalname", None) in ("test_vignette_runs", "test_main_job_runs_as_a_module")
               and hasattr(item, "callspec")}
-    runs = {}
     if not wanted:
-        yield runs
+        yield {}
         return
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
     for threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -95,12 +121,18 @@ def script_runs(request, tmp_path_factory):
     logs = tmp_path_factory.mktemp("script_runs")
     commands = {p.name: ([sys.executable, str(p)], p.parent) for p in VIGNETTES}
     commands[MAIN_JOB] = ([sys.executable, "-m", "dpstats", "demo"], logs)
-    for name, (argv, cwd) in commands.items():
-        if name not in wanted:
-            continue
-        out, err = logs / f"{name}.out", logs / f"{name}.err"
-        with open(out, "w") as fo, open(err, "w") as fe:
-            runs[name] = (subprocess.Popen(argv, cwd=cwd, env=env, stdout=fo, stderr=fe), out, err)
+
+    def start(runs):
+        for name, (argv, cwd) in commands.items():
+            if name not in wanted:
+                continue
+            out, err = logs / f"{name}.out", logs / f"{name}.err"
+            with open(out, "w") as fo, open(err, "w") as fe:
+                runs[name] = (subprocess.Popen(argv, cwd=cwd, env=env, stdout=fo, stderr=fe), out, err)
+
+    runs = _LazyRuns(start)
+    if XDIST_WORKER is None:
+        runs.start()
     yield runs
     for proc, _, _ in runs.values():  # only left running if a test failed before waiting
         if proc.poll() is None:
