@@ -890,9 +890,10 @@ def main():
                         "max_bisect": args.l0bnb_bisect}
                 certified[b] = run_child(spec, case_cap, args.gen_cap, args.threads, args.source)
                 details.append(f"{idx + 1} {b}: {json.dumps(certified[b])}")
-        for method, res in results.items():
+        # --methods none: one row for the baselines alone
+        for method, res in (results or {"none": {"status": "not run"}}).items():
             mcmc = None
-            if "mcmc" in baselines:
+            if "mcmc" in baselines and method != "none":
                 gram_gb = 8 * p * p / 2**30
                 if loss == "hinge":
                     mcmc = "n/a (mcmc has no hinge loss)"
