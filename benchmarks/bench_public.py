@@ -883,7 +883,7 @@ def main():
             elif b == "okridge" and 8 * p * p / 2**30 > args.gram_limit_gb:
                 certified[b] = f"n/a (Gram {8 * p * p / 2**30:.1f} GB > {args.gram_limit_gb:g})"
             else:
-                # our call timed out: the child uses the public default ridge of its (n, p, s)
+                # at our call's ridge; when it did not return, the child uses the default one of (n, p, s)
                 ours = anchor if anchor is not None else {"ridge": None}
                 spec = {**base, "task": b, "ridge": ours["ridge"], "our_best": ours.get("best_support"),
                         "our_objective": ours.get("best_objective"), "cap": case_cap, "gap_tol": args.baseline_gap,
