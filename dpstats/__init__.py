@@ -30,15 +30,16 @@ from .privacy.accountant import Accountant
 from .privacy.ledger import Ledger, LedgerEntry
 from .estimation import EstimateResult
 from .planning import Plan, plan
+from .compare import Comparison, compare
 from .results import SelectionResult
 from .simulate import SimulatedData, simulate
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
+    "Accountant", "BudgetExceededError", "Comparison", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
     "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
-    "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "dataset_bounds",
+    "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "compare", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",
 ]

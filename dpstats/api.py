@@ -184,7 +184,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     method : str
         ``"exponential"`` (exact exponential mechanism over all supports, small p),
         ``"top_r"``, ``"mistakes"``, ``"mcmc"``, ``"dp_sis"``, ``"kendall"``,
-        ``"samp_agg"`` or ``"dpvote"`` (see :func:`dpstats.available_methods`).  Every
+        ``"samp_agg"``, ``"dpvote"``, ``"frank_wolfe"`` or ``"peeling"`` (see
+        :func:`dpstats.available_methods`), or ``"auto"``: chosen from public inputs only
+        (whether ``bounds`` are given and the option ``design=dict(rho=, spread=)``;
+        :mod:`dpstats.method_choice`, :func:`dpstats.compare`).  Every
         method, argument and option with its default is listed in docs/methods.md.
     epsilon : float
         Total privacy budget of the call (``math.inf`` gives the non-private answer).
@@ -270,6 +273,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     guarantee precisely; docs/privacy.md states the rules every call follows and
     docs/references.md gives the full references.
     """
+    choice = None
+    if isinstance(method, str) and method == "auto":
+        # Chosen from public inputs only (dpstats.method_choice), before anything else.
+        method, s, k, bounds, method_options, choice = _resolve_auto(s, k, bounds, method_options)
     given = dict(formula=formula, data=data, method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds,
                  radius=radius, ridge=ridge, R=R, random_state=random_state, accountant=accountant, signs=signs,
                  na_action=na_action, verbose=verbose, time_limit=time_limit, infer_levels=infer_levels,
@@ -277,6 +284,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     args = validate_arguments(DP_SELECT_ARGUMENTS, given)
     estimate = _estimate_share(args, method_options)
     call = _validate_arguments(args, given, method_options)
+    call.method_choice = choice
     call.deadline = deadline = Deadline(args["time_limit"])
     _check_budget(call)
     plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
@@ -294,6 +302,25 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         raise public_failure(exc, call_label=call.label, time_limit=deadline.seconds,
                              advice="a smaller problem (fewer terms, a smaller s, k or R) or a faster method") from None
     return fit if estimate is None else estimate.attach(fit, call.rng)
+
+
+def _resolve_auto(s, k, bounds, method_options):
+    """``method="auto"``: (method, s, k, bounds, method options, the public choice) from the
+    arguments alone (:func:`dpstats.method_choice.choose_method`)."""
+    from .method_choice import check_design, choose_method
+
+    options = dict(method_options)
+    design = check_design(options.pop("design", None))
+    if options:
+        raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
+                                   "method (see dpstats.compare) to set its options.")
+    name, reason = choose_method(bounds_given=bounds is not None, design=design)
+    meth = get_method(name)
+    size = s if s is not None else k
+    s, k = (None, size) if meth.size_argument == "k" else (size, None)
+    if not meth.needs_bounds:
+        bounds = None
+    return name, s, k, bounds, {}, {"method": name, "reason": reason, "design": design}
 
 
 def _run_charged(call, formula, data, plan, frame_data, deadline):
@@ -336,6 +363,8 @@ class _Call:
     context: dict
     response_type: str
     deadline: Deadline = None
+    #: ``method="auto"``: the method chosen from public inputs and why (public), else None.
+    method_choice: dict = None
     #: ``s="auto"``: the size settings (:class:`dpstats.bss.model_size.AutoSize`), else None.
     auto_size: object = None
     bounds_eps: float = 0.0
@@ -667,7 +696,10 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     meth = call.meth
     extra = _shown_arguments(call)
     public_call = _public_call(call, formula, plan)
-    text = _format_call(formula, data, meth.name, call.epsilon, meth.size_argument,
+    if call.method_choice is not None and call.method_choice["design"]:
+        extra["design"] = call.method_choice["design"]
+    text = _format_call(formula, data, "auto" if call.method_choice is not None else meth.name, call.epsilon,
+                        meth.size_argument,
                         '"auto"' if call.auto_size is not None else call.size,
                         call.bounds if meth.needs_bounds else None, extra)
     released = dict(outcome.released)
@@ -678,7 +710,8 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
         if call.derived_bounds:
             # How the ranges of derived terms follow from the public column ranges (public).
             released["bounds_derived"] = dict(call.derived_bounds)
-    return SelectionResult(call=text, method=meth.name, title=meth.title, formula=formula, response=plan.response,
+    title = meth.title if call.method_choice is None else f'{meth.title}; chosen by method="auto" from public inputs'
+    return SelectionResult(call=text, method=meth.name, title=title, formula=formula, response=plan.response,
                            terms=plan.terms, support=[plan.terms[j] for j in support_idx], signs=signs_series,
                            signs_private=signs_private, ledger=ledger, public_call=public_call,
                            released_extras=released, curator=curator, intercept=plan.intercept,
@@ -723,6 +756,8 @@ def _public_call(call, formula, plan) -> dict:
     if not meth.sign_step().native:
         public_call["signs_share"] = call.sign_share
     public_call.update({"na_action": call.na_action, "options": _public_options(call.options)})
+    if call.method_choice is not None:
+        public_call["method_choice"] = {"asked": "auto", **call.method_choice}
     if call.infer_levels:
         public_call["infer_levels"] = list(call.infer_levels)
     if meth.neighbours != ADD_REMOVE:

@@ -77,6 +77,8 @@ SKDRR24 = "Swope, Khanna, Doldo, Roy and Raff (2024)"
 DGJ23 = "Dick, Gillenwater and Joseph (2023)"
 RT23 = "Roy and Tewari (2023)"
 KST12 = "Kifer, Smith and Thakurta (2012)"
+TTZ15 = "Talwar, Thakurta and Zhang (2015)"
+CWZ21 = "Cai, Wang and Zhang (2021)"
 
 
 @dataclass(frozen=True)
@@ -436,6 +438,39 @@ def dp_sis_conditions(curator, ctx):
                     (HOLDS if prob >= RECOVERY_PROBABILITY else FAILS) if _number(prob) else NOT_CHECKABLE,
                     f"Shekelyan and Loukides (2022); {SKDRR24}, Appendix A",
                     note="P(true top k) is the exact probability of the canonical Lipschitz mechanism"))
+    return rows
+
+
+def frank_wolfe_conditions(curator, ctx):
+    """frank_wolfe: bounded rows in an L1 ball (privacy), and agreement with the non-private path."""
+    rows = [_clipping_row(curator, "every vertex score -<G, v> has sensitivity 2 C b_x (b_x C + b_y) in the L1 ball",
+                          f"{TTZ15}, Algorithm 2 (see help(dpstats.gradient.frank_wolfe))")]
+    if math.isinf(ctx.epsilon):
+        return _infinite_epsilon_rows()
+    overlap, chosen = curator.get("overlap_released_with_non_private"), curator.get("distinct_vertices_chosen")
+    measured = (f"the release holds {_g(overlap)} of the {ctx.size} terms of the non-private path's support; the "
+                f"private steps chose {_g(chosen)} distinct terms")
+    rows.append(row(RECOVERY, "the private steps choose the non-private path's vertices", measured,
+                    "P(non-private support) >= 1/2 (not computed: the path has (2p)^T outcomes)", NOT_CHECKABLE,
+                    TTZ15, note="plan(method='frank_wolfe', ...) estimates the recovery probability by simulation"))
+    return rows
+
+
+def peeling_conditions(curator, ctx):
+    """peeling: bounded rows with clipped residuals (privacy), and the exact peel probability when T = 1."""
+    rows = [_clipping_row(curator, "each coordinate of the gradient step moves by at most 2 eta b_x B / n "
+                          "(residuals clipped to [-B, B])", f"{CWZ21}, Algorithm 4.2 (pure-epsilon form; see "
+                          "help(dpstats.gradient.peeling))")]
+    if math.isinf(ctx.epsilon):
+        return _infinite_epsilon_rows()
+    prob = curator.get("probability_non_private_support")
+    measured = (f"P(non-private support) = {_g(prob, 3)} (exact, one iteration)" if _number(prob) else
+                f"the release holds {_g(curator.get('overlap_released_with_non_private'))} of the {ctx.size} "
+                "terms of the non-private support")
+    rows.append(row(RECOVERY, "the peels choose the non-private support", measured, "P(non-private support) >= 1/2",
+                    (HOLDS if prob >= RECOVERY_PROBABILITY else FAILS) if _number(prob) else NOT_CHECKABLE,
+                    f"{CWZ21}; Dwork, Su and Zhang (2021)",
+                    note="exact for one iteration and s <= 6 (a sum over the peel's orders); otherwise not computed"))
     return rows
 
 

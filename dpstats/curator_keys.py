@@ -112,6 +112,13 @@ CURATOR_KEYS = {
                            "kendall: |tau(x_j, y)|; samp_agg: vote count)",
     "non_private_scores": "the non-private score of the leading features and of the released ones, as numbers, "
                           "with its meaning (what fit.plot() draws)",
+    "non_private_support": "frank_wolfe, peeling: the support the same algorithm (same steps, radius or iterations) "
+                           "returns at epsilon = inf",
+    "overlap_released_with_non_private": "frank_wolfe, peeling: how many of non_private_support the released set holds",
+    "probability_non_private_support": "peeling with one iteration and s <= 6: exact P(the peel returns "
+                                       "non_private_support)",
+    "distinct_vertices_chosen": "frank_wolfe: how many distinct coordinates the private steps chose (fewer than s: "
+                                "the rest of the support was drawn at random among the zero coordinates)",
     "non_private_selection": "kendall: the non-private selection with the same redundancy rule, in order",
     "private_selection_order": "kendall: the released features in the order they were picked",
     "probability_true_topk": "dp_sis: exact P(the mechanism returns the non-private top k)",

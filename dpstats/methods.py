@@ -45,6 +45,8 @@ _MODULES = {
     "kendall": "dpstats.screening.kendall",
     "samp_agg": "dpstats.screening.samp_agg",
     "dpvote": "dpstats.vote.dpvote",
+    "frank_wolfe": "dpstats.gradient.frank_wolfe",
+    "peeling": "dpstats.gradient.peeling",
 }
 #: Methods registered at run time with :func:`register_method`.
 _REGISTERED: dict = {}

@@ -784,8 +784,23 @@ class Plan:
             self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
             "",
             "A prediction for the planned design, not a statement about any real data set.",
+            self._other_methods_line(),
         ]
         return "\n".join(lines)
+
+    def _other_methods_line(self) -> str:
+        """Where to compare methods on this design, and what method="auto" would take (public)."""
+        from .method_choice import choose_method
+
+        spread = None
+        if isinstance(self.bounds, tuple) and len(self.bounds) == 2:
+            spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
+        design = {"rho": self.design["rho"], **({"spread": spread} if spread is not None else {})}
+        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design)
+        return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
+                f"epsilon={self.epsilon:g}, design=dict(rho={self.design['rho']:g}"
+                + (f", spread={spread:g}" if spread is not None else "") + f")); method=\"auto\" would take "
+                f"{auto!r}.")
 
     def __repr__(self):
         return (f"<Plan method={self.method!r} n={self.n} epsilon={self.epsilon:g} "

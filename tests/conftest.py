@@ -58,6 +58,8 @@ BASE = {
     "kendall": {"k": 2},
     "samp_agg": {"k": 2},
     "dpvote": {"k": 2, "machines": 4},
+    "frank_wolfe": {"s": 2},
+    "peeling": {"s": 2},
 }
 
 

@@ -88,6 +88,9 @@ CASES = {
     "kendall": ("kendall", lambda: numeric(70, 6), dict(k=2), REPLACE + ("remove", "add")),
     "samp_agg": ("samp_agg", lambda: numeric(100, 8), dict(k=2, bounds=(2.0, 3.0)), REPLACE),
     "dpvote": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=5), REPLACE),
+    "frank_wolfe": ("frank_wolfe", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
+    "peeling": ("peeling", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
+    "peeling-iterations": ("peeling", lambda: numeric(80, 8), dict(s=3, bounds=(2.0, 3.0), iterations=3), REPLACE),
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),
@@ -105,6 +108,10 @@ CASES = {
                              dict(s=3, R=5, bounds=(2.0, 3.0), max_enumerate=10, intercept="centred"), REPLACE),
     "dp_sis-means-sd": ("dp_sis", lambda: numeric(80, 10), dict(k=3, bounds=(2.0, 3.0), center="means", scale="sd"),
                         REPLACE),
+    "frank_wolfe-means-sd": ("frank_wolfe", lambda: numeric(80, 8),
+                             dict(s=2, bounds=(2.0, 3.0), center="means", scale="sd", steps=6), REPLACE),
+    "peeling-means-sd": ("peeling", lambda: numeric(80, 8),
+                         dict(s=2, bounds=(2.0, 3.0), center="means", scale="sd", iterations=2), REPLACE),
 }
 
 #: Every method once more with ``na_action="omit"``: D has one incomplete row, and the
@@ -115,7 +122,8 @@ CASES = {
 #: complete ones, so a block count taken from the complete rows would differ from the
 #: "incomplete" neighbour's (floor(sqrt(k^2 - 1)) = k - 1).
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
-           "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd")
+           "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
+           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

@@ -83,7 +83,8 @@ import numpy as np
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
                                         set_log_probability, topk_diagnostics)
-from ..mechanisms.private_means import MEANS_SHARE, column_sums, means_affordable, private_means
+from ..private_scale import (MAX_CENTRE_NOISE, MIN_SD, SD_WIDTH, draw_row_map, moment_sums,  # noqa: F401
+                             resolved_center, resolved_scale, split_epsilon)
 from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
@@ -238,74 +239,20 @@ def curator_summary(terms, z, k, epsilon, delta, top=None):
 
 
 #: ``"auto"`` buys private means (and standard deviations) only when their expected noise
-#: radius is at most this, a tenth of the best-subset intercept's limit: the score *clips*
-#: the centred values to [-1, 1], so an error of the centre moves values across the clip.
-#: With the intercept's limit 1, simulate(n, 100, 10), epsilon 0.5, bounds (1, 1), k = 10,
-#: recovered the truth in 0 of 6 data sets at n = 4040 (the first n the means were bought,
-#: means and sds), 0 at 8000 and 1 at 16000, where the free midpoints recovered 6 of 6 at
-#: every n: recovery fell from 0.999 to 0.002 as n crossed 4040 (benchmarks/README.md).
-SIS_MAX_NOISE_RADIUS = 0.1
-
-
-def resolved_center(center, *, d, n, epsilon):
-    """``center="auto"``: "means" when the d means are affordable with MEANS_SHARE of epsilon
-    at noise radius :data:`SIS_MAX_NOISE_RADIUS`
-    (:func:`dpstats.mechanisms.private_means.means_affordable`), else None (the public
-    midpoints, free).  Public inputs only."""
-    if center != "auto":
-        return center
-    return "means" if means_affordable(d, n, MEANS_SHARE * epsilon, SIS_MAX_NOISE_RADIUS) else None
-
-
-def resolved_scale(scale, center, *, p, n, epsilon):
-    """``scale="auto"``: "sd" when the centring buys means and the 2 (p + 1) moments are
-    affordable with MEANS_SHARE of epsilon at noise radius :data:`SIS_MAX_NOISE_RADIUS`, else
-    None.  Public inputs only."""
-    if scale != "auto":
-        return scale
-    affordable = means_affordable(2 * (p + 1), n, MEANS_SHARE * epsilon, SIS_MAX_NOISE_RADIUS)
-    return "sd" if center == "means" and affordable else None
-
-
-def moment_sums(x, y):
-    """Sums of [x, y, 2 x^2 - 1, 2 y^2 - 1] over some rows: every entry in [-1, 1] (they add up)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    return np.concatenate([column_sums(x, y), (2.0 * x * x - 1.0).sum(axis=0), [float(np.sum(2.0 * y * y - 1.0))]])
+#: radius is at most this (:data:`dpstats.private_scale.MAX_CENTRE_NOISE`).
+SIS_MAX_NOISE_RADIUS = MAX_CENTRE_NOISE
 
 
 def _means_scores(data, epsilon_m, rng, n_input, scale):
     """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means (and with
     ``scale="sd"`` divided by SD_WIDTH private standard deviations), clipped to [-1, 1]."""
-    dask = getattr(data, "is_dask", False)
-    func = moment_sums if scale == "sd" else column_sums
-    sums = data.partition_sums(func) if dask else func(data.X, data.y)
-    moments = private_means(sums, n_input, epsilon_m, rng)
-    d = sums.size // 2 if scale == "sd" else sums.size
-    cx, cy = moments[:d - 1], float(moments[d - 1])
-    wx, wy = 1.0, 1.0
-    if scale == "sd":
-        square = (moments[d:] + 1.0) / 2.0  # means of x^2 and y^2 on the mapped scale
-        sd = np.sqrt(np.maximum(square - moments[:d] ** 2, MIN_SD ** 2))
-        wx, wy = SD_WIDTH * sd[:-1], float(SD_WIDTH * sd[-1])
-    if dask:
-        raw = data.partition_sums(centred_products, cx, cy, wx, wy)
+    row_map, entry = draw_row_map(data, epsilon_m, rng, n_input, scale, "DP-SIS")
+    args = (row_map.cx, row_map.cy, row_map.wx, row_map.wy)
+    if getattr(data, "is_dask", False):
+        raw = data.partition_sums(centred_products, *args)
     else:
-        raw = centred_products(data.X, data.y, cx, cy, wx, wy)
-    use = ("centre every row, divide by 3 private standard deviations and clip to [-1, 1]" if scale == "sd"
-           else "centre every row and clip it to [-1, 1]")
-    entry = LedgerEntry(
-        mechanism=("private means" + (" and second moments" if scale == "sd" else "")
-                   + " of the mapped terms and response (l-infinity K-norm mechanism), for DP-SIS"),
-        epsilon=epsilon_m, neighbours=REPLACE_ONE, released={},
-        details={"columns": int(moments.size), "sensitivity_linf": 2.0 / max(n_input, 1), "use": use})
+        raw = centred_products(data.X, data.y, *args)
     return np.abs(raw), entry
-
-
-#: ``scale="sd"``: centred values are divided by this many private standard deviations, then clipped.
-SD_WIDTH = 3.0
-#: Floor on a private standard deviation (mapped scale), so that a noisy variance at or below 0 stays usable.
-MIN_SD = 1e-3
 
 
 def centred_products(x, y, cx, cy, wx=1.0, wy=1.0):
@@ -331,8 +278,7 @@ def run(task) -> MethodOutcome:
     entries = []
     epsilon = task.epsilon
     if center == "means":
-        epsilon_m = task.epsilon if math.isinf(task.epsilon) else MEANS_SHARE * task.epsilon
-        epsilon = task.epsilon if math.isinf(task.epsilon) else task.epsilon - epsilon_m
+        epsilon_m, epsilon = split_epsilon(task.epsilon, center)
         f, means_entry = _means_scores(data, epsilon_m, task.rng, n_input, scale)
         entries.append(means_entry)
         delta = PLAIN_FACTOR * data.b_x * data.b_y  # centred values clipped to [-b_x, b_x], [-b_y, b_y]

@@ -1,0 +1,77 @@
+"""``dp_select(..., method="auto")``: the selection method chosen from public inputs only.
+
+The rule reads what the analyst states before the data (the number of candidate terms, the
+size, epsilon, whether public ranges are given, and an optional design: the columns' typical
+correlation ``rho`` and how many of the data's standard deviations the public ranges span,
+``spread``), never the data, so neighbouring data sets always get the same method, under
+either neighbouring relation (the rule does not read the row count, which is private under
+add/remove neighbours).
+
+The rule comes from ``benchmarks/bench_methods.py`` (rows needed for 0.9 recovery of the
+true support by every method on the private best-subset papers' simulated design; the table
+is in benchmarks/README.md, "Which method needs the fewest rows"):
+
+* ``kendall`` (Dick, Gillenwater and Joseph 2023) needed the fewest rows, or within 1.2x of
+  the fewest, wherever the columns were correlated (rho 0.5 and 0.8) and wherever the public
+  ranges were wider than the data (3 standard deviations): it ranks, so the ranges' width
+  costs it nothing, and its redundancy term discounts terms that only echo a chosen one.  It
+  needs no bounds, and its guarantee is for adding or removing a record (the stronger relation).
+* ``peeling`` (one iteration: the private top s of |x_j'y|) needed the fewest rows when the
+  columns were nearly uncorrelated and the ranges tight (about one standard deviation),
+  about half of kendall's rows there.
+
+So ``auto`` takes ``peeling`` when the stated design has ``rho <= 0.2`` and ``spread <= 1.5``
+and public ranges are given, and ``kendall`` otherwise (also when nothing is stated: the
+choice that was never far from the best).  :func:`dpstats.compare` shows, for a stated design,
+each method's simulated chance of recovery next to this choice.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from .errors import InvalidArgumentError, InvalidTypeError
+from .method_options import is_real
+
+#: The design keys ``method="auto"`` and :func:`dpstats.compare` read.
+DESIGN_KEYS = ("rho", "spread", "snr")
+#: ``peeling`` when the stated correlation and range width are at most these.
+PEELING_MAX_RHO = 0.2
+PEELING_MAX_SPREAD = 1.5
+
+
+def check_design(design) -> dict:
+    """``design=`` of ``method="auto"`` / :func:`dpstats.compare`, checked from its value alone."""
+    if design is None:
+        return {}
+    if not isinstance(design, Mapping):
+        raise InvalidTypeError(f"design must be a dict such as dict(rho=0.3, spread=3); got {design!r}.")
+    unknown = sorted(set(design) - set(DESIGN_KEYS))
+    if unknown:
+        raise InvalidArgumentError(f"design has unknown keys {unknown}; it takes {list(DESIGN_KEYS)}.")
+    out = {}
+    for key, value in design.items():
+        if not is_real(value) or not math.isfinite(float(value)):
+            raise InvalidTypeError(f"design[{key!r}] must be a finite number; got {value!r}.")
+        value = float(value)
+        if key == "rho" and not -1.0 < value < 1.0:
+            raise InvalidArgumentError(f"design['rho'] must lie in (-1, 1); got {value!r}.")
+        if key in ("spread", "snr") and not value > 0:
+            raise InvalidArgumentError(f"design[{key!r}] must be positive; got {value!r}.")
+        out[key] = value
+    return out
+
+
+def choose_method(*, bounds_given, design=None) -> tuple:
+    """(method name, reason): the rule of the module docstring, from public inputs only."""
+    design = check_design(design)
+    rho, spread = design.get("rho"), design.get("spread")
+    if bounds_given and rho is not None and spread is not None and abs(rho) <= PEELING_MAX_RHO \
+            and spread <= PEELING_MAX_SPREAD:
+        return "peeling", (f"the stated design has weakly correlated columns (|rho| <= {PEELING_MAX_RHO}) and ranges "
+                           f"of at most {PEELING_MAX_SPREAD} standard deviations: the private top s of |x_j'y| needs "
+                           "the fewest rows there")
+    if not bounds_given:
+        return "kendall", "no public ranges were given: kendall ranks and needs none"
+    return "kendall", ("kendall needed the fewest rows, or within 1.2x of the fewest, on every simulated design with "
+                       "correlated columns or ranges wider than the data (rank statistics do not pay for wide ranges)")

@@ -1,0 +1,103 @@
+"""method="auto" and dpstats.compare: the choice is a function of public inputs only.
+
+* the rule (dpstats.method_choice) from its inputs, and its refusals before the charge;
+* dp_select(method="auto") runs the chosen method with the same draws as naming it, records
+  the choice in the public call, and makes the same choice on neighbouring data sets (the
+  release-equivalence check);
+* compare() reports the simulated recovery of each method on common data sets, agrees with
+  direct dp_select calls on those data sets, and names auto's choice.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import dpstats
+from conftest import make_regression
+from dpstats.method_choice import check_design, choose_method
+from release_checks import assert_release_equivalent
+
+
+def test_the_rule_reads_only_the_stated_design_and_whether_ranges_are_given():
+    assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0))[0] == "peeling"
+    assert choose_method(bounds_given=True, design=dict(rho=-0.15, spread=1.5))[0] == "peeling"
+    assert choose_method(bounds_given=True, design=dict(rho=0.5, spread=1.0))[0] == "kendall"
+    assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=3.0))[0] == "kendall"
+    assert choose_method(bounds_given=True, design=dict(rho=0.1))[0] == "kendall"  # spread unknown
+    assert choose_method(bounds_given=True)[0] == "kendall"
+    assert choose_method(bounds_given=False, design=dict(rho=0.1, spread=1.0))[0] == "kendall"
+
+
+@pytest.mark.parametrize("design, error", [
+    ("rho", dpstats.InvalidTypeError), (dict(rho=1.0), dpstats.InvalidArgumentError),
+    (dict(spread=0), dpstats.InvalidArgumentError), (dict(rho="x"), dpstats.InvalidTypeError),
+    (dict(corr=0.1), dpstats.InvalidArgumentError)])
+def test_bad_designs_are_refused(design, error):
+    with pytest.raises(error, match="design"):
+        check_design(design)
+
+
+def test_auto_runs_the_chosen_method_with_its_draws_and_records_the_choice():
+    frame = make_regression(n=400, p=8, seed=4)
+    auto = dpstats.dp_select("y ~ .", frame, method="auto", epsilon=2.0, s=2, bounds=(3, 3),
+                             design=dict(rho=0.1, spread=1), random_state=3)
+    named = dpstats.dp_select("y ~ .", frame, method="peeling", epsilon=2.0, s=2, bounds=(3, 3), random_state=3)
+    assert auto.method == "peeling" and auto.support == named.support
+    assert auto.signs.equals(named.signs)
+    choice = auto.release()["call"]["method_choice"]
+    assert choice["asked"] == "auto" and choice["method"] == "peeling" and choice["design"] == {"rho": 0.1,
+                                                                                               "spread": 1.0}
+    assert 'method = "auto"' in auto.call and 'chosen by method="auto"' in str(auto)
+    kendall = dpstats.dp_select("y ~ .", frame, method="auto", epsilon=2.0, s=2, bounds=(3, 3), random_state=3)
+    assert kendall.method == "kendall" and kendall.release()["call"]["method_choice"]["method"] == "kendall"
+    assert kendall.support == dpstats.dp_select("y ~ .", frame, method="kendall", epsilon=2.0, k=2,
+                                                random_state=3).support
+
+
+def test_auto_makes_the_same_choice_on_neighbours():
+    frame = make_regression(n=200, p=6, seed=5)
+    other = frame.copy()
+    other.iloc[7] = 50.0  # a replaced record far outside the ranges
+    smaller = frame.drop(index=frame.index[3])  # a removed record (kendall's relation)
+    for design in (dict(rho=0.1, spread=1), None):
+        kwargs = dict(method="auto", epsilon=1.0, s=2, bounds=(3, 3), random_state=2, design=design)
+        a = dpstats.dp_select("y ~ .", frame, **kwargs).release()
+        for neighbour in (other, smaller) if design is None else (other,):
+            assert_release_equivalent(a, dpstats.dp_select("y ~ .", neighbour, **kwargs).release(), label="auto")
+
+
+def test_auto_refuses_other_options_before_the_charge():
+    frame = make_regression(n=100, p=5)
+    acct = dpstats.Accountant(1.0)
+    with pytest.raises(dpstats.InvalidArgumentError, match="design"):
+        dpstats.dp_select("y ~ .", frame, method="auto", epsilon=1.0, s=2, bounds=(3, 3), steps=3, accountant=acct)
+    assert acct.spent() == (0.0, 0.0)
+
+
+def test_compare_agrees_with_direct_calls_and_names_auto():
+    from dpstats.compare import response_sd
+    from dpstats.simulate import simulate
+
+    n, p, s, eps = 800, 12, 2, 2.0
+    c = dpstats.compare(n=n, p=p, s=s, epsilon=eps, design=dict(rho=0.3, spread=2), methods=["peeling", "kendall"],
+                        reps=4, random_state=1)
+    assert list(c.table["method"]) == ["peeling", "kendall"] and c.auto_choice == "kendall"
+    sd_y = response_sd(p, s, 0.3, 5.0)
+    sims = [simulate(n, p, s, rho=0.3, snr=5.0, random_state=100003 + r) for r in range(4)]
+    assert np.std(sims[0].data["y"]) == pytest.approx(sd_y, rel=0.15)
+    for method, extra in (("peeling", dict(s=s, bounds=(2.0, 2.0 * sd_y))), ("kendall", dict(k=s))):
+        hits = [set(dpstats.dp_select("y ~ . - 1", sim.data, method=method, epsilon=eps, signs=False, random_state=r,
+                                      **extra).support) == set(sim.support) for r, sim in enumerate(sims)]
+        row = c.table.set_index("method").loc[method]
+        assert row["probability"] == pytest.approx(np.mean(hits)) and row["reps"] == 4
+        assert row["lower"] <= row["probability"] <= row["upper"]
+    assert "method='auto' takes 'kendall'" in str(c)
+
+
+def test_compare_reports_a_method_it_cannot_run_instead_of_raising():
+    c = dpstats.compare(n=200, p=8, s=2, epsilon=1.0, methods=["exponential"], reps=2, random_state=0)
+    assert c.table.loc[0, "status"] == "ok"  # C(8, 2) is small: it runs
+    c = dpstats.compare(n=200, p=400, s=5, epsilon=1.0, methods=["exponential"], reps=1, random_state=0)
+    assert c.table.loc[0, "status"].startswith("InvalidArgumentError") and math.isnan(c.table.loc[0, "probability"])
+    with pytest.raises(dpstats.InvalidArgumentError, match="2s - 1"):
+        dpstats.compare(n=100, p=5, s=3, epsilon=1.0)
