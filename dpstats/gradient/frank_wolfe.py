@@ -71,13 +71,12 @@ import numpy as np
 from .. import conditions
 from ..light_curator import light_curator_active
 from ..mechanisms.gumbel import report_noisy_max
-from ..errors import InvalidArgumentError
-from ..method_options import Choice, Custom, Integer, Real
-from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
+from ..method_options import Integer, Real
+from ..methods import MethodOutcome, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
-from ..private_scale import IDENTITY, draw_row_map, resolved_center, resolved_scale, split_epsilon
-from .rows import GradientSource, top_by_magnitude
+from .base import CENTRE_OPTIONS, GradientMethod, centring_details, gradient_source, resolve_centring
+from .rows import top_by_magnitude
 
 #: Default L1 radius on the mapped scale (benchmarks/README.md, "frank_wolfe's radius and steps").
 DEFAULT_L1_RADIUS = 1.0
@@ -142,42 +141,14 @@ def theta_after(vertices, p, radius) -> np.ndarray:
     return theta
 
 
-def _positive_or_auto(name):
-    def check(value):
-        if isinstance(value, str) and value == "auto":
-            return value
-        return Real(name, low=0.0)._check(value)
-    return check
-
-
 def _resolve(task):
     """(center, scale, radius, steps) of a call, from public inputs."""
-    p = len(task.terms)
-    n_input = task.n_input if task.n_input is not None else 0
-    center = task.options["center"] if task.data.intercept else None
-    center = resolved_center(center, d=p + 1, n=n_input, epsilon=task.epsilon)
-    if center != "means":
-        scale = None
-    else:
-        scale = resolved_scale(task.options["scale"], center, p=p, n=n_input, epsilon=task.epsilon)
+    center, scale = resolve_centring(task)
     radius = task.options["l1_radius"]
     radius = DEFAULT_L1_RADIUS if radius == "auto" else float(radius)
     steps = task.options["steps"]
     steps = default_steps(task.size) if steps == "auto" else int(steps)
     return center, scale, radius, steps
-
-
-def gradient_source(task, center, scale, purpose):
-    """(GradientSource, ledger entries, epsilon left): the mapped rows, after buying private
-    moments when ``center == "means"`` (shared with :mod:`dpstats.gradient.peeling`)."""
-    epsilon_m, epsilon = split_epsilon(task.epsilon, center)
-    entries = []
-    row_map = IDENTITY
-    if center == "means":
-        n_input = task.n_input if task.n_input is not None else task.data.X.shape[0]
-        row_map, entry = draw_row_map(task.data, epsilon_m, task.rng, n_input, scale, purpose)
-        entries.append(entry)
-    return GradientSource(task.data, row_map), entries, epsilon
 
 
 def run(task) -> MethodOutcome:
@@ -204,8 +175,7 @@ def run(task) -> MethodOutcome:
         details={"steps": steps, "epsilon_per_step": (epsilon / steps) if not math.isinf(epsilon) else epsilon,
                  "l1_radius": radius, "sensitivity": "2 C b_x (b_x ||theta_t||_1 + b_y) at step t (public given the "
                  "earlier vertices)", "sensitivity_bound": delta, "b_x": b_x, "b_y": b_y,
-                 "center": {None: "public midpoints or none", "means": "private means"}[center],
-                 "scale": "private standard deviations" if scale == "sd" else "public ranges",
+                 **centring_details(center, scale),
                  "released": "the s coordinates of largest |theta_T| (theta itself is not released)"}))
     curator = {"distinct_vertices_chosen": len({vertex(k, p, radius)[0] for k in chosen}), "sensitivity": delta}
     if not light_curator_active():  # plan's calls do not read it
@@ -218,35 +188,18 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=support, entries=entries, curator=curator)
 
 
-class FrankWolfeMethod(SelectionMethod):
+class FrankWolfeMethod(GradientMethod):
     """Private Frank-Wolfe over an L1 ball (Talwar, Thakurta and Zhang 2015), top s coordinates."""
 
     name = "frank_wolfe"
     title = "private Frank-Wolfe lasso (L1 ball, top s coordinates)"
-    size_argument = "s"
-    uses = ("bounds",)
-    sign_policy = SIGNS_FROM_LEAST_SQUARES
-    supports_dask = True  # each step needs only the gradient, a sum over the rows
     options = (
-        Custom("l1_radius", default="auto", check_value=_positive_or_auto("l1_radius"),
-               accepted="a positive number or 'auto'",
-               doc="radius C of the L1 ball on the mapped scale; 'auto' is 1 (every prediction inside the "
-                   "response's range)"),
+        Real("l1_radius", default="auto", low=0.0, keywords=("auto",),
+             doc="radius C of the L1 ball on the mapped scale; 'auto' is 1 (every prediction inside the "
+                 "response's range)"),
         Integer("steps", default="auto", minimum=1, keywords=("auto",),
                 doc="number of Frank-Wolfe steps T (epsilon / T each); 'auto' is s + 2"),
-        Choice("center", default="auto", choices=("auto", "means"), allow_none=True,
-               doc="with an intercept: centre at private means (10 % of epsilon; 'auto' when affordable) or at the "
-                   "public midpoints (None)"),
-        Choice("scale", default="auto", choices=("auto", "sd"), allow_none=True,
-               doc="'sd': divide the centred values by 3 private standard deviations (with the means); 'auto' "
-                   "when affordable; None: the public ranges' scale"),
-    )
-
-    def check_options(self, options, context):
-        if options["scale"] == "sd" and options["center"] is None:
-            raise InvalidArgumentError("scale='sd' needs center='means' or 'auto' (the standard deviations are "
-                                       "drawn with the private means).")
-        return options
+    ) + CENTRE_OPTIONS
 
     def condition_rows(self, curator, ctx):
         return conditions.frank_wolfe_conditions(curator, ctx)

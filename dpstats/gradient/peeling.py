@@ -62,14 +62,13 @@ import math
 import numpy as np
 
 from .. import conditions
-from ..errors import InvalidArgumentError
-from ..mechanisms.gumbel import peel
-from ..method_options import Choice, Integer, Real
 from ..light_curator import light_curator_active
-from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
+from ..mechanisms.gumbel import peel
+from ..method_options import Integer, Real
+from ..methods import MethodOutcome, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from ..private_scale import resolved_center, resolved_scale
-from .frank_wolfe import gradient_source
+from ..private_scale import SD_WIDTH
+from .base import CENTRE_OPTIONS, GradientMethod, centring_details, gradient_source, input_rows, resolve_centring
 
 #: B = DEFAULT_RESIDUAL_CLIP * b_y: at theta = 0 the residual is -y, which this never clips.
 DEFAULT_RESIDUAL_CLIP = 1.0
@@ -137,22 +136,16 @@ def set_probability(scores, chosen, epsilon, sensitivity) -> float:
 
 
 def _resolve(task):
-    p = len(task.terms)
-    n_input = task.n_input if task.n_input is not None else task.data.X.shape[0]
-    center = task.options["center"] if task.data.intercept else None
-    center = resolved_center(center, d=p + 1, n=n_input, epsilon=task.epsilon)
-    scale = resolved_scale(task.options["scale"], center, p=p, n=n_input, epsilon=task.epsilon) \
-        if center == "means" else None
+    """(center, scale, iterations, step, residual clip, input rows) of a call, from public inputs."""
+    center, scale = resolve_centring(task)
     iterations = task.options["iterations"]
     iterations = default_iterations() if iterations == "auto" else int(iterations)
     step = task.options["step"]
     if step == "auto":
-        from ..private_scale import SD_WIDTH
-
         step = DEFAULT_STEP * (SD_WIDTH ** 2 if scale == "sd" else 1.0)
     clip = task.options["residual_clip"]
     clip = DEFAULT_RESIDUAL_CLIP * task.data.b_y if clip == "auto" else float(clip)
-    return center, scale, iterations, float(step), float(clip), n_input
+    return center, scale, iterations, float(step), float(clip), input_rows(task)
 
 
 def run(task) -> MethodOutcome:
@@ -178,8 +171,7 @@ def run(task) -> MethodOutcome:
                  "epsilon_per_value_release": eps_val if iterations > 1 else 0.0,
                  "step": step, "residual_clip": clip, "sensitivity_per_coordinate": delta_w,
                  "b_x": task.data.b_x, "b_y": task.data.b_y,
-                 "center": {None: "public midpoints or none", "means": "private means"}[center],
-                 "scale": "private standard deviations" if scale == "sd" else "public ranges",
+                 **centring_details(center, scale),
                  "released": "the last peel (intermediate values are used internally, not released)"}))
     curator = {"sensitivity": delta_w}
     if not light_curator_active():  # plan's calls do not read it
@@ -194,15 +186,11 @@ def run(task) -> MethodOutcome:
     return MethodOutcome(support=support, entries=entries, curator=curator)
 
 
-class PeelingMethod(SelectionMethod):
+class PeelingMethod(GradientMethod):
     """Noisy iterative hard thresholding with peeling (Cai, Wang and Zhang 2021), pure epsilon."""
 
     name = "peeling"
     title = "peeling (noisy iterative hard thresholding, Gumbel peels)"
-    size_argument = "s"
-    uses = ("bounds",)
-    sign_policy = SIGNS_FROM_LEAST_SQUARES
-    supports_dask = True
     options = (
         Integer("iterations", default="auto", minimum=1, keywords=("auto",),
                 doc="iterations T; 'auto' is 1: the peel of the marginal statistics |x_j'y|"),
@@ -210,19 +198,7 @@ class PeelingMethod(SelectionMethod):
              doc="gradient step eta on the mapped scale; 'auto' is 1 (9 with private standard deviations)"),
         Real("residual_clip", default="auto", low=0.0, keywords=("auto",),
              doc="residuals clipped to [-B, B]; 'auto' is B = b_y (nothing is clipped at theta = 0)"),
-        Choice("center", default="auto", choices=("auto", "means"), allow_none=True,
-               doc="with an intercept: centre at private means (10 % of epsilon; 'auto' when affordable) or at the "
-                   "public midpoints (None)"),
-        Choice("scale", default="auto", choices=("auto", "sd"), allow_none=True,
-               doc="'sd': divide the centred values by 3 private standard deviations (with the means); 'auto' "
-                   "when affordable; None: the public ranges' scale"),
-    )
-
-    def check_options(self, options, context):
-        if options["scale"] == "sd" and options["center"] is None:
-            raise InvalidArgumentError("scale='sd' needs center='means' or 'auto' (the standard deviations are "
-                                       "drawn with the private means).")
-        return options
+    ) + CENTRE_OPTIONS
 
     def condition_rows(self, curator, ctx):
         return conditions.peeling_conditions(curator, ctx)
