@@ -492,16 +492,20 @@ def _check_budget(call):
 def _plan_design(call, formula, data, eval_env):
     """Stage 3: the design from the formula and the public schema, and every public check."""
     meth = call.meth
+    # Under add/remove neighbours the row count is private: no refusal may depend on it (a
+    # method then releases on 0 or 1 rows, uniformly where nothing is known).
+    min_rows = 0 if meth.neighbours == ADD_REMOVE else None
     if is_dask_dataframe(data):
         from .dask_engine import build_dask_model_frame
 
         plan = build_dask_model_frame(formula, data, na_action=call.na_action, require_response=meth.needs_response,
-                                      infer_levels=call.infer_levels)
+                                      infer_levels=call.infer_levels, min_rows=min_rows)
         frame_data = None
     else:
         plan, frame_data = plan_pandas_design(formula, data, na_action=call.na_action,
                                               require_response=meth.needs_response, eval_env=eval_env,
-                                              response_type=call.response_type, infer_levels=call.infer_levels)
+                                              response_type=call.response_type, infer_levels=call.infer_levels,
+                                              min_rows=min_rows)
     missing = missing_requirements(meth.requirements(call.options, plan.response is not None))
     if missing:
         raise InvalidArgumentError(

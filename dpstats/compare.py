@@ -95,6 +95,9 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
+    from .planning import check_simulable
+
+    check_simulable(n, p)
     names = list(DEFAULT_METHODS if methods is None else methods)
     if not names or not all(isinstance(m, str) for m in names):
         raise InvalidArgumentError(f"methods must be a list of method names; got {methods!r}.")

@@ -125,7 +125,7 @@ class DaskModelFrame:
 
 
 def build_dask_model_frame(formula, ddf, *, na_action="omit", require_response=True, response_type="numeric",
-                           infer_levels=()) -> DaskModelFrame:
+                           infer_levels=(), min_rows=None) -> DaskModelFrame:
     """Plan ``formula`` against a Dask DataFrame's schema (dtypes, declared categories).
 
     Reads no data value: only the partitions' row counts.  Raises the same (free) errors
@@ -148,8 +148,9 @@ def build_dask_model_frame(formula, ddf, *, na_action="omit", require_response=T
         raise InvalidArgumentError("infer_levels is not available on a Dask DataFrame; declare the levels "
                                    "(a Categorical with known categories, or C(x, levels=[...])).")
     rows = _partition_lengths(ddf)
-    if rows.sum() < _formula.MIN_ROWS:
-        raise DataError(f"data has fewer than {_formula.MIN_ROWS} rows (the input row count is public).")
+    min_rows = _formula.MIN_ROWS if min_rows is None else int(min_rows)  # 0 under add/remove neighbours
+    if rows.sum() < min_rows:
+        raise DataError(f"data has fewer than {min_rows} rows (the input row count is public).")
     # Only columns, np/numpy and builtins: partitions are evaluated on workers, away from
     # the caller's namespace.
     env = patsy.EvalEnvironment([{"np": np, "numpy": np}])

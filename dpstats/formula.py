@@ -256,7 +256,11 @@ def column_kind(dtype) -> str:
     return "text"
 
 
-def _validate_data(data):
+def _validate_data(data, min_rows=None):
+    """The data as a DataFrame with string column names; schema checks only.  ``min_rows``
+    (default :data:`MIN_ROWS`): fewer input rows are refused, which is free only where the row
+    count is public (replace-one neighbours); methods under add/remove neighbours pass 0."""
+    min_rows = MIN_ROWS if min_rows is None else int(min_rows)
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Mapping):
@@ -269,8 +273,8 @@ def _validate_data(data):
             f"data must be a pandas DataFrame (or a dict of columns); got {type(data).__name__}."
         )
     check_columns(frame.columns)
-    if frame.shape[0] < MIN_ROWS:
-        raise DataError(f"data has {frame.shape[0]} rows; dp_select needs at least {MIN_ROWS} "
+    if frame.shape[0] < min_rows:
+        raise DataError(f"data has {frame.shape[0]} rows; dp_select needs at least {min_rows} "
                         "(the input row count is public).")
     non_str = [c for c in frame.columns.tolist() if not isinstance(c, str)]
     if non_str:
@@ -970,11 +974,12 @@ def materialise(plan: DesignPlan, frame: pd.DataFrame) -> ModelFrame:
 
 
 def plan_pandas_design(formula, data, *, na_action="omit", require_response=True, eval_env=None,
-                       response_type="numeric", infer_levels=()):
-    """(plan, frame) for a pandas DataFrame: the schema is its dtypes and row count."""
+                       response_type="numeric", infer_levels=(), min_rows=None):
+    """(plan, frame) for a pandas DataFrame: the schema is its dtypes and row count (``min_rows``:
+    see :func:`_validate_data`)."""
     if not isinstance(formula, str):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
-    frame = _validate_data(data)
+    frame = _validate_data(data, min_rows)
 
     def levels_of(c):
         return sorted(frame[c].dropna().unique().tolist(), key=str)

@@ -332,9 +332,25 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
+    check_simulable(n, p)
     return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=args["design"],
                 reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
                 options=dict(select_options), select_s=select_s)
+
+
+#: The largest simulated data set a plan (or dpstats.compare) draws: n p values of 8 bytes.
+MAX_SIMULATED_BYTES = 4 << 30
+
+
+def check_simulable(n, p):
+    """Refuse, before anything is allocated, a design whose simulated X would not fit
+    (:data:`MAX_SIMULATED_BYTES`); a plan searching larger n stops at the same limit."""
+    need = int(n) * int(p) * 8
+    if need > MAX_SIMULATED_BYTES:
+        raise InvalidArgumentError(
+            f"n = {n} rows by p = {p} terms is {need / 2**30:.3g} GiB of simulated data per data set, above the "
+            f"{MAX_SIMULATED_BYTES / 2**30:g} GiB a plan simulates; plan a smaller n (the predicted probability "
+            "changes slowly with n at this size: use required_n on a smaller grid).")
 
 
 class Plan:
@@ -409,6 +425,7 @@ class Plan:
         """``simulate(n, p, s, ..., random_state=data_seed)`` (the same data set), drawing the
         first rows of X once for all points: the seed's :class:`~dpstats.simulate.NestedDraws`,
         each keeping as many rows as :data:`_DRAWS_BYTES` allows for ``reps`` data sets."""
+        check_simulable(n, self.p)  # a search may reach sizes the planned n did not
         from .simulate import NestedDraws
 
         draws = self._draws.get(data_seed)

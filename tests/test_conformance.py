@@ -16,6 +16,7 @@ import pytest
 import dpstats
 from release_checks import check_bounds_used
 from dpstats.methods import get_method, registered_methods
+from dpstats.privacy.ledger import ADD_REMOVE
 from conftest import base_call, make_regression
 
 METHODS = registered_methods()
@@ -135,6 +136,9 @@ def helper(x):  # a user function: not allowed in a formula
 @pytest.mark.parametrize("bad_id, make", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
 @pytest.mark.parametrize("name", METHODS)
 def test_bad_input_is_a_clear_error_before_the_charge(name, bad_id, make):
+    if bad_id in ROW_COUNT_INPUTS and get_method(name).neighbours == ADD_REMOVE:
+        pytest.skip("the row count is private under add/remove neighbours: such data release "
+                    "(test_few_rows_release_under_add_remove_neighbours)")
     formula, frame, call = make(name, base_call(name), data())
     accountant = call.pop("accountant", None)
     acc = dpstats.Accountant(epsilon=100)
@@ -150,6 +154,38 @@ def test_bad_input_is_a_clear_error_before_the_charge(name, bad_id, make):
     assert str(info.value).strip()
     assert acc.spent() == (0.0, 0.0)
     assert acc.history == []
+
+
+#: Bad inputs that are bad only by the number of rows: refused free where n is public.
+ROW_COUNT_INPUTS = ("data no rows", "data one row")
+
+
+@pytest.mark.parametrize("name", [m for m in METHODS if get_method(m).neighbours == ADD_REMOVE])
+def test_few_rows_release_under_add_remove_neighbours(name):
+    """Under add/remove neighbours a refusal of 0 or 1 rows would tell them apart from 2 rows for
+    free; the call releases instead (uniformly: there is nothing to rank), with epsilon charged,
+    and the release has the same shape and ledger as on more rows."""
+    from release_checks import assert_release_equivalent
+
+    releases = []
+    for n in (0, 1, 2, 3):
+        acc = dpstats.Accountant(epsilon=10)
+        call = {**base_call(name), "accountant": acc}
+        fit = dpstats.dp_select("y ~ .", data(n=40).iloc[:n], method=name, epsilon=1.0, random_state=3, **call)
+        assert acc.spent() == (1.0, 0.0) and len(fit.support) == call[get_method(name).size_argument]
+        releases.append(fit.release())
+    for other in releases[1:]:
+        assert_release_equivalent(releases[0], other, label=f"{name}: 0 rows against more")
+    tallies = {}
+    for seed in range(240):  # on no rows every k-subset is equally likely
+        fit = dpstats.dp_select("y ~ .", data(n=40).iloc[:0], method=name, epsilon=1.0, random_state=seed,
+                                **base_call(name))
+        key = tuple(fit.support)
+        tallies[key] = tallies.get(key, 0) + 1
+    from scipy import stats
+
+    assert len(tallies) == 10  # C(5, 2)
+    assert stats.chisquare(list(tallies.values())).pvalue > 1e-4
 
 
 def test_there_are_at_least_forty_bad_inputs():

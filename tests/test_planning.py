@@ -415,3 +415,16 @@ def test_kept_rows_are_not_pickled_and_are_drawn_again_identically():
     copy = pickle.loads(pickle.dumps(planned))
     assert copy._draws == {}
     assert copy.evaluate(n_grid=[50, 100]).equals(dpstats.plan(**spec).evaluate(n_grid=[50, 100]))
+
+
+def test_plan_refuses_a_design_too_large_to_simulate_before_allocating():
+    """issue 43, item 5: n = 10^12 raised MemoryError from numpy; now a clear error, before any draw."""
+    import tracemalloc
+
+    tracemalloc.start()
+    with pytest.raises(dpstats.InvalidArgumentError, match="GiB of simulated data"):
+        dpstats.plan(method="exponential", n=10**12, p=10, s=2, epsilon=1, reps=2)
+    with pytest.raises(dpstats.InvalidArgumentError, match="GiB of simulated data"):
+        dpstats.compare(n=10**11, p=100, s=2, epsilon=1, reps=1)
+    assert tracemalloc.get_traced_memory()[1] < 50 * 2**20
+    tracemalloc.stop()

@@ -35,7 +35,8 @@ def block_sign_votes(design, y, columns, report, ridge, radius, blocks, rng, ass
     votes = np.zeros((blocks, len(report)), dtype=np.int64)
     cols = np.asarray(columns, dtype=np.int64)
     for b, rows in enumerate(block_rows(n, blocks, rng, assignment, kept_rows, n_ridge)):
-        block_ridge = ridge * rows.size / (n if n_ridge is None else n_ridge)
+        # max(., 1): no rows at all (a data set under add/remove neighbours may have none) leaves empty blocks
+        block_ridge = ridge * rows.size / max(n if n_ridge is None else n_ridge, 1)
         votes[b] = block_vote(design[np.ix_(rows, cols)], y[rows], report, block_ridge, radius, intercept=intercept)
     return votes
 
