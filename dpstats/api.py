@@ -24,6 +24,7 @@ and the progress is in the exception's curator-only ``curator`` attribute.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -273,6 +274,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     guarantee precisely; docs/privacy.md states the rules every call follows and
     docs/references.md gives the full references.
     """
+    if isinstance(data, Mapping) and not isinstance(data, pd.DataFrame):
+        data = _frame_of_columns(data)
     choice = None
     if isinstance(method, str) and method == "auto":
         # Chosen from public inputs only (dpstats.method_choice), before anything else.
@@ -302,6 +305,15 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         raise public_failure(exc, call_label=call.label, time_limit=deadline.seconds,
                              advice="a smaller problem (fewer terms, a smaller s, k or R) or a faster method") from None
     return fit if estimate is None else estimate.attach(fit, call.rng)
+
+
+def _frame_of_columns(data):
+    """``data`` given as a dict of columns (name -> values): a DataFrame, or a clear error."""
+    try:
+        return pd.DataFrame(dict(data))
+    except Exception as exc:  # noqa: BLE001 - pandas raises several types for ragged or odd columns
+        raise InvalidTypeError(f"data as a dict must map column names to equally long columns; pandas could not "
+                               f"make a DataFrame of it ({type(exc).__name__}). Pass a pandas DataFrame.") from None
 
 
 def _resolve_auto(s, k, bounds, method_options):

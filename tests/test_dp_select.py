@@ -283,3 +283,19 @@ def test_curator_fit_diagnostics_flag_the_radius_and_the_ridge():
                             bounds=ranges, signs=False)
     assert cut.curator["radius_active_at_best"] is True  # here the ball binds at the selected support
     assert cut.curator["coefficient_norm_at_best"] == pytest.approx(1.0)
+
+
+def test_data_as_a_dict_of_columns_is_accepted_or_refused_clearly():
+    """issue 43, item 4: a dict raised AttributeError although a message said dicts are accepted."""
+    import numpy as np
+
+    cols = {"y": np.arange(30.0), "a": np.arange(30.0) % 3, "b": np.arange(30.0) % 7}
+    from_dict = dpstats.dp_select("y ~ a + b", cols, method="dp_sis", epsilon=1, k=1, bounds=(10, 40), random_state=0)
+    from_frame = dpstats.dp_select("y ~ a + b", pd.DataFrame(cols), method="dp_sis", epsilon=1, k=1, bounds=(10, 40),
+                                   random_state=0)
+    assert from_dict.support == from_frame.support and from_dict.release() == from_frame.release()
+    acc = dpstats.Accountant(epsilon=5)
+    with pytest.raises(dpstats.InvalidTypeError, match="equally long columns"):
+        dpstats.dp_select("y ~ a", {"y": [1.0, 2.0, 3.0], "a": [1.0, 2.0]}, method="dp_sis", epsilon=1, k=1,
+                          bounds=(10, 40), accountant=acc)
+    assert acc.spent() == (0.0, 0.0)
