@@ -279,7 +279,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     choice = None
     if isinstance(method, str) and method == "auto":
         # Chosen from public inputs only (dpstats.method_choice), before anything else.
-        method, s, k, bounds, method_options, choice = _resolve_auto(s, k, bounds, method_options)
+        method, s, k, bounds, radius, method_options, choice = _resolve_auto(s, k, bounds, radius, epsilon,
+                                                                            method_options)
     given = dict(formula=formula, data=data, method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds,
                  radius=radius, ridge=ridge, R=R, random_state=random_state, accountant=accountant, signs=signs,
                  na_action=na_action, verbose=verbose, time_limit=time_limit, infer_levels=infer_levels,
@@ -316,23 +317,26 @@ def _frame_of_columns(data):
                                f"make a DataFrame of it ({type(exc).__name__}). Pass a pandas DataFrame.") from None
 
 
-def _resolve_auto(s, k, bounds, method_options):
-    """``method="auto"``: (method, s, k, bounds, method options, the public choice) from the
-    arguments alone (:func:`dpstats.method_choice.choose_method`)."""
-    from .method_choice import check_design, choose_method
+def _resolve_auto(s, k, bounds, radius, epsilon, method_options):
+    """``method="auto"``: (method, s, k, bounds, radius, method options, the public choice) from
+    the arguments alone (:func:`dpstats.method_choice.choose_method`)."""
+    from .method_choice import NON_PRIVATE_RADIUS, check_design, choose_method
 
     options = dict(method_options)
     design = check_design(options.pop("design", None))
     if options:
         raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
                                    "method (see dpstats.compare) to set its options.")
-    name, reason = choose_method(bounds_given=bounds is not None, design=design)
+    name, reason = choose_method(bounds_given=bounds is not None, design=design,
+                                 epsilon=epsilon if is_real(epsilon) else 1.0)  # a bad epsilon is refused later
     meth = get_method(name)
+    if name == "top_r" and radius is None:
+        radius = NON_PRIVATE_RADIUS
     size = s if s is not None else k
     s, k = (None, size) if meth.size_argument == "k" else (size, None)
     if not meth.needs_bounds:
         bounds = None
-    return name, s, k, bounds, {}, {"method": name, "reason": reason, "design": design}
+    return name, s, k, bounds, radius, {}, {"method": name, "reason": reason, "design": design}
 
 
 def _run_charged(call, formula, data, plan, frame_data, deadline):

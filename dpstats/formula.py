@@ -72,7 +72,7 @@ from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeE
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
 from .method_options import is_real
-from .r_spellings import rewrite_r_spellings, spelling_hint
+from .r_spellings import dotted_names, refuse_r_power, rewrite_r_spellings, spelling_hint
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
 _STATEFUL_HELP = (
@@ -395,6 +395,7 @@ def _split_formula(formula, columns, require_response):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     if "~" not in formula:
         raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
+    refuse_r_power(formula)  # R's (a + b)^2 is patsy's (a + b)**2
     # R's spellings (dotted names, reserved words, backticks, poly) in patsy's words.
     lhs, rhs = rewrite_r_spellings(formula, columns).split("~", 1)
     lhs = lhs.strip()
@@ -422,11 +423,25 @@ def _check_factor(code, names, factor, columns, colset, eval_env, unknown_hint):
         raise FormulaError(f"the formula term {code!r} uses R's {r_style[0]}(); in a Python formula write "
                            f"np.{r_style[0]}(...).")
     if unknown:
-        raise FormulaError(
-            f"formula refers to {sorted(unknown)}, which are not columns of data "
-            f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
-        )
+        raise _not_columns(unknown, columns, unknown_hint)
     check_row_wise(code, colset, lambda name: _lookup(eval_env, name))
+
+
+def _not_columns(unknown, columns, unknown_hint):
+    return FormulaError(
+        f"formula refers to {sorted(set(unknown))}, which are not columns of data "
+        f"(columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}){unknown_hint}."
+    )
+
+
+def _refuse_unknown_dotted(lhs, rhs, columns, colset, eval_env, unknown_hint):
+    """R's dotted names that are not columns (Miss.Col), reported as written: Python would read
+    Miss.Col as the attribute Col of a name Miss (and x.1 or Acid.Conc. not at all)."""
+    unknown = [run for run in dotted_names(f"{lhs} ~ {rhs}") if run not in colset
+               and (head := run.split(".", 1)[0]) not in _FORMULA_NAMES
+               and (not head or _lookup(eval_env, head) is _MISSING)]
+    if unknown:
+        raise _not_columns(unknown, columns, unknown_hint)
 
 
 def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
@@ -436,6 +451,10 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
     nothing here depends on the data's values.
     """
     lhs, rhs = _split_formula(formula, columns, require_response)
+    if eval_env is None:
+        eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
+    colset = set(columns)
+    _refuse_unknown_dotted(lhs, rhs, columns, colset, eval_env, unknown_hint)
     try:
         lhs_names = _names_in(lhs) if lhs else set()
         expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"
@@ -447,9 +466,6 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         if not hint or type(exc) is not FormulaError:
             raise
         raise FormulaError(str(exc) + hint) from None
-    if eval_env is None:
-        eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
-    colset = set(columns)
     used = set()
     for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
         code = getattr(factor, "code", str(factor))
@@ -604,8 +620,13 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
         desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded by us, not by patsy
     elif len(parsed.response_columns) == 1 and kinds.get(parsed.response_columns[0]) not in ("numeric", "bool"):
         c = parsed.response_columns[0]
+        fix = ""
+        if kinds.get(c) == "text":
+            fix = (f" If it holds numbers with a few text entries, convert it before the call with "
+                   f"data[{c!r}] = pd.to_numeric(data[{c!r}], errors='coerce') (entries that are not numbers "
+                   "become missing, and na_action='omit' drops their rows).")
         raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
-                        "response for this method.")
+                        f"response for this method.{fix}")
 
     used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
     y_info, x_info = _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env)
@@ -616,7 +637,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
             raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
                             "columns); dp_select needs a numeric response for this method.")
         response = _clean_term_name(parsed.lhs)
-    _refuse_undeclared_levels(undeclared)
+    _refuse_undeclared_levels(undeclared, kinds, dtypes)
     intercept = "Intercept" in x_info.column_names
     names = [c for c in x_info.column_names if c != "Intercept"]
     terms = _distinct_terms(formula, names)
@@ -692,14 +713,36 @@ def _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env):
                            f"({type(exc).__name__}); check the types of the columns it uses.") from None
 
 
-def _refuse_undeclared_levels(undeclared):
-    if undeclared:
-        raise DataError(
-            f"the levels of {sorted(set(undeclared))} would be inferred from the data, which reveals which values "
-            "occur (under add/remove neighbours one record can add or remove a term). Declare them: a pandas "
-            "Categorical with fixed categories, a bool, or C(x, levels=[...]); or pass "
-            f"infer_levels={sorted(set(undeclared))} to accept levels read from the data (the result is then "
-            "not differentially private).")
+def _refuse_undeclared_levels(undeclared, kinds, dtypes):
+    """Refuse categorical terms whose levels would be read from the data.  ``undeclared``: (term,
+    columns) pairs.  A text (object or string dtype) column may be a numeric column with a few
+    text entries: the message says so first, from the dtype alone (no value is read or quoted)."""
+    if not undeclared:
+        return
+    terms = sorted({term for term, _ in undeclared})
+    # Text columns used as they are (not in C(...), which asks for a categorical).
+    text = [c for c in dict.fromkeys(n for term, names in undeclared if not term.startswith("C(") for n in names)
+            if kinds.get(c) == "text"]
+    first = ""
+    if text:
+        c = text[0]
+        if len(text) == 1:
+            which = (f"column {c!r} has dtype {dtypes[c]} (text), so it is not numeric: a term on it would be "
+                     "categorical")
+        else:
+            listed = ", ".join(f"{n!r} (dtype {dtypes[n]})" for n in text)
+            which = f"columns {listed} are text, not numeric: terms on them would be categorical"
+        first = (
+            f"{which}. If {'it' if len(text) == 1 else 'one'} holds numbers with a few text entries, convert it "
+            f"before the call with data[{c!r}] = pd.to_numeric(data[{c!r}], errors='coerce') (entries that are "
+            "not numbers become missing, and na_action='omit' drops their rows); if it is categorical, declare "
+            "its levels. ")
+    raise DataError(
+        f"{first}{'T' if first else 't'}he levels of {terms} would be inferred from the data, which reveals "
+        "which values occur (under add/remove neighbours one record can add or remove a term). Declare them: a pandas "
+        "Categorical with fixed categories, a bool, or C(x, levels=[...]); or pass "
+        f"infer_levels={terms} to accept levels read from the data (the result is then "
+        "not differentially private).")
 
 
 def _distinct_terms(formula, names):
@@ -802,7 +845,7 @@ def _undeclared_categoricals(design_info, kinds, level_casts):
             continue  # declared in the formula, or a bool (patsy always codes False, True)
         names = [n for n in _names_in(code) if n in kinds]
         if not names or not all(kinds[n] in ("categorical", "bool") or n in level_casts for n in names):
-            out.append(_clean_term_name(code))
+            out.append((_clean_term_name(code), names))
     return out
 
 

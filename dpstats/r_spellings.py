@@ -17,6 +17,16 @@ R users write column names and terms that Python cannot parse or reads different
   the same way silently, and ``raw = FALSE`` is refused with the fix.  The powers' ranges
   follow from the column's range (:mod:`dpstats.derived_ranges`).
 
+Some R habits have no rewrite; they are refused before anything is charged, with the fix:
+
+* ``^`` between terms (``y ~ (a + b)^2``, ``y ~ (.)^2``, ``y ~ a^2``): R's interaction
+  expansion is patsy's ``**``, ``(a + b)**2`` (:func:`refuse_r_power`; inside a call such as
+  ``I(x^2)`` Python's ``^`` is a bit-wise XOR, refused by :mod:`dpstats.row_functions`);
+* ``factor(x)`` (and ``as.factor(x)``): written ``C(x, levels=[...])`` with declared levels,
+  or a pandas Categorical with fixed categories (levels read from the data are data);
+* ``offset(x)``: a term with its coefficient fixed at 1, not part of a selection; subtract
+  it from the response instead, ``I(y - x) ~ ...``.
+
 Only the formula's text and the column names are read (no data value).  Nothing inside a
 string literal is touched.
 """
@@ -30,7 +40,7 @@ import warnings
 from .errors import FormulaError, FormulaNote
 from .method_options import is_integer
 
-__all__ = ["FormulaNote", "rewrite_r_spellings", "OPERATOR_KEYWORDS"]
+__all__ = ["FormulaNote", "rewrite_r_spellings", "refuse_r_power", "dotted_names", "OPERATOR_KEYWORDS"]
 
 #: Reserved words Python uses inside expressions: never rewritten, even when a column has the name.
 OPERATOR_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "True", "False", "None"})
@@ -38,6 +48,8 @@ OPERATOR_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "Tr
 _RUN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")
 _POLY = re.compile(r"(?<![A-Za-z0-9_.])poly\s*\(")
 _R_LOGICAL = {"TRUE": True, "T": True, "FALSE": False, "F": False}
+#: R calls that have no rewrite: refused with the fix (_refuse_r_calls).
+_R_CALL = re.compile(r"(?<![A-Za-z0-9_.])(factor|as\.factor|offset)\s*\(")
 
 
 def _segments(text):
@@ -108,7 +120,7 @@ def _names(text, columns):
     return "".join(out)
 
 
-def _matching_paren(text, open_at):
+def _matching_paren(text, open_at, after="poly"):
     depth = 0
     i = open_at
     while i < len(text):
@@ -126,7 +138,7 @@ def _matching_paren(text, open_at):
             if depth == 0:
                 return i
         i += 1
-    raise FormulaError(f"formula {text!r} has an unclosed parenthesis after poly.")
+    raise FormulaError(f"formula {text!r} has an unclosed parenthesis after {after}.")
 
 
 def _poly(text, notes, columns):
@@ -196,6 +208,166 @@ def _powers(base, degree):
     return " + ".join([first] + [f"I({inner}**{k})" for k in range(2, degree + 1)])
 
 
+def _first_argument(inner):
+    """The first argument of a call's argument text, as written (all of it when it does not parse)."""
+    try:
+        node = ast.parse(f"f({inner})", mode="eval").body
+    except SyntaxError:
+        return inner.strip()
+    if not node.args:
+        return inner.strip()
+    return ast.get_source_segment(f"f({inner})", node.args[0]).strip()
+
+
+def _refuse_r_calls(text):
+    """R's factor(x), as.factor(x) and offset(x), refused with the patsy spelling or the fix."""
+    offset = 0
+    for is_string, piece in _segments(text):
+        m = None if is_string else _R_CALL.search(piece)
+        if m is None:
+            offset += len(piece)
+            continue
+        open_at = offset + m.end() - 1
+        close_at = _matching_paren(text, open_at, after=m.group(1))
+        call = text[offset + m.start():close_at + 1]
+        arg = _first_argument(text[open_at + 1:close_at]) or "x"
+        if m.group(1) == "offset":
+            lhs = _lhs(text)
+            operand = arg if re.fullmatch(r"[A-Za-z_.][A-Za-z0-9_.]*|Q\(.*\)", arg) else f"({arg})"
+            response = f"I({lhs} - {operand})" if lhs else f"I(y - {operand})"
+            raise FormulaError(
+                f"the formula term {call!r} is R's offset (a term with its coefficient fixed at 1): offsets are not "
+                "supported in dpstats' selection. Subtract it from the response instead: write the response as "
+                f"{response} and drop {call} from the right-hand side (or add a column with the difference to "
+                "the data before the call).")
+        raise FormulaError(
+            f"the formula term {call!r} is R's {m.group(1)}(): here a categorical term is written "
+            f"C({arg}, levels=[...]) with its levels declared (for example C({arg}, levels=[0, 1, 2])), or make "
+            f"{arg} a pandas Categorical with fixed categories before the call. Levels read from the data would "
+            "reveal which values occur.")
+
+
+def _lhs(text):
+    """The left-hand side of ``text`` (before the first '~' outside string literals), stripped."""
+    out = []
+    for is_string, piece in _segments(text):
+        if not is_string and "~" in piece:
+            out.append(piece.split("~", 1)[0])
+            break
+        out.append(piece)
+    return "".join(out).strip()
+
+
+def _carets(formula):
+    """The '^' of ``formula`` that stand between terms: right of '~', outside calls, brackets and
+    string literals.  Returns (positions, closed) where ``closed`` maps the position of each ')'
+    to (position of its '(', whether that bracket belongs to a call)."""
+    hits, stack, closed = [], [], {}
+    tilde = False
+    i, n = 0, len(formula)
+    while i < n:
+        ch = formula[i]
+        if ch in "'\"`":
+            j = i + 1
+            while j < n and formula[j] != ch:
+                j += 2 if formula[j] == "\\" and ch != "`" else 1
+            i = j + 1
+            continue
+        if ch in "([{":
+            before = formula[:i].rstrip()
+            call = ch != "(" or (bool(before) and (before[-1].isalnum() or before[-1] in "_.`)]"))
+            stack.append((i, call))
+        elif ch in ")]}":
+            if stack:
+                closed[i] = stack.pop()
+        elif ch == "~" and not stack:
+            tilde = True
+        elif ch == "^" and tilde and not any(call for _, call in stack):
+            hits.append(i)
+        i += 1
+    return hits, closed
+
+
+def _left_operand(formula, pos, closed):
+    """(kind, text) of the operand left of the '^' at ``pos``: kind "group" for a bracketed
+    sum or R's '.', "term" for a single term."""
+    end = len(formula[:pos].rstrip())
+    last = end - 1
+    if last < 0:
+        return "term", ""
+    ch = formula[last]
+    if ch == ")" and last in closed and not closed[last][1]:
+        return "group", formula[closed[last][0]:end]
+    if ch == "." and (last == 0 or not re.match(r"[A-Za-z0-9_.]", formula[last - 1])):
+        return "dot", "."
+    start = last
+    if ch == ")" and last in closed:
+        start = closed[last][0]
+    elif ch == "`":
+        start = formula.rfind("`", 0, last)
+        return "term", formula[max(start, 0):end]
+    while start > 0 and re.match(r"[A-Za-z0-9_.]", formula[start - 1]):
+        start -= 1
+    return "term", formula[start:end]
+
+
+def refuse_r_power(formula: str) -> None:
+    """Refuse R's ``^`` between formula terms with its patsy spelling ``**``.
+
+    R reads ``(a + b)^2`` as all main effects and interactions up to order 2 (``a + b + a:b``),
+    patsy as ``(a + b)**2``; R's ``a^2`` of a single term is ``a`` (as is patsy's ``a**2``).
+    A ``^`` inside a call (``I(x^2)``) is Python's bit-wise XOR and is left to the row-wise
+    check.  Only the formula's text is read.
+    """
+    if "^" not in formula:
+        return
+    hits, closed = _carets(formula)
+    if not hits:
+        return
+    fixed = formula
+    kinds = []
+    for pos in reversed(hits):
+        kind, operand = _left_operand(formula, pos, closed)
+        kinds.append((kind, operand, pos))
+        fixed = fixed[:pos] + "**" + fixed[pos + 1:]
+        if kind == "dot":
+            at = len(formula[:pos].rstrip()) - 1
+            fixed = fixed[:at] + "(.)" + fixed[at + 1:]
+    kinds.reverse()
+    if any(kind != "term" for kind, _, _ in kinds):
+        raise FormulaError(
+            f"formula {formula!r} uses R's '^' for interactions: R's (...)^2 is written (...)**2 here (all main "
+            f"effects and their interactions up to order 2): {fixed!r}. In Python '^' is a bit-wise XOR.")
+    _, term, pos = kinds[0]
+    power = re.match(r"\s*([A-Za-z0-9_.]+)", formula[pos + 1:])
+    power = power.group(1) if power else "2"
+    square = "its square" if power == "2" else "the power"
+    raise FormulaError(
+        f"formula {formula!r} uses R's '^' on the single term {term}: for {square} write I({term}**{power}). "
+        f"(In an R formula {term}^{power} is the term's interaction with itself, which is just {term}; here that "
+        f"is {term}**{power}, or simply {term}. R's (...)^2 is written (...)**2 here.)")
+
+
+def dotted_names(text):
+    """R's dotted names as written in ``text`` (``Miss.Col``, ``Acid.Conc.``, ``x.1``): runs of
+    name characters with a '.' and a letter, outside string literals, not part of a number and
+    not called (``np.log(x)``, ``x.mean()``).  The caller keeps those that are not columns."""
+    out = []
+    for is_string, piece in _segments(text):
+        if is_string:
+            continue
+        for m in _RUN.finditer(piece):
+            run = m.group(0)
+            if "." not in run or not re.search(r"[A-Za-z_]", run) or re.match(r"\.[0-9]", run):
+                continue  # a plain name, R's '.', or a number such as .5e3
+            if m.start() > 0 and piece[m.start() - 1].isdigit():
+                continue  # part of a number such as 1.5e3
+            if re.match(r"\s*\(", piece[m.end():]):
+                continue  # a call: np.log(...), x.mean()
+            out.append(run)
+    return out
+
+
 def rewrite_r_spellings(formula: str, columns) -> str:
     """``formula`` with R's spellings rewritten to patsy's (see the module docstring).
 
@@ -205,6 +377,8 @@ def rewrite_r_spellings(formula: str, columns) -> str:
     text = formula
     if "`" in text:
         text = _backticks(text)
+    if "factor" in text or "offset" in text:
+        _refuse_r_calls(text)
     if "poly" in text:  # before the names, so that the note shows poly(x.1, 2) as written
         notes = []
         text = _poly(text, notes, columns)

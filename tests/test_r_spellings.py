@@ -4,6 +4,7 @@ Each R spelling must give exactly the result of its patsy spelling (same terms, 
 response, same release with the same seed), or a clear error with the exact fix.
 """
 import math
+import re
 import warnings
 
 import numpy as np
@@ -131,3 +132,81 @@ def test_r_spellings_on_dask():
                                 epsilon=2, s=2, bounds=BOUNDS, random_state=3)
     assert on_dask.terms == on_pandas.terms == ["Infant.Mortality:my var", "x.1", "I(x.1 ** 2)"]
     assert on_dask.release()["bounds_used"] == on_pandas.release()["bounds_used"]
+
+
+# --- R habits answered (issue 43, item 4): each refused before the charge, with the fix.
+def _habit_frame(**changes):
+    frame = pd.DataFrame({"y": np.arange(20.0), "a": np.arange(20.0) % 3, "b": np.arange(20.0) % 5,
+                          "Grad.Rate": np.arange(20.0)})
+    return frame.assign(**changes)
+
+
+def _refused(formula, data, error, match):
+    acc = dpstats.Accountant(epsilon=10)
+    with pytest.raises(error, match=match) as info:
+        dpstats.dp_select(formula, data, method="dp_sis", epsilon=1, k=1, bounds=(10, 20), random_state=0,
+                          accountant=acc)
+    assert acc.spent() == (0.0, 0.0)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("formula, fixed", [
+    ("y ~ (.)^2", "y ~ (.)**2"),
+    ("y ~ .^2", "y ~ (.)**2"),
+    ("y ~ (a + b)^2", "y ~ (a + b)**2"),
+    ("y ~ (a + Grad.Rate)^3 + b", "y ~ (a + Grad.Rate)**3 + b"),
+])
+def test_r_interaction_power_is_answered_with_patsys_spelling(formula, fixed):
+    _refused(formula, _habit_frame(), dpstats.FormulaError,
+             r"R's \(\.\.\.\)\^2 is written \(\.\.\.\)\*\*2 here.*" + re.escape(repr(fixed)))
+    # ... and the spelling it suggests runs.
+    assert dpstats.dp_select(fixed, _habit_frame(), method="dp_sis", epsilon=1, k=1, bounds=(10, 20),
+                             random_state=0).terms
+
+
+def test_r_power_of_a_single_term_says_it_is_the_term_and_how_to_square():
+    _refused("y ~ a^2 + b", _habit_frame(), dpstats.FormulaError,
+             r"single term a: for its square write I\(a\*\*2\).*which is just a; here that is a\*\*2")
+    # A '^' inside a call stays Python's XOR, refused as before.
+    _refused("y ~ I(a^2) + b", _habit_frame(), dpstats.FormulaError, "bit-wise XOR, not a power")
+
+
+def test_r_factor_is_answered_with_c_and_declared_levels():
+    _refused("y ~ factor(a) + b", _habit_frame(), dpstats.FormulaError,
+             r"'factor\(a\)' is R's factor\(\): here a categorical term is written C\(a, levels=\[\.\.\.\]\)")
+    _refused("y ~ as.factor(a) + b", _habit_frame(), dpstats.FormulaError, r"R's as\.factor\(\).*pandas Categorical")
+    ok = dpstats.dp_select("y ~ C(a, levels=[0, 1, 2]) + b", _habit_frame(), method="dp_sis", epsilon=1, k=1,
+                           bounds=(10, 20), random_state=0)
+    assert "b" in ok.terms
+
+
+def test_r_offset_is_answered_with_the_response_minus_the_offset():
+    _refused("y ~ offset(a) + b", _habit_frame(), dpstats.FormulaError,
+             r"offsets are not supported in dpstats' selection.*write the response as I\(y - a\)")
+    ok = dpstats.dp_select("I(y - a) ~ b", _habit_frame(), method="dp_sis", epsilon=1, k=1, bounds=(10, 20),
+                           random_state=0)
+    assert ok.response == "I(y - a)" and ok.terms == ["b"]
+
+
+@pytest.mark.parametrize("formula, missing", [
+    ("y ~ Grad.Rate + Miss.Col", "Miss.Col"),
+    ("y ~ np.log(Miss.Col) + a", "Miss.Col"),
+    ("y ~ a + Acid.Conc.", "Acid.Conc."),
+    ("y ~ a + x.1", "x.1"),
+    ("Miss.Col ~ a", "Miss.Col"),
+])
+def test_a_missing_dotted_name_is_reported_as_written(formula, missing):
+    _refused(formula, _habit_frame(), dpstats.FormulaError,
+             re.escape(f"formula refers to [{missing!r}], which are not columns of data"))
+
+
+def test_a_text_column_used_as_a_number_is_said_to_be_not_numeric_with_the_fix():
+    values = pd.Series(np.arange(20.0) % 3, dtype=object)
+    values[3] = "n/a?"  # numbers with one text entry
+    data = _habit_frame(a=values)
+    message = _refused("y ~ a + b", data, dpstats.DataError,
+                       r"column 'a' has dtype object \(text\), so it is not numeric.*"
+                       r"pd\.to_numeric\(data\['a'\], errors='coerce'\).*The levels of \['a'\] would be inferred")
+    assert "n/a?" not in message  # no data value is quoted
+    # A genuinely categorical use keeps the levels refusal alone.
+    _refused("y ~ C(a) + b", data, dpstats.DataError, r"^the levels of \['C\(a\)'\] would be inferred")

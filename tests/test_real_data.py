@@ -466,3 +466,14 @@ def test_centred_default_is_the_least_squares_best_subset_when_the_ball_does_not
     # the OLS support (a wider ball gave it back just above).
     default = select(name, s, method, intercept=None)
     assert (sorted(default.support) == best) == ((name, s) not in CENTRED_DIFFERS)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_auto_at_infinite_epsilon_is_the_least_squares_best_subset(name):
+    """method="auto" at epsilon = inf takes top_r with the ball widened (dpstats.method_choice): the
+    least-squares best subset of size 3 on every data set here, where the default radius 1 cuts the
+    fit on some of them (see the table above)."""
+    case = CASES[name]
+    fit = dpstats.dp_select(case.formula, case.frame(), method="auto", epsilon=math.inf, s=3, bounds=case.ranges,
+                            random_state=0)
+    assert fit.method == "top_r" and sorted(fit.support) == ols_best_subset(name, 3)[0]
