@@ -19,8 +19,8 @@ from release_checks import assert_release_equivalent
 
 
 def test_the_rule_reads_only_the_stated_design_and_whether_ranges_are_given():
-    assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0))[0] == "peeling"
-    assert choose_method(bounds_given=True, design=dict(rho=-0.15, spread=1.5))[0] == "peeling"
+    assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0))[0] == "dp_sis"
+    assert choose_method(bounds_given=True, design=dict(rho=-0.15, spread=1.5))[0] == "dp_sis"
     assert choose_method(bounds_given=True, design=dict(rho=0.5, spread=1.0))[0] == "kendall"
     assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=3.0))[0] == "kendall"
     assert choose_method(bounds_given=True, design=dict(rho=0.1))[0] == "kendall"  # spread unknown
@@ -43,11 +43,11 @@ def test_auto_runs_the_chosen_method_with_its_draws_and_records_the_choice():
     frame = make_regression(n=400, p=8, seed=4)
     auto = dpstats.dp_select("y ~ .", frame, method="auto", epsilon=2.0, s=2, bounds=(3, 3),
                              design=dict(rho=0.1, spread=1), random_state=3)
-    named = dpstats.dp_select("y ~ .", frame, method="peeling", epsilon=2.0, s=2, bounds=(3, 3), random_state=3)
-    assert auto.method == "peeling" and auto.support == named.support
+    named = dpstats.dp_select("y ~ .", frame, method="dp_sis", epsilon=2.0, k=2, bounds=(3, 3), random_state=3)
+    assert auto.method == "dp_sis" and auto.support == named.support
     assert auto.signs.equals(named.signs)
     choice = auto.release()["call"]["method_choice"]
-    assert choice["asked"] == "auto" and choice["method"] == "peeling" and choice["design"] == {"rho": 0.1,
+    assert choice["asked"] == "auto" and choice["method"] == "dp_sis" and choice["design"] == {"rho": 0.1,
                                                                                                "spread": 1.0}
     assert 'method = "auto"' in auto.call and 'chosen by method="auto"' in str(auto)
     kendall = dpstats.dp_select("y ~ .", frame, method="auto", epsilon=2.0, s=2, bounds=(3, 3), random_state=3)
