@@ -21,6 +21,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidTypeError,
     PrivacyLeakWarning,
+    CuratorWarning,
     SolverError,
     TimeLimitError,
     StatefulTransformError,
@@ -37,7 +38,7 @@ from .simulate import SimulatedData, simulate
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "Comparison", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
+    "Accountant", "BudgetExceededError", "Comparison", "CuratorWarning", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
     "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "compare", "dataset_bounds",

@@ -351,8 +351,15 @@ def _run_charged(call, formula, data, plan, frame_data, deadline):
     signs_series, signs_private, curator = _signs(call, plan, frame, clipped, outcome, support_idx, ledger)
     if not math.isinf(call.epsilon) and ledger.total_epsilon > call.total_epsilon * (1 + 1e-12):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
-    return _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
-                     clipped)
+    fit = _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
+                    clipped)
+    from .light_curator import light_curator_active
+
+    if not light_curator_active():  # plan's internal calls are read by no analyst
+        from .curator_warnings import warn_at_the_call
+
+        warn_at_the_call(call.meth.name, fit.curator, stacklevel=4)
+    return fit
 
 
 @dataclass

@@ -39,7 +39,7 @@ import warnings
 from .api import dp_select
 from .bss.losses import LOSSES
 from .datasets import EXACT_FLOATS, dataset_bounds, list_datasets, load_dataset
-from .errors import DPStatsError
+from .errors import CuratorWarning, DPStatsError
 from .privacy.progress import curator_printer
 
 _TRUE = ("true", "yes", "on")
@@ -546,6 +546,8 @@ def main(argv=None):
     prog = f"{parser.prog} {args.command}"
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
+        # the curator's note at the call is always one stderr line here (labelled curator only)
+        warnings.simplefilter("always", CuratorWarning)
         try:
             if args.command == "plan":
                 planned, found = _run_plan(args)

@@ -73,6 +73,12 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class CuratorWarning(UserWarning):
+    """Curator only, never to be published: something in the call changed the non-private answer
+    or left few rows (the ball or the ridge cut the fit, the ranges clipped many values, many rows
+    were incomplete).  The text quotes the data; the release, the print and the summary do not."""
+
+
 class FormulaNote(UserWarning):
     """A formula was read differently from how R would read it (``poly(x, d)`` as raw powers)."""
 

@@ -448,6 +448,7 @@ class SelectionResult:
             lines.append("")
             lines.extend(f"Condition: {c}" for c in self.ledger.conditions)
             lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
+        lines.append("Curator-only diagnostics (computed outside the budget, never publish): fit.curator_report()")
         return "\n".join(lines)
 
     def _public_parameters_line(self) -> str:
