@@ -17,6 +17,8 @@ from tabulate import tabulate
 
 from .display import Summary, _fmt  # noqa: F401  (re-exported)
 
+#: The last line of ``print(fit)``: where the curator report is (the same on every data set).
+CURATOR_POINTER = "Curator-only diagnostics (computed outside the budget, never publish): fit.curator_report()"
 CURATOR_BANNER = "CURATOR ONLY - not differentially private, do not publish"
 
 
@@ -448,7 +450,7 @@ class SelectionResult:
             lines.append("")
             lines.extend(f"Condition: {c}" for c in self.ledger.conditions)
             lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
-        lines.append("Curator-only diagnostics (computed outside the budget, never publish): fit.curator_report()")
+        lines.append(CURATOR_POINTER)
         return "\n".join(lines)
 
     def _public_parameters_line(self) -> str:
