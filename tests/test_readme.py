@@ -81,6 +81,19 @@ def test_every_readme_block_prints_what_the_readme_shows():
                                   for i, shown, out in wrong)
 
 
+def test_every_readme_block_prints_something_when_run_as_a_script():
+    """issue 43, item 6: a block ending in a bare expression (``fit.summary()``) shows its value in a
+    notebook but prints nothing when pasted into a script; every block must print what it shows."""
+    found = pairs(_readme())
+    printed = outputs(tuple(code for code, _ in found))
+    silent = [i + 1 for i, out in enumerate(printed) if not out.strip()]
+    assert not silent, f"README python blocks {silent} print nothing when run as a script"
+
+
+def test_the_silence_check_catches_a_bare_expression():
+    assert outputs(("x = 1\nx",)) == ("",)  # what the check above would flag
+
+
 def test_the_check_fails_when_a_printed_number_changes():
     # Mutation: change one digit of a printed number in README's first text block that
     # shows a number: the comparison must catch it.
