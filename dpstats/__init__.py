@@ -38,9 +38,18 @@ from .simulate import SimulatedData, simulate
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accountant", "BudgetExceededError", "Comparison", "CuratorWarning", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
+    "Accountant", "BudgetExceededError", "Comparison", "DPSelector", "CuratorWarning", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
     "InvalidArgumentError",
     "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "compare", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",
 ]
+
+
+def __getattr__(name):
+    # DPSelector imports scikit-learn (an optional extra): loaded on first use, not with dpstats
+    if name == "DPSelector":
+        from .sklearn_selector import DPSelector
+
+        return DPSelector
+    raise AttributeError(f"module 'dpstats' has no attribute {name!r}")
