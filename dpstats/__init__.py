@@ -22,6 +22,7 @@ from .errors import (
     InvalidTypeError,
     PrivacyLeakWarning,
     CuratorWarning,
+    NoIntervalWarning,
     SolverError,
     TimeLimitError,
     StatefulTransformError,
@@ -40,7 +41,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Accountant", "BudgetExceededError", "Comparison", "DPSelector", "CuratorWarning", "DPStatsError", "DataContentError", "DataError", "EstimateResult", "FormulaError", "FormulaNote",
     "InvalidArgumentError",
-    "InvalidTypeError", "Ledger", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
+    "InvalidTypeError", "Ledger", "NoIntervalWarning", "LedgerEntry", "Plan", "PrivacyLeakWarning", "RIDGE_PER_ROW", "SelectionResult",
     "SimulatedData", "SolverError", "TimeLimitError", "StatefulTransformError", "available_methods", "compare", "dataset_bounds",
     "dataset_info", "dp_select", "list_datasets", "load_dataset", "plan", "simulate",
 ]

@@ -79,6 +79,11 @@ class CuratorWarning(UserWarning):
     were incomplete).  The text quotes the data; the release, the print and the summary do not."""
 
 
+class NoIntervalWarning(UserWarning):
+    """``confint()`` returned missing intervals (NaN rows, as R's NA) and says why; ``strict=True``
+    raises instead."""
+
+
 class FormulaNote(UserWarning):
     """A formula was read differently from how R would read it (``poly(x, d)`` as raw powers)."""
 

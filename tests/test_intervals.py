@@ -105,7 +105,11 @@ def test_objective_perturbation_defaults_to_no_ball_at_infinite_epsilon_and_says
     assert not bound.has_intervals and "ball" in bound.no_interval_reason and "radius" in bound.no_interval_reason
     assert any("boundary of the ball of radius 0.4" in n for n in bound.notes)
     with pytest.raises(InvalidArgumentError, match="no intervals.*ball"):
-        bound.confint()
+        bound.confint(strict=True)
+    with pytest.warns(dpstats.NoIntervalWarning, match="ball"):
+        missing = bound.confint()  # issue 43, item 3: NaN rows with the reason, as R's NA
+    assert missing.isna().all().all() and list(missing.index) == list(bound.names)
+    assert list(missing.columns) == ["2.5 %", "97.5 %"] and missing.attrs["reason"] == bound.no_interval_reason
 
 
 # ---------------------------------------------------------------------------- private intervals
@@ -136,7 +140,9 @@ def test_ridge_dominating_gives_no_interval_in_plain_words():
     assert "noise dominates" in est.no_interval_reason
     assert any(n.startswith("No interval: the privacy noise dominates") for n in est.notes)
     with pytest.raises(InvalidArgumentError, match="noise dominates"):
-        est.confint()
+        est.confint(strict=True)
+    with pytest.warns(dpstats.NoIntervalWarning, match="noise dominates"):
+        assert est.confint().isna().all().all()
     with pytest.raises(InvalidArgumentError, match="noise dominates"):
         est.predict(pd.DataFrame({"a": [0.1], "b": [0.2]}), interval="confidence")
     tidy = est.to_frame()

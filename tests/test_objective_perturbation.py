@@ -412,7 +412,7 @@ def test_private_logistic_estimate_and_summary():
     assert "No interval: objective perturbation with the logistic loss" in text and "logistic" in text and "[0.025" not in text
     assert est.release()["conf_int"] is None and np.isnan(est.bse).all()
     with pytest.raises(InvalidArgumentError, match="no intervals"):
-        est.confint()
+        est.confint(strict=True)
     with pytest.raises(InvalidArgumentError, match="interval"):
         est.predict(_binary_data(n=5), interval="confidence")
     with pytest.raises(InvalidArgumentError, match="type"):

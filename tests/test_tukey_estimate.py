@@ -220,7 +220,7 @@ def test_result_has_no_intervals_and_predicts_without_clipping(big, kendall_fit)
     est = kendall_fit.estimate(epsilon=2.0, delta=DELTA, method="tukey", random_state=31)
     assert not est.has_intervals and est.bse.isna().all() and est.ridge is None
     with pytest.raises(InvalidArgumentError, match="releases one point"):
-        est.confint()
+        est.confint(strict=True)
     with pytest.raises(InvalidArgumentError, match="releases one point"):
         est.predict(big.head(3), interval="confidence")
     with pytest.raises(InvalidArgumentError, match="clip=True"):

@@ -250,8 +250,12 @@ class EstimateResult:
         if not self._iv.available:
             raise InvalidArgumentError("this estimate has no intervals (" + self.no_interval_reason + ").")
 
-    def confint(self, level=None, *, selection_adjusted=False) -> pd.DataFrame:
+    def confint(self, level=None, *, selection_adjusted=False, strict=False) -> pd.DataFrame:
         """Intervals at ``level`` (default: the estimate's level), columns named as R's ``confint``.
+
+        Where this estimate has no valid interval (``no_interval_reason``), the rows are NaN, as R
+        gives NA, the reason is in the frame's ``attrs["reason"]`` and a
+        :class:`~dpstats.errors.NoIntervalWarning` says it; ``strict=True`` raises instead.
 
         At epsilon = inf: ordinary least squares' t intervals (statsmodels, R).  Otherwise the
         bias-corrected symmetric parametric bootstrap around ``coef_corrected``
@@ -266,8 +270,19 @@ class EstimateResult:
         """
         level = self.level if level is None else check_level(level)
         _check_flag("selection_adjusted", selection_adjusted)
-        self._require_intervals()
+        _check_flag("strict", strict)
         a = (1 - level) / 2
+        if not self._iv.available and not strict:
+            import warnings
+
+            from ..errors import NoIntervalWarning
+
+            out = pd.DataFrame(np.full((len(self.names), 2), np.nan), index=self.names, columns=[_pct(a), _pct(1 - a)])
+            out.attrs["reason"] = self.no_interval_reason
+            warnings.warn(f"no intervals: {self.no_interval_reason}; confint() gives NaN rows (strict=True raises).",
+                          NoIntervalWarning, stacklevel=2)
+            return out
+        self._require_intervals()
         half = self._half_widths(level)
         if selection_adjusted:
             inner = self._adjusted_level(level)
