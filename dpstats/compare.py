@@ -25,8 +25,9 @@ from scipy import stats
 from .errors import DPStatsError, InvalidArgumentError
 from .method_options import Integer, Real, Later, validate_arguments
 
-#: The methods compared by default: fast, pure epsilon-DP, squared loss.
-DEFAULT_METHODS = ("peeling", "kendall", "dp_sis", "frank_wolfe", "top_r")
+#: The methods compared by default: fast, pure epsilon-DP, squared loss (``samp_agg`` when
+#: scikit-learn is installed: every method ``method="auto"`` may take is among them).
+DEFAULT_METHODS = ("peeling", "kendall", "dp_sis", "samp_agg", "frank_wolfe", "top_r")
 _DEFAULT_DESIGN = {"rho": 0.1, "snr": 5.0, "spread": 3.0}
 
 COMPARE_ARGUMENTS = (
@@ -98,7 +99,12 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     from .planning import check_simulable
 
     check_simulable(n, p)
-    names = list(DEFAULT_METHODS if methods is None else methods)
+    if methods is None:
+        from .methods import missing_requirements
+
+        names = [m for m in DEFAULT_METHODS if not missing_requirements(get_method(m).requires)]
+    else:
+        names = list(methods)
     if not names or not all(isinstance(m, str) for m in names):
         raise InvalidArgumentError(f"methods must be a list of method names; got {methods!r}.")
     meths = [get_method(m) for m in names]
