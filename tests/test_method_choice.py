@@ -28,8 +28,8 @@ def test_the_rule_reads_only_the_stated_design_and_whether_ranges_are_given():
     assert choose_method(bounds_given=False, design=dict(rho=0.1, spread=1.0))[0] == "kendall"
     assert choose_method(bounds_given=True, design=dict(rho=0.8, spread=3.0), epsilon=1.0)[0] == "samp_agg"
     assert choose_method(bounds_given=True, design=dict(rho=-0.8, spread=1.0), epsilon=2.0)[0] == "samp_agg"
-    assert choose_method(bounds_given=True, design=dict(rho=0.8, spread=1.0), epsilon=1.0)[0] == "kendall"
-    assert choose_method(bounds_given=True, design=dict(rho=0.8), epsilon=1.0)[0] == "kendall"
+    assert choose_method(bounds_given=True, design=dict(rho=0.8, spread=1.0), epsilon=1.0)[0] == "samp_agg"
+    assert choose_method(bounds_given=True, design=dict(rho=0.6), epsilon=2.0)[0] == "kendall"
     assert choose_method(bounds_given=False, design=dict(rho=0.8, spread=3.0), epsilon=2.0)[0] == "kendall"
     assert choose_method(bounds_given=True, epsilon=math.inf)[0] == "top_r"  # least-squares best subset
     assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0), epsilon=math.inf)[0] == "top_r"
