@@ -75,6 +75,7 @@ from ..method_options import Integer, Real
 from ..methods import MethodOutcome, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
+from ..privacy.randomness import RandomSource
 from .base import CENTRE_OPTIONS, GradientMethod, centring_details, gradient_source, resolve_centring
 from .rows import top_by_magnitude
 
@@ -179,8 +180,11 @@ def run(task) -> MethodOutcome:
                  "released": "the s coordinates of largest |theta_T| (theta itself is not released)"}))
     curator = {"distinct_vertices_chosen": len({vertex(k, p, radius)[0] for k in chosen}), "sensitivity": delta}
     if not light_curator_active():  # plan's calls do not read it
-        exact, _ = frank_wolfe(source.gradient, p, steps, radius, math.inf, b_x, b_y, task.rng)
-        top = top_by_magnitude(exact, s, task.rng)
+        # its own source: a data-dependent number of tie-breaking draws must not shift the call's
+        # stream, which the sign step reads next
+        curator_rng = RandomSource(0)
+        exact, _ = frank_wolfe(source.gradient, p, steps, radius, math.inf, b_x, b_y, curator_rng)
+        top = top_by_magnitude(exact, s, curator_rng)
         curator["non_private_support"] = [task.terms[j] for j in top]
         curator["overlap_released_with_non_private"] = int(len(set(top.tolist()) & set(support.tolist())))
         curator["non_private_scores"] = {"meaning": "|theta_T| of non-private Frank-Wolfe (same radius and steps)",

@@ -67,6 +67,7 @@ from ..mechanisms.gumbel import peel
 from ..method_options import Integer, Real
 from ..methods import MethodOutcome, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from ..privacy.randomness import RandomSource
 from ..private_scale import SD_WIDTH
 from .base import CENTRE_OPTIONS, GradientMethod, centring_details, gradient_source, input_rows, resolve_centring
 
@@ -175,8 +176,9 @@ def run(task) -> MethodOutcome:
                  "released": "the last peel (intermediate values are used internally, not released)"}))
     curator = {"sensitivity": delta_w}
     if not light_curator_active():  # plan's calls do not read it
+        # its own source: a data-dependent number of tie-breaking draws must not shift the call's stream
         exact, _, w = noisy_iht(source.gradient, p, s, iterations, step, clip, n_input, math.inf, task.data.b_x,
-                                task.rng)
+                                RandomSource(0))
         curator["non_private_support"] = [task.terms[j] for j in sorted(exact)]
         curator["overlap_released_with_non_private"] = int(len(set(exact) & set(support.tolist())))
         curator["non_private_scores"] = {"meaning": "|w| of the last non-private iteration (the peel's score)",
