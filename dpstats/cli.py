@@ -540,14 +540,14 @@ def main(argv=None):
         for name in list_datasets():
             print(name)
         return 0
-    if args.command == "demo":
-        demo()
-        return 0
     prog = f"{parser.prog} {args.command}"
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
-        # the curator's note at the call is always one stderr line here (labelled curator only)
-        warnings.simplefilter("always", CuratorWarning)
+        # the curator's note at the call is one stderr line here (labelled curator only; a repeat once)
+        warnings.simplefilter("default", CuratorWarning)
+        if args.command == "demo":
+            demo()
+            return 0
         try:
             if args.command == "plan":
                 planned, found = _run_plan(args)
