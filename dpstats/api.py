@@ -187,7 +187,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         ``"top_r"``, ``"mistakes"``, ``"mcmc"``, ``"dp_sis"``, ``"kendall"``,
         ``"samp_agg"``, ``"dpvote"``, ``"frank_wolfe"`` or ``"peeling"`` (see
         :func:`dpstats.available_methods`), or ``"auto"``: chosen from public inputs only
-        (whether ``bounds`` are given and the option ``design=dict(rho=, spread=)``;
+        (whether ``bounds`` are given, epsilon and the option ``design=dict(rho=, spread=)``;
         :mod:`dpstats.method_choice`, :func:`dpstats.compare`).  Every
         method, argument and option with its default is listed in docs/methods.md.
     epsilon : float

@@ -51,13 +51,12 @@ from __future__ import annotations
 import functools
 import math
 import textwrap
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import gammaln
 
-from .errors import PrivacyLeakWarning
+from .errors import PrivacyLeakWarning, warn_after_the_charge
 from .method_options import is_real
 
 HOLDS, FAILS, NOT_CHECKABLE = "holds", "fails", "not checkable"
@@ -606,10 +605,10 @@ def warn_privacy_failures(method, rows):
     bad = failing(rows, PRIVACY, required=True)
     if bad:
         names = "; ".join(r["condition"] for r in bad)
-        warnings.warn(f"curator only, do not publish: a privacy condition this call relies on fails on these data "
-                      f"({names}); the stated epsilon does not hold for this release. method={method!r}: use the "
-                      "default guard='ptr' (tested privately). See fit.curator_report().",
-                      PrivacyLeakWarning, stacklevel=5)
+        warn_after_the_charge(f"curator only, do not publish: a privacy condition this call relies on fails on these "
+                              f"data ({names}); the stated epsilon does not hold for this release. method={method!r}: "
+                              "use the default guard='ptr' (tested privately). See fit.curator_report().",
+                              PrivacyLeakWarning, stacklevel=5)
 
 
 # ---------------------------------------------------------------- the plain-language verdict

@@ -11,9 +11,7 @@ where the curator report is.
 """
 from __future__ import annotations
 
-import warnings
-
-from .errors import CuratorWarning
+from .errors import CuratorWarning, warn_after_the_charge
 
 #: A range that clips more than this share of a term's values is reported.
 CLIPPED_SHARE_NOTE = 0.05
@@ -42,5 +40,5 @@ def warn_at_the_call(method, curator, stacklevel=4):
     """One CuratorWarning listing :func:`answer_notes`, or nothing when there are none."""
     notes = answer_notes(curator)
     if notes:
-        warnings.warn(f"curator only, do not publish (method={method!r}): " + "; ".join(notes)
-                      + ". See fit.curator_report().", CuratorWarning, stacklevel=stacklevel)
+        warn_after_the_charge(f"curator only, do not publish (method={method!r}): " + "; ".join(notes)
+                              + ". See fit.curator_report().", CuratorWarning, stacklevel=stacklevel)

@@ -96,3 +96,16 @@ class TimeLimitError(SolverError):
     docs/privacy.md, "Time limits"); raised before the charge, with nothing charged, when
     the limit ran out while only the formula and the public schema were being processed.
     """
+
+
+def warn_after_the_charge(message, category, stacklevel=2):
+    """``warnings.warn`` for a note computed from the data after the charge, which must never
+    raise: under a filter that turns warnings into errors (``-W error``) the call would fail or
+    release depending on what the data hold (docs/privacy.md).  The exception such a filter
+    raises is dropped; the note stays in the curator report, where it was computed."""
+    import warnings
+
+    try:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    except category:
+        pass

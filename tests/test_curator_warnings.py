@@ -87,3 +87,36 @@ def test_the_command_line_prints_one_curator_line_on_stderr(tmp_path, capsys):
     lines = [ln for ln in err.splitlines() if "CuratorWarning" in ln]
     assert len(lines) == 1 and "curator only" in lines[0] and "clip more than" in lines[0]
     assert "clip more than" not in out
+
+
+@pytest.mark.parametrize("method", ["frank_wolfe", "peeling", "dp_sis", "exponential"])
+def test_warnings_as_errors_do_not_turn_a_charged_call_into_a_failure(method):
+    """Under -W error the curator's note would raise after the charge on some data and not on
+    others: a data-dependent failure.  The call releases, with exactly epsilon charged."""
+    frame = uniform_frame(scale=3.0)
+    frame.loc[frame.index[:40], "x3"] = np.nan  # clipping and dropped rows: notes to give
+    acc = dpstats.Accountant(epsilon=5)
+    size = {"k": 2} if method == "dp_sis" else {"s": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = dpstats.dp_select("y ~ .", frame, method=method, epsilon=2.0, bounds=(1.0, 1.0), random_state=1,
+                                accountant=acc, **size)
+    assert len(fit.support) == 2 and acc.spent() == (2.0, 0.0)
+
+
+def test_a_huge_unclipped_response_votes_zero_instead_of_raising_or_casting_nan():
+    """kendall's sign step fits unclipped rows: an overflow must neither raise under -W error nor
+    turn a NaN coefficient into an integer vote."""
+    from dpstats.bss.sign_votes import block_vote
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.full(30, 1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        votes = block_vote(X, y, [0, 1], 0.0, np.inf)
+    assert set(votes.tolist()) <= {-1, 0, 1}
+    frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(x2=X[:, 0] * 0.5, y=y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = dpstats.dp_select("y ~ .", frame, method="kendall", epsilon=2.0, k=2, random_state=1)
+    assert set(fit.signs.dropna().tolist()) <= {-1, 0, 1}

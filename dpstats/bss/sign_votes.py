@@ -53,10 +53,15 @@ def block_vote(design, y, report, ridge, radius, intercept=False):
     k = design.shape[1]
     if design.shape[0] == 0 or (ridge == 0 and (design.shape[0] < k or np.linalg.matrix_rank(design) < k)):
         return out
-    if intercept:
-        stats = SufficientStats.centred_from_arrays(design[:, 1:], y)
-        sol = RidgeBallObjective(stats, ridge, radius).solve(np.arange(k - 1))
-        coef = np.concatenate([[0.0], sol.coef])
-    else:
-        coef = RidgeBallObjective(SufficientStats.from_arrays(design, y), ridge, radius).solve(np.arange(k)).coef
-    return np.sign(coef[list(report)]).astype(np.int64)
+    # Unclipped rows (kendall's sign step uses no bounds) may overflow: numpy's warning must not
+    # raise under -W error after the charge, and a non-finite coefficient votes 0 (degenerate)
+    # instead of casting NaN to an integer.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if intercept:
+            stats = SufficientStats.centred_from_arrays(design[:, 1:], y)
+            sol = RidgeBallObjective(stats, ridge, radius).solve(np.arange(k - 1))
+            coef = np.concatenate([[0.0], sol.coef])
+        else:
+            coef = RidgeBallObjective(SufficientStats.from_arrays(design, y), ridge, radius).solve(np.arange(k)).coef
+    chosen = np.asarray(coef, dtype=np.float64)[list(report)]
+    return np.where(np.isfinite(chosen), np.sign(chosen), 0.0).astype(np.int64)

@@ -84,7 +84,7 @@ from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
                                         set_log_probability, topk_diagnostics)
 from ..private_scale import (MAX_CENTRE_NOISE, MIN_SD, SD_WIDTH, draw_row_map, moment_sums,  # noqa: F401
-                             resolved_center, resolved_scale, split_epsilon)
+                             resolved_center, resolved_scale, split_epsilon, sum_over_rows)
 from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
@@ -247,11 +247,7 @@ def _means_scores(data, epsilon_m, rng, n_input, scale):
     """(scores, ledger entry): |x~_j'y~| with x~, y~ centred by private means (and with
     ``scale="sd"`` divided by SD_WIDTH private standard deviations), clipped to [-1, 1]."""
     row_map, entry = draw_row_map(data, epsilon_m, rng, n_input, scale, "DP-SIS")
-    args = (row_map.cx, row_map.cy, row_map.wx, row_map.wy)
-    if getattr(data, "is_dask", False):
-        raw = data.partition_sums(centred_products, *args)
-    else:
-        raw = centred_products(data.X, data.y, *args)
+    raw = sum_over_rows(data, centred_products, row_map.cx, row_map.cy, row_map.wx, row_map.wy)
     return np.abs(raw), entry
 
 
