@@ -72,6 +72,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import dpstats  # noqa: E402
 
 GRID = {"n": (500, 2000, 10000), "eps": (1.0, 5.0), "range": (1, 5), "s": (2, 5)}
+#: ``--grid issue43``: issue 43's extension, n 500-2000 with ranges 1x / 3x / 5x at epsilon 1-5.
+GRIDS = {"issue30": GRID, "issue43": {"n": (500, 1000, 2000), "eps": (1.0, 2.0, 5.0), "range": (1, 3, 5), "s": (2, 5)}}
 NULLS = 3
 #: Below this many replications with intervals a cell's coverage is not measured (mostly refused).
 MIN_GIVEN = 100
@@ -300,9 +302,30 @@ def chance_outside(given, coefficients, level=0.95, tol=0.02):
     return 1.0 - p_in ** coefficients
 
 
-def parse_cells(text):
+def identification_ratio(n, eps, factor, s, delta=0.0):
+    """tau / lambda_min(A): AdaSSP's public bound tau on the spectral norm of the Gram noise (exceeded with
+    probability RIDGE_FAILURE; :func:`dpstats.estimation.adassp.ridge`) over the smallest eigenvalue of this
+    design's expected mapped Gram block, n diag(1, 1 / (3 factor^2), ...).  Above 1, design blocks within the
+    noise bound of the release include singular ones: the released statistics do not identify every
+    coefficient, so no finite interval is valid at that confidence (a refusal is the honest answer)."""
+    from dpstats.estimation import adassp
+    from dpstats.estimation.gaussian_dp import gdp_mu
+
+    d, m = s + 1, s + 2
+    if delta == 0:
+        scale = adassp.gram_sensitivity_l1(m) / ((1 - adassp.EIGEN_SHARE) * eps)
+        q = scale * math.log(1.0 / (adassp.RIDGE_FAILURE / (d * (d + 1) / 2.0)))
+    else:
+        from scipy.special import ndtri
+
+        scale = adassp.gram_sensitivity_l2(m) / (gdp_mu(eps, delta) * math.sqrt(1 - adassp.EIGEN_SHARE))
+        q = scale * float(ndtri(1.0 - adassp.RIDGE_FAILURE / (d * (d + 1) / 2.0) / 2.0))
+    return d * q / (n / (3.0 * factor ** 2))
+
+
+def parse_cells(text, grid=GRID):
     """``"n=2000,eps=1;range=5"``: a cell is run when it matches any ';'-separated filter."""
-    cells = [dict(zip(GRID, v)) for v in itertools.product(*GRID.values())]
+    cells = [dict(zip(grid, v)) for v in itertools.product(*grid.values())]
     if not text:
         return cells
     filters = []
@@ -311,8 +334,8 @@ def parse_cells(text):
         for item in filter(None, part.split(",")):
             key, _, value = item.partition("=")
             key = key.strip()
-            if key not in GRID:
-                raise SystemExit(f"--cells: unknown key {key!r} (use {list(GRID)})")
+            if key not in grid:
+                raise SystemExit(f"--cells: unknown key {key!r} (use {list(grid)})")
             f[key] = float(value)
         filters.append(f)
     return [c for c in cells if any(all(float(c[k]) == v for k, v in f.items()) for f in filters)]
@@ -341,6 +364,8 @@ def run_grid(args, cells, methods):
             rows.append({
                 "method": method, "n": int(c["n"]), "epsilon": c["eps"], "ranges": f"{int(c['range'])}x",
                 "s": int(c["s"]),
+                "tau / lambda_min": identification_ratio(int(c["n"]), float(c["eps"]), int(c["range"]), int(c["s"]),
+                                                         args.delta),
                 "coverage min": np.nan if cov is None else float(np.min(cov)),
                 "coverage max": np.nan if cov is None else float(np.max(cov)),
                 "with intervals": out["given"], "refused share": out["refused"] / total,
@@ -355,7 +380,7 @@ def run_grid(args, cells, methods):
     print()
     print(f"Coverage of nominal 95 % intervals ({args.reps} replications per cell; {time.time() - t_all:.0f} s; load "
           f"{os.getloadavg()[0]:.2f} at end)")
-    fmt = {"coverage min": "{:.3f}", "coverage max": "{:.3f}", "refused share": "{:.3f}", "missed share": "{:.3f}",
+    fmt = {"tau / lambda_min": "{:.2f}", "coverage min": "{:.3f}", "coverage max": "{:.3f}", "refused share": "{:.3f}", "missed share": "{:.3f}",
            "P(outside) if exact": "{:.3f}",
            "seconds": "{:.0f}"}
     shown = table.copy()
@@ -373,6 +398,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
     ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="issue30",
+                    help="issue30 (n 500 / 2000 / 10^4, epsilon 1 / 5, ranges 1x / 5x) or issue43 (n 500 / 1000 / "
+                         "2000, epsilon 1 / 2 / 5, ranges 1x / 3x / 5x); s 2 / 5 in both")
     ap.add_argument("--methods", type=str, default="adassp", help="comma-separated estimate methods")
     ap.add_argument("--draws", type=int, default=1000, help="bootstrap draws per interval (default 1000)")
     ap.add_argument("--selection-epsilon", type=float, default=math.inf, help="the selection's epsilon (default inf)")
@@ -404,7 +432,7 @@ def main(argv=None):
             dprivstats_comparison(args.dprivstats, args.draws, args.seed)
         print(f"load {os.getloadavg()[0]:.2f} at end")
         return
-    cells = parse_cells(args.cells)
+    cells = parse_cells(args.cells, GRIDS[args.grid])
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
           f"draws, selection epsilon {args.selection_epsilon:g}, errors {args.errors} x {args.noise:g}; load "

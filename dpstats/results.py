@@ -439,8 +439,10 @@ class SelectionResult:
         what = "with private signs" if self.signs_private else "signs not computed"
         if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
             size = self._public_call.get("size_selection", {})
+            noise = self._released_extras.get("size_noise_sd")
+            noise = "" if noise is None else f", private noise sd {noise:.4g}"
             lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
-                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')})")
+                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')}{noise})")
         rule = self._public_call.get("size_selection", {}).get("rule")
         if rule is not None and "s_selected" not in self._released_extras:  # k="auto" of dp_sis: a public rule
             lines.append(f"Size from a public rule: k = {self._public_call['size_selection']['k']} ({rule})")

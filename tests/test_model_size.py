@@ -29,6 +29,11 @@ TOP_R_OPTIONS = {"tolerance": 5e-4, "max_enumerate": 10**5, "loss": "squared", "
 EXPONENTIAL_OPTIONS = {"max_enumerate": 10**6, "loss": "squared", "tolerance": None}
 
 
+#: The laws below are audited with a public noise scale (the range/4 rule on these unit ranges); the default,
+#: a residual scale bought with the Laplace mechanism, has its own audit (test_residual_scale_*).
+PUBLIC_NOISE_SD = 0.5
+
+
 def small_data(seed, n=30, p=5):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, p))
@@ -45,7 +50,7 @@ def task_for(X, y, epsilon, method, *, R=3, ridge=0.0, radius=1.0, seed=0, optio
 
 def law_of(X, y, epsilon, method, s_max=3, kappa=1.0, criterion="bic", **kwargs):
     task = task_for(X, y, epsilon, method, **kwargs)
-    return MS.joint_law(method, task, s_max, criterion, None, kappa), task
+    return MS.joint_law(method, task, s_max, criterion, PUBLIC_NOISE_SD, kappa), task
 
 
 def neighbours(X, y, seed):
@@ -89,7 +94,7 @@ def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsil
 
     def law_for(X_, y_):
         task = task_for(X_, y_, epsilon, method, R=R, ridge=ridge, options=options)
-        return MS.joint_law(method, task, 3, "bic", None, 1.0 if mechanism == "joint" else None, mechanism)
+        return MS.joint_law(method, task, 3, "bic", PUBLIC_NOISE_SD, 1.0 if mechanism == "joint" else None, mechanism)
 
     law = law_for(X, y)
     assert law.sensitivity == (1.0 if mechanism == "generalized" else law.delta_max)  # GEM: unit scale
@@ -103,6 +108,89 @@ def test_exact_distribution_audit_on_neighbours(method, R, ridge, options, epsil
         worst = max(worst, max_log_ratio(base, MS.output_log_probabilities(law_for(X2, y2), 5)))
     assert worst <= epsilon * (1 + 1e-9), worst
     assert worst > 0.01 * epsilon  # not vacuous: neighbours move the law (Delta_max is a worst case)
+
+
+# ---------------------------------------------------------------------------- the private residual scale
+def best_rss(X, y, s):
+    """min over supports of s columns of the least-squares RSS with an intercept (numpy, every support)."""
+    n = X.shape[0]
+    out = math.inf
+    for sup in combinations(range(X.shape[1]), s):
+        A = np.column_stack([np.ones(n), X[:, sup]])
+        r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        out = min(out, float(r @ r))
+    return out
+
+
+@pytest.mark.parametrize("method, ridge, options", [("exponential", 0.0, None),
+                                                    ("top_r", 1.0, {**TOP_R_OPTIONS, "max_enumerate": 1})])  # engine
+def test_residual_scale_audit_on_neighbours(method, ridge, options):
+    """The Laplace release of v(s_max): |v(D) - v(D')| <= the entry's sensitivity on adversarial and random
+    neighbours, so the density ratio of the released value, exp(eps_scale |v - v'| / Delta), is at most
+    exp(eps_scale); and not vacuous (some neighbour moves v by a sizeable share of Delta)."""
+    X, y = small_data(2)
+    s_max, eps = 3, 2.0
+    eps_scale = MS.residual_scale_epsilon(eps, None, options or {"loss": "squared"})
+    assert eps_scale == pytest.approx(MS.RESIDUAL_SCALE_SHARE * eps)
+
+    def value_and_entry(X_, y_, radius=1.0):
+        task = task_for(X_, y_, eps, method, radius=radius, ridge=ridge, options=options)
+        scored, taus = MS.score_sizes(method, task, s_max)
+        scale = MS.residual_scale(task, None, s_max, float(scored[s_max][1][0]), taus[s_max], eps_scale)
+        return float(scored[s_max][1][0]), scale.entry
+
+    v, entry = value_and_entry(X, y)
+    sens = entry.details["sensitivity"]
+    assert entry.epsilon == eps_scale and entry.details["scale"] == pytest.approx(sens / eps_scale)
+    if options is None:  # exact path with a ball that does not bind: the value is least squares itself
+        assert value_and_entry(X, y, radius=1e3)[0] == pytest.approx(best_rss(X, y, s_max), rel=1e-9)
+    else:
+        assert entry.details["sensitivity"] > least_squares_sensitivity(1.0, 1.0, 1.0, s_max, True)  # counts tau
+    worst = 0.0
+    for X2, y2 in neighbours(X, y, 5):
+        v2, _ = value_and_entry(X2, y2)
+        worst = max(worst, abs(v2 - v))
+    assert worst <= sens * (1 + 1e-9)
+    assert eps_scale * worst / sens <= eps_scale * (1 + 1e-9)  # the log density ratio of the release
+    assert worst > 0.02 * sens
+
+
+def test_residual_scale_then_the_public_law_given_it():
+    """Given the released scale, the rest is the public-scale mechanism with the rest of epsilon: the private
+    path's law equals the public path's with noise_sd = the released value (audited above), so the whole
+    release composes to exactly epsilon."""
+    X, y = small_data(4)
+    eps = 40.0
+    task = task_for(X, y, eps, "exponential", seed=7)
+    law = MS.joint_law("exponential", task, 3, "bic", None, None)
+    released = law.scale.entry.released["size_noise_sd"]
+    assert law.epsilon == pytest.approx(eps * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
+    assert law.scale.entry.epsilon + law.epsilon == pytest.approx(eps, rel=1e-12)
+    public = MS.joint_law("exponential", task_for(X, y, law.epsilon, "exponential"), 3, "bic", released, None)
+    assert public.sigma2 == pytest.approx(law.sigma2, rel=1e-12)
+    a, b = MS.output_log_probabilities(law, 5), MS.output_log_probabilities(public, 5)
+    assert max_log_ratio(a, b) < 1e-9
+
+
+def test_residual_scale_sampler_and_infinite_epsilon():
+    """The noisy value is Laplace(v(s_max), Delta / eps_scale) (KS test on draws without clipping); at epsilon = inf
+    sigma0^2 = v(s_max) / (n - s_max - 1), the residual variance of the best model of s_max terms (numpy)."""
+    from scipy import stats
+
+    X, y = small_data(5, n=200)
+    s_max = 3
+    task = task_for(X, y, math.inf, "exponential")
+    v = best_rss(X, y, s_max)
+    inf = MS.residual_scale(task, None, s_max, v, 0.0, math.inf)
+    assert inf.sigma2 == pytest.approx(v / (200 - s_max - 1), rel=1e-12)
+    eps_scale = 50.0
+    task = task_for(X, y, eps_scale, "exponential", seed=11)
+    df = 200 - s_max - 1
+    draws = [MS.residual_scale(task, None, s_max, v, 0.0, eps_scale) for _ in range(2000)]
+    sens = draws[0].entry.details["sensitivity"]
+    noisy = np.array([d.sigma2 * df for d in draws])
+    assert np.all((noisy > 0) & (noisy < df))  # no clipping at this scale: the draws are the noisy values
+    assert stats.kstest(noisy, stats.laplace(loc=v, scale=sens / eps_scale).cdf).pvalue > 1e-3
 
 
 def oracle_lhat(X, y, s_max, method, R):
@@ -157,7 +245,7 @@ def test_sampling_matches_the_exact_law():
     law, _ = law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
     task = task_for(X, y, eps, "top_r", R=2, seed=11)
-    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", None, 1.0))
+    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", PUBLIC_NOISE_SD, 1.0))
     # 10 outputs, 4000 draws: E[TV] is about 0.02; 0.06 has a false-alarm rate below 1e-4.
     assert tv < 0.06, tv
 
@@ -227,8 +315,13 @@ def test_ledger_spends_exactly_epsilon_in_one_entry(data):
     fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=1 / 3, s="auto", bounds=(4, 4), accountant=acc,
                             random_state=1, size_mechanism="joint")
     (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("joint (s, support)")]
-    assert entry.epsilon == pytest.approx(0.9 / 3, rel=1e-12)
-    assert set(entry.released) == {"support", "s_selected"}
+    (scale,) = [e for e in fit.ledger.entries if e.mechanism.startswith("residual scale")]
+    assert entry.epsilon == pytest.approx(0.9 / 3 * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
+    assert scale.epsilon == pytest.approx(0.9 / 3 * MS.RESIDUAL_SCALE_SHARE, rel=1e-12)
+    assert set(scale.released) == {"size_noise_sd"} and fit.release()["size_noise_sd"] == scale.released["size_noise_sd"]
+    # what follows from the released scale is released with the draw, not a public detail
+    assert set(entry.released) == {"support", "s_selected", "penalty_per_term (mapped units)",
+                                   "noise_sd (mapped units)", "size_prior kappa"}
     assert entry.released["s_selected"] == len(fit.support)
     assert abs(Fraction(fit.ledger.total_epsilon) - Fraction(1 / 3)) <= Fraction(1, 3) * Fraction(1, 10**12)
     release = fit.release()
@@ -275,7 +368,8 @@ def test_plan_auto_averages_the_exact_probability_of_the_truth():
     """plan(s="auto") against the joint law computed here from the same simulated data sets."""
     n, p, s0, eps = 300, 6, 2, 150.0
     pl = dpstats.plan(method="exponential", n=n, p=p, s="auto", s0=s0, s_max=3, epsilon=eps, reps=3,
-                      random_state=4, bounds=(4, 4), intercept="profiled")  # the law below profiles it
+                      random_state=4, bounds=(4, 4), intercept="profiled",  # the law below profiles it
+                      noise_sd=4 * PUBLIC_NOISE_SD)  # the public scale of law_of (mapped 1/2 of the half-range 4)
     assert pl.computed == "exact" and "s = auto (true size 2)" in str(pl)
     probs = []
     for data_seed, _ in pl._seeds:
@@ -395,7 +489,7 @@ def two_stage_law(X, y, epsilon, share=0.7, s_max=3, R=3, score="criterion"):
     from dpstats.bss.objective import RidgeBallObjective
 
     task = task_for(X, y, epsilon, "top_r", R=R)
-    stage = MS.size_stage("top_r", task, s_max, "bic", None, None, share * epsilon, score)
+    stage = MS.size_stage("top_r", task, s_max, "bic", PUBLIC_NOISE_SD, None, share * epsilon, score)
     logp_size = MS.size_stage_log_probabilities(stage)
     objective = RidgeBallObjective(task.stats, 0.0, 1.0)
     out = {}
@@ -428,17 +522,17 @@ def test_two_stage_sampling_matches_its_exact_law(score, eps, seed):
     from dpstats.methods import get_method
 
     task = task_for(X, y, eps, "top_r", R=2, seed=seed)
-    tv = draws_tv(exact, draws, lambda: MS.run_two_stage(get_method("top_r"), task, 2, "bic", None, None, 0.7, score))
+    tv = draws_tv(exact, draws, lambda: MS.run_two_stage(get_method("top_r"), task, 2, "bic", PUBLIC_NOISE_SD, None, 0.7, score))
     assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
 
 
 def test_two_stage_ledger_and_release(data):
     fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
                             random_state=3, intercept="profiled", size_mechanism="two_stage")
-    size_entry, top_entry = fit.ledger.entries[0], fit.ledger.entries[1]
-    assert size_entry.mechanism.startswith("size stage") and set(size_entry.released) == {"s_selected"}
-    assert size_entry.epsilon == pytest.approx(0.7 * 1.8, rel=1e-12)
-    assert top_entry.epsilon == pytest.approx(0.3 * 1.8, rel=1e-12)
+    size_entry, top_entry = fit.ledger.entries[1], fit.ledger.entries[2]
+    assert size_entry.mechanism.startswith("size stage") and "s_selected" in size_entry.released
+    assert size_entry.epsilon == pytest.approx(0.7 * 1.8 * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
+    assert top_entry.epsilon == pytest.approx(0.3 * 1.8 * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
     assert size_entry.released["s_selected"] == len(fit.support) == fit.release()["s_selected"]
     assert fit.ledger.total_epsilon == pytest.approx(2.0, rel=1e-12)
     other = data.copy()
@@ -456,7 +550,7 @@ def test_size_stage_equals_the_direct_formula():
     delta = 4 * (1 + 1e3 * math.sqrt(s_max)) ** 2
     for eps1 in (2 * delta, 0.05 * delta):
         task = task_for(X, y, eps1, "top_r", radius=1e3)
-        stage = MS.size_stage("top_r", task, s_max, "bic", None, None, eps1)
+        stage = MS.size_stage("top_r", task, s_max, "bic", PUBLIC_NOISE_SD, None, eps1)
         got = MS.size_stage_log_probabilities(stage)
         pen1 = 0.25 * math.log(n)
         kappa = max(0.0, math.log(20) - eps1 * pen1 / (2 * delta))
@@ -490,7 +584,7 @@ def test_margin_size_stage_equals_the_direct_formula():
     for eps1, kappa in ((2 * deltas[3], None), (0.05 * deltas[3], None), (0.05 * deltas[3], 0.8),
                         (8 * (deltas[2] + deltas[3]) / pen1, None)):
         task = task_for(X, y, eps1, "top_r", radius=radius)
-        stage = MS.size_stage("top_r", task, s_max, "bic", None, kappa, eps1, "margin")
+        stage = MS.size_stage("top_r", task, s_max, "bic", PUBLIC_NOISE_SD, kappa, eps1, "margin")
         got = MS.size_stage_log_probabilities(stage)
         lam = max(0.0, 2 * (deltas[2] + deltas[3]) / eps1 - pen1) if kappa is None else 0.0
         assert (lam > 0) == (kappa is None and eps1 < 2 * (deltas[2] + deltas[3]) / pen1)
@@ -500,7 +594,7 @@ def test_margin_size_stage_equals_the_direct_formula():
         logw = np.array([-(kappa or 0.0) * s + eps1 * q[s - 1] / 2 for s in range(1, s_max + 1)])
         assert stage["extra_penalty"] == pytest.approx(lam) and stage["kappa"] == (kappa or 0.0)
         assert np.max(np.abs(got - (logw - logsumexp(logw)))) < 1e-8
-    inf = MS.size_stage("top_r", task_for(X, y, math.inf, "top_r", radius=radius), s_max, "bic", None, None,
+    inf = MS.size_stage("top_r", task_for(X, y, math.inf, "top_r", radius=radius), s_max, "bic", PUBLIC_NOISE_SD, None,
                         math.inf, "margin")
     assert inf["extra_penalty"] == 0.0
     q_inf = -inf["sampled"]
@@ -517,7 +611,7 @@ def test_margin_scores_have_sensitivity_one_by_brute_force():
         for options, ridge, bound in ((None, 0.0, 1.0), (engine, 1.0, 1 + 2 * engine["tolerance"])):
             def scores(X_, y_):
                 task = task_for(X_, y_, 1.0, "top_r", R=2, ridge=ridge, options=options)
-                return -MS.size_stage("top_r", task, 3, "bic", None, None, 1.0, "margin")["sampled"]
+                return -MS.size_stage("top_r", task, 3, "bic", PUBLIC_NOISE_SD, None, 1.0, "margin")["sampled"]
             q = scores(X, y)
             for X2, y2 in neighbours(X, y, seed):
                 change = np.max(np.abs(q - scores(X2, y2)))
@@ -536,7 +630,7 @@ def test_margin_size_stage_audit_on_the_certified_engine(epsilon):
 
     def law(X_, y_):
         task = task_for(X_, y_, epsilon, "top_r", R=2, ridge=1.0, options=engine)
-        stage = MS.size_stage("top_r", task, 3, "bic", None, None, epsilon, "margin")
+        stage = MS.size_stage("top_r", task, 3, "bic", PUBLIC_NOISE_SD, None, epsilon, "margin")
         assert stage["slack"] and stage["nominal"] < epsilon
         return dict(enumerate(MS.size_stage_log_probabilities(stage)))
 
@@ -558,10 +652,12 @@ def test_margin_is_the_default_and_equals_the_criterion_at_inf(data, method):
 def test_margin_ledger_release_and_conditions(data):
     fit = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
                             random_state=3, intercept="profiled")
-    size_entry, top_entry = fit.ledger.entries[0], fit.ledger.entries[1]
+    scale_entry, size_entry, top_entry = fit.ledger.entries[:3]
+    assert scale_entry.mechanism.startswith("residual scale")
     assert size_entry.mechanism.startswith("size stage") and "pairwise" in size_entry.mechanism
     assert size_entry.details["score sensitivity"] == 1.0
-    assert size_entry.epsilon == pytest.approx(0.7 * 1.8, rel=1e-12) and top_entry.epsilon == pytest.approx(0.54)
+    rest = 1.8 * (1 - MS.RESIDUAL_SCALE_SHARE)
+    assert size_entry.epsilon == pytest.approx(0.7 * rest, rel=1e-12) and top_entry.epsilon == pytest.approx(0.3 * rest)
     privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
     assert any("pairwise margin" in r["condition"] for r in privacy)
     assert fit.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
@@ -580,7 +676,8 @@ def test_mistakes_auto_in_two_stages(data):
     fit = dpstats.dp_select("y ~ .", data, method="mistakes", epsilon=3.0, s="auto", s_max=3, bounds=(4, 4),
                             random_state=1)
     assert fit.ledger.entries[0].mechanism.startswith("private means")  # the intercept's centring comes first
-    assert fit.ledger.entries[1].mechanism.startswith("size stage")
+    assert fit.ledger.entries[1].mechanism.startswith("residual scale")
+    assert fit.ledger.entries[2].mechanism.startswith("size stage")
     assert fit.release()["s_selected"] == len(fit.support)
     assert fit.ledger.total_epsilon == pytest.approx(3.0, rel=1e-12)
     assert any("mistakes" in e.mechanism or "propose" in e.mechanism.lower() for e in fit.ledger.entries[1:])
@@ -606,7 +703,7 @@ def test_two_stage_keeps_the_methods_own_conditions(data):
 # ---------------------------------------------------------------------------- size_mechanism="generalized"
 def gem_law_of(X, y, epsilon, method, s_max=3, kappa=None, **kwargs):
     task = task_for(X, y, epsilon, method, **kwargs)
-    return MS.joint_law(method, task, s_max, "bic", None, kappa, "generalized"), task
+    return MS.joint_law(method, task, s_max, "bic", PUBLIC_NOISE_SD, kappa, "generalized"), task
 
 
 @pytest.mark.parametrize("method, R", [("exponential", 3), ("top_r", 2)])
@@ -675,7 +772,7 @@ def test_gem_sampling_matches_the_exact_law():
     law, _ = gem_law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
     task = task_for(X, y, eps, "top_r", R=2, seed=12)
-    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", None, None, "generalized"))
+    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", PUBLIC_NOISE_SD, None, "generalized"))
     assert tv < 0.06, tv
 
 
@@ -685,8 +782,8 @@ def test_gem_ledger_release_and_conditions(data):
                             accountant=acc, random_state=1, size_mechanism="generalized")
     (entry,) = [e for e in fit.ledger.entries if e.mechanism.startswith("generalised exponential mechanism")]
     assert entry.mechanism.startswith("generalised exponential mechanism over (s, support)")
-    assert set(entry.released) == {"support", "s_selected"}
-    assert set(entry.details["size_prior kappa"]) == {"1", "2", "3"}  # the default prior, per size step
+    assert {"support", "s_selected"} <= set(entry.released)
+    assert set(entry.released["size_prior kappa"]) == {"1", "2", "3"}  # the default prior, per size step
     assert acc.spent()[0] == pytest.approx(0.5) and fit.ledger.total_epsilon == pytest.approx(0.5)
     privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
     assert "own Delta(s)" in privacy[0]["condition"]
@@ -734,7 +831,7 @@ def test_hinge_auto_exact_distribution_audit_on_neighbours(mechanism):
 
     def law(X_, y_):
         task = task_for(X_, y_, eps, "exponential", ridge=0.05, radius=2.0, options=HINGE_OPTIONS)
-        return MS.joint_law("exponential", task, 2, "bic", None, None, mechanism)
+        return MS.joint_law("exponential", task, 2, "bic", PUBLIC_NOISE_SD, None, mechanism)
 
     first = law(X, y)
     assert first.slack and first.nominal < eps
@@ -755,7 +852,7 @@ def test_hinge_size_stage_audit_on_neighbours(score):
 
     def law(X_, y_):
         task = task_for(X_, y_, eps, "top_r", R=2, ridge=0.05, radius=2.0, options=HINGE_OPTIONS)
-        stage = MS.size_stage("top_r", task, 3, "bic", None, None, eps, score)
+        stage = MS.size_stage("top_r", task, 3, "bic", PUBLIC_NOISE_SD, None, eps, score)
         assert stage["slack"] and stage["nominal"] < eps
         return dict(enumerate(MS.size_stage_log_probabilities(stage)))
 
@@ -894,8 +991,10 @@ def test_default_size_share_falls_with_p(wide, mechanism, rule, c, rounded):
     options = {"size_mechanism": mechanism} if mechanism == "two_stage" else {}
     fit = dpstats.dp_select("y ~ .", wide, method="top_r", epsilon=2.0, s="auto", s_max=2, bounds=(4, 4),
                             random_state=3, **options)
-    size_entry = fit.ledger.entries[0]
+    scale_entry, size_entry = fit.ledger.entries[:2]
     share = c / (c + math.log(30) - 2)
-    assert size_entry.epsilon == pytest.approx(share * 1.8, rel=1e-12)
+    assert scale_entry.mechanism.startswith("residual scale") and scale_entry.epsilon == pytest.approx(
+        MS.RESIDUAL_SCALE_SHARE * 1.8, rel=1e-12)
+    assert size_entry.epsilon == pytest.approx(share * 1.8 * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
     assert size_entry.details["size_share"] == pytest.approx(share)
     assert size_entry.details["size score"] == ("margin" if mechanism == "margin" else "criterion")

@@ -45,6 +45,15 @@ def ols_rss(name, s_max):
     return out, len(y)
 
 
+def default_noise_sd(name, s_max):
+    """The default sigma0 at epsilon = inf: the residual standard deviation of the best model of s_max terms,
+    sqrt(RSS / (n - s_max - 1)) (statsmodels OLS on every support of that size), at most the response's
+    half-range (the cap of dpstats.bss.model_size.MAX_MAPPED_VARIANCE)."""
+    rss, n = ols_rss(name, s_max)
+    best = min(v for sup, v in rss.items() if len(sup) == s_max)
+    return min(math.sqrt(best / (n - s_max - 1)), half_range(CASES[name]))
+
+
 def oracle(name, s_max, noise_sd, criterion):
     rss, n = ols_rss(name, s_max)
     k_n = math.log(n) if criterion == "bic" else 2.0
@@ -55,8 +64,8 @@ def oracle(name, s_max, noise_sd, criterion):
     return list(best)
 
 
-# (noise_sd as a share of the response's half-range, criterion): the default (1/2, BIC), a
-# smaller variance under BIC, and Cp.
+# (noise_sd as a share of the response's half-range, criterion): the default (the residual scale of the best
+# model of s_max terms, BIC), a public variance under BIC, and Cp.
 SETTINGS = [(None, "bic"), (0.1, "bic"), (0.1, "cp")]
 
 
@@ -71,7 +80,7 @@ def test_epsilon_inf_equals_exhaustive_criterion(name, method, setting):
     options = {"criterion": criterion} | ({} if noise_sd is None else {"noise_sd": noise_sd})
     fit = dpstats.dp_select(case.formula, case.frame(), method=method, epsilon=math.inf, s="auto", s_max=s_max,
                             bounds=case.ranges, radius=1e6, random_state=0, **options)
-    expected = oracle(name, s_max, half_range(case) / 2 if noise_sd is None else noise_sd, criterion)
+    expected = oracle(name, s_max, default_noise_sd(name, s_max) if noise_sd is None else noise_sd, criterion)
     assert sorted(fit.support) == sorted(expected)
     assert fit.release()["s_selected"] == len(expected)
     table = fit.size_table()
@@ -108,7 +117,7 @@ def test_gem_epsilon_inf_equals_exhaustive_criterion(name, method, setting):
     options = {"criterion": criterion} | ({} if noise_sd is None else {"noise_sd": noise_sd})
     fit = dpstats.dp_select(case.formula, case.frame(), method=method, epsilon=math.inf, s="auto", s_max=4,
                             bounds=case.ranges, radius=1e6, random_state=0, size_mechanism="generalized", **options)
-    expected = oracle(name, 4, half_range(case) / 2 if noise_sd is None else noise_sd, criterion)
+    expected = oracle(name, 4, default_noise_sd(name, 4) if noise_sd is None else noise_sd, criterion)
     assert sorted(fit.support) == sorted(expected)
     assert fit.release()["s_selected"] == len(expected)
 
@@ -120,6 +129,6 @@ def test_two_stage_epsilon_inf_equals_exhaustive_criterion(name):
     case = CASES[name]
     fit = dpstats.dp_select(case.formula, case.frame(), method="top_r", epsilon=math.inf, s="auto", s_max=4,
                             bounds=case.ranges, radius=1e6, random_state=0, size_mechanism="two_stage")
-    expected = oracle(name, 4, half_range(case) / 2, "bic")
+    expected = oracle(name, 4, default_noise_sd(name, 4), "bic")
     assert sorted(fit.support) == sorted(expected)
     assert any("best subset's criterion" in e.mechanism for e in fit.ledger.entries)

@@ -14,7 +14,40 @@ with known variance sigma0^2, RSS / sigma0^2 + s log n, scaled by sigma0^2) or k
 (``criterion="cp"``: Mallows' Cp with the public variance sigma0^2, equivalently AIC with known
 variance).  n is the input row count (public under replace-one neighbours).  ``noise_sd`` is
 given in the response's units and divided by the response's public half-range; by default
-sigma0 = 1/2 in mapped units, a quarter of the response's public range (the range/4 rule).
+sigma0 is bought privately (next section).
+
+The noise scale
+---------------
+BIC and Cp need the noise variance.  A public guess tied to the ranges (the former default, sigma0 =
+1/2 mapped, a quarter of the response's public range) is many times the noise when the honest ranges
+are wider than the data, and then every extra term looks like noise: at epsilon = inf it chose a smaller
+size than BIC on every real data set tried (benchmarks/README.md, "bench_auto_size_real_data.py").
+The textbook plug-in is the residual variance of the largest model (Mallows 1973; the ``scale`` of
+R's ``step`` and leaps' Cp); here the largest model the mechanism fits, the best support of s_max
+terms, whose objective v(s_max) is computed anyway:
+
+    sigma0^2 = min(1, max(0, v(s_max) + Lap(Delta'(s_max) / eps_scale)) / (n - s_max - 1)),
+
+one less degree of freedom without an intercept, eps_scale = ``RESIDUAL_SCALE_SHARE`` (5 %) of the
+selection epsilon.  Privacy: v(s_max) is the minimum over supports of values that each move by at most
+Delta(s_max) under replace-one neighbours, so it moves by at most Delta(s_max); read within [v, v + tau]
+on the engine path, the read value moves by at most Delta'(s_max) = Delta(s_max) + tau.  The Laplace
+release is eps_scale-DP (Dwork, McSherry, Nissim and Smith 2006); clipping to [0, 1] (a mapped response
+lies in [-1, 1], so no residual variance exceeds 1) and the division by the public n - s_max - 1 are
+post-processing.  Everything after it (the penalty, the default prior or extra penalty, the draws) is
+the mechanism of this module with sigma0 public, run with the rest of epsilon: basic composition, one
+more ledger entry, exactly epsilon in all.  The quantities that follow from the released sigma0 are
+listed among the released items of the next entry, not among its public details.  The released sigma0 is
+``release()["size_noise_sd"]`` (in the response's units).
+
+Why 5 %.  The scale matters only once the criterion's penalty is large on the mechanism's scale, eps
+sigma0^2 log n of the order of Delta(s_max) (below that the extra penalty or the prior of the next sections
+decides); there the Laplace noise, Delta'(s_max) / eps_scale, is a share of about log n / (20 n) of
+v(s_max) ~ n sigma0^2: negligible.  Where the noise is large the released scale is large or capped, and
+the call is as conservative as the range/4 rule.  At epsilon = inf sigma0^2 = v(s_max) / (n - s_max - 1)
+exactly, and the size is BIC's (Cp's) with the residual variance of the best s_max-term model.  plan()
+averages the exact conditional probability given one released scale per simulated data set: still an
+unbiased estimate of the probability of recovery.
 
 Base measure: a geometric prior over sizes, uniform over the supports of each size,
 
@@ -228,8 +261,9 @@ epsilon = inf
 -------------
 The base measure does not move the argmin: the answer is the (s, S) of smallest
 R(S) + pen(s) over all sizes 1..s_max and all supports (first size, then the lexicographic
-order of supports, on ties): best-subset BIC (or Cp) with the public variance sigma0^2, the
-``regsubsets`` choice of R's leaps with that criterion.  With ``top_r`` on the engine path the
+order of supports, on ties): best-subset BIC (or Cp) with the variance sigma0^2 (by default the
+residual variance of the best s_max-term model), the ``regsubsets`` choice of R's leaps with that
+criterion.  With ``top_r`` on the engine path the
 list's first support is the certified best within tau.
 
 Recovery condition
@@ -272,7 +306,8 @@ the released size.
 References
 ----------
 McSherry and Talwar (2007); Behdin, Prastakos and Mazumder (2024), Algorithm 1 and Lemmas
-A.1-A.2; Schwarz (1978) for BIC; Mallows (1973) for Cp; Raskhodnikova and Smith (2016) for the
+A.1-A.2; Schwarz (1978) for BIC; Mallows (1973) for Cp and the largest model's residual variance; Dwork,
+McSherry, Nissim and Smith (2006) for the Laplace mechanism; Raskhodnikova and Smith (2016) for the
 generalised exponential mechanism (``size_mechanism="generalized"``); Dedieu, Hazimeh and Mazumder (2021)
 for the L0-penalised hinge loss; Fan and Lv (2008) for the screening size of ``k="auto"``; Lumley's
 leaps package (``regsubsets``) for the table.
@@ -340,8 +375,14 @@ TOP_SHOWN = 50
 DEFAULT_S_MAX = 10
 #: Methods that accept s="auto".
 AUTO_SIZE_METHODS = ("exponential", "top_r", "mistakes")
-#: sigma0 in mapped units when noise_sd is not given: a quarter of the response's public range.
+#: sigma0 in mapped units of the range/4 rule (a quarter of the response's public range), the default before the
+#: private residual scale; give ``noise_sd`` equal to a quarter of the range to use it.
 DEFAULT_MAPPED_NOISE_SD = 0.5
+#: Share of the selection epsilon that buys the residual scale when ``noise_sd`` is not given (module
+#: docstring, "The noise scale").
+RESIDUAL_SCALE_SHARE = 0.05
+#: The mapped response lies in [-1, 1], so no residual variance exceeds 1: the released variance is capped there.
+MAX_MAPPED_VARIANCE = 1.0
 #: Hinge loss: the scale of the penalty, pen(s) = HINGE_SCALE k_n s (module docstring, "Hinge loss").
 HINGE_SCALE = 0.5
 #: The default size prior keeps the supersets of the chosen support below this share of the mass
@@ -353,8 +394,9 @@ SIZE_OPTIONS = (
            doc="s='auto' only: the size criterion, BIC (penalty sigma0^2 log n per term) or Cp (2 sigma0^2 per term) "
                "with the public noise variance sigma0^2"),
     Real("noise_sd", default=None, low=0.0, allow_none=True,
-         doc="s='auto' only: public noise standard deviation in the response's units (default: a quarter of the "
-             "response's public range)"),
+         doc="s='auto' only: public noise standard deviation in the response's units (default: bought privately "
+             "with 5 % of epsilon from the best fit of s_max terms, the residual scale of the largest model; "
+             "see dpstats.bss.model_size, 'The noise scale')"),
     Choice("size_mechanism", default=None, choices=("joint", "generalized", "two_stage", "margin"), allow_none=True,
            doc="s='auto' only: one exponential mechanism over (s, support) pairs on the scale of Delta(s_max) "
                "('joint'), the generalised exponential mechanism over the same pairs with each size's own "
@@ -657,6 +699,61 @@ def mapped_noise_variance(data, noise_sd, options=None) -> float:
     return (float(noise_sd) / float(half if half else 1.0)) ** 2
 
 
+def buys_residual_scale(noise_sd, options) -> bool:
+    """Whether the call buys sigma0 privately: the squared loss with no public ``noise_sd`` (public inputs only)."""
+    return noise_sd is None and loss_of(options or {}).name == "squared"
+
+
+def residual_scale_epsilon(epsilon, noise_sd, options) -> float:
+    """The share of ``epsilon`` that buys the residual scale: RESIDUAL_SCALE_SHARE of it, or 0 when sigma0 is
+    public (a given ``noise_sd``, the hinge loss).  At epsilon = inf every stage runs with inf."""
+    if not buys_residual_scale(noise_sd, options):
+        return 0.0
+    return math.inf if math.isinf(epsilon) else RESIDUAL_SCALE_SHARE * float(epsilon)
+
+
+@dataclass
+class ResidualScale:
+    """sigma0^2 of the size criterion, public (``noise_sd`` given, or the hinge loss's 1/2) or bought with the
+    Laplace mechanism from the best objective of s_max terms (module docstring, "The noise scale")."""
+
+    sigma2: float
+    entry: LedgerEntry | None = None
+    released: dict = field(default_factory=dict)
+
+    def route(self, items):
+        """(public details, released items): what follows from sigma0 (the penalty, a default prior) is a public
+        parameter when sigma0 is public, and post-processing of the release when it was bought."""
+        return (dict(items), {}) if self.entry is None else ({}, dict(items))
+
+
+def residual_scale(task, noise_sd, s_max, v_smax, tau, epsilon) -> ResidualScale:
+    """sigma0^2 for one call.  ``v_smax``: the certified best objective of size s_max (read within ``tau``
+    above the minimum); ``epsilon``: :func:`residual_scale_epsilon`'s share (0: public sigma0)."""
+    data, options = task.data, task.options
+    if epsilon == 0.0:
+        return ResidualScale(mapped_noise_variance(data, noise_sd, options))
+    n = task.n_input if task.n_input is not None else task.stats.n
+    df = max(int(n) - s_max - (1 if data.intercept else 0), 1)
+    # v(s_max) moves by at most Delta(s_max) under replace-one neighbours (the minimum of values that each move
+    # by at most that much); read within [v, v + tau], the read value moves by at most Delta(s_max) + tau.
+    sensitivity = loss_of(options).sensitivity(data, task.radius, s_max) + tau
+    noisy = float(v_smax) if math.isinf(epsilon) else float(v_smax) + float(task.rng.laplace(sensitivity / epsilon))
+    sigma2 = min(MAX_MAPPED_VARIANCE, max(0.0, noisy) / df)
+    ranges = getattr(data, "ranges", None)
+    half = float(getattr(ranges, "response_half", None) or 1.0) if ranges is not None else 1.0
+    noise_sd_units = math.sqrt(sigma2) * half
+    entry = LedgerEntry(
+        mechanism=f"residual scale: Laplace mechanism on the best objective of {s_max} terms",
+        epsilon=epsilon, neighbours=REPLACE_ONE, released={"size_noise_sd": noise_sd_units},
+        caveats=(("best objective certified within tau = tolerance Delta(s_max); the Laplace scale counts tau"
+                  if tau > 0 else "best objective of size s_max scored exactly"),),
+        details={"sensitivity": sensitivity, "scale": (0.0 if math.isinf(epsilon) else sensitivity / epsilon),
+                 "degrees of freedom": df, "share of epsilon": RESIDUAL_SCALE_SHARE,
+                 "variance cap (mapped units)": MAX_MAPPED_VARIANCE})
+    return ResidualScale(sigma2, entry, {"size_noise_sd": noise_sd_units})
+
+
 def _size_slack(p, s, R, options):
     from .top_r import uses_slack
 
@@ -714,10 +811,15 @@ class JointLaw:
     criterion_groups: list = None
     mechanism: str = "joint"
     delta_max: float = None
+    epsilon: float = None  # what the draw spends (the selection epsilon less the residual scale's share)
+    scale: ResidualScale = None
 
 
 def joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint") -> JointLaw:
-    """The groups and the sampling scale of the joint (or generalised) mechanism for a task (module docstring)."""
+    """The groups and the sampling scale of the joint (or generalised) mechanism for a task (module docstring).
+
+    When sigma0 is bought (:func:`residual_scale_epsilon`), its share comes off ``task.epsilon`` first and the
+    law is that of the rest given the released sigma0."""
     p, R = len(task.terms), int(task.R)
     n = task.n_input if task.n_input is not None else task.stats.n
     data = task.data
@@ -726,23 +828,25 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint"
     # Public: the loss, p, s_max, R, max_enumerate (top_r's own rule per size).
     slack = loss_of(task.options).slack_on_every_path or (
         method == "top_r" and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1)))
-    eps = task.epsilon
+    eps_scale = residual_scale_epsilon(task.epsilon, noise_sd, task.options)
+    eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     name = ("joint (s, support) exponential mechanism" if mechanism == "joint"
             else "generalised exponential mechanism over (s, support)")
     if slack:
         nominal, parts = slack_parts(eps, task.options["tolerance"], name)
     else:
         nominal, parts = eps, ()
-    sigma2 = mapped_noise_variance(data, noise_sd, task.options)
-    pen1 = size_penalty(1, n, criterion, sigma2)
     scored, taus = score_sizes(method, task, s_max)
     values = {s: v for s, (_, v) in scored.items()}
+    scale = residual_scale(task, noise_sd, s_max, float(values[s_max][0]), taus[s_max], eps_scale)
+    sigma2 = scale.sigma2
+    pen1 = size_penalty(1, n, criterion, sigma2)
     if mechanism == "joint":
         if kappa is None:
             kappa = default_size_prior(s_max, nominal, pen1, delta_max)
         sizes, groups = joint_groups(values, p, n, criterion, sigma2, kappa)
         return JointLaw(scored, taus, sizes, groups, nominal, parts, delta_max, sigma2, n, slack, kappa,
-                        criterion_groups=groups, mechanism=mechanism, delta_max=delta_max)
+                        criterion_groups=groups, mechanism=mechanism, delta_max=delta_max, epsilon=eps, scale=scale)
     if kappa is None:
         log_prior = gem_size_prior(s_max, nominal, pen1, deltas)
         shown = {str(s): round(-float(v), 6) for s, v in zip(range(1, s_max + 1), log_prior)}
@@ -752,7 +856,7 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint"
     sizes, plain = joint_groups(values, p, n, criterion, sigma2, 0.0)
     _, groups = gem_groups(values, p, n, criterion, sigma2, log_prior, deltas)
     return JointLaw(scored, taus, sizes, groups, nominal, parts, 1.0, sigma2, n, slack, shown,
-                    criterion_groups=plain, mechanism=mechanism, delta_max=delta_max)
+                    criterion_groups=plain, mechanism=mechanism, delta_max=delta_max, epsilon=eps, scale=scale)
 
 
 def output_log_probabilities(law: JointLaw, p) -> dict:
@@ -793,13 +897,13 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
     else:
         chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), task.rng)
     terms = [task.terms[j] for j in sorted(chosen)]
-    details = {"s_max": s_max, "sizes": list(law.sizes), "criterion": criterion,
-               "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
-               "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": law.kappa,
+    from_scale, released_scale = law.scale.route({
+        "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
+        "noise_sd (mapped units)": math.sqrt(law.sigma2), "size_prior kappa": law.kappa})
+    details = {"s_max": s_max, "sizes": list(law.sizes), "criterion": criterion, **from_scale,
                "sensitivity (Delta at s_max)": law.delta_max, "nominal_epsilon": law.nominal,
                "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label}
     if mechanism == "generalized":
-        details["size_prior kappa"] = law.kappa  # per size step when it is the default
         details["sensitivity per size"] = {str(s): d for s, d in
                                            enumerate(size_sensitivities(task.data, task.radius, s_max,
                                                                         task.options)) if s}
@@ -814,8 +918,8 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
              else "generalised exponential mechanism over (s, support)")
     entry = LedgerEntry(
         mechanism=f"{title}, s in 1..{s_max} ({method})",
-        epsilon=task.epsilon, neighbours=REPLACE_ONE,
-        released={"support": terms, "s_selected": int(s_chosen)}, caveats=(caveat,), details=details,
+        epsilon=law.epsilon, neighbours=REPLACE_ONE,
+        released={"support": terms, "s_selected": int(s_chosen), **released_scale}, caveats=(caveat,), details=details,
         parts=law.parts)
     curator = _curator(task, law.scored, law.sizes, law.groups, law.nominal, law.sensitivity, law.n, law.sigma2,
                        criterion, law.criterion_groups)
@@ -824,14 +928,16 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
         curator["method_detail"] = (f"generalised exponential mechanism over sizes 1..{s_max} and their supports "
                                     "(each size on its own sensitivity)")
     curator["outside_top_r_draws"] = tries
-    return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=[entry], curator=curator,
-                         released={"s_selected": int(s_chosen)})
+    scale_entries = [law.scale.entry] if law.scale.entry is not None else []
+    return MethodOutcome(support=np.array(sorted(chosen), dtype=np.int64), entries=scale_entries + [entry],
+                         curator=curator, released={"s_selected": int(s_chosen), **law.scale.released})
 
 
-def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion"):
+def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion", scale_epsilon=0.0):
     """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
     losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
-    epsilon, parts, kappa, scorers, taus) (module docstring, "Two stages" and "Margin size stage")."""
+    epsilon, parts, kappa, scorers, taus, the residual scale) (module docstring, "Two stages" and "Margin size
+    stage").  ``scale_epsilon`` > 0 buys sigma0 from v(s_max) before the stage (:func:`residual_scale`)."""
     from .top_r import certified_top
 
     p = len(task.terms)
@@ -845,7 +951,18 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         nominal, parts = slack_parts(epsilon, task.options["tolerance"], "size stage (exponential mechanism)")
     else:
         nominal, parts = epsilon, ()
-    sigma2 = mapped_noise_variance(data, noise_sd, task.options)
+    sizes, values, best, scorers, taus = [], [], [], {}, {}
+    for s in range(1, s_max + 1):
+        task_s = dataclasses.replace(task, size=s)
+        delta_s = loss.sensitivity(data, task.radius, s)
+        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, 1, task.options) else 0.0
+        sups, vals, _, scorer = certified_top(task_s, 1, tau)
+        sizes.append(s)
+        values.append(float(vals[0]))
+        best.append(tuple(int(j) for j in sups[0]))
+        scorers[s], taus[s] = scorer, tau
+    scale = residual_scale(task, noise_sd, s_max, values[-1], taus[s_max], scale_epsilon)
+    sigma2 = scale.sigma2
     pen1 = size_penalty(1, n, criterion, sigma2)
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
     extra = 0.0
@@ -854,25 +971,15 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
-    sizes, losses, best, scorers, taus = [], [], [], {}, {}
-    for s in range(1, s_max + 1):
-        task_s = dataclasses.replace(task, size=s)
-        delta_s = loss.sensitivity(data, task.radius, s)
-        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, 1, task.options) else 0.0
-        sups, vals, _, scorer = certified_top(task_s, 1, tau)
-        sizes.append(s)
-        losses.append(float(vals[0]) + size_penalty(s, n, criterion, sigma2))
-        best.append(tuple(int(j) for j in sups[0]))
-        scorers[s], taus[s] = scorer, tau
+    losses = np.asarray([v + size_penalty(s, n, criterion, sigma2) for s, v in zip(sizes, values)])
     log_base = -kappa * np.asarray(sizes, dtype=np.float64)
-    losses = np.asarray(losses)
     if score == "margin":  # sampled as a loss: -q(s) on L(s) + lambda s, sensitivity 1
         sampled, sensitivity = -margin_scores(losses + extra * np.asarray(sizes, dtype=np.float64), deltas), 1.0
     else:
         sampled, sensitivity = losses, delta_max
     return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
                 parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
-                n=n, slack=slack, score=score, extra_penalty=extra)
+                n=n, slack=slack, score=score, extra_penalty=extra, scale=scale)
 
 
 def size_stage_log_probabilities(stage):
@@ -886,24 +993,26 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
     pairwise margin with ``score="margin"``), then the method at that size."""
     from ..mechanisms.exponential import sample_exponential
 
-    eps = task.epsilon
+    eps_scale = residual_scale_epsilon(task.epsilon, noise_sd, task.options)
+    eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
-    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1, score)
+    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale)
     index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
     s_chosen = stage["sizes"][index]
     on = ("each size's smallest pairwise criterion margin, (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1"
           if score == "margin" else "the best subset's criterion")
+    from_scale, released_scale = stage["scale"].route({
+        "penalty_per_term (mapped units)": size_penalty(1, stage["n"], criterion, stage["sigma2"]),
+        "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
+        "extra penalty per term lambda (mapped units)": stage["extra_penalty"]})
     entry = LedgerEntry(
         mechanism=f"size stage: exponential mechanism over s in 1..{s_max} on {on}",
-        epsilon=eps1, neighbours=REPLACE_ONE, released={"s_selected": int(s_chosen)},
+        epsilon=eps1, neighbours=REPLACE_ONE, released={"s_selected": int(s_chosen), **released_scale},
         caveats=(("best subset per size certified within tau = tolerance Delta(s); sampled with the nominal "
                   "eps / (1 + 2 tolerance)") if stage["slack"] else "best subset per size scored exactly",),
-        details={"s_max": s_max, "criterion": criterion, "size_share": share,
-                 "penalty_per_term (mapped units)": size_penalty(1, stage["n"], criterion, stage["sigma2"]),
-                 "noise_sd (mapped units)": math.sqrt(stage["sigma2"]), "size_prior kappa": stage["kappa"],
+        details={"s_max": s_max, "criterion": criterion, "size_share": share, **from_scale,
                  "sensitivity (Delta at s_max)": stage["delta_max"], "nominal_epsilon": stage["nominal"],
                  "size score": score, "score sensitivity": stage["sensitivity"],
-                 "extra penalty per term lambda (mapped units)": stage["extra_penalty"],
                  "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label},
         parts=stage["parts"])
     task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
@@ -943,8 +1052,11 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
     if score == "margin":
         curator["privacy_condition"] = ("size stage: pairwise margin scores of sensitivity 1, each pair of sizes on "
                                         "Delta(s) + Delta(s')")
-    return MethodOutcome(support=second.support, entries=[entry] + list(second.entries), curator=curator,
-                         released={"s_selected": int(s_chosen)}, caveats=list(second.caveats))
+    scale = stage["scale"]
+    return MethodOutcome(support=second.support,
+                         entries=([scale.entry] if scale.entry is not None else []) + [entry] + list(second.entries),
+                         curator=curator, released={"s_selected": int(s_chosen), **scale.released},
+                         caveats=list(second.caveats))
 
 
 def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best):
