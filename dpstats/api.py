@@ -258,8 +258,10 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         got and what to change, and nothing is released; after the data's values were read
         the budget stays charged (docs/privacy.md, "Time limits").  None: no limit.
     **method_options
-        Options of the chosen method (e.g. ``max_enumerate`` for "exponential"); the
-        options of every method, with their defaults, are listed in docs/methods.md.
+        Options of the chosen method (e.g. ``max_enumerate`` for "exponential"; with
+        ``loss="hinge"``, ``class_weight`` and ``class_share``: public class weights,
+        ``help(dpstats.bss.class_weight)``); the options of every method, with their
+        defaults, are listed in docs/methods.md.
 
     Returns
     -------

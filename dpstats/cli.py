@@ -309,10 +309,14 @@ def _plan_parser(sub):
     pl.add_argument("--p", required=True, type=int, help="planned number of candidate terms")
     pl.add_argument("--s", required=True, type=int, help="size of the true support (the call selects s terms)")
     pl.add_argument("--epsilon", required=True, type=_epsilon, help="budget of the planned call")
-    pl.add_argument("--bounds", help="public bounds of the planned call: 'BX,BY' (default 1,1; none for kendall "
-                    "and dpvote), 'auto' or a JSON file")
+    pl.add_argument("--bounds", help="public bounds of the planned call on the simulated (standardised) scale: "
+                    "'BX,BY', 'auto' or a JSON file (default: from --spread; none for kendall and dpvote)")
     pl.add_argument("--rho", type=float, help="Toeplitz correlation of the design (default 0.1)")
     pl.add_argument("--snr", type=float, help="signal-to-noise ratio of the design (default 5)")
+    pl.add_argument("--r2", type=float, help="the model's R^2, instead of --snr (snr = r2 / (1 - r2))")
+    pl.add_argument("--spread", type=float, help="the public ranges span +-SPREAD standard deviations of each "
+                    "term's data (default 4)")
+    pl.add_argument("--spread-y", type=float, help="the same for the response (default: --spread)")
     pl.add_argument("--reps", type=int, help="simulated data sets per point (default 100)")
     pl.add_argument("--level", type=float, help="level of the Monte Carlo interval (default 0.95)")
     pl.add_argument("--signs", type=_signs, metavar="{true,false,SHARE}",
@@ -352,7 +356,8 @@ def _plan_arguments(args):
             kwargs[name] = getattr(args, name)
     if args.bounds is not None:
         kwargs["bounds"] = _parse_bounds(args.bounds)
-    design = {name: getattr(args, name) for name in ("rho", "snr") if getattr(args, name) is not None}
+    design = {name: getattr(args, name) for name in ("rho", "snr", "r2", "spread", "spread_y")
+              if getattr(args, name) is not None}
     if design:
         kwargs["design"] = design
     options = _parse_options(args.option, {})
@@ -516,7 +521,8 @@ def demo():
           "(plan(...).required_n(0.9)).\n   Its data (simulated here with the planned design; in a study, "
           "the data collected):")
     sim = simulate(needed, 10, 3, random_state=2, **design)
-    large = dp_select("y ~ .", sim.data, method="exponential", epsilon=1, s=3, bounds=(1, 1), random_state=3)
+    large = dp_select("y ~ .", sim.data, method="exponential", epsilon=1, s=3, bounds=planned.bounds,
+                      random_state=3)
     print(f"   selected {large.support}; the true support is {sim.support}.\n")
     print(_verdict(large))
     return fit

@@ -24,6 +24,7 @@ from scipy import stats
 
 from .errors import DPStatsError, InvalidArgumentError
 from .method_options import Integer, Real, Later, validate_arguments
+from .simulate import response_sd, snr_of_r2
 
 #: The methods compared by default: fast, pure epsilon-DP, squared loss (``samp_agg`` when
 #: scikit-learn is installed: every method ``method="auto"`` may take is among them).
@@ -41,14 +42,6 @@ COMPARE_ARGUMENTS = (
     Later("methods", argument=True, checked_by="compare"),
     Later("random_state", argument=True, checked_by="dpstats.simulate"),
 )
-
-
-def response_sd(p, s, rho, snr) -> float:
-    """The standard deviation of y in :func:`dpstats.simulate`'s design (public: from the design)."""
-    idx = np.arange(1, 2 * s, 2)
-    cov = rho ** np.abs(idx[:, None] - idx[None, :])
-    signal = float(np.full(s, 1.0 / math.sqrt(s)) @ cov @ np.full(s, 1.0 / math.sqrt(s)))
-    return math.sqrt(signal * (1.0 + 1.0 / snr))
 
 
 def _wilson(hits, reps, z=1.959963984540054):
@@ -71,8 +64,9 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     epsilon : float
         Budget of each planned call (all of it for the selection: ``signs=False``).
     design : dict, optional
-        ``rho`` (default 0.1), ``snr`` (default 5) and ``spread`` (default 3): the public ranges
-        span ``spread`` standard deviations of each term and of the response.
+        ``rho`` (default 0.1), ``snr`` (default 5; or ``r2``, the model's R^2, snr = r2 / (1 - r2))
+        ``spread`` (default 3): the public ranges span ``spread`` standard deviations of each
+        term, and ``spread_y`` (default ``spread``) of the response.
     methods : list of str, optional
         Default :data:`DEFAULT_METHODS`.
     reps : int, default 20
@@ -93,6 +87,8 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
                                                       time_limit=time_limit, design=design, methods=methods,
                                                       random_state=random_state))
     design = {**_DEFAULT_DESIGN, **check_design(design)}
+    if "r2" in design:
+        design["snr"] = snr_of_r2(design["r2"])
     if 2 * s - 1 >= p:
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
@@ -123,7 +119,7 @@ def _simulate(args, design, meths, seed):
 
     n, p, s, reps = args["n"], args["p"], args["s"], args["reps"]
     sd_y = response_sd(p, s, design["rho"], design["snr"])
-    bounds = (design["spread"], design["spread"] * sd_y)
+    bounds = (design["spread"], design.get("spread_y", design["spread"]) * sd_y)
     tally = {m.name: {"hits": 0, "found": 0, "seconds": 0.0, "calls": 0, "status": "ok"} for m in meths}
     for r in range(reps):
         sim = simulate(n, p, s, rho=design["rho"], snr=design["snr"], random_state=seed * 100003 + r)
@@ -179,9 +175,11 @@ class Comparison:
 
     def __str__(self):
         d = self.design
+        response = "" if "spread_y" not in d else f" (the response's {d['spread_y']:g})"
         head = (f"Comparison of selection methods on a planned design (simulated; no data, no budget)\n"
                 f"n = {self.n}, p = {self.p}, s = {self.s}, epsilon = {self.epsilon:g}; rho = {d['rho']:g}, "
-                f"snr = {d['snr']:g}, ranges spanning {d['spread']:g} standard deviations; {self.reps} data sets")
+                f"snr = {d['snr']:g}, ranges spanning {d['spread']:g} standard deviations{response}; "
+                f"{self.reps} data sets")
         # seconds per call stay in ``table`` (they depend on the machine; the printout does not)
         lines = [head, "", f"{'method':<12} {'P(true support)':>16} {'95% interval':>15} {'true terms found':>17}"]
         for row in self.table.itertuples():

@@ -71,6 +71,9 @@ CURATOR_KEYS = {
     "response_levels": "the response's two levels, coded -1 and +1",
     "training_misclassification_rate_of_best": "hinge: share of rows the best support's classifier gets wrong",
     "majority_class_rate": "hinge: share of the more frequent class",
+    "class_weights": "hinge with class_weight=: the normalised weights of the negative and positive level (public)",
+    "weighted_training_misclassification_rate_of_best": "hinge with class_weight=: the class-weighted share of rows "
+                                                        "the best support's classifier gets wrong",
     "constant_classifier_warning": "hinge: the best support's classifier predicts one class for every row",
     "largest_certified_gap": "hinge: the largest duality gap of the certified objective values",
     # -- the fit at the best support (dp_select, squared loss)

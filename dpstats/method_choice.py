@@ -54,8 +54,9 @@ from .method_options import is_real
 #: ``epsilon = inf``: the radius of ``top_r``'s ball, on the mapped scale (coefficients up to 10^6
 #: times the response's range per unit of a term's range: least squares is not cut on real data).
 NON_PRIVATE_RADIUS = 1e6
-#: The design keys ``method="auto"`` and :func:`dpstats.compare` read.
-DESIGN_KEYS = ("rho", "spread", "snr")
+#: The design keys ``method="auto"`` and :func:`dpstats.compare` read (``r2``, the model's R^2, is
+#: another way to state ``snr``: snr = r2 / (1 - r2); :func:`dpstats.plan` takes the same keys).
+DESIGN_KEYS = ("rho", "spread", "spread_y", "snr", "r2")
 #: ``samp_agg`` when the stated correlation is at least this.
 SAMP_AGG_MIN_RHO = 0.7
 #: ``dp_sis`` when the stated correlation and range width are at most these.
@@ -79,9 +80,14 @@ def check_design(design) -> dict:
         value = float(value)
         if key == "rho" and not -1.0 < value < 1.0:
             raise InvalidArgumentError(f"design['rho'] must lie in (-1, 1); got {value!r}.")
-        if key in ("spread", "snr") and not value > 0:
+        if key in ("spread", "spread_y", "snr") and not value > 0:
             raise InvalidArgumentError(f"design[{key!r}] must be positive; got {value!r}.")
+        if key == "r2" and not 0.0 < value < 1.0:
+            raise InvalidArgumentError(f"design['r2'] must lie in (0, 1); got {value!r}.")
         out[key] = value
+    if "r2" in out and "snr" in out:
+        raise InvalidArgumentError("design takes r2 or snr, not both: they state the same effect "
+                                   "(snr = r2 / (1 - r2)); got both.")
     return out
 
 

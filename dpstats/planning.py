@@ -1,6 +1,6 @@
 """Planning before the data: the chance of recovering the true support, from public inputs only.
 
-``plan(method=..., n=..., p=..., s=..., epsilon=..., bounds=..., design=dict(rho=..., snr=...))``
+``plan(method=..., n=..., p=..., s=..., epsilon=..., design=dict(rho=..., r2=..., spread=...))``
 predicts, for a *planned* design, the probability that a ``dp_select`` call returns the
 true support, by simulation with dpstats' own mechanisms:
 
@@ -28,6 +28,35 @@ true support, by simulation with dpstats' own mechanisms:
 4. The prediction is mean(q_i).  Its 95 % Monte Carlo interval is a Student t interval
    of the mean when some q_i are exact and the Wilson score interval for counts only;
    both describe the simulation error only.
+
+**Units.**  ``dp_select`` maps every term and the response by its public range: a value
+x with range (c - h, c + h) becomes (x - c) / h in [-1, 1], and the mechanisms see only the
+mapped values.  So what a plan needs from the user's units is how much of its range each
+variable fills, stated as ``design["spread"]``: the public ranges span +-``spread`` standard
+deviations of the data on each side of their centre (h = spread * sd; the meaning that
+``method="auto"`` and :func:`dpstats.compare` give ``spread``, :mod:`dpstats.method_choice`).
+A plan simulates standardised terms (standard deviation 1) and gives its calls the bounds
+(spread, spread_y * sd(y)), sd(y) the simulated response's standard deviation
+(:func:`dpstats.simulate.response_sd`) and ``design["spread_y"]`` the response's own spread
+(default ``spread``).  That is the same as simulating in the user's units
+with the user's ranges: rescaling a term to a + b x with the range (a - b spread, a + b spread)
+leaves its mapped values unchanged, hence every call's output and every probability
+(``tests/test_plan_units.py`` checks it at the same seeds).  It assumes the data sit in the
+middle of their ranges; with an intercept, data off the centre change only what is clipped.
+On real data the documented ranges span many standard deviations (1.2-10 on each side for the
+median term, 1.3-46 for the response, on the 12 data sets of ``benchmarks/bench_plan_units.py``):
+the mapped effects are that many times smaller, and squared-loss score gaps shrink by the square.
+The response's range is often much wider than the terms' (0/1 terms have ranges of 1-2 standard
+deviations, an income or a price 10-46): with one spread for both, a plan agreed with the measured
+probability on 13 of 24 (data set, epsilon) cells there, with the response's own ``spread_y`` on 22.
+
+The effect is ``design["r2"]``, the model's population R^2 (or ``snr``, the signal's variance
+over the noise's, :func:`dpstats.simulate`; snr = r2 / (1 - r2)).  Without ``spread`` or
+``bounds``, a method with ranges gets ``spread = 4`` (:data:`DEFAULT_SPREAD`: +-4 standard
+deviations clip 0.006 % of a normal, so the default does not clip the simulated design).
+``bounds=`` still sets the simulated bounds directly (the former default (1, 1) clipped a
+third of the simulated terms, and more of the response).  ``plan(like=fit)`` plans a
+follow-up of a ``dp_select`` call from its public call only (:func:`_public_call_of`).
 
 The data sets are those of ``simulate(n, ..., random_state=data_seed)``, one data seed per
 replication; the first rows of each seed's X are drawn once and kept for every point
@@ -65,12 +94,21 @@ from scipy import stats
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Custom, Integer, Later, Real, is_integer, validate_arguments
+from .simulate import response_sd, snr_of_r2
 
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
 _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
             "epsilon", "s", "k", "bounds", "verbose")
-_DESIGN_KEYS = ("rho", "snr", "family", "link")
+_DESIGN_KEYS = ("rho", "r2", "snr", "spread", "spread_y", "family", "link")
+#: The design a plan assumes where the user states nothing (no data: these are assumptions).
+_DESIGN_DEFAULTS = {"rho": 0.1, "snr": 5.0}
+#: ``spread`` when neither ``design["spread"]`` nor ``bounds=`` is given, for a method with
+#: ranges.  A stated public rule, not a fit to any data: ranges of +-4 standard deviations
+#: clip 2 Phi(-4) = 0.006 % of a normal variable, so the default does not clip the simulated
+#: design (the former default bounds (1, 1) clipped 32 % of every simulated term).  Real
+#: codebook ranges are often wider still; state ``spread`` when you know it.
+DEFAULT_SPREAD = 4.0
 _COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "exact_share", "reps", "computed"]
 
 
@@ -96,21 +134,56 @@ def _grid(name, values, check):
 
 
 def _check_design(design):
+    """``design=`` checked from its value alone: the keys given, validated (no defaults yet:
+    :func:`_resolved_design` adds them, since ``spread`` depends on the method and ``bounds``)."""
     if design is None:
-        design = {}
+        return {}
     if not isinstance(design, dict):
         raise InvalidTypeError(f"design must be a dict with keys among {list(_DESIGN_KEYS)}; got {design!r}.")
     unknown = sorted(set(design) - set(_DESIGN_KEYS))
     if unknown:
         raise InvalidArgumentError(f"design has unknown keys {unknown}; it accepts {list(_DESIGN_KEYS)}.")
-    out = {"rho": 0.1, "snr": 5.0, **design}
-    out["rho"] = Real("design['rho']", argument=True, low=-1.0, high=1.0).check(out["rho"])
-    out["snr"] = _positive_real("design['snr']", out["snr"])
+    if "r2" in design and "snr" in design:
+        raise InvalidArgumentError("design takes r2 or snr, not both: they state the same effect "
+                                   "(snr = r2 / (1 - r2)); got both.")
+    out = dict(design)
+    if "rho" in out:
+        out["rho"] = Real("design['rho']", argument=True, low=-1.0, high=1.0).check(out["rho"])
+    if "snr" in out:
+        out["snr"] = _positive_real("design['snr']", out["snr"])
+    if "r2" in out:
+        out["r2"] = Real("design['r2']", argument=True, low=0.0, high=1.0).check(out["r2"])
+    if "spread" in out:
+        out["spread"] = _positive_real("design['spread']", out["spread"])
+    if "spread_y" in out:
+        out["spread_y"] = _positive_real("design['spread_y']", out["spread_y"])
     if out.get("family", "gaussian") not in ("gaussian", "binomial"):
         raise InvalidArgumentError(f"design['family'] must be 'gaussian' or 'binomial'; got {out['family']!r}.")
     if out.get("link", "sign") not in ("sign", "logistic"):
         raise InvalidArgumentError(f"design['link'] must be 'sign' or 'logistic'; got {out['link']!r}.")
     return out
+
+
+def spread_bounds(p, s, rho, snr, spread, spread_y=None):
+    """The simulated bounds (b_x, b_y) for public ranges of +-``spread`` standard deviations of each
+    term and +-``spread_y`` (default ``spread``) of the response: the simulated terms have standard
+    deviation 1, the response :func:`dpstats.simulate.response_sd` (the rule :func:`dpstats.compare`
+    uses too)."""
+    spread_y = spread if spread_y is None else spread_y
+    return (float(spread), float(spread_y) * response_sd(p, s, rho, snr))
+
+
+def _resolved_design(given, *, needs_bounds, bounds_given):
+    """The design a plan simulates: the user's keys, the defaults for the others (rho 0.1,
+    snr 5), snr from r2 when r2 is given, and ``spread`` (default :data:`DEFAULT_SPREAD`) for
+    a method with ranges whose bounds are not given directly."""
+    out = {**_DESIGN_DEFAULTS, **given}
+    if "r2" in given:
+        out["snr"] = snr_of_r2(given["r2"])
+    if needs_bounds and not bounds_given and "spread" not in out:
+        out["spread"] = DEFAULT_SPREAD
+    order = [k for k in _DESIGN_KEYS if k in out]
+    return {k: out[k] for k in order}
 
 
 def _seed_root(random_state):
@@ -221,7 +294,8 @@ def _logistic_crossing(x0, x1, p0, p1, target, reps):
     return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
 
 
-#: ``plan``'s default bounds: (1, 1) for a method that clips, none for one that does not (kendall, dpvote).
+#: ``plan``'s default bounds: (spread, spread * sd(y)) for a method that clips, from ``design["spread"]``
+#: (default :data:`DEFAULT_SPREAD`); none for one that does not (kendall, dpvote).
 DEFAULT_BOUNDS = "default"
 
 
@@ -238,34 +312,94 @@ def _check_signs(value):
     return value  # passed to dp_select as given
 
 
+def _check_like(value):
+    from .results import SelectionResult
+
+    if not isinstance(value, SelectionResult):
+        raise InvalidTypeError(f"like must be a dp_select result (its public call is planned again); got "
+                               f"{type(value).__name__}.")
+    return value
+
+
 #: ``plan``'s own arguments, each checked from its value alone by one validator
 #: (:func:`dpstats.method_options.validate_arguments`); the rules that involve several
-#: (``s0`` with ``s="auto"``, p > 2s - 1, bounds for the method) follow in :func:`plan`, and
-#: ``**select_options`` are checked by ``dp_select`` (its arguments and the method's options).
+#: (``s0`` with ``s="auto"``, p > 2s - 1, bounds for the method, ``bounds`` or ``spread``,
+#: what ``like`` gives) follow in :func:`plan`, and ``**select_options`` are checked by
+#: ``dp_select`` (its arguments and the method's options).  method, n, p, s and epsilon are
+#: required unless ``like`` gives them.
 PLAN_ARGUMENTS = (
-    Custom("method", argument=True, check_value=_check_method_name, accepted="a registered method name",
-           doc="the planned dp_select method"),
-    Integer("n", argument=True, minimum=2, doc="planned rows"),
-    Integer("p", argument=True, minimum=1, doc="candidate terms"),
-    Integer("s", argument=True, minimum=1, keywords=("auto",), doc="true support size (selection size)"),
-    Real("epsilon", argument=True, low=0.0, allow_inf=True, doc="budget of the planned call"),
+    Custom("method", argument=True, allow_none=True, check_value=_check_method_name,
+           accepted="a registered method name", doc="the planned dp_select method (None: like's)"),
+    Integer("n", argument=True, minimum=2, allow_none=True, doc="planned rows (None: like's, when public)"),
+    Integer("p", argument=True, minimum=1, allow_none=True, doc="candidate terms (None: like's)"),
+    Integer("s", argument=True, minimum=1, keywords=("auto",), allow_none=True,
+            doc="true support size (selection size; None: like's)"),
+    Real("epsilon", argument=True, low=0.0, allow_inf=True, allow_none=True,
+         doc="budget of the planned call (None: like's)"),
     Later("bounds", argument=True, default=DEFAULT_BOUNDS, allow_none=True, keywords=(DEFAULT_BOUNDS,),
           checked_by="dp_select in the planned calls (and plan's rule for methods without bounds)",
-          doc="public clipping bounds of the planned call"),
+          doc="simulated clipping bounds of the planned call (default: from design['spread'])"),
     Custom("design", argument=True, check_value=lambda v: _check_design(v),
-           accepted=f"None or a dict with keys among {list(_DESIGN_KEYS)}", doc="simulated design (None: defaults)"),
+           accepted=f"None or a dict with keys among {list(_DESIGN_KEYS)}",
+           doc="simulated design: rho, r2 or snr, spread (None: defaults)"),
     Integer("reps", argument=True, default=100, minimum=2, doc="simulated data sets per point"),
     Custom("random_state", argument=True, check_value=lambda v: _seed_root(v),
            accepted="None, a non-negative integer or a numpy Generator", doc="seed"),
     Real("level", argument=True, default=0.95, low=0.0, high=1.0, doc="Monte Carlo interval level"),
-    Custom("signs", argument=True, default=False, check_value=_check_signs,
-           accepted="True, False or a budget share in (0, 1)", doc="passed to dp_select"),
+    Custom("signs", argument=True, default=None, allow_none=True, check_value=_check_signs,
+           accepted="True, False or a budget share in (0, 1)",
+           doc="passed to dp_select (None: False, or like's sign share)"),
     Integer("s0", argument=True, minimum=1, allow_none=True, doc="true size with s='auto'"),
+    Custom("like", argument=True, allow_none=True, check_value=_check_like,
+           accepted="None or a dp_select result", doc="plan a follow-up of this fit's public call"),
 )
 
+#: ``release()["call"]`` keys that ``plan(like=fit)`` passes to the planned calls as they are.
+_LIKE_PASSED = ("radius", "ridge", "R")
 
-def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=100, random_state=None, level=0.95,
-         signs=False, s0=None, **select_options) -> "Plan":
+
+def _public_call_of(fit):
+    """What ``plan(like=fit)`` reads from a fit: its public call only.
+
+    ``fit.release()["call"]`` (the method, epsilon, the size, the sign step's share, radius,
+    ridge, R and the method's options as the call resolved them, and n where the input row
+    count is public: replace-one neighbours) and the candidate terms ``fit.terms`` (the
+    formula on the data's public schema; p is their number) and whether the formula has an
+    intercept.  Never the curator's values, the released support or the data: the user
+    states the design (``rho``, ``r2`` or ``snr``, ``spread``), which is not public.  The
+    fit's ranges are in the user's units; the plan simulates standardised data, so they are
+    replaced by the stated ``spread`` (module docstring, "Units"), except ``bounds="auto"``
+    (private ranges), which the planned calls use too.
+    """
+    from .mechanisms.signs import SIGNS_SHARE
+
+    call = fit.release()["call"]
+    size_key = "s" if "s" in call else "k"
+    size = call.get(size_key)
+    if isinstance(size, str):
+        raise InvalidArgumentError(
+            f"plan(like=fit) plans calls with a given size; this fit chose its size privately ({size_key}={size!r}). "
+            "Plan it by hand: plan(method=..., s='auto', s0=<true size>, s_max=..., ...).")
+    epsilon = call["epsilon"]
+    epsilon = math.inf if epsilon == "inf" else float(epsilon)
+    share = call.get("signs_share")
+    signs = False if not share else (True if share == SIGNS_SHARE else float(share))
+    bounds = call.get("bounds")
+    options = {k: call[k] for k in _LIKE_PASSED if k in call}
+    options.update(call.get("options") or {})
+    from .api import _PER_ROW_TEXT
+
+    hidden = sorted(k for k, v in options.items() if isinstance(v, str) and v == _PER_ROW_TEXT)
+    if hidden:
+        raise InvalidArgumentError(f"plan(like=fit): the fit's options {hidden} hold one value per row, which is not "
+                                   "public; plan this call by hand.")
+    return {"method": call["method"], "n": call.get("n"), "p": len(fit.terms), "s": int(size), "epsilon": epsilon,
+            "signs": signs, "bounds": "auto" if bounds == "auto" else None if bounds is None else "ranges",
+            "options": options, "intercept": bool(fit.intercept)}
+
+
+def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BOUNDS, design=None, reps=100,
+         random_state=None, level=0.95, signs=None, s0=None, like=None, **select_options) -> "Plan":
     """Predicted probability that ``dp_select`` returns the true support, for a planned design.
 
     Parameters
@@ -282,20 +416,49 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
         With ``s="auto"``: the true support size of the simulated design.
     epsilon : float
         Budget of the planned call.
-    bounds : as in ``dp_select``
-        Public clipping bounds of the planned call; default (1, 1) (the simulated design's
-        scale), and none for a method that uses no bounds (``kendall``, ``dpvote``).
     design : dict, optional
-        ``rho`` (default 0.1), ``snr`` (default 5), ``family`` and ``link`` of
-        :func:`dpstats.simulate`.
+        What the plan assumes about the data (nothing here is public; state what you know
+        from a pilot, earlier studies or the literature):
+
+        * ``rho`` (default 0.1): Toeplitz correlation rho^|j - k| of the terms;
+        * ``r2``: the model's population R^2, in (0, 1) (with ``family="binomial"``, of the
+          latent score); or ``snr`` (default 5, an R^2 of 5/6), the signal's variance over the
+          noise's (:func:`dpstats.simulate`); give one, snr = r2 / (1 - r2);
+        * ``spread``: the public ranges span +-``spread`` standard deviations of the data on
+          each side of their centre, for every term (h = spread * sd for a range (c - h,
+          c + h); the meaning of ``method="auto"`` and :func:`dpstats.compare`);
+        * ``spread_y``: the same for the response (default ``spread``; a documented response
+          range, an income or a price, often spans many more of its standard deviations than
+          0/1 terms do).  ``dp_select`` maps each variable by its range, so simulating
+          standardised data with the bounds (spread, spread_y * sd(y)) is the same as simulating in your units
+          with your ranges (module docstring, "Units").  Default :data:`DEFAULT_SPREAD` = 4
+          (clips 0.006 % of a normal); ignored by methods without ranges (``kendall``,
+          ``dpvote``).  Codebook ranges are often 3-10 times the data's standard deviation:
+          a plan with too small a spread is optimistic;
+        * ``family`` and ``link`` of :func:`dpstats.simulate`.
+    bounds : as in ``dp_select``, optional
+        The simulated bounds directly (kept for earlier code; the simulated terms have
+        standard deviation 1, so ``(1, 1)`` clips a third of them).  Default: from
+        ``design["spread"]`` and ``design["spread_y"]``; none for a method that uses no bounds.
+        Giving ``bounds`` with either is an error.
+    like : a ``dp_select`` result, optional
+        Plan a follow-up of this fit's call from its public call only (``fit.release()["call"]``
+        and its candidate terms, :func:`_public_call_of`): method, n (where the row count is
+        public; else give ``n=``), p, s, epsilon, the sign step's share, radius, ridge, R and
+        the method's options as the call resolved them.  Arguments given here replace the
+        fit's (e.g. ``epsilon=4`` for a larger budget, ``ridge="auto"`` to let a default
+        follow a new n).  ``design`` must state ``rho``, ``r2`` (or ``snr``) and, for a
+        method with ranges, ``spread``: they are not public and are never read from the fit
+        (nor its curator values or data).  Calls with a private size (``s="auto"``) are
+        planned by hand.
     reps : int, default 100
         Simulated data sets per evaluated point.
     random_state : None, int or numpy.random.Generator
     level : float, default 0.95
         Level of the Monte Carlo interval.
-    signs : bool or float, default False
-        Passed to ``dp_select``: with ``signs=True`` the selection has 90 % of epsilon,
-        as in a call that also releases signs.
+    signs : bool or float, optional
+        Passed to ``dp_select`` (default False, or the fit's share with ``like``): with
+        ``signs=True`` the selection has 90 % of epsilon, as in a call that also releases signs.
     **select_options
         Other ``dp_select`` arguments of the planned call (``R``, ``radius``, ``ridge``,
         method options such as ``max_enumerate``, ``loss``).  There is no data argument:
@@ -304,22 +467,71 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
     Returns
     -------
     Plan
+        Its printout states the assumptions: the design, the ranges' spread and the bounds
+        simulated, and the method.
     """
     from .methods import get_method
 
-    args = validate_arguments(PLAN_ARGUMENTS, dict(
-        method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
-        random_state=random_state, level=level, signs=signs, s0=s0))
-    meth = get_method(method)
-    if isinstance(bounds, str) and bounds == DEFAULT_BOUNDS:
-        bounds = (1, 1) if meth.needs_bounds else None
-    elif bounds is not None and not meth.needs_bounds:
-        raise InvalidArgumentError(f"method {method!r} uses no bounds (it needs no clipping); do not pass bounds= "
-                                   "to plan for it.")
     refused = sorted(set(select_options) & set(_REFUSED))
     if refused:
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
                                    "own data and spends no budget.")
+    given = dict(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
+                 random_state=random_state, level=level, signs=signs, s0=s0, like=like)
+    if like is not None:
+        _check_like(like)
+    bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
+    like_bounds = None
+    intercept = True
+    if like is not None:
+        public = _public_call_of(like)
+        for name in ("method", "n", "p", "s", "epsilon", "signs"):
+            if given[name] is None:
+                given[name] = public[name]
+        if given["n"] is None:
+            raise InvalidArgumentError(
+                f"plan(like=fit): the fit's row count is not public (method {public['method']!r} protects adding or "
+                "removing a record); give n=, the rows you plan for.")
+        select_options = {**public["options"], **select_options}
+        refused = sorted(set(select_options) & set(_REFUSED))
+        for key in refused:  # resolved values the call records but plan sets itself
+            select_options.pop(key)
+        like_bounds, intercept = public["bounds"], public["intercept"]
+    missing = [name for name in ("method", "n", "p", "s", "epsilon") if given[name] is None]
+    if missing:
+        raise InvalidTypeError(f"plan needs {', '.join(missing)} (or like=fit, a dp_select result whose public call "
+                               "gives them).")
+    args = validate_arguments(PLAN_ARGUMENTS, given)
+    method = args["method"]
+    meth = get_method(method)
+    stated = args["design"]
+    if like is not None:
+        needed = ["rho", "r2 (or snr)"] + (["spread"] if meth.needs_bounds and like_bounds == "ranges"
+                                          and not bounds_given else [])
+        have = {"rho": "rho" in stated, "r2 (or snr)": "r2" in stated or "snr" in stated,
+                "spread": "spread" in stated}
+        absent = [k for k in needed if not have[k]]
+        if absent:
+            raise InvalidArgumentError(
+                f"plan(like=fit) needs design= stating {', '.join(absent)}: the design is not public, so it is not "
+                "read from the fit (spread: how many of the data's standard deviations the public ranges span on "
+                "each side; r2: the model's R^2, e.g. from a pilot).")
+        if like_bounds == "auto" and not bounds_given:
+            bounds, bounds_given = "auto", True  # the fit bought private ranges: so do the planned calls
+    if bounds_given and ("spread" in stated or "spread_y" in stated) and meth.needs_bounds:
+        key = "spread" if "spread" in stated else "spread_y"
+        raise InvalidArgumentError(
+            f"give bounds= or design['{key}'], not both: spread and spread_y set the simulated bounds (spread, "
+            f"spread_y * sd(y)); got bounds={bounds!r} and design['{key}']={stated[key]!r}.")
+    if not meth.needs_bounds:
+        if bounds_given and bounds is not None:
+            raise InvalidArgumentError(f"method {method!r} uses no bounds (it needs no clipping); do not pass bounds= "
+                                       "to plan for it.")
+        bounds = None
+    elif bounds_given and bounds is not None:
+        from .privacy.bounds import check_bounds
+
+        bounds = check_bounds(bounds, required=False)  # a pair becomes a tuple of floats; a bad form is refused here
     n, p, select_s = args["n"], args["p"], args["s"]
     if select_s == "auto":
         if s0 is None:
@@ -333,9 +545,22 @@ def plan(*, method, n, p, s, epsilon, bounds=DEFAULT_BOUNDS, design=None, reps=1
         raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
                                    f"x{2 * s - 1}); got p={p}.")
     check_simulable(n, p)
-    return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=args["design"],
+    design = _resolved_design(stated, needs_bounds=meth.needs_bounds, bounds_given=bounds_given)
+    if meth.needs_bounds and not bounds_given:
+        bounds = spread_bounds(p, s, design["rho"], design["snr"], design["spread"], design.get("spread_y"))
+    signs = False if args["signs"] is None else args["signs"]
+    return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=design,
                 reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
-                options=dict(select_options), select_s=select_s)
+                options=dict(select_options), select_s=select_s, intercept=intercept,
+                like=None if like is None else {"n_public": public["n"] is not None},
+                default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated)
+
+
+def _shown_bounds(bounds):
+    """The simulated bounds as printed: a pair with 4 significant digits, else as given."""
+    if isinstance(bounds, tuple):
+        return "(" + ", ".join(f"{float(v):.4g}" for v in bounds) + ")"
+    return repr(bounds)
 
 
 #: The largest simulated data set a plan (or dpstats.compare) draws: n p values of 8 bytes.
@@ -369,8 +594,14 @@ class Plan:
         The true support of the planned design.
     """
 
-    def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None):
+    def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None,
+                 intercept=True, like=None, default_spread=False):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        #: The planned calls' formula: with an intercept unless ``like``'s formula had none.
+        self.formula = "y ~ ." if intercept else "y ~ . - 1"
+        #: None, or what ``like=fit`` gave (the plan's printout says so).
+        self.like = like
+        self._default_spread = default_spread
         self.select_s = s if select_s is None else select_s
         self.bounds, self.design, self.reps, self.level = bounds, design, reps, level
         self.signs, self.options = signs, options
@@ -411,7 +642,7 @@ class Plan:
 
         sim = self._simulate(n, data_seed)
         with light_curator():  # curator summaries read by no one here are left out (same support, same q)
-            fit = dp_select("y ~ .", sim.data, method=self.method, epsilon=epsilon, s=self.select_s,
+            fit = dp_select(self.formula, sim.data, method=self.method, epsilon=epsilon, s=self.select_s,
                             bounds=self.bounds, random_state=mech_seed, signs=self.signs, **self.options)
         truth = frozenset(self.truth)
         q = truth_probability(self.method, fit.curator, truth, self.p, self.options)
@@ -779,7 +1010,6 @@ class Plan:
         return ax
 
     def __str__(self):
-        d = self.design
         lo, hi = self.interval
         kind = self._rows[(self.n, self.epsilon)]["computed"]
         how = {"exact": "exact: the mechanism's own probability of the true support, averaged over simulated data sets",
@@ -791,9 +1021,15 @@ class Plan:
             f"method: {self.method}   n = {self.n}   p = {self.p}   "
             f"{'s = auto (true size ' + str(self.s) + ')' if self.select_s == 'auto' else 's = ' + str(self.s)}   "
             f"epsilon = {self.epsilon:g}   "
-            f"bounds = {self.bounds!r}",
-            f"design: Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on {', '.join(self.truth)}, "
-            f"snr = {d['snr']:g}" + (f", family = {d['family']}" if "family" in d else ""),
+            f"bounds = {_shown_bounds(self.bounds)}"
+            + ("" if self.formula == "y ~ ." else "   (no intercept)"),
+        ]
+        if self.like is not None:
+            lines.append("planned like a fit's public call (method, " + ("n, " if self.like["n_public"] else "")
+                         + "p, s, epsilon, options); the design below is stated by the user, not read from the fit")
+        lines += [
+            self._design_line(),
+            self._ranges_line(),
             f"computed: {how}; {self.reps} data sets per point",
             f"predicted P(returns the true support) = {self.probability:.3f}   "
             f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
@@ -805,18 +1041,55 @@ class Plan:
         ]
         return "\n".join(lines)
 
+    def _design_line(self) -> str:
+        """The assumed design, in the units a statistician states it (R^2 and snr both)."""
+        d = self.design
+        r2 = d["snr"] / (1.0 + d["snr"])
+        effect = (f"R^2 = {d['r2']:g} (snr = {d['snr']:.4g})" if "r2" in d else
+                  f"snr = {d['snr']:g} (R^2 = {r2:.3g})")
+        return (f"assumed design (stated, not public): Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on "
+                f"{', '.join(self.truth)}, {effect}" + (f", family = {d['family']}" if "family" in d else ""))
+
+    def _ranges_line(self) -> str:
+        """What the simulated bounds mean in the user's units (module docstring, "Units")."""
+        d, b = self.design, self.bounds
+        if b is None:
+            return (f"ranges: none ({self.method} uses no public ranges)"
+                    + (f"; design['spread'] = {d['spread']:g} is not used" if "spread" in d else ""))
+        if isinstance(b, str):
+            return "ranges: private (bounds='auto' spends a share of epsilon on them)"
+        if not isinstance(b, tuple):
+            return "ranges: the bounds given directly (a dict), on the simulated terms' scale (standard deviation 1)"
+        sd_y = response_sd(self.p, self.s, d["rho"], d["snr"])
+        if "spread" in d:
+            stated = "the default" if d["spread"] == DEFAULT_SPREAD and self._default_spread else "stated"
+            clip = 200 * stats.norm.sf(d["spread"])
+            response = (f"the response's +-{d['spread_y']:g} of its (spread_y, stated)" if "spread_y" in d
+                        else "the response's too")
+            return (f"ranges: the public ranges span +-{d['spread']:g} standard deviations of the data on each side "
+                    f"for every term (spread = {d['spread']:g}, {stated}; they clip {clip:.2g} % of a normal term), "
+                    f"{response}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}): terms +-{b[0]:.4g}, the response "
+                    f"+-{b[1]:.4g} (its standard deviation {sd_y:.4g})")
+        return (f"ranges: bounds = ({b[0]:g}, {b[1]:g}) given directly: the terms' ranges span +-{b[0]:.3g} of their "
+                f"standard deviations, the response's +-{b[1] / sd_y:.3g} of its ({sd_y:.4g}); they clip "
+                f"{200 * stats.norm.sf(b[0]):.2g} % of a normal term")
+
     def _other_methods_line(self) -> str:
         """Where to compare methods on this design, and what method="auto" would take (public)."""
         from .method_choice import choose_method
 
-        spread = None
-        if isinstance(self.bounds, tuple) and len(self.bounds) == 2:
+        d = self.design
+        spread = d.get("spread")
+        if spread is None and isinstance(self.bounds, tuple) and len(self.bounds) == 2:
             spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
-        design = {"rho": self.design["rho"], **({"spread": spread} if spread is not None else {})}
+        design = {"rho": d["rho"], **({"spread": spread} if spread is not None else {}),
+                  **({"spread_y": d["spread_y"]} if "spread_y" in d else {})}
         auto, _ = choose_method(bounds_given=self.bounds is not None, design=design)
+        effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
-                f"epsilon={self.epsilon:g}, design=dict(rho={self.design['rho']:g}"
-                + (f", spread={spread:g}" if spread is not None else "") + f")); method=\"auto\" would take "
+                f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"
+                + (f", spread={spread:g}" if spread is not None else "")
+                + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect + f")); method=\"auto\" would take "
                 f"{auto!r}.")
 
     def __repr__(self):

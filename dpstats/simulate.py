@@ -78,6 +78,23 @@ FAMILIES = ("gaussian", "binomial")
 LINKS = ("sign", "logistic")
 
 
+def response_sd(p, s, rho, snr) -> float:
+    """The standard deviation of y in :func:`simulate`'s design (public: from the design alone).
+
+    The signal is x_S' beta with beta = 1 / sqrt(s) on the odd-numbered terms x1, x3, ..., whose
+    covariance is rho^|j - k|; the noise variance is the signal's divided by ``snr``."""
+    idx = np.arange(1, 2 * s, 2)
+    cov = rho ** np.abs(idx[:, None] - idx[None, :])
+    signal = float(np.full(s, 1.0 / np.sqrt(s)) @ cov @ np.full(s, 1.0 / np.sqrt(s)))
+    return float(np.sqrt(signal * (1.0 + 1.0 / snr)))
+
+
+def snr_of_r2(r2) -> float:
+    """The signal-to-noise ratio of :func:`simulate` (signal variance over noise variance) whose
+    population R^2 = snr / (1 + snr) is ``r2``."""
+    return r2 / (1.0 - r2)
+
+
 def simulate(n, p, s, *, rho=0.1, snr=5.0, random_state=None, family="gaussian", link="sign") -> SimulatedData:
     """Draw a sparse linear-regression data set with the private best-subset papers' design.
 

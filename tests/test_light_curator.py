@@ -132,7 +132,7 @@ def test_plan_values_equal_those_of_direct_calls_with_the_full_curator(method, b
     # light_curator; every per-data-set value must equal that of simulate + dp_select outside
     # (full curator), at points up and down the n axis.
     planned = dpstats.plan(method=method, n=150, p=12, s=3, epsilon=2.0, design=dict(snr=1.0), reps=6,
-                           random_state=11)
+                           random_state=11, bounds=bounds)
     planned.evaluate(n_grid=[60, 150, 300, 90])
     truth = frozenset(planned.truth)
     for n in (60, 150, 300, 90):

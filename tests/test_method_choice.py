@@ -82,7 +82,7 @@ def test_auto_refuses_other_options_before_the_charge():
 
 
 def test_compare_agrees_with_direct_calls_and_names_auto():
-    from dpstats.compare import response_sd
+    from dpstats.simulate import response_sd
     from dpstats.simulate import simulate
 
     n, p, s, eps = 800, 12, 2, 2.0

@@ -11,11 +11,15 @@ import dpstats
 from dpstats.planning import MissingPlotDependencyError
 from dpstats.privacy.ledger import Ledger, LedgerEntry
 
-# Three planned designs (small p and s), each with a method whose probabilities are exact.
+# Three planned designs (small p and s), each with a method whose probabilities are exact; the
+# bounds (1, 1) of the direct calls below are given to the plan too (its default is spread 4).
 DESIGNS = {
-    "exponential": dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0)),
-    "top_r, correlated": dict(method="top_r", n=400, p=6, s=2, epsilon=3.0, design=dict(rho=0.5, snr=0.5), R=5),
-    "top_r, p = 5": dict(method="top_r", n=200, p=5, s=2, epsilon=1.0, design=dict(rho=0.0, snr=2.0), R=4),
+    "exponential": dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0),
+                        bounds=(1, 1)),
+    "top_r, correlated": dict(method="top_r", n=400, p=6, s=2, epsilon=3.0, design=dict(rho=0.5, snr=0.5), R=5,
+                              bounds=(1, 1)),
+    "top_r, p = 5": dict(method="top_r", n=200, p=5, s=2, epsilon=1.0, design=dict(rho=0.0, snr=2.0), R=4,
+                         bounds=(1, 1)),
 }
 DIRECT_CALLS = {"exponential": 250, "top_r, correlated": 400, "top_r, p = 5": 400}
 
@@ -29,13 +33,14 @@ def wilson(k, m, z=1.959963984540054):
 def direct_frequency(spec, calls, seed):
     """How often dp_select returns the true support, each call on a fresh simulated data set."""
     spec = dict(spec)
-    method, n, p, s, eps, design = (spec.pop(k) for k in ("method", "n", "p", "s", "epsilon", "design"))
+    method, n, p, s, eps, design, bounds = (spec.pop(k) for k in ("method", "n", "p", "s", "epsilon", "design",
+                                                                   "bounds"))
     truth = {f"x{j}" for j in range(1, 2 * s, 2)}
     hits = 0
     for i in range(calls):
         sim = dpstats.simulate(n, p, s, random_state=seed + i, **design)
         assert set(sim.support) == truth
-        fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=eps, s=s, bounds=(1, 1), signs=False,
+        fit = dpstats.dp_select("y ~ .", sim.data, method=method, epsilon=eps, s=s, bounds=bounds, signs=False,
                                 random_state=seed + 10**6 + i, **spec)
         hits += set(fit.support) == truth
     return hits, calls
@@ -242,7 +247,7 @@ def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
 @pytest.fixture(scope="module")
 def small_plan():
     return dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
-                        random_state=3, R=5)
+                        random_state=3, R=5, bounds=(1, 1))
 
 
 def test_required_n_is_monotone_and_consistent_with_the_table(small_plan):
@@ -272,7 +277,7 @@ def test_required_epsilon_is_monotone(small_plan):
 
 def test_reproducible_and_printed(small_plan):
     again = dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
-                         random_state=3, R=5)
+                         random_state=3, R=5, bounds=(1, 1))
     assert again.probability == small_plan.table.set_index(["n", "epsilon"]).loc[(200, 2.0), "probability"]
     text = str(again)
     assert "no budget spent" in text and "x1, x3" in text and "Monte Carlo interval" in text
@@ -397,13 +402,16 @@ def test_missing_matplotlib_gives_the_pip_command(monkeypatch, small_plan):
 
 
 def test_a_method_without_bounds_plans_without_bounds_and_refuses_them_by_name():
-    # plan's default bounds (1, 1) belong to the methods that clip; kendall uses none, and a
+    # plan's default bounds (spread 4) belong to the methods that clip; kendall uses none, and a
     # user who passed none must not be told to "leave bounds=None".
     planned = dpstats.plan(method="kendall", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0)
     assert planned.bounds is None and "bounds = None" in str(planned)
     with pytest.raises(dpstats.InvalidArgumentError, match="do not pass bounds= to plan"):
         dpstats.plan(method="kendall", n=60, p=4, s=1, epsilon=4.0, reps=2, bounds=(1, 1))
-    assert dpstats.plan(method="dp_sis", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0).bounds == (1, 1)
+    from dpstats.simulate import response_sd
+
+    assert dpstats.plan(method="dp_sis", n=60, p=4, s=1, epsilon=4.0, reps=2, random_state=0).bounds == (
+        4.0, 4.0 * response_sd(4, 1, 0.1, 5.0))
 
 
 def test_kept_rows_are_not_pickled_and_are_drawn_again_identically():

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..method_options import Integer, Real
 from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
+from .class_weight import CLASS_WEIGHT_OPTIONS, check_class_weight_options, class_weights
 from .engine import OuterApproximationEngine
 from .enumeration import check_enumeration_memory, n_supports
 from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
@@ -32,13 +33,14 @@ CERTIFIED_OPTIONS = (
             doc=f"score every support exactly when C(p, s) is at most this count; None (default): when the "
                 f"estimated scoring time is within {EXACT_PATH_SECONDS:g} s (dpstats.bss.exact_cost)"),
     LOSS_OPTION,
-) + INTERCEPT_OPTIONS
+) + INTERCEPT_OPTIONS + CLASS_WEIGHT_OPTIONS
 
 
 def check_certified_options(options, ridge):
     """Cross-option rules shared by top_r and mistakes (public values only).  ``max_enumerate=None``
     stays None until n, p and s are known (:func:`check_certified_size` resolves it)."""
     check_intercept_options(options, options["loss"])
+    check_class_weight_options(options)
     return options
 
 
@@ -230,6 +232,10 @@ class CertifiedMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         check_certified_size(p, size, options, context, self.name)
+
+    def check_design(self, plan, size, options, context):
+        # class_weight's keys against the response's declared levels (public schema)
+        class_weights(options, plan.response_levels)
 
     def default_radius(self, p, size, options):
         return certified_default_radius(p, size, options)

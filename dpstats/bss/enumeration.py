@@ -210,13 +210,15 @@ def empirical_margin(values, supports, best, p) -> float:
     return min(margins) if margins else math.inf
 
 
-def score_all_supports_hinge(data, s, ridge, radius, gap_tolerance, tolerance):
+def score_all_supports_hinge(data, s, ridge, radius, gap_tolerance, tolerance, class_weights=None):
     """(objective, supports, values, worst gap): every support's certified hinge value.
 
     Values are upper bounds within ``gap_tolerance`` of R_h (SolverError otherwise, naming
     the relative ``tolerance`` option).  Shared by ``exponential``, ``top_r`` and ``mistakes``.
+    ``class_weights``: public (w_negative, w_positive) of :mod:`dpstats.bss.class_weight`, or None.
     """
-    objective = HingeObjective.from_clipped(data, ridge, radius, gap_tolerance=gap_tolerance)
+    objective = HingeObjective.from_clipped(data, ridge, radius, gap_tolerance=gap_tolerance,
+                                            class_weights=class_weights)
     candidates = objective.candidates
     supports = enumerate_supports(candidates.size, s)
     values, gaps = objective.values(objective.full_support(candidates[supports]), with_gaps=True)

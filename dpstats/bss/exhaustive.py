@@ -28,6 +28,12 @@ the mechanism samples with the nominal eps_nom = eps / (1 + 2 tolerance) (rounde
 eps_nom plus the slack part eps - eps_nom.  A solve whose certified gap exceeds tau
 raises SolverError and releases nothing.
 
+Class weights (``class_weight=``, hinge loss; :mod:`dpstats.bss.class_weight`): row i's
+hinge term is multiplied by the public weight w_{y_i} in (0, 1] (the largest 1), so
+every summand stays within the unweighted bound and Delta_h is unchanged
+(:mod:`dpstats.bss.hinge`, "Class weights"); the mechanism, its slack and its ledger are
+as above, on the weighted values.  The weights are public: declared, never measured.
+
 Only when C(p, s) <= ``max_enumerate`` (default 10^6; the scoring rate is in
 benchmarks/README.md); above that, use ``method="top_r"``.  This is the oracle the other
 best-subset methods are tested against.
@@ -49,6 +55,7 @@ from ..method_options import Integer, Real
 from .. import conditions
 from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .class_weight import CLASS_WEIGHT_OPTIONS, check_class_weight_options, class_weights, class_weights_of_task
 # the enumeration is shared with top_r and mistakes; its names stay importable from here
 from .enumeration import (check_enumeration_memory, curator_summary,  # noqa: F401
                           empirical_margin, enumerate_supports, log_n_supports, score_all_supports,
@@ -90,8 +97,9 @@ def run_hinge(task) -> MethodOutcome:
     data = task.data
     delta = HINGE.sensitivity(data, task.radius, s)
     tau = task.options["tolerance"] * delta
+    weights = class_weights_of_task(task)
     objective, supports, values, worst = score_all_supports_hinge(data, s, task.ridge, task.radius, tau,
-                                                                  task.options["tolerance"])
+                                                                  task.options["tolerance"], class_weights=weights)
     # The slack comes out of the budget: sample with the nominal epsilon (module docstring).
     nominal, parts = slack_parts(task.epsilon, task.options["tolerance"], "exponential mechanism")
     index = sample_exponential(values, nominal, delta, task.rng)
@@ -108,7 +116,8 @@ def run_hinge(task) -> MethodOutcome:
         details={"sensitivity": delta, "s": s, "n_supports": int(values.size), "ridge": task.ridge,
                  "radius": task.radius, "loss": HINGE.label, "response levels (-1, +1)": levels,
                  "tolerance (tau / Delta_h)": task.options["tolerance"], "tau": tau,
-                 "nominal epsilon": nominal},
+                 "nominal epsilon": nominal,
+                 **({} if weights is None else {"class weights (-1, +1)": list(weights)})},
         parts=parts,
     )
     curator = curator_summary(task.terms, supports, values, logp, delta, data.X.shape[0], s)
@@ -158,10 +167,11 @@ class ExponentialMethod(SelectionMethod):
         LOSS_OPTION,
         Real("tolerance", default=None, low=0, high=1, allow_none=True,
              doc=f"hinge loss only: certified solver slack as a fraction of Delta_h (default {DEFAULT_HINGE_TOLERANCE:g})"),
-    ) + INTERCEPT_OPTIONS
+    ) + INTERCEPT_OPTIONS + CLASS_WEIGHT_OPTIONS
 
     def check_options(self, options, context):
         check_intercept_options(options, options["loss"])
+        check_class_weight_options(options)
         slack = loss_of(options).slack_on_every_path
         if options["tolerance"] is not None and not slack:
             raise InvalidArgumentError("tolerance applies to loss='hinge' only (the squared loss is evaluated exactly).")
@@ -171,6 +181,10 @@ class ExponentialMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         check_size(p, size, options)
+
+    def check_design(self, plan, size, options, context):
+        # class_weight's keys against the response's declared levels (public schema)
+        class_weights(options, plan.response_levels)
 
     def default_radius(self, p, size, options):
         return loss_of(options).default_radius(engine=False)

@@ -51,6 +51,42 @@ The unpenalised intercept costs a factor of about 2 in Delta_h; in exchange the 
 place its boundary anywhere, and a larger radius buys a sharper classifier
 (:data:`HINGE_DEFAULT_RADIUS`).
 
+Class weights
+-------------
+With public class weights (option ``class_weight``, :mod:`dpstats.bss.class_weight`; the
+cost-sensitive SVM of Veropoulos, Campbell and Cristianini 1999 and Lin, Lee and Wahba
+2002) row i's hinge term is multiplied by w_i = w_{y_i} in (0, 1], the largest weight being 1:
+
+    R_h^w(S; D) = min sum_i w_{y_i} max(0, 1 - y_i (b0 + x_iS'b)) + lam ||b||^2
+
+over the same ball and box.  Everything above and below holds with the weights:
+
+* The box loses nothing: lowering b0 > 1 + M to 1 + M increases no hinge term (the
+  argument above is row by row), hence no weighted term, as w_i >= 0; the weighted loss is
+  still convex and piecewise linear in b0, so its infimum over R lies in the box.
+* Sensitivity.  At a minimiser for D, every weighted summand, including a replaced
+  record's (whose weight is that of its own label, which the replacement may change), lies
+  in [0, w_max (1 + r0 + b_x r sqrt(s))] = [0, w_max 2 (1 + b_x r sqrt(s))].  Evaluating
+  D' at D's minimiser changes that one summand only (the ridge cancels), so
+  R_h^w(S; D') <= R_h^w(S; D) + w_max 2 (1 + b_x r sqrt(s)), and symmetrically:
+
+      Delta_h^w = w_max 2 (1 + b_x r sqrt(s))  with an intercept,
+      Delta_h^w = w_max (1 + b_x r sqrt(s))    without one,
+
+  which is Delta_h because the weights are normalised to w_max = 1 (public: the weights are
+  declared, never measured).  A record that stays in a class of weight w moves the
+  objective by at most w Delta_h.  tests/test_hinge_class_weight.py checks both by brute force
+  over neighbours, and shows the bound without intercept attained exactly for either class.
+* Duality: max(0, u) w_i = max_{theta_i in [0, w_i]} theta_i u, so everything in the next
+  section holds with the box [0, w_i] in place of [0, 1]: D(theta) = 1'theta - r0' |e| +
+  h(v) for theta in that box, the balanced dual scales a side down (staying in the box),
+  the smoothed derivative is theta_i = w_i clip(u_i / g, 0, 1), the Newton Hessian and the
+  line search weigh row i by w_i, the active-set candidate has theta = w_i on L and
+  theta_E clipped to [0, w_E], and the cuts below are unchanged in form (they read theta
+  only).  The empty support's value is sum_i w_i.
+* None (or both weights 1) is the unweighted objective, computed by the same operations:
+  no per-row array is formed, so values and releases are bit for bit those without weights.
+
 Duality and why the lower bound is certified
 --------------------------------------------
 Write a_i = y_i x_iS (the margin of row i is y_i b0 + a_i'b) and max(0, u) =
@@ -167,7 +203,9 @@ References
 ----------
 Prastakos, Behdin and Mazumder (2025), Differentially private high-dimensional variable
 selection via integer programming, Appendix C (Lemma C.1 and Problem C.1) and Appendix
-D.2.  Nesterov (2005), Smooth minimization of non-smooth functions (smoothing by a
+D.2.  Veropoulos, Campbell and Cristianini (1999), Controlling the sensitivity of support
+vector machines; Lin, Lee and Wahba (2002), Support vector machines for classification in
+nonstandard situations (class weights).  Nesterov (2005), Smooth minimization of non-smooth functions (smoothing by a
 strongly concave dual term).  Sion (1958), On general minimax theorems.
 """
 from __future__ import annotations
@@ -245,6 +283,25 @@ def hinge_default_ridge(n, radius=None, engine=False) -> float:
     return HINGE_RIDGE_SHARE * n / (radius * radius)
 
 
+def row_weights_of(y, class_weights):
+    """(class_weights as a float pair or None, per-row weights w_{y_i} or None).
+
+    None, or both weights 1, is the unweighted objective: no per-row array, so that every
+    computation is the one without weights (bit for bit).  Each weight must lie in (0, 1]:
+    that keeps every summand within the unweighted bound, hence Delta_h (module docstring,
+    "Class weights"); :func:`dpstats.bss.class_weight.class_weights` normalises to that.
+    """
+    if class_weights is None:
+        return None, None
+    w_neg, w_pos = (float(w) for w in class_weights)
+    for w in (w_neg, w_pos):
+        if not (0.0 < w <= 1.0):
+            raise InvalidArgumentError(f"class weights must lie in (0, 1] (the largest 1); got {class_weights!r}.")
+    if w_neg == 1.0 and w_pos == 1.0:
+        return None, None
+    return (w_neg, w_pos), np.where(np.asarray(y) > 0, w_pos, w_neg)
+
+
 def ball_conjugate(norm_v, ridge, radius):
     """h(v) = min_{||b|| <= r} lam ||b||^2 - v'b as a function of ||v|| (module docstring):
     -||v||^2 / (4 lam) while the unconstrained minimiser v / (2 lam) lies in the ball, else
@@ -264,6 +321,10 @@ def constant_classifier_diagnostic(objective, support, coef=None) -> dict:
 
     * ``training_misclassification_rate``: share of rows with y_i (b0 + x_iS'b) <= 0;
     * ``majority_class_rate``: the larger class share (the accuracy of a constant guess);
+    * under class weights also ``weighted_training_misclassification_rate``: the weighted
+      share sum_i w_i [wrong_i] / sum_i w_i, which a constant classifier puts at the
+      weighted share of the class it never predicts (1/2 under "balanced" weights whose
+      declared share is the observed one);
     * ``constant_classifier``: True when the fit never predicts one of the two classes, or
       its misclassification rate is within 1e-12 of the minority share;
     * ``message``: a warning text when ``constant_classifier``, else None.
@@ -292,8 +353,17 @@ def constant_classifier_diagnostic(objective, support, coef=None) -> dict:
                    "terms without separating the classes. Map each term to [-1, 1] with public ranges "
                    "(bounds={term: (lower, upper)}) and use a radius of a few units with a small ridge (e.g. "
                    f"radius {HINGE_DEFAULT_RADIUS:g} and ridge 0.01 n / radius^2).")
-    return {"training_misclassification_rate": wrong, "majority_class_rate": majority,
-            "constant_classifier": constant, "message": message}
+        if getattr(objective, "row_weights", None) is None:
+            # with a rare class the unweighted loss is cheapest at the constant classifier
+            message += (" With a rare class, weight the classes: class_weight='balanced' with the positive level's "
+                        "share as publicly known (class_share=), or class_weight={level: weight} "
+                        "(help(dpstats.bss.class_weight)).")
+    out = {"training_misclassification_rate": wrong, "majority_class_rate": majority,
+           "constant_classifier": constant, "message": message}
+    weights = getattr(objective, "row_weights", None)
+    if weights is not None:
+        out["weighted_training_misclassification_rate"] = float(np.sum(weights * (y * scores <= 0)) / np.sum(weights))
+    return out
 
 
 def best_intercepts(margins, y, n_positive=None, out=None):
@@ -336,7 +406,7 @@ class HingeSolution:
         intercept b0 (|b0| <= the box radius) at the intercept column, the others in the
         ball; without one, all in the ball.
     theta : ndarray (n,)
-        Dual variables in [0, 1], one per row.
+        Dual variables in [0, w_i] ([0, 1] unweighted), one per row.
     mu : float
         Ball multiplier paired with ``theta``: max(0, ||v_free|| / (2 r) - lam), v_free the
         entries of ``v`` at the candidate columns.
@@ -380,13 +450,18 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         ball, in the box of :meth:`box_radius` (module docstring).  The column must be
         constant (``ClippedData.design_with_intercept`` gives min(1, b_x)); the objective
         replaces it by ones, so that b0 is the intercept itself.
+    class_weights : (w_negative, w_positive) or None
+        Public class weights in (0, 1] (:mod:`dpstats.bss.class_weight`; the largest is 1):
+        row i's hinge term is multiplied by w_{y_i} (module docstring, "Class weights").
+        None, or both weights 1: the unweighted objective, computed by the same operations.
     gap_tolerance : float
         Absolute target for every certified gap (default 1e-7); the smoothing schedule
         stops once it is met.  :meth:`values` does not raise when it is missed (callers
         with a slack budget check the returned gaps, see ``method="exponential"``).
     """
 
-    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance=DEFAULT_GAP_TOLERANCE):
+    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance=DEFAULT_GAP_TOLERANCE,
+                 class_weights=None):
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if X.ndim != 2 or y.shape != (X.shape[0],):
@@ -406,6 +481,7 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
                 X[:, 0] = 1.0
         self.X = X
         self.y = y
+        self.class_weights, self.row_weights = row_weights_of(y, class_weights)
         # rows a_i = y_i x_i: margins are A b.  Column-major, so that the columns of a
         # support are contiguous rows of A.T (see support_rows)
         self.A = np.multiply(X, y[:, None], order="F")
@@ -426,6 +502,15 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
     @property
     def n(self) -> int:
         return self.X.shape[0]
+
+    @property
+    def total_weight(self) -> float:
+        """sum_i w_i: the objective of the empty fit b = 0 (n when unweighted)."""
+        return float(self.n) if self.row_weights is None else float(np.sum(self.row_weights))
+
+    def theta_upper(self) -> np.ndarray:
+        """The dual's box: theta_i in [0, w_i] (all ones when unweighted)."""
+        return np.ones(self.n) if self.row_weights is None else self.row_weights.copy()
 
     @property
     def n_columns(self) -> int:
@@ -496,7 +581,7 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         vals = np.empty(K)
         gaps = np.empty(K)
         if k == 0:
-            vals[:] = float(self.n)
+            vals[:] = self.total_weight
             gaps[:] = 0.0
         else:
             res = self._solve_rows(supports, start, fields=("value", "lower"))
@@ -511,7 +596,8 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         """
         sup = np.asarray(support, dtype=np.int64).reshape(1, -1)
         if sup.shape[1] == 0:
-            return HingeSolution((), float(self.n), float(self.n), np.zeros(0), np.ones(self.n), 0.0, np.zeros(0))
+            return HingeSolution((), self.total_weight, self.total_weight, np.zeros(0), self.theta_upper(), 0.0,
+                                 np.zeros(0))
         res = self._solve_rows(sup, None if start is None else np.asarray(start, dtype=np.float64).reshape(1, -1))
         return HingeSolution(tuple(int(j) for j in sup[0]), float(res["value"][0]), float(res["lower"][0]),
                              res["coef"][0], res["theta"][0], float(res["mu"][0]), res["v"][0])
@@ -600,7 +686,8 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         """theta with e = sum_i theta_i y_i moved to 0 by scaling down the side in excess.
 
         If e > 0, theta_i *= 1 - e / P on the rows with y_i = +1 (P = their sum of theta),
-        symmetrically if e < 0: still in [0, 1]^n.  The dual value can only rise: 1'theta
+        symmetrically if e < 0: still in the box (scaled down, so theta_i <= w_i stays true;
+        w_i = 1 unweighted).  The dual value can only rise: 1'theta
         falls by |e|, v by at most |e| max_i ||x_iS|| <= |e| x_max sqrt(k) in norm, h is
         r-Lipschitz, and the term -r0' |e| (r0' = 1 + r x_max sqrt(k)) vanishes, so
         D(balanced) >= D(theta) + |e| (r0' - 1 - r x_max sqrt(k)) = D(theta).
@@ -612,7 +699,8 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         with np.errstate(divide="ignore", invalid="ignore"):
             f_pos = np.where(e > 0, 1.0 - e / np.where(P > 0, P, 1.0), 1.0)
             f_neg = np.where(e < 0, 1.0 + e / np.where(N > 0, N, 1.0), 1.0)
-        return np.clip(theta * np.where(pos, f_pos[:, None], f_neg[:, None]), 0.0, 1.0)
+        return np.clip(theta * np.where(pos, f_pos[:, None], f_neg[:, None]), 0.0,
+                       1.0 if self.row_weights is None else self.row_weights)
 
     def _certified_dual(self, theta, A):
         """(lower, v, mu, theta): D at theta or at its balanced version, whichever is higher.

@@ -135,15 +135,19 @@ class HingeSolver:
         return np.matmul(A, b[:, :, None])[:, :, 0]
 
     def _primal(self, b, A):
+        """P(b) on rows ``A`` (K, n, k) holding every data row (the class weights apply row by row)."""
         m = self._margins(A, b)
-        return np.maximum(1.0 - m, 0.0).sum(axis=1) + np.sum(self._ridge_weights(b.shape[1]) * b * b, axis=1), m
+        loss = np.maximum(1.0 - m, 0.0)
+        if self.row_weights is not None:
+            loss *= self.row_weights
+        return loss.sum(axis=1) + np.sum(self._ridge_weights(b.shape[1]) * b * b, axis=1), m
 
     @staticmethod
     def _smoothed_loss(u, gamma):
         """Sum over rows of the Moreau envelope of max(0, u) with parameter gamma."""
         return np.where(u >= gamma, u - 0.5 * gamma, np.where(u > 0, u * u / (2.0 * gamma), 0.0)).sum(axis=-1)
 
-    def _newton_level(self, b, A, gamma, active_rows, tol=None, fixed=None):
+    def _newton_level(self, b, A, gamma, active_rows, tol=None, fixed=None, weights=None):
         """Projected Newton on the gamma-smoothed objective over the ball, rows ``active_rows``.
 
         The rows' data ``A[idx]`` is gathered once and compacted only when supports finish
@@ -163,6 +167,10 @@ class HingeSolver:
         :meth:`_newton_band`); ``A`` then holds the other rows only.
 
         Under a forced intercept coordinate 0 is b0: no ridge, not in the ball, in its box.
+
+        ``weights``: the class weights of ``A``'s rows, (m,) shared by every support, or
+        (K, m) per support (the band's rows differ by support); None unweighted.  Row i's
+        smoothed term, its theta (in [0, w_i]) and its Hessian part are multiplied by w_i.
         """
         K, k = b.shape
         lamv = self._ridge_weights(k)
@@ -175,15 +183,21 @@ class HingeSolver:
             ci, cnt = np.zeros((idx.size, k)), np.zeros(idx.size)
         else:
             ci, cnt = fixed[0][idx], fixed[1][idx]
+        per_support = weights is not None and weights.ndim == 2
+        Wi = weights[idx] if per_support else weights
         u = 1.0 - self._margins(Ai, bi)
         for _ in range(_NEWTON_MAX_ITER):
             if idx.size == 0:
                 break
             theta = np.clip(u / gamma, 0.0, 1.0)
+            loss = np.maximum(u, 0.0)
+            if Wi is not None:
+                theta *= Wi
+                loss *= Wi
             v = np.matmul(theta[:, None, :], Ai)[:, 0, :] + ci
             g = 2.0 * lamv * bi - v
             # the unsmoothed objective: a scale for the stopping test, and the certificate
-            primal = np.maximum(u, 0.0).sum(axis=1) + np.sum(lamv * bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
+            primal = loss.sum(axis=1) + np.sum(lamv * bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
             if tol is not None:
                 # certified gap at the current pair (the caller re-certifies from scratch)
                 const, nv = self._split_dual(v, theta.sum(axis=1) + cnt)
@@ -193,6 +207,8 @@ class HingeSolver:
                     keep = ~certified
                     Ai, spare = self._compact(Ai, keep, spare)
                     idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
+                    if per_support:
+                        Wi = Wi[keep]
                     if idx.size == 0:
                         break
                     primal, theta, g = primal[keep], theta[keep], g[keep]
@@ -203,7 +219,10 @@ class HingeSolver:
             if sup_of.size:
                 a_band = Ai[sup_of, row_of]
                 first = np.flatnonzero(np.concatenate(([True], sup_of[1:] != sup_of[:-1])))
-                H[sup_of[first]] += np.add.reduceat(a_band[:, :, None] * a_band[:, None, :], first, axis=0) / gamma
+                outer = a_band[:, :, None] * a_band[:, None, :]
+                if Wi is not None:
+                    outer *= (Wi[sup_of, row_of] if per_support else Wi[row_of])[:, None, None]
+                H[sup_of[first]] += np.add.reduceat(outer, first, axis=0) / gamma
             # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
             c = self._ball_model_minimiser(0.5 * H, 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g))
             d = c - bi
@@ -224,7 +243,7 @@ class HingeSolver:
             if pending.size:
                 t[pending] = self._line_search(u[pending], ud[pending], d[pending],
                                                np.sum((2.0 * lamv * bi[pending] - ci[pending]) * d[pending], axis=1),
-                                               gamma)
+                                               gamma, Wi[pending] if per_support else Wi)
             # Rows whose line search failed cannot improve further in floating point.
             stalled = (t == 0) & ~done
             bi = bi + t[:, None] * d
@@ -235,6 +254,8 @@ class HingeSolver:
                 keep = ~finished
                 Ai, spare = self._compact(Ai, keep, spare)
                 idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
+                if per_support:
+                    Wi = Wi[keep]
         return b
 
     def _ball_model_minimiser(self, M, w):
@@ -337,7 +358,7 @@ class HingeSolver:
         c[big] *= (r / nc[big])[:, None]
         return c
 
-    def _line_search(self, u, ud, d, base, gamma):
+    def _line_search(self, u, ud, d, base, gamma, weights=None):
         """The minimiser of phi(t) = F(b + t d) over t in [0, 1], row-wise (see :meth:`_newton_level`).
 
         phi is convex and piecewise quadratic, so phi' is continuous, nondecreasing and
@@ -349,17 +370,24 @@ class HingeSolver:
         (O(m log m) for m rows, against a grid of evaluations at O(m) each), and the root
         is interpolated on the linear piece where phi' changes sign.  Returns 1 when
         phi'(1) <= 0.  Any t in [0, 1] keeps the iterate in the ball, and the caller
-        certifies from scratch, so rounding here affects the work only.
+        certifies from scratch, so rounding here affects the work only.  ``weights`` (class
+        weights w_i of the rows, broadcastable to ``u``): row i's terms in phi' and phi'' are
+        multiplied by w_i.
         """
         lamv = self._ridge_weights(d.shape[1])
         K = u.shape[0]
         w = ud * ud / gamma
+        if weights is not None:
+            w = w * weights
         with np.errstate(divide="ignore", invalid="ignore"):  # ud_i = 0: NaN or inf, never a breakpoint
             t0 = u / ud
             t1 = (u - gamma) / ud
         ta, tb = np.minimum(t0, t1), np.maximum(t0, t1)
         slope0 = 2.0 * np.sum(lamv * d * d, axis=1) + np.sum(np.where((ta <= 0) & (tb > 0), w, 0.0), axis=1)
-        dphi0 = base - np.sum(ud * np.clip(u / gamma, 0.0, 1.0), axis=1)
+        slope_rows = ud * np.clip(u / gamma, 0.0, 1.0)
+        if weights is not None:
+            slope_rows *= weights
+        dphi0 = base - np.sum(slope_rows, axis=1)
         # the breakpoints inside (0, 1), flattened and sorted by (support, time): few rows
         # cross the margin along one step, so this is much less than K x 2m
         ka, ia = np.nonzero((ta > 0) & (ta < 1))
@@ -429,11 +457,18 @@ class HingeSolver:
         near = np.argpartition(np.abs(u0, out=work_array("band distances", (K, n))), band - 1, axis=1)[:, :band]
         held = np.greater(u0, 0.0, out=work_array("band held", (K, n), dtype=bool))
         np.put_along_axis(held, near, False, axis=1)  # positive side and outside the band
-        c = np.matmul(held[:, None, :], Ar, dtype=np.float64)[:, 0, :]
         flat = (near + (n * np.arange(K))[:, None]).ravel()
         A_band = np.take(Ar.reshape(K * n, k), flat, axis=0, out=work_array("band rows", (K * band, k)), mode="clip")
+        W = self.row_weights
+        if W is None:
+            c = np.matmul(held[:, None, :], Ar, dtype=np.float64)[:, 0, :]
+            count, band_weights = held.sum(axis=1).astype(np.float64), None
+        else:  # held rows enter with their weights: sum_i w_i (1 - a_i'b)
+            held_w = held * W
+            c = np.matmul(held_w[:, None, :], Ar)[:, 0, :]
+            count, band_weights = held_w.sum(axis=1), W[near]
         b[rows] = self._newton_level(br, A_band.reshape(K, band, k), gamma, np.arange(rows.size), tol=tol,
-                                     fixed=(c, held.sum(axis=1).astype(np.float64)))
+                                     fixed=(c, count), weights=band_weights)
         return b
 
     @staticmethod
@@ -480,13 +515,16 @@ class HingeSolver:
         eps = _MARGIN_BAND * (1.0 + np.abs(u))
         on_margin = (u > -eps) & (u < gamma)
         on_side = u >= gamma
+        W = self.row_weights
+        # theta_i = w_i on L (1 unweighted); c_L and sigma_L carry the weights
+        side = on_side.astype(np.float64) if W is None else on_side * W
         usable = on_margin.sum(axis=1) <= k
         key = np.where(on_margin, np.abs(u), np.inf)
         size = min(k, n)
         pick = np.argpartition(key, size - 1, axis=1)[:, :size] if size < n else np.argsort(key, axis=1)
         valid = np.take_along_axis(on_margin, pick, axis=1)
         AE_all = np.take_along_axis(A, pick[:, :, None], axis=1) * valid[:, :, None]
-        cL_all = np.matmul(on_side[:, None, :].astype(np.float64), A)[:, 0, :]
+        cL_all = np.matmul(side[:, None, :], A)[:, 0, :]
         AE, cL = AE_all[:, :, off:], cL_all[:, off:]
         G = np.matmul(AE, np.transpose(AE, (0, 2, 1)))
         rhs_alpha = valid.astype(np.float64)
@@ -535,8 +573,8 @@ class HingeSolver:
         if off:
             coef[:, 0] = p_all[:, size] + t * q_all[:, size]
         self._project(coef)
-        theta = on_side.astype(np.float64)
-        theta_E = np.clip(p_vec / t[:, None] + q_vec, 0.0, 1.0)
+        theta = side
+        theta_E = np.clip(p_vec / t[:, None] + q_vec, 0.0, 1.0 if W is None else W[pick])
         np.put_along_axis(theta, pick, np.where(valid, theta_E, np.take_along_axis(theta, pick, axis=1)), axis=1)
         value, _ = self._primal(coef, A)
         lower, v, mu, theta = self._certified_dual(theta, A)
@@ -569,10 +607,13 @@ class HingeSolver:
         k = b.size
         off = 1 if self.intercept else 0
         on = np.abs(u) <= band
+        W = self.row_weights
         theta = (u > band).astype(np.float64)
+        if W is not None:
+            theta *= W
         target = 2.0 * self._ridge_weights(k) * b - A.T @ theta
         cols = [A[on].T]
-        upper = [np.ones(int(on.sum()))]
+        upper = [np.ones(int(on.sum())) if W is None else W[on]]
         ball = np.linalg.norm(b[off:]) >= self.radius * (1.0 - 1e-9)
         if ball:
             col = -2.0 * b
@@ -590,7 +631,7 @@ class HingeSolver:
         if C.shape[1]:
             ub = np.concatenate(upper)
             sol = lsq_linear(C, target, bounds=(np.zeros(ub.size), ub), method="bvls", tol=1e-14)
-            theta[on] = np.clip(sol.x[:int(on.sum())], 0.0, 1.0)
+            theta[on] = np.clip(sol.x[:int(on.sum())], 0.0, 1.0 if W is None else W[on])
         lower, v, mu, th = self._certified_dual(theta[None, :], A[None])
         theta = th[0]
         if lower[0] > best["lower"][row]:
@@ -630,13 +671,15 @@ class HingeSolver:
             if band_now is not None and band_now < self.n:
                 b = self._newton_band(b, A, gamma, band_now, self.gap_tolerance, rows)
             else:
-                b = self._newton_level(b, A, gamma, rows, tol=self.gap_tolerance)
+                b = self._newton_level(b, A, gamma, rows, tol=self.gap_tolerance, weights=self.row_weights)
             level += 1
             # Certify: primal at the (feasible) iterate, dual at its smoothed derivative.
             bb = self._project(b[rows])
             Ar = _rows_of(A, rows, "level rows")
             value, m = self._primal(bb, Ar)
             theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
+            if self.row_weights is not None:
+                theta *= self.row_weights
             lower, v, mu, theta = self._certified_dual(theta, Ar)
             # Keep the best bracket found so far, row by row.
             self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta,

@@ -135,16 +135,22 @@ class HingeSource:
         Certified duality gap of every value; the engine's tau_eval.
     min_exact : int
         Neighbours solved exactly per expansion regardless of their lower bounds.
+    class_weights : (w_negative, w_positive) or None
+        Public class weights in (0, 1] (:class:`~dpstats.bss.hinge.HingeObjective`): every
+        value, dual bound and cut is that of the weighted objective, whose duals lie in
+        [0, w_i]; the weak-duality arguments above hold as stated for any dual in that box.
     """
 
     #: values are certified upper bounds (duality gaps) with certified lower bounds beside
     #: them; the dual routes of the engine apply, the Schur-complement block search does not
     capabilities = SourceCapabilities(exact_values=False, lower_bounds=True, block_search=False, dual_blocks=True)
 
-    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT):
+    def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT,
+                 class_weights=None):
         if not float(gap_tolerance) > 0:
             raise InvalidArgumentError(f"gap_tolerance must be > 0; got {gap_tolerance!r}.")
-        self.objective = HingeObjective(X, y, ridge, radius, intercept=intercept, gap_tolerance=gap_tolerance)
+        self.objective = HingeObjective(X, y, ridge, radius, intercept=intercept, gap_tolerance=gap_tolerance,
+                                        class_weights=class_weights)
         self.X = self.objective.X
         self.y = self.objective.y
         self.ridge = self.objective.ridge
@@ -367,9 +373,12 @@ class HingeSource:
         (column 0 of every base, hence of U) its entry of v is left out of the ball's norm,
         D carries -r0' |e| with e = y'theta and r0' the box radius of the support bounded,
         and b(theta) takes the best intercept for its other coefficients
-        (:func:`~dpstats.bss.hinge.best_intercepts`), clipped to that box.
+        (:func:`~dpstats.bss.hinge.best_intercepts`, unweighted: a start only), clipped to
+        that box.  Under class weights the box is [0, w_i]: the vertex is w_i on the rows
+        with a positive margin term, and the primal value weighs each row's term by w_i.
         """
         lam, A, y = self.ridge, self.objective.A, self.y
+        W = self.objective.row_weights
         unique, group = {}, []
         for sol in bases:
             group.append(unique.setdefault(id(sol), (len(unique), sol))[0])
@@ -433,9 +442,15 @@ class HingeSource:
         for _ in range(steps):
             bU, bj = primal_of(vU, vj, nv)  # and u = 1 - A_S b(theta), in place in the work arrays
             bF = bU * fmask if off else bU
-            value = np.maximum(u, 0.0, out=tmp).sum(axis=1) + lam * (np.einsum("ku,ku->k", bF, bF) + bj * bj)
+            loss = np.maximum(u, 0.0, out=tmp)
+            if W is not None:
+                loss *= W
+            value = loss.sum(axis=1) + lam * (np.einsum("ku,ku->k", bF, bF) + bj * bj)
             least = np.minimum(least, value)
-            delta = np.subtract(np.greater(u, 0.0, out=positive), theta, out=u)  # the vertex minus theta
+            if W is None:
+                delta = np.subtract(np.greater(u, 0.0, out=positive), theta, out=u)  # the vertex minus theta
+            else:
+                delta = np.subtract(np.greater(u, 0.0, out=positive) * W, theta, out=u)
             gU = (delta @ AU) * fmask
             gj = np.einsum("kn,kn->k", aJ, delta)
             # D along the step on the grid (|v + t g| from three inner products, e + t y'delta;
@@ -450,7 +465,7 @@ class HingeSource:
             D = sums + self._h(np.sqrt(np.maximum(sq, 0.0)))
             t = grid[np.argmax(D, axis=1)]
             theta += np.multiply(delta, t[:, None], out=tmp)
-            np.clip(theta, 0.0, 1.0, out=theta)
+            np.clip(theta, 0.0, 1.0 if W is None else W, out=theta)
             vU, vj, nv, e, bound = dual_at(theta)  # afresh: the bound is evaluated at this theta
             best = np.maximum(best, bound)
         bU, bj = primal_of(vU, vj, nv, fresh=False)  # a start only: the last intercept will do

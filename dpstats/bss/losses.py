@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..method_options import Choice
+from .class_weight import class_weights_of_task
 from .enumeration import score_all_supports, score_all_supports_hinge
 from .gram import EVAL_RELATIVE_ERROR, GramSource, MatrixFreeSource
 from .hinge import (HingeObjective, constant_classifier_diagnostic, hinge_default_radius, hinge_default_ridge,
@@ -209,18 +210,24 @@ class HingeLoss(Loss):
     def response_bound(self, data):
         return 1.0  # b = 0 is feasible and each hinge term is then 1: R_h <= n
 
+    # Class weights (option class_weight, dpstats.bss.class_weight) are public and at most 1,
+    # so the sensitivity, the radius and the ridge are those of the unweighted loss; every
+    # path below evaluates the weighted objective.
     def engine_source(self, task, tau):
         # values certified within tau_eval = HINGE_EVAL_SHARE * tau (the engine keeps
         # tau_mip = tau - 2 tau_eval)
-        return HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau)
+        return HingeSource.from_clipped(task.data, task.ridge, task.radius, gap_tolerance=HINGE_EVAL_SHARE * tau,
+                                        class_weights=class_weights_of_task(task))
 
     def score_all_supports(self, task, tau, label):
         _, supports, values, _ = score_all_supports_hinge(task.data, task.size, task.ridge, task.radius,
-                                                          self.exact_value_slack(tau), task.options["tolerance"])
+                                                          self.exact_value_slack(tau), task.options["tolerance"],
+                                                          class_weights=class_weights_of_task(task))
         return supports, values
 
     def curator_items(self, task, best_support, best_value):
-        objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius)
+        objective = HingeObjective.from_clipped(task.data, task.ridge, task.radius,
+                                                class_weights=class_weights_of_task(task))
         return {"Delta_h": self.sensitivity(task.data, task.radius, task.size),
                 **hinge_curator_items(objective, list(best_support), task.data)}
 
@@ -251,6 +258,9 @@ def hinge_curator_items(objective, candidate_support, data):
              "response_levels": ", ".join(map(str, levels)) if levels else "n/a",
              "training_misclassification_rate_of_best": check["training_misclassification_rate"],
              "majority_class_rate": check["majority_class_rate"]}
+    if objective.class_weights is not None:
+        items["class_weights"] = {"negative": objective.class_weights[0], "positive": objective.class_weights[1]}
+        items["weighted_training_misclassification_rate_of_best"] = check["weighted_training_misclassification_rate"]
     if check["constant_classifier"]:
         items["constant_classifier_warning"] = check["message"]
     return items

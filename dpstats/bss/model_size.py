@@ -326,6 +326,7 @@ from ..mechanisms.listed_exponential import ListedGroup, listed_entries, listed_
 from ..method_options import Choice, Integer, Real, validate_options
 from ..methods import MethodOutcome
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from .class_weight import refuse_with_auto_size
 from .exhaustive import check_enumeration_memory, log_n_supports, slack_parts
 from .losses import loss_of
 
@@ -559,6 +560,7 @@ class AutoSize:
                                        "the hinge objective plus k_n s / 2 (see dpstats.bss.model_size), no noise scale.")
         if rest.get("max_tries") is not None:
             raise InvalidArgumentError("s='auto' needs max_tries=None (unlimited retries: the exact top-R mechanism).")
+        refuse_with_auto_size(rest)  # the size criterion is calibrated on the unweighted hinge loss
         options = validate_options(SIZE_OPTIONS, given, "s='auto'")
         if meth.name == "mistakes" and options["size_mechanism"] in ("joint", "generalized"):
             raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
