@@ -398,6 +398,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
     ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
+    ap.add_argument("--dominance", type=float, default=None,
+                    help="diagnostic: refuse only when the ridge exceeds this multiple of the smallest eigenvalue "
+                         "(dpstats.estimation.intervals.RIDGE_DOMINANCE, default 1), to see what the rule refuses")
     ap.add_argument("--grid", choices=sorted(GRIDS), default="issue30",
                     help="issue30 (n 500 / 2000 / 10^4, epsilon 1 / 5, ranges 1x / 5x) or issue43 (n 500 / 1000 / "
                          "2000, epsilon 1 / 2 / 5, ranges 1x / 3x / 5x); s 2 / 5 in both")
@@ -423,6 +426,10 @@ def main(argv=None):
                     help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
     args = ap.parse_args(argv)
     ERRORS.update(kind=args.errors, noise=args.noise)
+    if args.dominance is not None:
+        from dpstats.estimation import intervals
+
+        intervals.RIDGE_DOMINANCE = args.dominance
     warnings.simplefilter("ignore")
     if args.noise_floor or args.dprivstats:
         print(f"load {os.getloadavg()[0]:.2f} at start")
