@@ -72,6 +72,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import dpstats  # noqa: E402
 
 GRID = {"n": (500, 2000, 10000), "eps": (1.0, 5.0), "range": (1, 5), "s": (2, 5)}
+#: Extra arguments of every ``fit.estimate`` (``--ranges private``).
+ESTIMATE_OPTIONS = {}
 #: ``--grid issue43``: issue 43's extension, n 500-2000 with ranges 1x / 3x / 5x at epsilon 1-5.
 GRIDS = {"issue30": GRID, "issue43": {"n": (500, 1000, 2000), "eps": (1.0, 2.0, 5.0), "range": (1, 3, 5), "s": (2, 5)}}
 NULLS = 3
@@ -145,7 +147,7 @@ def run_cell(n, eps, factor, s, reps, method, draws, eps_sel, seed, delta=0.0):
             wrong += 1
             continue
         est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
-                           bootstrap=draws)
+                           bootstrap=draws, **ESTIMATE_OPTIONS)
         if not est.has_intervals:
             refused += 1
             continue
@@ -167,7 +169,7 @@ def width_ratio(n, eps, factor, s, reps, method, draws, seed, delta=0.0):
         fit = dpstats.dp_select("y ~ .", df, method="exponential", s=s, epsilon=math.inf, bounds=bounds,
                                 random_state=int(gen.integers(2 ** 31)))
         est = fit.estimate(epsilon=eps, delta=delta, method=method, random_state=int(gen.integers(2 ** 31)),
-                           bootstrap=draws)
+                           bootstrap=draws, **ESTIMATE_OPTIONS)
         if not est.has_intervals:
             refused += 1
             continue
@@ -398,6 +400,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=500, help="replications per cell (default 500)")
     ap.add_argument("--cells", type=str, default="", help="filters like 'n=2000,eps=1;range=5' (default: all 24)")
+    ap.add_argument("--ranges", choices=("public", "private"), default="public",
+                    help="estimate(ranges=...): the public ranges, or ranges bought privately (adassp)")
     ap.add_argument("--dominance", type=float, default=None,
                     help="diagnostic: refuse only when the ridge exceeds this multiple of the smallest eigenvalue "
                          "(dpstats.estimation.intervals.RIDGE_DOMINANCE, default 1), to see what the rule refuses")
@@ -426,6 +430,8 @@ def main(argv=None):
                     help="compare with DPrivStats' vignette widths on its documented design (REPS replications)")
     args = ap.parse_args(argv)
     ERRORS.update(kind=args.errors, noise=args.noise)
+    if args.ranges != "public":
+        ESTIMATE_OPTIONS["ranges"] = args.ranges
     if args.dominance is not None:
         from dpstats.estimation import intervals
 
@@ -442,7 +448,8 @@ def main(argv=None):
     cells = parse_cells(args.cells, GRIDS[args.grid])
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     print(f"bench_coverage: {len(cells)} cells x {args.reps} replications, methods {methods}, {args.draws} bootstrap "
-          f"draws, selection epsilon {args.selection_epsilon:g}, errors {args.errors} x {args.noise:g}; load "
+          f"draws, selection epsilon {args.selection_epsilon:g}, errors {args.errors} x {args.noise:g}, ranges "
+          f"{args.ranges}; load "
           f"{os.getloadavg()[0]:.2f} at start", flush=True)
     if not args.no_grid:
         run_grid(args, cells, methods)

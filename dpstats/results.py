@@ -143,7 +143,7 @@ class SelectionResult:
         return out
 
     def estimate(self, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None, accountant=None,
-                 level=0.95, bootstrap=1000, radius=None, data=None, rows_per_model=None):
+                 level=0.95, bootstrap=1000, radius=None, data=None, rows_per_model=None, ranges="public"):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
         Refits the selected terms (and the intercept) on the same data, formula and ranges,
@@ -182,7 +182,12 @@ class SelectionResult:
           docs/methods.md), or a number.
 
         ``bounds`` only for selections without ranges (kendall, dpvote) with ``adassp`` or
-        ``objective_perturbation``.  Intervals:
+        ``objective_perturbation``.  ``ranges="private"`` (``adassp``, pandas, replace-one selections): 10 % of epsilon
+        buys each selected term's and the response's range, intersected with the public ones,
+        when the draw is reliable (a public rule on epsilon, s and the row count; else the
+        public ranges are kept and the notes say so): with ranges wider than the data it gives
+        intervals where the public ranges make them unavailable
+        (``help(dpstats.estimation.private_ranges)``).  Intervals:
         parametric bootstrap at ``level`` with ``bootstrap`` draws, no extra budget.  Returns
         an :class:`~dpstats.estimation.EstimateResult`; docs/methods.md, "Estimates after
         selection".
@@ -192,7 +197,7 @@ class SelectionResult:
         return estimate_after_selection(self, epsilon=epsilon, delta=delta, method=method, bounds=bounds,
                                         random_state=random_state, accountant=accountant, level=level,
                                         bootstrap=bootstrap, radius=radius, data=data,
-                                        rows_per_model=rows_per_model)
+                                        rows_per_model=rows_per_model, ranges=ranges)
 
     def release_json(self, **kwargs) -> str:
         return json.dumps(self.release(), **kwargs)

@@ -83,6 +83,7 @@ from . import op_bootstrap
 from . import residual_step
 from . import tukey
 from .design import MappedRows, augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
+from .private_ranges import PRIVATE_RANGE_SHARE, RANGE_CHOICES, buys_ranges, private_term_ranges
 from .result import EstimateResult, TukeySpec, original_units_map
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
@@ -111,6 +112,10 @@ class Request:
     relation: str
     formula: str | None
     options: dict
+    #: ``ranges=``: "public" (the selection's ranges) or "private" (:mod:`dpstats.estimation.private_ranges`).
+    range_choice: str = "public"
+    #: Whether this call buys its ranges (a public rule, decided before the charge).
+    buy_ranges: bool = False
 
     @property
     def binary(self) -> bool:
@@ -136,11 +141,16 @@ class Request:
         return (f"record-level guarantee ({self.relation}); the selection's was {self.ctx['neighbours']}",)
 
     def public_call(self) -> dict:
-        return {"method": self.method, "epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon,
-                "delta": self.delta, "level": self.level, "bootstrap": self.draws,
-                "selection_method": self.fit.method, "formula": self.formula, "selected": list(self.selected)}
+        out = {"method": self.method, "epsilon": "inf" if math.isinf(self.epsilon) else self.epsilon,
+               "delta": self.delta, "level": self.level, "bootstrap": self.draws,
+               "selection_method": self.fit.method, "formula": self.formula, "selected": list(self.selected)}
+        if self.range_choice != "public":
+            out.update(ranges=self.range_choice, ranges_bought=self.buy_ranges)
+        return out
 
     def call_text(self, extra="") -> str:
+        if self.range_choice != "public":
+            extra = f"{extra}, ranges = \"{self.range_choice}\""
         return (f"estimate(method = \"{self.method}\", epsilon = {_show(self.epsilon)}, delta = {_show(self.delta)}"
                 f"{extra}, level = {_show(self.level)}) after {self.fit.call}")
 
@@ -202,22 +212,32 @@ class AdaSSPEstimator(Estimator):
     def release(self, req):
         plan, selected = req.plan, req.selected
         m, d = len(selected) + 2, req.d
-        spec = adassp.calibrate(req.epsilon, req.delta, m, d)
-        G = augmented_gram_of(req.ctx["data"], plan, req.columns, req.ranges)
+        ledger = req.new_ledger()
+        ranges, epsilon = req.ranges, req.epsilon
+        if req.buy_ranges:  # dpstats.estimation.private_ranges: ranges first, AdaSSP with the rest
+            epsilon_r = PRIVATE_RANGE_SHARE * req.epsilon
+            Z, y = design_rows_of(req.ctx["data"], plan, req.columns)
+            ranges, entries = private_term_ranges(Z[:, 1:] if plan.intercept else Z, y, req.ranges,
+                                                  plan.n_rows_input, epsilon_r, req.rng)
+            del Z, y
+            for entry in entries:
+                ledger.add(entry)
+            epsilon = req.epsilon - epsilon_r
+        spec = adassp.calibrate(epsilon, req.delta, m, d)
+        G = augmented_gram_of(req.ctx["data"], plan, req.columns, ranges)
         rel = adassp.release(G, plan.intercept, spec, req.rng)
         del G  # nothing below may read the exact statistics
         theta, lam = adassp.fit_release(rel)
         ivs = iv.adassp_intervals(rel, theta, lam, req.draws, req.rng)
-        ledger = req.new_ledger()
         ledger.add(LedgerEntry(
             mechanism=MECHANISM + (f" ({spec.kind} noise)" if spec.kind != "none" else ""),
-            epsilon=req.epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
+            epsilon=epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
             released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
             details={**spec.details(), **req.selection_details()}))
         return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
+                              terms=selected, theta=theta, affine=original_units_map(ranges, plan.intercept),
                               intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
-                              ranges=req.ranges, level=req.level, public_call=req.public_call(),
+                              ranges=ranges, level=req.level, public_call=req.public_call(),
                               rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
                               selection_delta=req.selection_delta())
 
@@ -505,6 +525,9 @@ ESTIMATE_ARGUMENTS = (
     Choice("method", argument=True, default="adassp", choices=METHODS, doc="the estimator"),
     Later("bounds", argument=True, allow_none=True, checked_by="the selection's terms and response "
           "(dpstats.estimation.design.selection_ranges)", doc="ranges for selections without bounds"),
+    Choice("ranges", argument=True, default="public", choices=RANGE_CHOICES,
+           doc="'public': map by the public ranges; 'private': buy each selected term's and the response's range "
+               "with 10 % of epsilon when affordable (dpstats.estimation.private_ranges)"),
     Custom("random_state", argument=True, check_value=_random_source,
            accepted="None, a non-negative integer or a numpy Generator", doc="seed"),
     InstanceOf("accountant", argument=True, allow_none=True, cls=Accountant, what="a dpstats.Accountant",
@@ -561,17 +584,32 @@ def _public_checks(fit, args):
                                    "coefficient to estimate.")
     ranges = selection_ranges(plan, selected, ctx["bounds_used"], bounds) if estimator.needs_bounds else None
     formula = ctx["formula"] if isinstance(ctx["formula"], str) else None
+    choice = args["ranges"]
+    if choice == "private":
+        if method != "adassp":
+            raise InvalidArgumentError(f"ranges='private' is available for method='adassp'; method={method!r} maps by "
+                                       "the public ranges (leave ranges='public').")
+        if getattr(plan, "is_dask", False):
+            raise InvalidArgumentError("ranges='private' needs the rows in memory (a pandas DataFrame); with a Dask "
+                                       "DataFrame leave ranges='public'.")
+        if _relation(ctx["neighbours"]) != REPLACE_ONE:
+            raise InvalidArgumentError(
+                f"ranges='private' is stated for replace-one neighbours (the range draw uses the public row count); "
+                f"this selection's neighbours are {ctx['neighbours']!r} (method {fit.method!r}): leave "
+                "ranges='public'.")
+    n_input = getattr(plan, "n_rows_input", None)
     req = Request(fit=fit, epsilon=epsilon, delta=delta, method=method, level=args["level"], draws=args["bootstrap"],
                   rng=args["random_state"], ctx=ctx,
                   plan=plan, selected=selected, ranges=ranges, relation=_relation(ctx["neighbours"]), formula=formula,
-                  options=dict(options))
+                  options=dict(options), range_choice=choice,
+                  buy_ranges=buys_ranges(choice, epsilon, len(selected), n_input))
     req.options = estimator.check(req)
     return req
 
 
 def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds=None, random_state=None,
                              accountant=None, level=0.95, bootstrap=boot.DEFAULT_DRAWS, radius=None, data=None,
-                             prepaid=False, rows_per_model=None) -> EstimateResult:
+                             prepaid=False, rows_per_model=None, ranges="public") -> EstimateResult:
     """Private coefficients, intervals and predictions for the terms ``fit`` selected.
 
     See :meth:`dpstats.results.SelectionResult.estimate` and the module docstring.
@@ -580,7 +618,8 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
     """
     args = validate_arguments(ESTIMATE_ARGUMENTS, dict(
         epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state, accountant=accountant,
-        level=level, bootstrap=bootstrap, radius=radius, data=data, prepaid=prepaid, rows_per_model=rows_per_model))
+        level=level, bootstrap=bootstrap, radius=radius, data=data, prepaid=prepaid, rows_per_model=rows_per_model,
+        ranges=ranges))
     req = _public_checks(fit, args)
     accountant, prepaid = args["accountant"], args["prepaid"]
     if accountant is None and not prepaid:

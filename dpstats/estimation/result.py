@@ -507,7 +507,7 @@ class EstimateResult:
             ci = self.confint().to_numpy()
         else:
             ci = np.full((len(self.names), 2), np.nan)
-        entry = self.ledger.entries[0]
+        entry = self.ledger.entries[-1]  # the estimator's; private ranges, when bought, come first
         return pd.DataFrame({
             "term": self.names,
             "estimate": self.coef.to_numpy(),
@@ -634,7 +634,7 @@ class EstimateResult:
         lines.append(table.to_string(float_format=lambda v: f"{v:.6g}"))
         lines.append("")
         lines.append(f"epsilon spent: {_fmt(self.epsilon_spent)}   delta: {_fmt(self.delta_spent)}   "
-                     f"neighbours: {self.ledger.entries[0].neighbours}")
+                     f"neighbours: {self.ledger.entries[-1].neighbours}")
         lines.extend(f"Note: {c}" for c in self.notes)
         lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
         return "\n".join(lines)
@@ -685,6 +685,13 @@ class EstimateResult:
                 float(np.linalg.norm(self._theta)) >= self.spec.radius * (1 - iv.BALL_TOL)):
             out.append(f"A public constraint binds: the coefficients lie on the boundary of the ball of radius "
                        f"{_fmt(self.spec.radius)} (mapped scale); a larger radius= removes the constraint.")
+        if self._public_call.get("ranges") == "private":
+            if self._public_call.get("ranges_bought"):
+                out.append("The ranges were bought privately (10 % of epsilon, the first ledger entry) and intersected "
+                           "with the public ones: the estimate describes the data clipped to them.")
+            else:
+                out.append("ranges='private' kept the public ranges: too few rows for this epsilon to draw them "
+                           "reliably (dpstats.estimation.private_ranges), so all of epsilon went to the estimate.")
         out.append("The coefficients and intervals are conditional on the selected terms, chosen on the same data "
                    "(confint(selection_adjusted=True) gives Zrnic and Jordan's (2020) correction where it is "
                    "useful); they describe the clipped variables.")
