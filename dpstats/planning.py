@@ -1089,7 +1089,8 @@ class Plan:
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
                 f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"
                 + (f", spread={spread:g}" if spread is not None else "")
-                + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect + f")); method=\"auto\" would take "
+                + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect
+                + f")); method=\"auto\" would take "
                 f"{auto!r}.")
 
     def __repr__(self):
