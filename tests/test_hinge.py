@@ -78,16 +78,18 @@ def _slsqp_optimum(Xs, y, lam, r, intercept=False):
     return _primal(Xs, y, b, lam)
 
 
-def _slsqp_free_intercept(Xs, y, lam, r):
-    """As _slsqp_optimum with an unbounded, unpenalised intercept b0 outside the ball."""
+def _slsqp_free_intercept(Xs, y, lam, r, w=None):
+    """As _slsqp_optimum with an unbounded, unpenalised intercept b0 outside the ball; ``w``: the rows'
+    weights in the loss, sum w_i xi_i (default 1 each; test_hinge_class_weight.py)."""
     n, k = Xs.shape
     A = y[:, None] * Xs
+    w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
 
     def f(z):
-        return z[k + 1:].sum() + lam * z[:k] @ z[:k]
+        return w @ z[k + 1:] + lam * z[:k] @ z[:k]
 
     def grad(z):
-        return np.concatenate([2 * lam * z[:k], [0.0], np.ones(n)])
+        return np.concatenate([2 * lam * z[:k], [0.0], w])
 
     cons = [{"type": "ineq", "fun": lambda z: z[k + 1:] + A @ z[:k] + y * z[k] - 1,
              "jac": lambda z: np.hstack([A, y[:, None], np.eye(n)])},
@@ -98,7 +100,7 @@ def _slsqp_free_intercept(Xs, y, lam, r):
                    method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
     b = res.x[:k]
     b = b * min(1.0, r / max(np.linalg.norm(b), 1e-300))
-    return float(np.maximum(1 - y * (Xs @ b + res.x[k]), 0).sum() + lam * b @ b)
+    return float(w @ np.maximum(1 - y * (Xs @ b + res.x[k]), 0) + lam * b @ b)
 
 
 # ---------------------------------------------------------------------------- objective

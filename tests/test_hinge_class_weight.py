@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.optimize import linprog, minimize
+from scipy.optimize import linprog
 
 import dpstats
 from dpstats import dp_select
@@ -30,6 +30,8 @@ from dpstats.bss.hinge_source import HingeSource
 from dpstats.errors import InvalidArgumentError, InvalidTypeError
 from dpstats.mechanisms.exponential import exponential_log_probabilities
 from release_checks import assert_release_equivalent
+from test_hinge import _slsqp_free_intercept
+from test_hinge_engine import assert_certified_list
 
 
 def _data(n, p, seed, noise=0.7, share=None):
@@ -140,25 +142,8 @@ def _lp_weighted(Xs, y, w, intercept):
 
 
 def _slsqp_weighted(Xs, y, w, lam, r):
-    """min sum w_i xi_i + lam ||b||^2, xi_i >= 1 - y_i (b0 + x_i'b), xi >= 0, ||b|| <= r, b0 free."""
-    n, k = Xs.shape
-    A = y[:, None] * Xs
-
-    def f(z):
-        return w @ z[k + 1:] + lam * z[:k] @ z[:k]
-
-    def grad(z):
-        return np.concatenate([2 * lam * z[:k], [0.0], w])
-
-    cons = [{"type": "ineq", "fun": lambda z: z[k + 1:] + A @ z[:k] + y * z[k] - 1,
-             "jac": lambda z: np.hstack([A, y[:, None], np.eye(n)])},
-            {"type": "ineq", "fun": lambda z: np.array([r * r - z[:k] @ z[:k]]),
-             "jac": lambda z: np.concatenate([-2 * z[:k], np.zeros(n + 1)])[None, :]}]
-    z0 = np.concatenate([np.zeros(k + 1), np.ones(n)])
-    res = minimize(f, z0, jac=grad, constraints=cons, bounds=[(None, None)] * (k + 1) + [(0, None)] * n,
-                   method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
-    b = res.x[:k] * min(1.0, r / max(np.linalg.norm(res.x[:k]), 1e-300))
-    return float(w @ np.maximum(1 - y * (Xs @ b + res.x[k]), 0) + lam * b @ b)
+    """min sum w_i xi_i + lam ||b||^2, xi_i >= 1 - y_i (b0 + x_i'b), xi >= 0, ||b|| <= r, b0 free (SLSQP)."""
+    return _slsqp_free_intercept(Xs, y, lam, r, w)
 
 
 @pytest.mark.parametrize("intercept", [False, True])
@@ -256,13 +241,8 @@ def test_engine_with_weights_matches_brute_force(route):
     settings = EngineSettings() if route == "dual bounds" else EngineSettings(dual_bounds=False, dual_search=False)
     eng = OuterApproximationEngine(src, s, tau, settings=settings)
     top = eng.top(R)
-    listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
-    assert np.all(top.values >= vals[listed] - 1e-8)
-    assert np.all(top.values <= vals[listed] + eng.tau_eval + 1e-8)
-    outside = np.ones(vals.size, dtype=bool)
-    outside[listed] = False
-    assert vals[outside].min() >= top.values[-1] - eng.tau_mip
-    assert listed[0] == order[0]
+    assert_certified_list(top, sups, vals, eng)
+    assert top.supports[0] == tuple(int(j) for j in sups[order[0]])
     # the dual ascent's bounds bracket the weighted values
     parent = src.solve(np.array([0, 1, 2]))
     assert parent.lower_bound <= parent.value

@@ -34,6 +34,19 @@ def binary_data(seed, n=60, p=8, noise=0.8, intercept=False):
     return X, Xf, y
 
 
+def assert_certified_list(top, sups, vals, eng):
+    """The engine's top-R list against brute force ``(sups, vals)``: every listed value within tau_eval above
+    the truth (certified upper bounds), and every support outside the list at least v_R - tau_mip (the
+    certificate).  Returns the mask of supports outside the list."""
+    listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
+    assert np.all(top.values >= vals[listed] - 1e-8)
+    assert np.all(top.values <= vals[listed] + eng.tau_eval + 1e-8)
+    outside = np.ones(vals.size, dtype=bool)
+    outside[listed] = False
+    assert vals[outside].min() >= top.values[-1] - eng.tau_mip
+    return outside
+
+
 def brute(Xf, y, s, lam, r, intercept):
     obj = HingeObjective(Xf, y, lam, r, intercept=intercept, gap_tolerance=1e-9)
     p = obj.candidates.size
@@ -83,14 +96,7 @@ def check_engine_hinge_against_brute_force(case, route):
         assert any(e.get("dual_search") and e["exact"] for e in eng.stats.log)
         assert "branch and bound" in eng.certificate_route()
     milp_before_blocks = eng.stats.milp_solves
-    # values within tau_eval above the truth (certified upper bounds)
-    listed = np.array([np.nonzero((sups == np.array(k)).all(axis=1))[0][0] for k in top.supports])
-    assert np.all(top.values >= vals[listed] - 1e-8)
-    assert np.all(top.values <= vals[listed] + eng.tau_eval + 1e-8)
-    # the certificate: every support outside the list has R >= v_R - tau_mip
-    outside = np.ones(vals.size, dtype=bool)
-    outside[listed] = False
-    assert vals[outside].min() >= top.values[-1] - eng.tau_mip
+    outside = assert_certified_list(top, sups, vals, eng)
     assert top.lower_bound <= vals[outside].min() + 1e-8
     # the list is the exact top R up to ties within tau
     diff = set(map(tuple, sups[order[:R]].tolist())) ^ set(top.supports)
