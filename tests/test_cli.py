@@ -344,3 +344,17 @@ def test_select_estimate_with_the_residual_step_equals_the_api(files, capsys):
     est = fit.estimate(epsilon=1, method="adassp_residual", bootstrap=200, random_state=4)
     assert json.loads(out)["estimate"] == json.loads(json.dumps(est.release()))
     assert "residual step" in json.loads(out)["estimate"]["ledger"]["entries"][0]["mechanism"]
+
+
+def test_plan_states_the_design_in_the_users_units(capsys):
+    """--r2, --spread and --spread-y reach dpstats.plan's design (the same prediction as the call)."""
+    import dpstats
+
+    code, out, err = run_cli(_plan("--rho", "0.2", "--r2", "0.5", "--spread", "2", "--spread-y", "6"), capsys)
+    assert code == 0, err
+    same = dpstats.plan(method="exponential", n=100, p=4, s=1, epsilon=2, reps=3, random_state=1,
+                        design=dict(rho=0.2, r2=0.5, spread=2, spread_y=6))
+    assert f"predicted P(returns the true support) = {same.probability:.3f}" in out
+    assert "spread_y" in out
+    code, out, err = run_cli(_plan("--spread", "2", "--bounds", "1,1"), capsys)
+    assert code == 2 and "not both" in err
