@@ -68,11 +68,30 @@ def resolved_scale(scale, center, *, p, n, epsilon):
     return "sd" if center == "means" and affordable else None
 
 
+#: Bytes of the n x (block of columns) temporaries of the row-wise statistics below and of
+#: DP-SIS (:func:`column_blocks`): a few MB at a time instead of copies the size of X.
+BLOCK_BYTES = 1 << 24
+
+
+def column_blocks(n, p, block_bytes=None):
+    """Slices of consecutive columns whose n x width float64 temporaries take about
+    ``block_bytes`` (default :data:`BLOCK_BYTES`; at least one column per slice)."""
+    width = max(1, int(BLOCK_BYTES if block_bytes is None else block_bytes) // max(8 * int(n), 1))
+    return [slice(start, min(start + width, p)) for start in range(0, p, width)]
+
+
 def moment_sums(x, y):
-    """Sums of [x, y, 2 x^2 - 1, 2 y^2 - 1] over some rows: every entry in [-1, 1] (they add up)."""
+    """Sums of [x, y, 2 x^2 - 1, 2 y^2 - 1] over some rows: every entry in [-1, 1] (they add up).
+
+    The squares are formed a block of columns at a time (:func:`column_blocks`), never as an
+    n x p temporary."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    return np.concatenate([column_sums(x, y), (2.0 * x * x - 1.0).sum(axis=0), [float(np.sum(2.0 * y * y - 1.0))]])
+    squares = np.empty(x.shape[1])
+    for block in column_blocks(x.shape[0], x.shape[1]):
+        xb = x[:, block]
+        squares[block] = (2.0 * xb * xb - 1.0).sum(axis=0)
+    return np.concatenate([column_sums(x, y), squares, [float(np.sum(2.0 * y * y - 1.0))]])
 
 
 def sum_over_rows(data, func, *args):

@@ -186,9 +186,29 @@ def centre_for_intercept(data, epsilon_m, rng, *, n_input, v=INTERCEPT_COLUMN):
     if getattr(data, "is_dask", False):
         centred = replace(data, clip=CentredRanges(data.clip, x_means, y_mean), intercept_column=v, _stats=None)
     else:
-        centred = replace(data, X=centre_values(data.X, x_means), y=centre_response(data.y, y_mean),
-                          intercept_column=v)
+        centred = replace(data, X=None, y=centre_response(data.y, y_mean), intercept_column=v)
+        centred.X, centred.with_intercept = _centred_design(data.X, x_means, v)
     return centred, entry
+
+
+def _centred_design(X, x_means, v):
+    """(centred X, the design with its constant column v first): one n x (p + 1) array filled a
+    block of columns at a time, and X the view of its columns 1..p.
+
+    The selection's statistics need the design with the constant column
+    (:meth:`ClippedData.design_with_intercept`): building it from a separate centred copy
+    held two arrays the size of X besides the mapped design.  The values are those of
+    :func:`centre_values` (an elementwise map, so blocks change no bit)."""
+    from ..private_scale import column_blocks
+
+    X = np.asarray(X, dtype=np.float64)
+    x_means = np.asarray(x_means, dtype=np.float64)
+    full = np.empty((X.shape[0], X.shape[1] + 1))
+    full[:, 0] = v
+    centred = full[:, 1:]
+    for block in column_blocks(X.shape[0], X.shape[1]):
+        centred[:, block] = centre_values(X[:, block], x_means[block])
+    return centred, full
 
 
 def intercept_step(meth, options, data, epsilon, rng, *, n_input, p):

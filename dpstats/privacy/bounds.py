@@ -129,6 +129,10 @@ class ClippedData:
     #: Value of the forced constant column whose coefficient lies in the ball, for data
     #: centred by private means (:mod:`dpstats.bss.intercept`); None otherwise.
     intercept_column: float | None = None
+    #: The design with its intercept column first, of which ``X`` is the view of columns 1..p
+    #: (data centred by :mod:`dpstats.bss.intercept`, built that way so that
+    #: :meth:`design_with_intercept` needs no copy); None otherwise.
+    with_intercept: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def intercept_value(self) -> float:
@@ -138,6 +142,10 @@ class ClippedData:
         """The mapped design with the intercept column (value min(1, b_x)) first, when the formula has one."""
         if not self.intercept:
             return self.X
+        full = self.with_intercept
+        if (full is not None and self.X is not None and self.X.base is full and full.shape[1] == self.X.shape[1] + 1
+                and self.X.__array_interface__["data"][0] == full[:, 1:].__array_interface__["data"][0]):
+            return full  # X is its view: the same values, no n x (p + 1) copy
         return np.hstack([np.full((self.X.shape[0], 1), self.intercept_value), self.X])
 
     @property

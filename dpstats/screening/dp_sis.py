@@ -83,8 +83,8 @@ import numpy as np
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..mechanisms.lipschitz_topk import (canonical_order, inclusion_probabilities, sample_lipschitz_topk,
                                         set_log_probability, topk_diagnostics)
-from ..private_scale import (MAX_CENTRE_NOISE, MIN_SD, SD_WIDTH, draw_row_map, moment_sums,  # noqa: F401
-                             resolved_center, resolved_scale, split_epsilon, sum_over_rows)
+from ..private_scale import (MAX_CENTRE_NOISE, MIN_SD, SD_WIDTH, column_blocks, draw_row_map,  # noqa: F401
+                             moment_sums, resolved_center, resolved_scale, split_epsilon, sum_over_rows)
 from ..method_options import Choice, Custom, is_real
 from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
@@ -257,9 +257,14 @@ def centred_products(x, y, cx, cy, wx=1.0, wy=1.0):
     Clipped, not rescaled as the best-subset intercept does: a scale 1 / (1 + |m_j|) would
     make the ranking depend on where each term's mean sits in its range; clipping changes
     only values more than half a range (or SD_WIDTH standard deviations) from their mean."""
-    xc = np.clip((np.asarray(x, dtype=np.float64) - cx) / wx, -1.0, 1.0)
+    x = np.asarray(x, dtype=np.float64)
     yc = np.clip((np.asarray(y, dtype=np.float64) - cy) / wy, -1.0, 1.0)
-    return xc.T @ yc
+    # A block of columns at a time: the centred, clipped values never form an n x p copy.
+    cx, wx = np.broadcast_to(cx, x.shape[1:]), np.broadcast_to(wx, x.shape[1:])
+    out = np.empty(x.shape[1])
+    for block in column_blocks(x.shape[0], x.shape[1]):
+        out[block] = np.clip((x[:, block] - cx[block]) / wx[block], -1.0, 1.0).T @ yc
+    return out
 
 
 def run(task) -> MethodOutcome:
@@ -316,10 +321,13 @@ def correlation_summary(terms, X, y, z, k, epsilon, support) -> dict:
     n = X.shape[0]
     if n < 2:
         return {}
-    xc = X - X.mean(axis=0)
     yc = y - y.mean()
-    norms = np.sqrt(np.sum(xc * xc, axis=0)) * math.sqrt(float(yc @ yc))
-    corr = np.abs(xc.T @ yc) / np.where(norms > 0, norms, np.inf)
+    y_norm = math.sqrt(float(yc @ yc))
+    corr = np.empty(X.shape[1])
+    for block in column_blocks(n, X.shape[1]):  # a block of columns at a time: no n x p copy
+        xc = X[:, block] - X[:, block].mean(axis=0)
+        norms = np.sqrt(np.einsum("ij,ij->j", xc, xc)) * y_norm
+        corr[block] = np.abs(xc.T @ yc) / np.where(norms > 0, norms, np.inf)
     top = canonical_order(corr)[:k]
     incl = inclusion_probabilities(z, k, epsilon)
     out = {"correlation_topk": [terms[j] for j in top],
