@@ -232,3 +232,56 @@ def test_local_sign_matrix_single_threaded_same_signs():
                                         machines=6, rule="binomial") for g in groups])
     assert np.array_equal(got, want)
     assert [info.get("num_threads") for info in threadpool_info()] == before  # restored
+
+
+# ---------------------------------------------------------------------------- the Lipschitz top-k, streamed
+def test_lipschitz_topk_streams_its_classes_with_the_same_bits():
+    """The sampler, the inclusion probabilities, the diagnostics and P(set) walk the k x (d - k) classes row
+    by row (O(d) memory).  The draw equals RandomSource.categorical_log over the whole table, index for index
+    at the same seed; the curator values equal the whole-table formulas to rounding."""
+    from scipy.special import logsumexp
+
+    from dpstats.mechanisms import lipschitz_topk as L
+    from dpstats.privacy.randomness import RandomSource
+
+    gen = np.random.default_rng(3)
+    for d, k, eps in [(14, 4, 3.0), (12, 1, 10.0), (16, 6, 40.0), (9, 8, 1.0)]:
+        z = gen.normal(0, 2, d)
+        z[3] = z[4]  # a tie
+        zs = z[L.canonical_order(z)]
+        h, t, log_size, logw = L.class_log_weights(zs, k, eps)
+        flat = np.concatenate([[0.0], logw.ravel()])
+        for seed in range(60):
+            assert L._categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
+                RandomSource(seed).categorical_log(flat)
+        norm = logsumexp(flat)
+        assert L._log_normaliser(zs, k, eps) == pytest.approx(norm, rel=1e-13)
+        # inclusion probabilities against the exact law of every subset
+        subsets, logp = L.subset_log_probabilities(z, k, eps)
+        incl = np.zeros(d)
+        for sub, lp in zip(subsets, logp):
+            incl[sub] += np.exp(lp)
+        np.testing.assert_allclose(L.inclusion_probabilities(z, k, eps), incl, atol=1e-12)
+        for sub, lp in list(zip(subsets, logp))[::max(1, len(subsets) // 50)]:
+            assert L.set_log_probability(z, k, eps, sub) == pytest.approx(lp, abs=1e-10)
+        top = np.sort(L.canonical_order(z)[:k])
+        expected_overlap = sum(np.exp(lp) * len(set(sub) & set(top)) for sub, lp in zip(subsets, logp))
+        diag = L.topk_diagnostics(z, k, eps)
+        assert diag["expected_overlap_with_true_topk"] == pytest.approx(expected_overlap, abs=1e-10)
+        assert diag["probability_true_topk"] == pytest.approx(np.exp(L.set_log_probability(z, k, eps, top)))
+
+
+def test_lipschitz_topk_draw_equals_the_whole_table_at_scale():
+    from scipy.special import logsumexp
+
+    from dpstats.mechanisms import lipschitz_topk as L
+    from dpstats.privacy.randomness import RandomSource
+
+    z = np.random.default_rng(8).normal(0, 3, 2000)
+    zs = z[L.canonical_order(z)]
+    for k, eps in [(50, 5.0), (200, 200.0)]:
+        flat = np.concatenate([[0.0], L.class_log_weights(zs, k, eps)[3].ravel()])
+        assert L._log_normaliser(zs, k, eps) == pytest.approx(logsumexp(flat), rel=1e-13)
+        for seed in range(20):
+            assert L._categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
+                RandomSource(seed).categorical_log(flat)

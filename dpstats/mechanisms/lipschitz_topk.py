@@ -72,6 +72,32 @@ def class_log_weights(z_sorted, k, epsilon):
     return h, t, log_size, log_size - (float(epsilon) / 2.0) * loss
 
 
+def _class_rows(zs, k, epsilon):
+    """(h, t, log_size, log_weight) of each row h = 0..k-1 of :func:`class_log_weights`, one row at a time.
+
+    The same elementwise arithmetic as the whole table (so the same bits), in O(d) memory: the
+    table has k (d - k) entries (0.2 GB at k = 263, d = 10^5 for each array built from it)."""
+    d = zs.size
+    t = np.arange(k + 1, d + 1)
+    tail = gammaln(t - k + 0.0)
+    for h in range(k):
+        log_size = gammaln(t - h - 1.0) - gammaln(k - h + 0.0) - tail
+        loss = (zs[h] - zs[t - 1]) / 2.0
+        yield h, t, log_size, log_size - (float(epsilon) / 2.0) * loss
+
+
+def _log_normaliser(zs, k, epsilon) -> float:
+    """log(1 + sum of exp(log_weight) over every class), the log of the mechanism's normalising
+    constant, streamed over rows (two passes: the maximum, then the sum)."""
+    top = 0.0
+    for _, _, _, logw in _class_rows(zs, k, epsilon):
+        top = max(top, float(np.max(logw)))
+    total = math.exp(-top)
+    for _, _, _, logw in _class_rows(zs, k, epsilon):
+        total += float(np.sum(np.exp(logw - top)))
+    return top + math.log(total)
+
+
 def class_log_probabilities(z, k, epsilon, order=None):
     """Exact class probabilities: ``(order, h, t, log_size, log_prob, log_prob_topk)``.
 
@@ -95,8 +121,7 @@ def sample_lipschitz_topk(z, k, epsilon, rng) -> np.ndarray:
     order = canonical_order(z, rng)
     if math.isinf(epsilon) or k == d:
         return np.sort(order[:k])
-    _, _, _, logw = class_log_weights(z[order], k, epsilon)
-    index = rng.categorical_log(np.concatenate([[0.0], logw.ravel()]))
+    index = _categorical_over_classes(z[order], k, epsilon, rng)
     if index == 0:
         return np.sort(order[:k])
     h, col = divmod(index - 1, d - k)
@@ -105,6 +130,38 @@ def sample_lipschitz_topk(z, k, epsilon, rng) -> np.ndarray:
     body = h + 1 + rng.sample_without_replacement(t - h - 2, k - h - 1)
     positions = np.concatenate([np.arange(h), body, [t - 1]]).astype(np.int64)
     return np.sort(order[positions])
+
+
+def _categorical_over_classes(zs, k, epsilon, rng) -> int:
+    """The index :meth:`RandomSource.categorical_log` draws from ``[0] + log_weight.ravel()`` (the
+    top-k class first, then the classes row by row), with the same bits and one uniform, streamed
+    over rows instead of building the k x (d - k) table.
+
+    categorical_log takes top = the largest log-weight, the sequential cumulative sums of
+    exp(log_weight - top) (``np.cumsum`` adds in order), target = u * total and the index of the
+    first cumulative sum above the target.  Here the rows' cumulative sums start from the carry
+    of the rows before (``np.cumsum`` of [carry, row...]), which adds in the same order, so every
+    cumulative sum, the total, the target and the index are those of the whole table."""
+    top = 0.0
+    for _, _, _, logw in _class_rows(zs, k, epsilon):
+        top = max(top, float(np.max(logw)))
+    if not math.isfinite(top):
+        raise ValueError("log-weights must contain a finite maximum")
+    carry = float(np.exp(np.array([0.0]) - top)[0])
+    for _, _, _, logw in _class_rows(zs, k, epsilon):
+        carry = float(np.cumsum(np.concatenate([[carry], np.exp(logw - top)]))[-1])
+    target = rng.uniform() * carry
+    size = 1 + k * (zs.size - k)
+    carry = float(np.exp(np.array([0.0]) - top)[0])
+    if carry > target:
+        return 0
+    for h, _, _, logw in _class_rows(zs, k, epsilon):
+        cumulative = np.cumsum(np.concatenate([[carry], np.exp(logw - top)]))
+        if cumulative[-1] > target:
+            inside = int(np.searchsorted(cumulative[1:], target, side="right"))
+            return min(1 + h * (zs.size - k) + inside, size - 1)
+        carry = float(cumulative[-1])
+    return size - 1
 
 
 def subset_log_probabilities(z, k, epsilon):
@@ -144,18 +201,20 @@ def inclusion_probabilities(z, k, epsilon) -> np.ndarray:
     if math.isinf(epsilon) or k == d:
         by_position[:k] = 1.0
     else:
-        _, h, t, _, logp, logp_top = class_log_probabilities(z, k, epsilon, order)
-        w = np.exp(logp)
+        zs = z[order]
+        norm = _log_normaliser(zs, k, epsilon)
         diff = np.zeros(d + 1)
-        diff[0] += math.exp(logp_top)
-        diff[k] -= math.exp(logp_top)
-        np.add.at(diff, np.zeros_like(h).ravel(), w.ravel())  # positions 0..h-1
-        np.add.at(diff, h.ravel(), -w.ravel())
-        body = w * (k - h - 1.0) / np.maximum(t - h - 2.0, 1.0)  # positions h+1..t-2
-        np.add.at(diff, (h + 1).ravel(), body.ravel())
-        np.add.at(diff, (t - 1).ravel(), -body.ravel())
-        np.add.at(diff, (t - 1).ravel(), w.ravel())  # position t-1
-        np.add.at(diff, t.ravel(), -w.ravel())
+        diff[0] += math.exp(-norm)  # the top-k class: positions 0..k-1
+        diff[k] -= math.exp(-norm)
+        for h, t, _, logw in _class_rows(zs, k, epsilon):  # row by row: O(d) memory
+            w = np.exp(logw - norm)
+            mass = float(np.sum(w))
+            diff[0] += mass  # positions 0..h-1
+            diff[h] -= mass
+            body = w * (k - h - 1.0) / np.maximum(t - h - 2.0, 1.0)  # positions h+1..t-2
+            diff[h + 1] += float(np.sum(body))
+            diff[t - 1] += w - body  # position t-1 (its own), minus the body's end; t distinct in a row
+            diff[t] -= w
         by_position = np.cumsum(diff)
     out = np.empty(d)
     out[order] = by_position[:d]
@@ -165,17 +224,22 @@ def inclusion_probabilities(z, k, epsilon) -> np.ndarray:
 def set_log_probability(z, k, epsilon, subset) -> float:
     """Exact log P(S = subset) (a k-subset of item indices)."""
     z = np.asarray(z, dtype=np.float64)
-    order, h, t, log_size, logp, logp_top = class_log_probabilities(z, k, epsilon)
+    order = canonical_order(z)
     position = np.empty(z.size, dtype=np.int64)
     position[order] = np.arange(z.size)
     pos = np.sort(position[np.asarray(subset, dtype=np.int64)])
     lead = int(np.sum(pos == np.arange(k)))
+    if math.isinf(epsilon) or k == z.size:
+        return 0.0 if lead == k else -math.inf
+    zs = z[order]
+    norm = _log_normaliser(zs, k, epsilon)
     if lead == k:
-        return float(logp_top)
+        return -norm
     worst = int(pos[-1]) + 1
-    if math.isinf(epsilon):
-        return -math.inf
-    return float(logp[lead, worst - k - 1] - log_size[lead, worst - k - 1])
+    for h, _, log_size, logw in _class_rows(zs, k, epsilon):
+        if h == lead:  # a member of class (lead, worst): the class's weight over its size
+            return float(logw[worst - k - 1] - norm - log_size[worst - k - 1])
+    raise AssertionError("unreachable: lead < k")
 
 
 def topk_diagnostics(z, k, epsilon) -> dict:
@@ -192,8 +256,11 @@ def topk_diagnostics(z, k, epsilon) -> dict:
     if math.isinf(epsilon) or k == d:
         return {"probability_true_topk": 1.0, "expected_overlap_with_true_topk": float(k),
                 "gap_k_to_k_plus_1_in_sensitivity_units": gap}
-    _, h, t, log_size, logp, logp_top = class_log_probabilities(z, k, epsilon, order)
-    overlap = h + (k - h - 1.0) ** 2 / (t - h - 2.0).clip(min=1)
-    expected = math.exp(logp_top) * k + float(np.sum(np.exp(logp) * overlap))
+    norm = _log_normaliser(zs, k, epsilon)
+    logp_top = -norm
+    expected = math.exp(logp_top) * k
+    for h, t, _, logw in _class_rows(zs, k, epsilon):  # row by row: O(d) memory
+        overlap = h + (k - h - 1.0) ** 2 / (t - h - 2.0).clip(min=1)
+        expected += float(np.sum(np.exp(logw - norm) * overlap))
     return {"probability_true_topk": math.exp(logp_top), "expected_overlap_with_true_topk": expected,
             "gap_k_to_k_plus_1_in_sensitivity_units": gap}
