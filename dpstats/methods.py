@@ -259,11 +259,38 @@ class SelectionMethod:
         """
         return "empirical"
 
+    def truth_probability(self, curator, truth, p, options, exact=False):
+        """P(the call returns ``truth`` | these data), read from the fit's curator, or None.
+
+        Used by :func:`dpstats.plan` to average the mechanism's own probability of the true
+        support instead of counting hits (both unbiased).  The default reads the curator's
+        ``top_supports`` (exact output probabilities of the best-ranked supports) when the
+        method declares an ``"exact"`` :meth:`planning_kind` (``exact``), else None; methods
+        whose curator holds their law in another form override it.  ``truth`` is a frozenset
+        of term names, ``options`` the planned call's arguments."""
+        return listed_probability(curator, truth) if exact else None
+
+    def planning_regime(self, n, p, options, epsilon) -> tuple:
+        """Public switches of the method's defaults at (n, epsilon) that :class:`dpstats.planning.Plan`
+        searches piecewise (recovery can fall where a default switches, e.g. to buying private
+        means); ``epsilon`` is the selection's.  Default: none."""
+        return ()
+
     def run(self, task) -> "MethodOutcome":  # pragma: no cover - every method overrides it
         raise NotImplementedError
 
     def __repr__(self):
         return f"<dpstats method {self.name!r}: {self.title}>"
+
+
+def listed_probability(curator, truth):
+    """The probability of ``truth`` (a frozenset of term names) among the curator's
+    ``top_supports`` (exact output probabilities of the best-ranked supports), or None when
+    it is not listed."""
+    for row in curator.get("top_supports") or ():
+        if frozenset(row["support"]) == truth:
+            return float(row["probability"])
+    return None
 
 
 def missing_requirements(requirements) -> list:

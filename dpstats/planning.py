@@ -209,55 +209,15 @@ def _isotonic(values, weights):
     return [m for m, _, c in blocks for _ in range(c)]
 
 
-def _listed_probability(curator, truth):
-    """The probability of ``truth`` among the curator's ``top_supports`` (exact output
-    probabilities of the best-ranked supports), or None when it is not listed."""
-    for row in curator.get("top_supports") or ():
-        if frozenset(row["support"]) == truth:
-            return float(row["probability"])
-    return None
-
-
 def truth_probability(method, curator, truth, p, options):
-    """P(the call returns ``truth`` | these data), read from a fit's curator, or None.
+    """P(the call returns ``truth`` | these data), read from a fit's curator, or None: the method's
+    own :meth:`~dpstats.methods.SelectionMethod.truth_probability` (the top-R list of ``top_r``
+    and ``exponential``, the mistakes blocks or the guard's top-R fallback, the canonical Lipschitz
+    top-k's probability of the non-private top k of ``dp_sis``).  None when the truth is not among
+    them or the method lists none: the caller then counts whether the call returned the truth."""
+    from .methods import get_method
 
-    Each method's curator holds the mechanism's exact output probabilities of some
-    supports: the top-R list (``top_r``, ``exponential``), the mistakes blocks (each block
-    is sampled and then a uniform member of it, so a support with i mistakes has the block's
-    probability over m_i = C(s, i) C(p - s, i)), the canonical Lipschitz top-k's probability
-    of the non-private top k (``dp_sis``).  None when the truth is not among them (or the
-    method lists none, ``kendall``'s k-round peeling and the others): the caller then counts
-    whether the call returned the truth.  ``mistakes``: the guard's branch is part of the
-    mechanism's draw, so the probability is that of the branch taken (conditionally unbiased).
-    """
-    if method == "exponential":
-        return _listed_probability(curator, truth)
-    if method == "top_r":
-        # with max_tries the listed probabilities ignore the retry cap's fallback
-        return None if options.get("max_tries") is not None else _listed_probability(curator, truth)
-    if method == "mistakes":
-        if curator.get("guard_branch") == "top_r":
-            fallback = curator.get("fallback_top_r") or {}
-            return None if options.get("max_tries") is not None else _listed_probability(fallback, truth)
-        blocks, best = curator.get("block_probabilities"), curator.get("best_support")
-        if blocks is None or best is None or len(best) != len(truth):
-            return None
-        s = len(truth)
-        i = len(truth - frozenset(best))
-        if i >= len(blocks):
-            return None
-        return float(blocks[i]) / (math.comb(s, i) * math.comb(p - s, i))
-    if method == "dp_sis":
-        top = curator.get("non_private_topk")
-        if top is not None and frozenset(top) == truth and "probability_true_topk" in curator:
-            return float(curator["probability_true_topk"])
-        return None
-    return None
-
-
-#: The methods :func:`truth_probability` knows; a registered method's ``planning_kind``
-#: "exact" means its ``curator["top_supports"]`` lists exact probabilities.
-_BUILT_IN_RULES = ("exponential", "top_r", "mistakes", "dp_sis")
+    return get_method(method).truth_probability(curator, truth, p, options)
 
 
 #: required_n / required_epsilon: doubling steps to bracket the target, refinements inside
@@ -639,15 +599,15 @@ class Plan:
         """
         from .api import dp_select
         from .light_curator import light_curator
+        from .methods import get_method
 
         sim = self._simulate(n, data_seed)
         with light_curator():  # curator summaries read by no one here are left out (same support, same q)
             fit = dp_select(self.formula, sim.data, method=self.method, epsilon=epsilon, s=self.select_s,
                             bounds=self.bounds, random_state=mech_seed, signs=self.signs, **self.options)
         truth = frozenset(self.truth)
-        q = truth_probability(self.method, fit.curator, truth, self.p, self.options)
-        if q is None and self.method not in _BUILT_IN_RULES and self.computed == "exact":
-            q = _listed_probability(fit.curator, truth)  # a registered method's declared planning_kind
+        q = get_method(self.method).truth_probability(fit.curator, truth, self.p, self.options,
+                                                      exact=self.computed == "exact")
         if q is None:
             return float(frozenset(fit.support) == truth), 0.0
         return q, 1.0
@@ -780,8 +740,8 @@ class Plan:
     def _regime(self, n, epsilon):
         """The public choices the planned call's defaults make at (n, epsilon): the squared-loss
         intercept ("centred" or "profiled", :func:`dpstats.bss.intercept.resolved_intercept`)
-        and DP-SIS's centring and scale (:func:`dpstats.screening.dp_sis.resolved_center`,
-        ``resolved_scale``).  Each flips once, from the free choice to private means, as n
+        and the method's own switches (:meth:`~dpstats.methods.SelectionMethod.planning_regime`:
+        DP-SIS's centring and scale).  Each flips once, from the free choice to private means, as n
         or epsilon grows; recovery can fall at the flip (benchmarks/README.md, "plan
         calibration": top_r at p = 1000, s = 3, epsilon 4 recovers with probability 1.000
         at n = 4900 and 0.833 at n = 5100, the intercept centred from 5005; dp_sis under
@@ -791,7 +751,6 @@ class Plan:
         from .mechanisms.signs import SIGNS_SHARE
         from .methods import get_method
         from .privacy.bounds import AUTO_BOUNDS_SHARE
-        from .screening.dp_sis import resolved_center, resolved_scale
 
         meth = get_method(self.method)
         share = 0.0 if self.signs is False or meth.sign_step().native else (
@@ -804,10 +763,7 @@ class Plan:
         out = []
         if "means_share" in names and self.options.get("loss", "squared") == "squared":
             out.append(resolved_intercept(self.options, intercept=True, n=n, p=self.p, epsilon=eps))
-        if self.method == "dp_sis":
-            center = resolved_center(self.options.get("center", "auto"), d=self.p + 1, n=n, epsilon=eps)
-            out.append(center)
-            out.append(resolved_scale(self.options.get("scale", "auto"), center, p=self.p, n=n, epsilon=eps))
+        out.extend(meth.planning_regime(n, self.p, self.options, eps))
         return tuple(out)
 
     def _regimes(self, axis, span):

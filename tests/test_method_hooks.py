@@ -183,3 +183,24 @@ def test_built_in_sign_policies_keep_the_previous_rule():
         if not policy.native:
             plain = meth.size_argument == "k" or name in ("frank_wolfe", "peeling")
             assert policy.block_fit == ("least_squares" if plain else "selection"), name
+
+
+def test_planning_names_no_method():
+    """plan reads each method through its hooks (planning_kind, truth_probability, planning_regime): no
+    comparison or membership test in dpstats/planning.py names a built-in method, so a new method plans
+    without editing it (issue 45, item 3)."""
+    import ast
+    import inspect
+
+    from dpstats import planning
+
+    names = set(registered_methods())
+    tree = ast.parse(inspect.getsource(planning))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for part in [node.left, *node.comparators]:
+                for const in ast.walk(part):
+                    if isinstance(const, ast.Constant) and const.value in names:
+                        found.append((node.lineno, const.value))
+    assert found == []

@@ -53,7 +53,7 @@ from ..errors import InvalidArgumentError
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..method_options import Integer, Real
 from .. import conditions
-from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod
+from ..methods import SIGNS_FROM_SELECTION_FIT, MethodOutcome, SelectionMethod, listed_probability
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .class_weight import CLASS_WEIGHT_OPTIONS, check_class_weight_options, class_weights, class_weights_of_task
 # the enumeration is shared with top_r and mistakes; its names stay importable from here
@@ -202,6 +202,9 @@ class ExponentialMethod(SelectionMethod):
 
     def planning_kind(self, p, s, options, auto_size=False):
         return "exact"  # every support scored: the mechanism's own probabilities (squared and hinge)
+
+    def truth_probability(self, curator, truth, p, options, exact=False):
+        return listed_probability(curator, truth)  # the top-R list of every support's exact probability
 
     selection_cost = staticmethod(selection_cost)
     response_type = staticmethod(response_type)

@@ -96,7 +96,7 @@ from ..mechanisms.ptr import propose_test_release, ptr_pass_probability, ptr_thr
 from ..light_curator import light_curator_active
 from ..method_options import Choice, Real
 from .. import conditions
-from ..methods import MethodOutcome, get_method
+from ..methods import MethodOutcome, get_method, listed_probability
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
                         task_rows, task_uses_exact_path, uses_exact_path)
@@ -452,6 +452,23 @@ class MistakesMethod(CertifiedMethod):
         if isinstance(fallback, dict):
             return conditions.best_support_probability(fallback, p, size, "exact, of the top_r fallback the guard ran")
         return conditions.best_support_probability(curator, p, size, "exact, P(block 0)")
+
+    def truth_probability(self, curator, truth, p, options, exact=False):
+        """The guard's branch is part of the draw, so the probability is that of the branch taken
+        (conditionally unbiased): the fallback top-R list, or the mistakes blocks, each sampled and then
+        a uniform member of it, so a support with i mistakes has the block's probability over
+        m_i = C(s, i) C(p - s, i)."""
+        if curator.get("guard_branch") == "top_r":
+            fallback = curator.get("fallback_top_r") or {}
+            return None if options.get("max_tries") is not None else listed_probability(fallback, truth)
+        blocks, best = curator.get("block_probabilities"), curator.get("best_support")
+        if blocks is None or best is None or len(best) != len(truth):
+            return None
+        s = len(truth)
+        i = len(truth - frozenset(best))
+        if i >= len(blocks):
+            return None
+        return float(blocks[i]) / (math.comb(s, i) * math.comb(p - s, i))
 
     selection_cost = staticmethod(selection_cost)
     charge_condition = staticmethod(charge_condition)

@@ -74,7 +74,7 @@ from ..errors import InvalidArgumentError
 from ..light_curator import light_curator_active
 from ..mechanisms.exponential import exponential_log_probabilities, sample_exponential
 from ..method_options import Integer
-from ..methods import MethodOutcome, SelectionMethod, get_method
+from ..methods import MethodOutcome, SelectionMethod, get_method, listed_probability
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 # the parts shared with mistakes; their names stay importable from here
 from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_TOLERANCE, ExactScores,  # noqa: F401
@@ -443,6 +443,10 @@ class TopRMethod(CertifiedMethod):
         exact = uses_exact_path(p, min(s_max, p // 2) if auto_size else s,
                                 {"max_enumerate": options.get("max_enumerate"), "loss": loss.name}, 1)
         return "exact" if exact or options.get("R", 100) >= count else "empirical"
+
+    def truth_probability(self, curator, truth, p, options, exact=False):
+        # the top-R list's exact probabilities; with max_tries they ignore the retry cap's fallback
+        return None if options.get("max_tries") is not None else listed_probability(curator, truth)
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)

@@ -378,6 +378,18 @@ class DPSISMethod(SelectionMethod):
     def condition_rows(self, curator, ctx):
         return conditions.dp_sis_conditions(curator, ctx)
 
+    def truth_probability(self, curator, truth, p, options, exact=False):
+        # the canonical Lipschitz top-k's exact probability of the non-private top k, when that is the truth
+        top = curator.get("non_private_topk")
+        if top is not None and frozenset(top) == truth and "probability_true_topk" in curator:
+            return float(curator["probability_true_topk"])
+        return None
+
+    def planning_regime(self, n, p, options, epsilon):
+        # the private means and standard deviations are bought from a public n and epsilon on
+        center = resolved_center(options.get("center", "auto"), d=p + 1, n=n, epsilon=epsilon)
+        return (center, resolved_scale(options.get("scale", "auto"), center, p=p, n=n, epsilon=epsilon))
+
     def recovery_probability(self, curator, p, size):
         uniform = conditions.uniform_subset(p, size)
         corr = curator.get("correlation_topk")
