@@ -82,12 +82,13 @@ Why the ridge rule is a refusal and not a wider interval.  AdaSSP's ridge is pos
 the released design block's smallest eigenvalue is below tau, its public bound on the noise's
 spectral norm; then design blocks within the noise bound of the release include singular ones, in
 which a coefficient along the weak direction is not identified, so no finite interval is valid at
-that confidence.  On issue 43's grid (n 500-2000, ranges 1x / 3x / 5x the data's spread, epsilon
-1-5, s 2 and 5) the refusals followed tau / lambda_min(A) of the design, and even the typical noise
+that confidence.  On a grid of n 500-2000, ranges 1x / 3x / 5x the data's spread, epsilon
+1-5 and s 2 and 5 the refusals followed tau / lambda_min(A) of the design, and even the typical noise
 (its 95 % spectral-norm quantile, 0.23-0.41 tau) exceeded the weakest eigenvalue in 28 of 54 cells;
 forcing the pivot's intervals past the rule miscalibrated them (some coefficients 2-3.5 points
 under, others 3 over).  More rows, a larger epsilon or tighter public ranges are what make
-intervals available (benchmarks/README.md, "Issue 43's extension").
+intervals available, and ``estimate(ranges="private")`` (:mod:`dpstats.estimation.private_ranges`)
+buys tighter ranges (benchmarks/README.md, ``bench_coverage.py --grid issue43``).
 
 The decision reads released values only, so it is public (post-processing).  Coverage is
 measured by ``benchmarks/bench_coverage.py`` (numbers in benchmarks/README.md).
