@@ -182,7 +182,7 @@ class SelectionResult:
           docs/methods.md), or a number.
 
         ``bounds`` only for selections without ranges (kendall, dpvote) with ``adassp`` or
-        ``objective_perturbation``.  ``ranges="private"`` (``adassp``, pandas, replace-one selections): 10 % of epsilon
+        ``objective_perturbation``.  ``ranges="private"`` (``adassp``, replace-one selections): 10 % of epsilon
         buys each selected term's and the response's range, intersected with the public ones,
         when the draw is reliable (a public rule on epsilon, s and the row count; else the
         public ranges are kept and the notes say so): with ranges wider than the data it gives

@@ -100,8 +100,8 @@ def test_the_ranges_are_the_audited_draw_intersected_with_the_public_ones():
     gen = np.random.default_rng(4)
     X, y = gen.uniform(-1, 1, (800, 2)), gen.normal(0, 0.3, 800)
     public = TermRanges(["a", "b"], [-5.0, -0.5], [5.0, 5.0], "y", -10.0, 10.0, intercept=True)
-    got, entries = private_term_ranges(X, y, public, 800, 0.6, RandomSource(9))
     counts = list(column_grid_counts(X, AUTO_GRID)) + list(column_grid_counts(y[:, None], AUTO_GRID))
+    got, entries = private_term_ranges(counts, public, 800, 0.6, RandomSource(9))
     drawn, _ = draw_ranges(counts, 800, 0.6, RandomSource(9), grid=AUTO_GRID, names=["a", "b", "y"])
     assert entries[0].epsilon == 0.6 and entries[0].released == {k: list(v) for k, v in zip(["a", "b", "y"], drawn)}
     wide = [((lo + hi) / 2 - WIDEN * (hi - lo) / 2, (lo + hi) / 2 + WIDEN * (hi - lo) / 2) for lo, hi in drawn]
@@ -110,7 +110,7 @@ def test_the_ranges_are_the_audited_draw_intersected_with_the_public_ones():
     assert (got.response_lower, got.response_upper) == (max(wide[2][0], -10.0), min(wide[2][1], 10.0))
     # a drawn range outside the public one keeps the public range (post-processing, total)
     far = TermRanges(["a", "b"], [50.0, 50.0], [60.0, 60.0], "y", 50.0, 60.0, intercept=True)
-    got, _ = private_term_ranges(X, y, far, 800, 0.6, RandomSource(9))
+    got, _ = private_term_ranges(counts, far, 800, 0.6, RandomSource(9))
     assert list(got.lower) == [50.0, 50.0] and list(got.upper) == [60.0, 60.0] and got.response_lower == 50.0
 
 
@@ -142,3 +142,36 @@ def test_intervals_given_where_the_public_ranges_refuse_them():
             covered += int(np.all((ci[:, 0] <= [0.5, -0.5]) & ([0.5, -0.5] <= ci[:, 1])))
     assert refused_public >= 15 and given >= 18
     assert covered >= given - 4  # both slopes covered (about 0.90 expected for two 95 % intervals)
+
+
+def test_dask_gives_the_release_of_pandas():
+    """The draw reads counts on the public grid, which add up over partitions: the same release on Dask."""
+    dd = pytest.importorskip("dask.dataframe")
+    df = _data()
+    a = _fit(df).estimate(epsilon=2.0, ranges="private", random_state=4).release()
+    ddf = dd.from_pandas(df, npartitions=3)
+    fit = dpstats.dp_select("y ~ .", ddf, method="exponential", epsilon=math.inf, s=2, bounds=WIDE,
+                            random_state=1)
+    b = fit.estimate(epsilon=2.0, ranges="private", random_state=4).release()
+    assert a["bounds_used"] == b["bounds_used"]
+    np.testing.assert_allclose(list(a["coefficients"].values()), list(b["coefficients"].values()), rtol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["nan rows", "constant column", "huge value", "all response missing"])
+def test_what_the_data_hold_never_raises_after_the_charge(kind):
+    """Data-content problems go through the total rules (incomplete rows omitted, values clipped): the call
+    releases, with both entries in the ledger."""
+    df = _data(n=1500)
+    if kind == "nan rows":
+        df.loc[::7, "x0"] = np.nan
+    elif kind == "constant column":
+        df["x1"] = 0.25
+    elif kind == "huge value":
+        df.loc[3, "x0"] = 1e300
+        df.loc[4, "y"] = -1e300
+    else:
+        df["y"] = np.nan
+    fit = dpstats.dp_select("y ~ .", df, method="exponential", epsilon=1.0, s=2, bounds=WIDE, random_state=1)
+    est = fit.estimate(epsilon=3.0, ranges="private", random_state=2)
+    assert len(est.ledger.entries) == 2 and sum(e.epsilon for e in est.ledger.entries) == pytest.approx(3.0)
+    est.release()

@@ -95,6 +95,29 @@ def augmented_gram_of(data, plan, columns, ranges: TermRanges) -> np.ndarray:
     return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
 
 
+def grid_counts_of(data, plan, columns, grid) -> np.ndarray:
+    """The counts on the public ``grid`` of the selected design columns (original units) and of the
+    response, over the complete rows, shape (s + 1, 2, len(grid)): the only input of the private ranges
+    (:mod:`dpstats.estimation.private_ranges`).  They add up over row blocks, so a Dask frame sends one
+    partition's counts at a time (reads data)."""
+    from ..privacy.auto_bounds import column_grid_counts
+
+    columns = np.asarray(columns, dtype=np.int64)
+    if _is_dask_frame(plan):
+        from ..dask_engine import _grid_counts_partition, _sum_arrays, _tree_sum, require_dask
+
+        dask, _ = require_dask()
+        out = []
+        for which, cols in (("x", columns), ("y", None)):
+            parts = [dask.delayed(_grid_counts_partition)(part, plan.spec, which, cols, grid)
+                     for part in plan.ddf.to_delayed()]
+            out.append(np.asarray(_tree_sum(dask, parts, _sum_arrays).compute()))
+        return np.concatenate(out)
+    X, y = evaluate_rows(_validate_data(data), plan)
+    return np.concatenate([column_grid_counts(np.asarray(X[:, columns], dtype=np.float64), grid),
+                           column_grid_counts(np.asarray(y, dtype=np.float64)[:, None], grid)])
+
+
 def mapped_rows_of(data, plan, columns, ranges: TermRanges):
     """(Z, y): the mapped design rows (column of ones first with an intercept) and the response as
     evaluated (for a binary response, coded -1 / +1), over the complete rows (reads data).

@@ -8,7 +8,8 @@ are refused (``help(dpstats.estimation.intervals)``).  Ranges fitted to the data
 a share of the estimate's epsilon, give the same rows a design block many times larger on the
 mapped scale.
 
-What is released.  For each selected term and the response, a range (lower, upper) drawn by
+What is released (pandas or Dask: the draw reads counts on a public grid, which add up over
+partitions).  For each selected term and the response, a range (lower, upper) drawn by
 the exponential mechanism of :mod:`dpstats.privacy.auto_bounds` (one draw per column over the
 pairs of its public grid, loss = clipped records + w * deep-interior records + gamma n
 ln(width), sensitivity 1 under replace-one neighbours), with ``PRIVATE_RANGE_SHARE`` of the
@@ -45,7 +46,7 @@ import math
 
 import numpy as np
 
-from ..privacy.auto_bounds import column_grid_counts, draw_ranges
+from ..privacy.auto_bounds import draw_ranges
 from ..privacy.bounds import AUTO_GRID, TermRanges
 
 #: Share of the estimate's epsilon that buys the ranges.
@@ -71,13 +72,13 @@ def buys_ranges(choice, epsilon, s, n) -> bool:
             and draw_strength(epsilon, s, n) >= MIN_DRAW_STRENGTH)
 
 
-def private_term_ranges(X, y, public: TermRanges, n, epsilon_r, rng):
-    """(TermRanges, ledger entries): a private range per column of ``X`` (the selected terms, original
-    units) and for ``y``, each intersected with its public range (module docstring)."""
-    counts = list(column_grid_counts(np.asarray(X, dtype=np.float64), AUTO_GRID))
-    counts += list(column_grid_counts(np.asarray(y, dtype=np.float64)[:, None], AUTO_GRID))
+def private_term_ranges(counts, public: TermRanges, n, epsilon_r, rng):
+    """(TermRanges, ledger entries): a private range per selected term and for the response, from their
+    ``counts`` on the public grid ``AUTO_GRID`` (:func:`dpstats.estimation.design.grid_counts_of`: the
+    terms' in the order of ``public.terms``, then the response's), each widened and intersected with its
+    public range (module docstring)."""
     names = list(public.terms) + [public.response]
-    drawn, entries = draw_ranges(counts, n, epsilon_r, rng, grid=AUTO_GRID, names=names)
+    drawn, entries = draw_ranges(list(counts), n, epsilon_r, rng, grid=AUTO_GRID, names=names)
     lower = np.array(public.lower, dtype=np.float64)
     upper = np.array(public.upper, dtype=np.float64)
     for j, (lo, hi) in enumerate(drawn[:-1]):

@@ -73,6 +73,7 @@ import pandas as pd
 from ..errors import InvalidArgumentError, InvalidTypeError
 from ..method_options import Boolean, Choice, Custom, InstanceOf, Integer, Later, Real, is_real, validate_arguments
 from ..privacy.accountant import Accountant
+from ..privacy.bounds import AUTO_GRID
 from ..privacy.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, LedgerEntry
 from ..privacy.randomness import RandomSource
 from . import adassp
@@ -82,7 +83,7 @@ from . import objective_perturbation as op
 from . import op_bootstrap
 from . import residual_step
 from . import tukey
-from .design import MappedRows, augmented_gram_of, design_rows_of, mapped_rows_of, selection_ranges
+from .design import MappedRows, augmented_gram_of, design_rows_of, grid_counts_of, mapped_rows_of, selection_ranges
 from .private_ranges import PRIVATE_RANGE_SHARE, RANGE_CHOICES, buys_ranges, private_term_ranges
 from .result import EstimateResult, TukeySpec, original_units_map
 
@@ -216,10 +217,8 @@ class AdaSSPEstimator(Estimator):
         ranges, epsilon = req.ranges, req.epsilon
         if req.buy_ranges:  # dpstats.estimation.private_ranges: ranges first, AdaSSP with the rest
             epsilon_r = PRIVATE_RANGE_SHARE * req.epsilon
-            Z, y = design_rows_of(req.ctx["data"], plan, req.columns)
-            ranges, entries = private_term_ranges(Z[:, 1:] if plan.intercept else Z, y, req.ranges,
-                                                  plan.n_rows_input, epsilon_r, req.rng)
-            del Z, y
+            counts = grid_counts_of(req.ctx["data"], plan, req.columns, AUTO_GRID)
+            ranges, entries = private_term_ranges(counts, req.ranges, plan.n_rows_input, epsilon_r, req.rng)
             for entry in entries:
                 ledger.add(entry)
             epsilon = req.epsilon - epsilon_r
@@ -589,9 +588,6 @@ def _public_checks(fit, args):
         if method != "adassp":
             raise InvalidArgumentError(f"ranges='private' is available for method='adassp'; method={method!r} maps by "
                                        "the public ranges (leave ranges='public').")
-        if getattr(plan, "is_dask", False):
-            raise InvalidArgumentError("ranges='private' needs the rows in memory (a pandas DataFrame); with a Dask "
-                                       "DataFrame leave ranges='public'.")
         if _relation(ctx["neighbours"]) != REPLACE_ONE:
             raise InvalidArgumentError(
                 f"ranges='private' is stated for replace-one neighbours (the range draw uses the public row count); "
