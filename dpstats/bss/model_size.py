@@ -696,9 +696,14 @@ def mapped_noise_variance(data, noise_sd, options=None) -> float:
         return HINGE_SCALE
     if noise_sd is None:
         return DEFAULT_MAPPED_NOISE_SD**2
+    return (float(noise_sd) / response_half_range(data)) ** 2
+
+
+def response_half_range(data) -> float:
+    """The response's public half-range (1 when the data carry no ranges): mapped units to the response's."""
     ranges = getattr(data, "ranges", None)
     half = getattr(ranges, "response_half", None) if ranges is not None else None
-    return (float(noise_sd) / float(half if half else 1.0)) ** 2
+    return float(half) if half else 1.0
 
 
 def buys_residual_scale(noise_sd, options) -> bool:
@@ -742,9 +747,7 @@ def residual_scale(task, noise_sd, s_max, v_smax, tau, epsilon) -> ResidualScale
     sensitivity = loss_of(options).sensitivity(data, task.radius, s_max) + tau
     noisy = float(v_smax) if math.isinf(epsilon) else float(v_smax) + float(task.rng.laplace(sensitivity / epsilon))
     sigma2 = min(MAX_MAPPED_VARIANCE, max(0.0, noisy) / df)
-    ranges = getattr(data, "ranges", None)
-    half = float(getattr(ranges, "response_half", None) or 1.0) if ranges is not None else 1.0
-    noise_sd_units = math.sqrt(sigma2) * half
+    noise_sd_units = math.sqrt(sigma2) * response_half_range(data)
     entry = LedgerEntry(
         mechanism=f"residual scale: Laplace mechanism on the best objective of {s_max} terms",
         epsilon=epsilon, neighbours=REPLACE_ONE, released={"size_noise_sd": noise_sd_units},
