@@ -21,7 +21,7 @@
 # installed it also saves a figure next to the script.  Uses only the public API
 # (`dpstats.dp_select` and the result object).
 #
-# Run with `python vignettes/03-screening.py` (about a minute).
+# Run with `python vignettes/03-screening.py` (about 15 seconds).
 
 # %%
 import math
@@ -101,7 +101,7 @@ print("released:", sis.release()["selected"])
 
 # %%
 EPSILONS = [1, 5, 20, 100, 500]
-REPEATS = 5
+REPEATS = 3
 
 
 def overlap(a, b):
