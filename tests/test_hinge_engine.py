@@ -15,6 +15,7 @@ import dpstats
 from dpstats import dp_select
 from dpstats.bss import hinge_source, top_r as T
 from dpstats.bss import engine as engine_module
+from dpstats.bss.certificate_routes import DualRoute
 from dpstats.bss.engine import EngineSettings, OuterApproximationEngine
 from dpstats.bss.exhaustive import enumerate_supports
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
@@ -358,14 +359,14 @@ def test_privacy_audit_top_r_hinge(path, options, monkeypatch):
     if path == "dual search":
         monkeypatch.setattr(engine_module, "DEFAULT_SETTINGS", EngineSettings(dual_bounds=False))
         searched = []
-        real = OuterApproximationEngine._far_by_dual_search
+        real = DualRoute.far_search
 
         def spy(self, anchor, threshold, skip):
             out = real(self, anchor, threshold, skip)
             searched.append(out is not None)
             return out
 
-        monkeypatch.setattr(OuterApproximationEngine, "_far_by_dual_search", spy)
+        monkeypatch.setattr(DualRoute, "far_search", spy)
     X, _, y = binary_data(5, n=30, p=6, noise=1.0)
     s, R, eps = 2, 4, 2.0
     assert T.uses_slack(6, s, R, T.check_options({"loss": "hinge", **options}, {}))
@@ -615,7 +616,7 @@ def test_top_reuses_the_block_bounds_of_best():
     assert first and not any(k for _, k in first)  # fresh bounds at the best support's anchor
     eng.top(4)
     assert all(k for _, k in calls[len(first):])  # top-R only raises the stored ones
-    memo = {i: b.copy() for (_, i), b in eng._dual_block_bounds.items()}
+    memo = {i: b.copy() for (_, i), b in eng.duals.block_bounds.items()}
     # against brute force: every stored bound is below every member of its block
     exact = HingeObjective(Xf, y, lam, r, intercept=True, gap_tolerance=1e-9)
     anchor = eng.best().support

@@ -299,20 +299,21 @@ def test_privacy_audit_mistakes_with_the_intercept(options, blocks, monkeypatch)
     # On the engine the blocks come from the dual branch and bound, or with it switched
     # off from the MILP.
     from dpstats.bss import engine as engine_module
-    from dpstats.bss.engine import EngineSettings, OuterApproximationEngine
+    from dpstats.bss.certificate_routes import DualRoute
+    from dpstats.bss.engine import EngineSettings
 
     routes = []
     if blocks == "milp":
         monkeypatch.setattr(engine_module, "DEFAULT_SETTINGS", EngineSettings(dual_search=False))
     elif blocks == "dual search":
-        real = OuterApproximationEngine._dual_block
+        real = DualRoute.block
 
         def spy(self, *a, **k):
             out = real(self, *a, **k)
             routes.append(out is not None)
             return out
 
-        monkeypatch.setattr(OuterApproximationEngine, "_dual_block", spy)
+        monkeypatch.setattr(DualRoute, "block", spy)
     rng = np.random.default_rng(11)
     n, p, s, eps, r, lam = 400, 6, 2, 1.0, 0.5, 2.0
     X = np.clip(rng.normal(size=(n, p)), -1, 1)

@@ -1,0 +1,96 @@
+"""The pool of outer-approximation cuts: linear under-estimators of R at binary z.
+
+A cut at a support S is ``eta >= const + coef . z`` (:mod:`dpstats.bss.engine`, module
+docstring); the loss-specific cut comes from the source (``source.cut_at``), whose value at S
+is a certified upper bound on R(S) and whose cut is a valid under-estimator of g everywhere.
+So one pool serves every query on the same data: the MILP master
+(:mod:`dpstats.bss.milp_master`) adds to its model the cuts it has not seen yet.
+
+Cuts are added at every expanded support (:mod:`dpstats.bss.candidates`), at the MILP's
+solutions and their best neighbours, and at the supports a route asks for.  The first local
+optimum's best neighbours are *deferred*: added only when a MILP is first built, because the
+block and dual-bound routes certify most queries without one and a hinge cut costs a solve.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class CutPool:
+    """Cuts in insertion order, one per support, and the value each cut certified.
+
+    ``values`` is the candidates' memo of exact values (shared with
+    :class:`dpstats.bss.candidates.Candidates`): a cut's value enters it when the support has
+    none yet.
+    """
+
+    def __init__(self, problem, values, stats):
+        self.problem = problem
+        self.values = values
+        self.stats = stats
+        self._at: dict = {}  # support -> its position in the pool (insertion order)
+        self.const: list = []
+        self.coef: list = []
+        self.deferred: list = []
+        # whether the source was asked for curvature cuts (once, before the first MILP)
+        self._curvature_asked = False
+
+    def __len__(self):
+        return len(self.const)
+
+    def __contains__(self, support):
+        return support in self._at
+
+    def terms(self, support, full, cross):
+        """(const, coef) of the cut at ``support``; its certified value enters the memo."""
+        value, const, grad_c = self.problem.source.cut_at(full, cross=cross)
+        self.values.setdefault(support, float(value))
+        return const, grad_c
+
+    def cut(self, support):
+        """(const, coef): the cut at a candidate support, eta >= const + coef . z."""
+        support = tuple(sorted(support))
+        full = self.problem.full(np.array(support))
+        return self.terms(support, full, self.problem.source.cross(full))
+
+    def add(self, support, full=None, cross=None) -> bool:
+        """A cut at ``support`` unless the pool has one; True when it was added."""
+        support = tuple(sorted(support))
+        if support in self._at:
+            return False
+        if full is None:
+            full = self.problem.full(np.array(support))
+            cross = self.problem.source.cross(full)
+        const, coef = self.terms(support, full, cross)
+        self._at[support] = len(self.const)
+        self.const.append(const)
+        self.coef.append(coef)
+        self.stats.cuts += 1
+        return True
+
+    def add_deferred(self):
+        """The deferred cuts (the first local optimum's neighbours), before the first MILP."""
+        for support in self.deferred:
+            self.add(support)
+        self.deferred = []
+
+    def use_curvature(self):
+        """Before the first MILP: cuts with the data's curvature where the source offers them.
+
+        The MILP's LP bound is what a small ridge makes weak (cut slopes -(X_j'a)^2 / lam);
+        a source with ``curvature_cuts`` can replace lam by lam + d_j with d from the data's
+        smallest eigenvalue (:meth:`dpstats.bss.gram._SquaredLossMethods.use_curvature`),
+        the tangent of a stronger relaxation with the same values at every support.  The
+        pool is then recomputed at the same supports; the values do not change.  Asked only
+        here because the eigenvalue costs about as much as a few p x p products and the block
+        routes certify most queries without a MILP.
+        """
+        if self._curvature_asked:
+            return
+        self._curvature_asked = True
+        source = self.problem.source
+        if not source.capabilities.curvature_cuts or not source.use_curvature():
+            return
+        for support, k in self._at.items():
+            full = self.problem.full(np.array(support))
+            self.const[k], self.coef[k] = self.terms(support, full, source.cross(full))
