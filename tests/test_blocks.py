@@ -2,12 +2,22 @@
 import numpy as np
 import pytest
 
-from dpstats.bss.blocks import minimise_block
+from dpstats.bss.blocks import BlockSearchSettings, minimise_block
 from dpstats.bss.engine import OuterApproximationEngine
 from dpstats.bss.gram import GramSource, MatrixFreeSource
 from dpstats.bss.objective import RidgeBallObjective, SufficientStats
 
 from test_engine import brute, instance
+
+
+def declare(monkeypatch, **fields):
+    """Declare block-search settings for this test (the defaults with ``fields`` replaced),
+    on top of any declared earlier in the same test."""
+    from dataclasses import replace
+
+    from dpstats.bss import blocks
+
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS", replace(blocks.DEFAULT_BLOCK_SETTINGS, **fields))
 
 
 def block_oracle(stats, s, lam, r, anchor):
@@ -90,9 +100,9 @@ def test_node_cap_gives_up_and_engine_falls_back():
     _, _, count = block_oracle(stats, 4, lam, r, anchor)
     worst = np.nonzero(count == 3)[0][np.argmax(vals[count == 3])]
     assert minimise_block(GramSource(stats, lam, r), full, 1, 3, (tuple(sups[worst]), vals[worst]), 1e-7,
-                          evaluate, max_nodes=1) is None
+                          evaluate, settings=BlockSearchSettings(max_nodes=1)) is None
     # the engine on the MILP path only (exact blocks off, and with a one-node cap) agrees
-    for setting in ({"exact_blocks": False}, {"exact_block_nodes": 1}):
+    for setting in ({"exact_blocks": False}, {"block_search": BlockSearchSettings(max_nodes=1)}):
         eng = OuterApproximationEngine.from_stats(stats, 4, lam, r, 1e-6, **setting)
         mis = eng.mistakes()
         for i, c in enumerate(mis, 1):
@@ -136,7 +146,7 @@ def test_coherence_screen_keeps_blocks_exact(case, matrix_free, monkeypatch):
     """The screen by |v_B|^2 / gamma_0 (used above 64 columns) on every instance."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    declare(monkeypatch, coherence_above=0)
     test_block_minimum_matches_brute_force(case, matrix_free)
 
 
@@ -146,7 +156,7 @@ def test_block_supports_below_lists_every_support_under_the_threshold(case, cohe
     from dpstats.bss import blocks
 
     if coherence:
-        monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+        declare(monkeypatch, coherence_above=0)
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, Xf, y = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
@@ -242,11 +252,12 @@ def test_lazy_schur_columns_match_brute_force(seed, matrix_free):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
         res = minimise_block(source, full, offset, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
-                             max_columns=1)
+                             settings=BlockSearchSettings(max_columns=1))
         assert res is not None
         assert res.value <= vals[members].min() + 1e-7 + 1e-9
         thr = float(np.sort(vals[members])[min(5, members.size - 1)])
-        below = blocks.block_supports_below(source, full, offset, i, thr, evaluate, max_columns=1)
+        below = blocks.block_supports_below(source, full, offset, i, thr, evaluate,
+                                            settings=BlockSearchSettings(max_columns=1))
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(below.supports)
 
 
@@ -285,8 +296,7 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, mon
 
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", test_from)
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_NODES", test_nodes)
+    declare(monkeypatch, prefix_test_from=test_from, prefix_test_nodes=test_nodes)
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 80)
     rng = np.random.default_rng(seed)
@@ -355,7 +365,7 @@ def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descen
     every support below the threshold, and going down the shared prefixes save nodes."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", 1)  # test many prefixes
+    declare(monkeypatch, prefix_test_from=1)  # test many prefixes
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, _, _ = instance(seed, n=200, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
@@ -422,9 +432,7 @@ def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch
     from dpstats.bss import blocks
 
     low, high = budgets
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", 1)  # test many prefixes
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_MIN_NODES", low)
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_NODES", high)
+    declare(monkeypatch, prefix_test_from=1, prefix_test_min_nodes=low, prefix_test_nodes=high)  # test many prefixes
     outcomes = []
     test_prefix = blocks._BlockSearch._test_prefix
 
@@ -460,7 +468,7 @@ def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
     bound): each alone is exact."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
+    declare(monkeypatch, force_bound=bound)
     if case in CASES:
         test_block_minimum_matches_brute_force(case, False)
         test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
@@ -487,7 +495,7 @@ def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch
     search still certifies with the ridge bound instead of giving up."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    declare(monkeypatch, coherence_above=0)
     stats, Xf, y = instance(seed, n=12, p=14, s=4, rho=0.5, snr=5.0, intercept=True)
     lam, r = 3.0, 100.0
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 4, lam, r)
@@ -496,7 +504,7 @@ def test_lazy_search_without_usable_gamma_uses_the_ridge_bound(seed, monkeypatch
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
         res = blocks.minimise_block(source, full, 1, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
-                                    max_columns=0)  # every candidate set takes the lazy path
+                                    settings=BlockSearchSettings(coherence_above=0, max_columns=0))  # lazy path
         assert res is not None
         truth = vals[members].min()
         assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
@@ -554,7 +562,7 @@ def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
             res = blocks.block_supports_below(source, full, offset, i, float(thr), evaluate, mu=0.0)
             below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
             assert below <= set(res.supports)
-        search = blocks._BlockSearch(source, full, offset, i, 0.0, 10**6, 3000)
+        search = blocks._BlockSearch(source, full, offset, i, 0.0, BlockSearchSettings(max_nodes=10**6))
         assert search.floor() == search.lam
     assert all(size <= 10 for size in calls)  # an eigenvalue only where C has at most n columns
     assert gammas and any(size > 10 for _, _, size in gammas)
@@ -575,7 +583,7 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
     offset = 1 if icpt else 0
     G = stats.G
     for mu in (0.0, 2.5):
-        search = blocks._BlockSearch(GramSource(stats, lam, r), full, offset, 2, mu, 10**6, 3000)
+        search = blocks._BlockSearch(GramSource(stats, lam, r), full, offset, 2, mu, BlockSearchSettings(max_nodes=10**6))
         floor, lam2 = search.floor(), lam + mu
         assert floor >= lam2
         O = search.O
@@ -629,7 +637,7 @@ def test_centred_matrix_free_blocks_match_brute_force(shift, lazy, monkeypatch):
     3000 terms): dense and lazy searches, coherence screen on, against brute force."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "COHERENCE_ABOVE", 0)
+    declare(monkeypatch, coherence_above=0)
     _, X, y = instance(10, n=70, p=12, s=4, rho=0.5, snr=3.0, intercept=False)
     X = X + shift * np.linspace(-1.0, 1.0, X.shape[1])  # means far from 0
     stats = SufficientStats.centred_from_arrays(X, y)
@@ -640,11 +648,12 @@ def test_centred_matrix_free_blocks_match_brute_force(shift, lazy, monkeypatch):
         members = np.nonzero(count == i)[0]
         worst = members[np.argmax(vals[members])]
         res = blocks.minimise_block(source, full, 0, i, (tuple(sups[worst]), vals[worst]), 1e-7, evaluate,
-                                    mu=0.5, max_columns=0 if lazy else 3000)
+                                    mu=0.5, settings=BlockSearchSettings(coherence_above=0, max_columns=0 if lazy else 3000))
         truth = vals[members].min()
         assert res.value <= truth + 1e-7 + 1e-9 and res.lower_bound <= truth + 1e-9
         thr = float(np.sort(vals[members])[-1])
-        listed = blocks.block_supports_below(source, full, 0, i, thr, evaluate, max_columns=0 if lazy else 3000)
+        listed = blocks.block_supports_below(source, full, 0, i, thr, evaluate,
+                                             settings=BlockSearchSettings(coherence_above=0, max_columns=0 if lazy else 3000))
         assert {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr} <= set(listed.supports)
 
 
@@ -694,7 +703,7 @@ def test_eigenvalue_hints_keep_blocks_exact(case, monkeypatch):
     monkeypatch.setattr(objective, "HINT_MIN_SIZE", 2)
     monkeypatch.setattr(blocks, "HINT_MIN_SIZE", 2)
     monkeypatch.setattr(blocks, "eigenvalue_floor", counted)
-    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", "eigen")
+    declare(monkeypatch, force_bound="eigen")
     if case in CASES:
         test_block_minimum_matches_brute_force(case, False)
         test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
@@ -762,20 +771,16 @@ def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch
     block below a threshold (low, middle and top of the block) is listed, alone ("ball") and
     with the other bounds, with the anchor's multiplier 0 and > 0 (weak duality); with the
     Gram matrix, matrix-free (floor lam'), and with M's columns formed lazily."""
-    import functools
-
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "FORCE_BOUND", bound)
+    declare(monkeypatch, force_bound=bound)
     seed, p, s, rho, lam, r, icpt = case
     stats, Xf, y = instance(seed, n=40, p=p, s=s, rho=rho, snr=5.0, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
     source = GramSource(stats, lam, r) if path == "gram" else MatrixFreeSource(Xf, y, lam, r, intercept=icpt)
     if path == "lazy":  # every candidate set takes the large-set path
-        monkeypatch.setattr(blocks, "block_supports_below",
-                            functools.partial(blocks.block_supports_below, max_columns=0))
-        monkeypatch.setattr(blocks, "minimise_block", functools.partial(blocks.minimise_block, max_columns=0))
+        declare(monkeypatch, max_columns=0)
     for i in range(2, min(s, p - s) + 1):
         members = np.nonzero(count == i)[0]
         ranked = np.sort(vals[members])

@@ -249,7 +249,7 @@ def test_block_search_asks_the_deadline_between_nodes(monkeypatch):
     y = np.clip(0.2 * X[:, :4].sum(axis=1) + 0.3 * rng.normal(size=120), -1, 1)
     eng = OuterApproximationEngine.from_stats(SufficientStats.from_arrays(X, y), 4, 1.0, 1.1, 1e-3)
     best = eng.best()
-    monkeypatch.setattr(blocks._BlockSearch, "CHECK_EVERY", 1)
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS", blocks.BlockSearchSettings(check_every=1))
     calls = []
 
     class Stop(Exception):

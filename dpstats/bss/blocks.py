@@ -63,7 +63,7 @@ by two screens valid for every B containing the column:
   G_jj >> lam' (about 50x at n = 10^4 with lam = 100); the second is near-exact for weakly
   correlated columns.
 
-When C is still larger than ``max_columns`` (at p = 10^4, removing two true columns can
+When C is still larger than ``BlockSearchSettings.max_columns`` (at p = 10^4, removing two true columns can
 leave two neighbours that carry most of the gain, and then every third column stays a
 candidate), the search runs with gamma_0 and forms a column of M only when a branch picks
 that column (one X'x_j product), so no |C| x |C| matrix is formed.
@@ -76,8 +76,9 @@ exactly with the true objective.  Two queries use the search:
 * :func:`block_supports_below`: every support of the block with R < threshold (the top-R
   certificate: threshold = v_R - slack, see :mod:`dpstats.bss.engine`).
 
-Neither needs a MILP or a solver tolerance.  When the search would exceed ``max_nodes``
-nodes, it gives up (returns None) and the caller falls back to the outer-approximation MILP.
+Neither needs a MILP or a solver tolerance.  When the search would exceed
+``BlockSearchSettings.max_nodes`` nodes, it gives up (returns None) and the caller falls back
+to the outer-approximation MILP.
 
 References
 ----------
@@ -403,16 +404,63 @@ def coherence_gamma(f, e, ntop, i):
 
 
 # ---------------------------------------------------------------- the search
+@dataclass(frozen=True)
+class BlockSearchSettings:
+    """The block search's declared budgets and switches: public, fixed before the data.
+
+    They change how much work the search does, never what it certifies (a search that
+    would exceed ``max_nodes`` gives up and the caller's next route answers).  Tests and
+    measurements declare other values here (``EngineSettings(block_search=...)``, or the
+    ``settings=`` of :func:`minimise_block` and :func:`block_supports_below`).
+
+    max_nodes
+        Nodes per block before the search gives up.
+    max_columns
+        Above this many candidate columns a node's Schur-complement matrix is formed lazily
+        (module docstring).
+    coherence_above
+        Above this many columns left by the first screen, the coherence screen is used.
+    check_every
+        The search asks ``check_time`` (the call's deadline) once per this many nodes.
+    floor_max_columns
+        The spectral floor (:meth:`_BlockSearch.floor`) is computed when the anchor leaves
+        at most this many outside columns and G is at hand (one eigenvalue of an |O| x |O|
+        matrix per anchor).
+    coherence_new_rows
+        A matrix-free source computes the coherence profile of at most this many new
+        columns per search step (each costs a pass X'x_j); beyond, the step goes without it.
+    prefix_test_from, prefix_test_nodes, prefix_test_min_nodes
+        A removal prefix is tested (superset bound, :meth:`_BlockSearch.leaves_per_set`)
+        when at least ``prefix_test_from`` removed sets D extend it; a test that needs more
+        nodes than its budget (at most ``prefix_test_nodes``, at least
+        ``prefix_test_min_nodes``: :meth:`_BlockSearch._test_prefix`) is abandoned (the
+        prefix's children are tested instead, each with a larger margin: one more strong
+        column dropped).
+    force_bound
+        None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one
+        (each bound alone must keep the search exact).
+    """
+
+    max_nodes: int = 200_000
+    max_columns: int = 3000
+    coherence_above: int = 64
+    check_every: int = 256
+    floor_max_columns: int = 2000
+    coherence_new_rows: int = 1024
+    prefix_test_from: int = 4
+    prefix_test_nodes: int = 256
+    prefix_test_min_nodes: int = 32
+    force_bound: str | None = None
+
+
+#: The block search's settings where none are declared.
+DEFAULT_BLOCK_SETTINGS = BlockSearchSettings()
+
+
 class _BlockSearch:
     """Branch and bound over one block; yields, per removed set D, the leaves to evaluate."""
 
-    #: above this many columns left by the first screen, the coherence screen is used
-    COHERENCE_ABOVE = 64
-
-    #: The search asks ``check_time`` (the call's deadline) once per this many nodes.
-    CHECK_EVERY = 256
-
-    def __init__(self, source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time=None,
+    def __init__(self, source, anchor_full, offset, i, mu, settings, check_time=None,
                  pruned_prefixes=None, prefix_budgets=None):
         self.source = source
         # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
@@ -426,8 +474,9 @@ class _BlockSearch:
         self.lam = self.ridge + float(mu)
         self.shift = float(mu) * float(source.radius) ** 2
         self.radius = float(source.radius)  # |b_j| <= r on the ball: the box of box_gain
-        self.max_nodes = int(max_nodes)
-        self.max_columns = int(max_columns)
+        self.settings = settings
+        self.max_nodes = int(settings.max_nodes)
+        self.max_columns = int(settings.max_columns)
         mask = np.ones(source.n_columns, dtype=bool)
         mask[self.anchor_full] = False
         mask[:self.offset] = False
@@ -440,10 +489,6 @@ class _BlockSearch:
         # pruned_prefixes by the blocks of one anchor
         self._prefix_budgets = {} if prefix_budgets is None else prefix_budgets
 
-    #: The spectral floor (:meth:`floor`) is computed when the anchor leaves at most this many
-    #: outside columns and G is at hand (one eigenvalue of an |O| x |O| matrix per anchor).
-    FLOOR_MAX_COLUMNS = 2000
-
     def floor(self):
         """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
 
@@ -451,14 +496,14 @@ class _BlockSearch:
         (x'G_OT (G_TT + lam' I)^{-1} G_TO x is a maximum over coefficients on T, which a
         larger T can only raise), so lambda_min of Sch at T = the whole anchor bounds them
         all.  Computed once per (anchor, lam') with a rounding margin, from the Gram matrix,
-        when |O| <= FLOOR_MAX_COLUMNS; otherwise lam'.
+        when |O| <= ``settings.floor_max_columns``; otherwise lam'.
         """
         if self._floor is not None:
             return self._floor
         self._floor = self.lam
         src, O, A = self.source, self.O, self.anchor_full
         G = getattr(src, "G", None)
-        if G is None or O.size == 0 or O.size > self.FLOOR_MAX_COLUMNS or self._rank_deficient(O.size):
+        if G is None or O.size == 0 or O.size > self.settings.floor_max_columns or self._rank_deficient(O.size):
             return self._floor
         key = (tuple(int(j) for j in A), self.lam)
         cache = getattr(src, "_floor_cache", None)
@@ -489,7 +534,7 @@ class _BlockSearch:
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
         keep = uu + _top_sum(uu, i - 1) > h
-        if self.FORCE_BOUND in (None, "ball"):
+        if self.settings.force_bound in (None, "ball"):
             # the same floor with the ball |b_B| <= r: Delta(B) <= g(|u_B|) (module docstring)
             u2, h2 = u * u, ball_need(h, self.floor(), self.radius)
             if _top_sum(u2, i) <= h2:
@@ -501,7 +546,7 @@ class _BlockSearch:
         if i == 1:
             # one column: Delta({j}) = v_j^2 exactly, no coherence needed
             C = C[self._single_gains(C, T, GOT, K, u) > h]
-        elif C.size > self.COHERENCE_ABOVE:
+        elif C.size > self.settings.coherence_above:
             C = self._coherence_screen(C, T, GOT, K, u, h)
         return O[C]
 
@@ -596,21 +641,17 @@ class _BlockSearch:
         d, _, _ = schur_scaling(self.source, self.ridge, self.lam, cols, GOT[cols] if T.size else None, K)
         return box_gain(u[C], d, self.radius)  # exact one-column gain, the box |b_j| <= r kept
 
-    #: A matrix-free source computes the coherence profile of at most this many new columns
-    #: per search step (each costs a pass X'x_j); beyond, the step goes without it.
-    COHERENCE_NEW_ROWS = 1024
-
     def _coherence_rows(self, cols):
         """Per column of ``cols``, the sum of its i - 1 largest coherences (or None: too costly).
 
         One profile for every block of this anchor (depth s - 1, the largest i - 1 needed).
-        A matrix-free source pays n p per new column, so when more than COHERENCE_NEW_ROWS
+        A matrix-free source pays n p per new column, so when more than ``settings.coherence_new_rows``
         columns are not yet profiled the caller goes without (the ridge bound still holds).
         """
         src, i = self.source, self.i
         depth = max(self.anchor_full.size - self.offset - 1, i - 1)
         if (getattr(src, "G", None) is None
-                and coherence_missing(src, self.ridge, depth, self.anchor_full, cols) > self.COHERENCE_NEW_ROWS):
+                and coherence_missing(src, self.ridge, depth, self.anchor_full, cols) > self.settings.coherence_new_rows):
             return None
         prof = column_coherence(src, self.ridge, depth, exclude=self.anchor_full, rows=cols)
         return prof[cols, :i - 1].sum(axis=1)
@@ -636,18 +677,6 @@ class _BlockSearch:
                 break
             keep = new
         return C[keep]
-
-    #: A removal prefix is tested (superset bound, :meth:`leaves_per_set`) when at least
-    #: this many removed sets D extend it; a test that needs more nodes than its budget (at
-    #: most PREFIX_TEST_NODES, at least PREFIX_TEST_MIN_NODES: :meth:`_test_prefix`) is
-    #: abandoned (the prefix's children are tested instead, each with a larger margin: one
-    #: more strong column dropped).
-    PREFIX_TEST_FROM = 4
-    PREFIX_TEST_NODES = 256
-    PREFIX_TEST_MIN_NODES = 32
-
-    #: None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one (tests).
-    FORCE_BOUND = None
 
 
     def _at(self, T, threshold):
@@ -680,8 +709,8 @@ class _BlockSearch:
     def _test_prefix(self, T, threshold, depth):
         """True when the superset test at T (a removal prefix of length ``depth``) prunes it.
 
-        The test's node budget adapts per prefix length, between PREFIX_TEST_MIN_NODES and
-        PREFIX_TEST_NODES: halved after a test that used it all without deciding, doubled
+        The test's node budget adapts per prefix length, between ``settings.prefix_test_min_nodes``
+        and ``settings.prefix_test_nodes``: halved after a test that used it all without deciding, doubled
         after one that pruned with at least half of it.  A test that gives up costs its whole
         budget and decides nothing (the prefix's children are then visited, as without the
         test), so where tests at a length keep giving up they should give up early; where
@@ -691,15 +720,15 @@ class _BlockSearch:
         columns, and adapting measured slower (bench_public case 7).
         """
         if getattr(self.source, "G", None) is None:
-            return not self._leaves_at(T, threshold, first_only=True, budget=self.PREFIX_TEST_NODES)
-        budget = self._prefix_budgets.get(depth, self.PREFIX_TEST_NODES)
+            return not self._leaves_at(T, threshold, first_only=True, budget=self.settings.prefix_test_nodes)
+        budget = self._prefix_budgets.get(depth, self.settings.prefix_test_nodes)
         start = self.nodes
         found = self._leaves_at(T, threshold, first_only=True, budget=budget)
         used = self.nodes - start
         if found and found[-1] is None:
-            self._prefix_budgets[depth] = max(min(self.PREFIX_TEST_MIN_NODES, self.PREFIX_TEST_NODES), budget // 2)
+            self._prefix_budgets[depth] = max(min(self.settings.prefix_test_min_nodes, self.settings.prefix_test_nodes), budget // 2)
         elif not found and 2 * used >= budget:
-            self._prefix_budgets[depth] = min(self.PREFIX_TEST_NODES, 2 * budget)
+            self._prefix_budgets[depth] = min(self.settings.prefix_test_nodes, 2 * budget)
         return not found
 
     def leaves_per_set(self, threshold):
@@ -750,7 +779,7 @@ class _BlockSearch:
                 continue
             last = prefix[-1] if prefix else -1
             below = comb(m - last - 1, i - len(prefix))  # removed sets D extending this prefix
-            if prefix and below >= self.PREFIX_TEST_FROM:
+            if prefix and below >= self.settings.prefix_test_from:
                 pruned = known.get(prefix, 0) >= i
                 if not pruned:
                     T = np.concatenate([forced, np.delete(movable, prefix)])
@@ -780,9 +809,10 @@ class _BlockSearch:
         # ridge, so gamma is about the smallest 1 / kappa anyway).
         use_eigen = gamma > 0 and 1.0 / gamma < float(kappa.max(initial=0.0))
         use_ridge = use_ball = True
-        if self.FORCE_BOUND is not None:  # tests: each bound alone must keep the search exact
-            use_eigen = self.FORCE_BOUND == "eigen" and gamma > 0
-            use_ball = self.FORCE_BOUND == "ball"
+        force = self.settings.force_bound
+        if force is not None:  # tests: each bound alone must keep the search exact
+            use_eigen = force == "eigen" and gamma > 0
+            use_ball = force == "ball"
             use_ridge = not (use_eigen or use_ball)
 
         def block(start, P):
@@ -829,7 +859,7 @@ class _BlockSearch:
             if last_node is not None and self.nodes > last_node:
                 found.append(None)  # undecided: the caller treats it as not pruned
                 raise _Found
-            if self.check_time is not None and self.nodes % self.CHECK_EVERY == 0:
+            if self.check_time is not None and self.nodes % self.settings.check_every == 0:
                 self.check_time()
             k = i - len(P)
             q = np.arange(start, vs.size)  # candidates for the next picks (later in the order)
@@ -901,8 +931,8 @@ def _evaluate_in_chunks(evaluate, sups, chunk=256):
                            for k in range(0, sups.shape[0], chunk)])
 
 
-def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *, mu=0.0,
-                   max_nodes=200000, max_columns=3000, check_time=None):
+def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *, mu=0.0, settings=None,
+                   check_time=None):
     """Certified minimum of R over supports with exactly ``i`` columns outside the anchor.
 
     Parameters
@@ -918,14 +948,16 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     evaluate : callable(2-D array of candidate supports) -> exact values
     mu : float
         Ball multiplier used in the weak-duality bound (any mu >= 0 is valid).
+    settings : BlockSearchSettings, optional
+        Budgets and switches (default :data:`DEFAULT_BLOCK_SETTINGS`).
     check_time : callable, optional
         Called every few hundred nodes; raises when the call's time is up.
 
     Returns
     -------
-    BlockResult, or None when the search would exceed ``max_nodes`` nodes.
+    BlockResult, or None when the search would exceed ``settings.max_nodes`` nodes.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time)
+    search = _BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
     thresholds = []
@@ -947,9 +979,8 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     return BlockResult(inc_sup, inc_val, lower, search.nodes, search.leaves, search.sets, search.pruned)
 
 
-def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0,
-                         max_nodes=200000, max_columns=3000, check_time=None, pruned_prefixes=None,
-                         prefix_budgets=None):
+def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0, settings=None,
+                         check_time=None, pruned_prefixes=None, prefix_budgets=None):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
@@ -963,7 +994,7 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     ``prefix_budgets``: a dict shared the same way, the superset tests' node budgets per
     prefix length (:meth:`_BlockSearch._test_prefix`; they change the work, not the result).
     """
-    search = _BlockSearch(source, anchor_full, offset, i, mu, max_nodes, max_columns, check_time,
+    search = _BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
                           pruned_prefixes, prefix_budgets)
     thr = float(threshold)
     sups_all, vals_all = [], []

@@ -11,7 +11,7 @@ change speed, never the mechanism's output distribution; which one certified is 
   fixed anchor, and :mod:`dpstats.bss.blocks` bounds a whole block by Schur complements
   without a solver.  The best support (anchor: the local optimum), the top-R list's far region
   (threshold v_R - tau_mip / 2) and every S^(i) are certified by that search when it stays
-  within :attr:`EngineSettings.exact_block_nodes`.
+  within its node budget (:attr:`EngineSettings.block_search`).
 * :class:`DualRoute` (hinge loss): one certified dual per block (``block_lower_bounds``),
   then a branch and bound with certified dual bounds over the blocks (``search_blocks``),
   within :attr:`EngineSettings.dual_search_solves` solves.  The MILP's cuts are the same dual
@@ -98,7 +98,7 @@ class BlockSearchRoute:
             t0 = time.perf_counter()
             thr = reference() - problem.tau_mip / 2.0
             res = block_supports_below(problem.source, full, problem.offset, i, thr,
-                                       eng.candidates.evaluate, mu=mu, max_nodes=int(eng.settings.exact_block_nodes),
+                                       eng.candidates.evaluate, mu=mu, settings=eng.settings.block_search,
                                        check_time=clock.check, pruned_prefixes=pruned_prefixes,
                                        prefix_budgets=prefix_budgets)
             stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
@@ -154,7 +154,7 @@ class BlockSearchRoute:
         Squared loss only (GramSource / MatrixFreeSource); exact up to tau_mip / 2, no MILP.
         Returns None (the caller falls back to the MILP) when the settings switch
         ``exact_blocks`` off (or the source has no ``block_search``) or the search exceeds
-        ``exact_block_nodes`` nodes.  With
+        its node budget (``EngineSettings.block_search.max_nodes``).  With
         an incumbent above ``cap`` the search starts from the cap as its value (it prunes
         every support it can bound above cap - tau_mip / 2); when no support below the cap
         turns up, the block is certified capped.
@@ -173,7 +173,7 @@ class BlockSearchRoute:
         mu = float(obj.solve(local[0]).mu)  # any mu >= 0 is valid; this one is tight near the incumbent
         res = minimise_block(problem.source, problem.full(np.array(anchor)), problem.offset, i,
                              (inc_sup, min(inc_val, cap)), problem.tau_mip / 2.0, cand.evaluate, mu=mu,
-                             max_nodes=int(eng.settings.exact_block_nodes), check_time=clock.check)
+                             settings=eng.settings.block_search, check_time=clock.check)
         eng.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                               **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
         clock.say(f"[engine] mistakes i={i} exact block: "

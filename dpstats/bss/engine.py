@@ -95,6 +95,7 @@ import numpy as np
 
 from ..deadline import Deadline
 from ..errors import InvalidArgumentError, SolverError
+from .blocks import BlockSearchSettings
 from .candidates import Candidates, TopQuery
 from .certificate_routes import BlockSearchRoute, DualRoute, MilpRoute
 from .checked_cbc import CheckedCbc
@@ -114,9 +115,10 @@ class EngineSettings:
     certified quantities are the same (module docstring), so these change speed, never the
     mechanism's output distribution.
 
-    exact_blocks, exact_block_nodes
-        The Schur-complement block search (sources with ``block_search``), and its node
-        budget per block before the MILP takes over.
+    exact_blocks, block_search
+        The Schur-complement block search (sources with ``block_search``), and its budgets
+        and switches (:class:`~dpstats.bss.blocks.BlockSearchSettings`: among them the node
+        budget per block before the MILP takes over; None: the block search's defaults).
     dual_bounds
         One certified dual per block (sources with ``dual_blocks``).
     dual_search, dual_search_solves
@@ -139,7 +141,7 @@ class EngineSettings:
     """
 
     exact_blocks: bool = True
-    exact_block_nodes: int = 200_000
+    block_search: BlockSearchSettings | None = None
     dual_bounds: bool = True
     dual_search: bool = True
     dual_search_solves: int = 4000
