@@ -136,6 +136,14 @@ class SelectionMethod:
     shows the documented defaults: one Conditions row "no sufficient conditions declared"
     (verdict "not checkable"), the verdict "the probability ... is not computed for this
     call", and empirical planning.
+
+    What ``s="auto"`` (``k="auto"``) means for the method is declared here too, and
+    :mod:`dpstats.bss.model_size` reads only these declarations (it names no method):
+    :attr:`auto_size_kind` ("best_subset": the size and the support chosen by the size
+    criterion on the method's own objective, with :attr:`default_size_mechanism`,
+    :attr:`refused_size_mechanisms`, :attr:`auto_size_enumerates`, :meth:`check_auto_size` and
+    :meth:`run_at_size`; "screening": Fan and Lv's size floor(n / log n); None: refused, with
+    :attr:`auto_size_refusal` as the reason when there is one).  The default refuses it.
     """
 
     name: str = ""
@@ -153,6 +161,22 @@ class SelectionMethod:
     allows_infinite_epsilon: bool = True
     #: Shown when epsilon=inf is refused: say what to use instead.
     infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
+    #: ``s="auto"`` / ``k="auto"`` (:mod:`dpstats.bss.model_size`): "best_subset" (the size criterion over the
+    #: sizes 1..s_max scored by the method's objective, then the method's support), "screening" (the screening size
+    #: floor(n / log n) of Fan and Lv 2008, no budget), or None (refused before the charge).
+    auto_size_kind: str | None = None
+    #: Why ``auto`` is refused (shown as "... is not available for method ...: <reason>"); None: the refusal lists
+    #: the methods that offer it.
+    auto_size_refusal: str | None = None
+    #: best_subset: the ``size_mechanism`` that ``size_mechanism=None`` means ("joint", "generalized", "two_stage"
+    #: or "margin"; model_size's module docstring).
+    default_size_mechanism: str = "margin"
+    #: best_subset: the ``size_mechanism`` values the method refuses, and the message of the refusal.
+    refused_size_mechanisms: tuple = ()
+    refused_size_mechanism_message: str = ""
+    #: best_subset: every support of every size is scored (the joint mechanism enumerates them); otherwise each
+    #: size is scored on top_r's certified top-R list (every support when C(p, s) <= R) with its solver slack.
+    auto_size_enumerates: bool = False
 
     @property
     def needs_bounds(self) -> bool:
@@ -275,6 +299,17 @@ class SelectionMethod:
         searches piecewise (recovery can fall where a default switches, e.g. to buying private
         means); ``epsilon`` is the selection's.  Default: none."""
         return ()
+
+    def check_auto_size(self, p, s_max, options) -> None:
+        """``s="auto"``: refuse the sizes 1..``s_max`` the method cannot handle together (p, s_max and the
+        options are public).  Called after :meth:`check_size` sees the most numerous size.  Default: nothing."""
+
+    def run_at_size(self, task, scorer) -> "MethodOutcome":
+        """The second stage of a two-stage ``s="auto"`` (size_mechanism "two_stage" or "margin"): the method
+        at the released size ``task.size`` with the rest of the epsilon.  ``scorer`` is the size stage's
+        certified scorer of that size (exact scores or the engine, same data and tau), which a method may
+        reuse.  Default: :meth:`run`."""
+        return self.run(task)
 
     def run(self, task) -> "MethodOutcome":  # pragma: no cover - every method overrides it
         raise NotImplementedError

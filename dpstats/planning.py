@@ -748,6 +748,7 @@ class Plan:
         its former limit 0.999 at n = 4039 and 0.002 at 4040), so the search treats each
         stretch between flips as its own monotone curve."""
         from .bss.intercept import resolved_intercept
+        from .bss.losses import LOSS_OPTION, loss_named
         from .mechanisms.signs import SIGNS_SHARE
         from .methods import get_method
         from .privacy.bounds import AUTO_BOUNDS_SHARE
@@ -761,7 +762,8 @@ class Plan:
         eps = epsilon if math.isinf(epsilon) else epsilon * (1.0 - share)
         names = {option.name for option in meth.options}
         out = []
-        if "means_share" in names and self.options.get("loss", "squared") == "squared":
+        loss = loss_named(self.options.get("loss", LOSS_OPTION.default))  # as given: None for a value refused later
+        if "means_share" in names and loss is not None and loss.least_squares:
             out.append(resolved_intercept(self.options, intercept=True, n=n, p=self.p, epsilon=eps))
         out.extend(meth.planning_regime(n, self.p, self.options, eps))
         return tuple(out)

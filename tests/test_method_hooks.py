@@ -204,3 +204,125 @@ def test_planning_names_no_method():
                     if isinstance(const, ast.Constant) and const.value in names:
                         found.append((node.lineno, const.value))
     assert found == []
+
+
+def _name_literals(module, names):
+    """(line, value) of every string literal of ``module`` equal to one of ``names``: in a comparison, a
+    membership test, a tuple or dict of names, a default such as ``options.get("loss", "squared")``, anywhere
+    (docstrings and messages mention names inside longer strings, which are not equal to a name)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(module))
+    return sorted((node.lineno, node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names)
+
+
+def test_model_size_names_no_method_and_no_loss():
+    """s="auto" / k="auto" read each method through its declarations (auto_size_kind, auto_size_refusal,
+    default_size_mechanism, refused_size_mechanisms, auto_size_enumerates, check_auto_size, run_at_size) and
+    each loss through its attributes (size_criterion_variance, least_squares): dpstats/bss/model_size.py holds
+    no method's or loss's name, so a new method or loss needs no edit there (issue 45, item 3)."""
+    from dpstats.bss import model_size
+    from dpstats.bss.losses import LOSSES
+
+    assert _name_literals(model_size, set(registered_methods())) == []
+    assert _name_literals(model_size, set(LOSSES)) == []
+
+
+def test_planning_names_no_loss():
+    """plan reads the loss through its attributes (least_squares: the intercept's private means apply)."""
+    from dpstats import planning
+    from dpstats.bss.losses import LOSSES
+
+    assert _name_literals(planning, set(LOSSES)) == []
+
+
+# ---------------------------------------------------------------- s="auto" declared by a registered method
+from dpstats.bss.exhaustive import ExponentialMethod  # noqa: E402
+
+
+class EnumeratesNoAuto(ExponentialMethod):
+    """The exponential mechanism under another name, declaring no s="auto" (the SelectionMethod defaults)."""
+
+    name = "enumerates_no_auto"
+    auto_size_kind = None
+    default_size_mechanism = SelectionMethod.default_size_mechanism
+    auto_size_enumerates = False
+
+    def check_auto_size(self, p, s_max, options):
+        pass
+
+
+class EnumeratesWithAuto(EnumeratesNoAuto):
+    """The same method declaring s="auto": sizes scored by enumeration, two stages by default, no GEM."""
+
+    name = "enumerates_with_auto"
+    auto_size_kind = "best_subset"
+    auto_size_enumerates = True
+    default_size_mechanism = "two_stage"
+    refused_size_mechanisms = ("generalized",)
+    refused_size_mechanism_message = "enumerates_with_auto: no generalised mechanism (a test method)."
+
+
+class ScreensWithAuto(EnumeratesNoAuto):
+    name = "screens_with_auto"
+    auto_size_refusal = "a test method refuses it"
+
+
+@pytest.fixture
+def auto_methods():
+    methods = [EnumeratesNoAuto(), EnumeratesWithAuto(), ScreensWithAuto()]
+    for m in methods:
+        register_method(m, replace=True)
+    yield {m.name: m for m in methods}
+    from dpstats import methods as registry
+    for m in methods:
+        registry._REGISTERED.pop(m.name, None)
+
+
+def test_a_registered_method_declares_its_s_auto(auto_methods):
+    """s="auto" comes from the method's declarations alone: model_size.py is not edited for it."""
+    data = make_regression(n=80, p=6, s=2, seed=5)
+    kwargs = dict(epsilon=2.0, s="auto", s_max=3, bounds=(4, 4), random_state=3)
+    with pytest.raises(dpstats.InvalidArgumentError,
+                       match=r"s='auto' is available for methods \['exponential', 'top_r', 'mistakes', "
+                             r"'enumerates_with_auto'\]; method 'enumerates_no_auto' needs s="):
+        dpstats.dp_select("y ~ .", data, method="enumerates_no_auto", **kwargs)
+    with pytest.raises(dpstats.InvalidArgumentError,
+                       match="s='auto' is not available for method 'screens_with_auto': a test method refuses it. "
+                             "Give s= as a positive integer."):
+        dpstats.dp_select("y ~ .", data, method="screens_with_auto", **kwargs)
+    with pytest.raises(dpstats.InvalidArgumentError, match="no generalised mechanism"):
+        dpstats.dp_select("y ~ .", data, method="enumerates_with_auto", size_mechanism="generalized", **kwargs)
+    # Its declared default mechanism (two_stage) and the joint one give the exponential method's releases.
+    for mine, reference in [({}, {"size_mechanism": "two_stage"}),
+                            ({"size_mechanism": "joint"}, {"size_mechanism": "joint"})]:
+        fit = dpstats.dp_select("y ~ .", data, method="enumerates_with_auto", **kwargs, **mine)
+        ref = dpstats.dp_select("y ~ .", data, method="exponential", **kwargs, **reference)
+        assert fit.support == ref.support
+        assert fit.release()["s_selected"] == ref.release()["s_selected"]
+        assert [e.epsilon for e in fit.ledger.entries] == [e.epsilon for e in ref.ledger.entries]
+        assert [e.mechanism.replace("enumerates_with_auto", "exponential") for e in fit.ledger.entries] == [
+            e.mechanism for e in ref.ledger.entries]
+    # max_enumerate is the method's own check_auto_size: this one declares none, so it is not refused.
+    fit = dpstats.dp_select("y ~ .", data, method="enumerates_with_auto", max_enumerate=20, **kwargs)
+    assert fit.release()["s_selected"] == len(fit.support)
+
+
+def test_built_in_auto_size_declarations_keep_the_previous_rule():
+    """The declarations reproduce the former name switches of model_size.py: s="auto" for exponential (joint by
+    default, every support enumerated), top_r and mistakes (margin by default; mistakes in two stages only);
+    k="auto" for dp_sis; kendall and samp_agg refuse it with their reasons; the others need an integer size."""
+    expected = {"exponential": "best_subset", "top_r": "best_subset", "mistakes": "best_subset",
+                "dp_sis": "screening", "mcmc": None, "kendall": None, "samp_agg": None, "dpvote": None,
+                "frank_wolfe": None, "peeling": None}
+    for name, kind in expected.items():
+        meth = get_method(name)
+        assert meth.auto_size_kind == kind, name
+        assert (meth.auto_size_refusal is not None) == (name in ("kendall", "samp_agg")), name
+        assert meth.default_size_mechanism == ("joint" if name == "exponential" else "margin"), name
+        assert meth.auto_size_enumerates == (name == "exponential"), name
+        assert meth.refused_size_mechanisms == (("joint", "generalized") if name == "mistakes" else ()), name
+    assert type(get_method("top_r")).run_at_size is not SelectionMethod.run_at_size
+    assert type(get_method("exponential")).check_auto_size is not SelectionMethod.check_auto_size

@@ -211,6 +211,62 @@ def exact_scores(task, tau, label="exact enumeration"):
     return ExactScores(len(task.terms), supports, values)
 
 
+# ---------------------------------------------------------------- top-R lists (top_r, and s="auto"'s sizes)
+def top_r_uses_slack(p, s, R, options, n=None):
+    """Whether the top-R mechanism's scores carry solver slack, from public inputs only.
+
+    The hinge loss always does (certified duality gaps); the squared loss does on the
+    engine path only, not when every support is scored exactly (the exact path, chosen
+    from n, p, s and the options by :func:`dpstats.bss.certified.uses_exact_path`, or
+    R >= C(p, s)).
+    """
+    if loss_of(options).slack_on_every_path:
+        return True
+    n_sup = n_supports(p, s)
+    return not ((n_sup is not None and R >= n_sup) or uses_exact_path(p, s, options, n))
+
+
+def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
+    """Uniform s-subsets of range(p) drawn until one is not in ``excluded`` (sorted tuple).
+
+    Returns (support, tries, succeeded); after ``max_tries`` failures the last draw is
+    returned (Behdin et al. 2024, Algorithm 1, procedure M_0).
+    """
+    tries = 0
+    while True:
+        tries += 1
+        cand = tuple(int(j) for j in rng.sample_without_replacement(p, s))
+        if cand not in excluded:
+            return cand, tries, True
+        if max_tries is not None and tries >= max_tries:
+            return cand, tries, False
+
+
+def certified_top(task, R, tau, scorer=None):
+    """(supports, values, certificate info, engine or None) of the R best supports.
+
+    ``scorer``: the exact scores or the engine a caller already built for the same task and
+    tau (``mistakes`` falling back to top-R), reused with its cuts and memo.
+
+    The info (route, number of MILP solves, tau_mip, tau_eval, achieved gaps, solver
+    statistics) is curator-only: it is a deterministic function of the data
+    (docs/privacy.md), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
+    """
+    p, s = len(task.terms), task.size
+    n_sup = n_supports(p, s)
+    if task_uses_exact_path(task):
+        exact = scorer if isinstance(scorer, ExactScores) else exact_scores(task, tau, "top_r")
+        sups, vals = exact.top(R)
+        return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
+    reuse = isinstance(scorer, OuterApproximationEngine) and scorer.tau == tau and scorer.s == task.size
+    engine = scorer if reuse else make_engine(task, tau, "top_r")
+    cert = engine.top(R)
+    info = {"path": engine.certificate_route(), "lower_bound_outside_list": cert.lower_bound,
+            "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
+            "gap_achieved": float(cert.values[-1] - cert.lower_bound), "solver": engine.stats.as_dict()}
+    return cert.supports, np.asarray(cert.values), info, engine
+
+
 def loss_items(task, best_support, best_value):
     """Curator-only items of the loss: sigma2_hat for the squared loss; loss, Delta_h and the
     training misclassification rate of the best support for the hinge loss."""

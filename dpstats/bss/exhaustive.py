@@ -91,6 +91,18 @@ def check_size(p, s, options):
     check_enumeration_memory(n_supports, s, "method='exponential'")
 
 
+def check_auto_size(p, s_max, options):
+    """s="auto": every support of every size 1..s_max is enumerated (public p, s_max)."""
+    total = sum(int(comb(p, s, exact=True)) for s in range(1, s_max + 1))
+    if total > options["max_enumerate"]:
+        raise InvalidArgumentError(
+            f"method='exponential' with s='auto' would enumerate {total:,} supports of sizes 1..{s_max}, "
+            f"more than max_enumerate={options['max_enumerate']:,}. Use method='top_r', a smaller s_max, or "
+            "raise max_enumerate.")
+    check_enumeration_memory(int(comb(p, min(s_max, p // 2), exact=True)), s_max,
+                             "method='exponential' with s='auto'")
+
+
 def run_hinge(task) -> MethodOutcome:
     """The exponential mechanism on certified hinge objective values (module docstring)."""
     s = task.size
@@ -161,6 +173,10 @@ class ExponentialMethod(SelectionMethod):
     size_argument = "s"
     supports_dask = True
     sign_policy = SIGNS_FROM_SELECTION_FIT
+    #: s="auto" (dpstats.bss.model_size): every support of every size, one joint draw by default.
+    auto_size_kind = "best_subset"
+    default_size_mechanism = "joint"
+    auto_size_enumerates = True
     options = (
         Integer("max_enumerate", default=DEFAULT_MAX_ENUMERATE, minimum=1,
                 doc="largest C(p, s) enumerated; above it use top_r"),
@@ -181,6 +197,9 @@ class ExponentialMethod(SelectionMethod):
 
     def check_size(self, p, size, options, context):
         check_size(p, size, options)
+
+    def check_auto_size(self, p, s_max, options):
+        check_auto_size(p, s_max, options)
 
     def check_design(self, plan, size, options, context):
         # class_weight's keys against the response's declared levels (public schema)

@@ -41,6 +41,9 @@ RIDGE_PER_ROW = 0.1
 HINGE_EVAL_SHARE = 0.125
 #: Above this many columns the squared-loss engine works matrix-free (:mod:`dpstats.bss.gram`).
 MATRIX_FREE_ABOVE = 3000
+#: Hinge loss, ``s="auto"``: the fixed sigma0^2 of the size criterion, pen(s) = HINGE_SIZE_VARIANCE k_n s
+#: (:mod:`dpstats.bss.model_size`, "Hinge loss").
+HINGE_SIZE_VARIANCE = 0.5
 
 
 def engine_default_ridge(n, p, s, radius, tolerance):
@@ -100,6 +103,12 @@ class Loss:
     slack_on_every_path: bool
     #: the engine needs ridge > 0 (its cuts divide by it) unless every support is scored
     needs_engine_ridge: bool
+    #: ``s="auto"`` (:mod:`dpstats.bss.model_size`): the size criterion's fixed sigma0^2 in mapped units, or None
+    #: when the criterion has a noise scale (``noise_sd`` given, or bought privately: "The noise scale")
+    size_criterion_variance: float | None
+    #: values are residual sums of squares: the size table's known-variance BIC, Cp and leaps columns and the
+    #: curator's sigma2_hat apply; so does the intercept centred by private means (:mod:`dpstats.bss.intercept`)
+    least_squares: bool
 
     def sensitivity(self, data, radius, s) -> float:
         """Delta of the objective over supports of ``s`` candidates (replace-one)."""
@@ -149,6 +158,8 @@ class SquaredLoss(Loss):
     response_type = "numeric"
     slack_on_every_path = False
     needs_engine_ridge = True
+    size_criterion_variance = None
+    least_squares = True
 
     def sensitivity(self, data, radius, s):
         return squared_loss_sensitivity(data, radius, s)
@@ -197,6 +208,8 @@ class HingeLoss(Loss):
     response_type = "binary"
     slack_on_every_path = True
     needs_engine_ridge = False
+    size_criterion_variance = HINGE_SIZE_VARIANCE  # the hinge loss as a negative log-likelihood: pen(s) = k_n s / 2
+    least_squares = False
 
     def sensitivity(self, data, radius, s):
         return hinge_sensitivity(data.b_x, radius, s, data.intercept)
@@ -244,6 +257,12 @@ LOSS_OPTION = Choice("loss", default="squared", choices=tuple(LOSSES),
 def loss_of(options) -> Loss:
     """The :class:`Loss` of validated method options (squared when the method has no loss option)."""
     return LOSSES[options.get("loss") or "squared"]
+
+
+def loss_named(value):
+    """The :class:`Loss` an unvalidated ``loss`` option value names, or None (anything else: the option's
+    validation refuses it later)."""
+    return LOSSES.get(value) if isinstance(value, str) else None
 
 
 def hinge_curator_items(objective, candidate_support, data):

@@ -435,6 +435,12 @@ class MistakesMethod(CertifiedMethod):
 
     name = "mistakes"
     title = "mistakes mechanism over certified block minimisers (MIP on CBC)"
+    #: s="auto" in two stages only (dpstats.bss.model_size): the size stage, then this method with its own guard
+    #: at the released size.
+    auto_size_kind = "best_subset"
+    refused_size_mechanisms = ("joint", "generalized")
+    refused_size_mechanism_message = ("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
+                                      "size's gap); leave size_mechanism=None or give 'margin' or 'two_stage'.")
     options = CERTIFIED_OPTIONS + (
         Choice("guard", default=DEFAULT_GUARD, choices=("ptr", "none"),
                doc="ptr: propose-test-release on the certified gap (unconditional); none: conditional on the gap"),

@@ -324,11 +324,11 @@ from scipy.special import comb, logsumexp
 from ..errors import InvalidArgumentError
 from ..mechanisms.listed_exponential import ListedGroup, listed_entries, listed_log_probabilities, sample_listed
 from ..method_options import Choice, Integer, Real, validate_options
-from ..methods import MethodOutcome
+from ..methods import MethodOutcome, SelectionMethod, get_method, registered_methods
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from .class_weight import refuse_with_auto_size
-from .exhaustive import check_enumeration_memory, log_n_supports, slack_parts
-from .losses import loss_of
+from .enumeration import log_n_supports, slack_parts
+from .losses import LOSS_OPTION, loss_named, loss_of
 
 #: two_stage: the largest default share of the selection epsilon for the size stage (p <= 20; see
 #: :func:`default_size_share`).
@@ -374,8 +374,10 @@ LARGER_SIZE_MASS = 0.05
 TOP_SHOWN = 50
 #: s_max when not given: min(p, DEFAULT_S_MAX).
 DEFAULT_S_MAX = 10
-#: Methods that accept s="auto".
-AUTO_SIZE_METHODS = ("exponential", "top_r", "mistakes")
+#: :attr:`SelectionMethod.auto_size_kind` of the methods whose s="auto" is this module's size criterion.
+BEST_SUBSET = "best_subset"
+#: :attr:`SelectionMethod.auto_size_kind` of the methods whose k="auto" is the screening size (:class:`ScreeningSize`).
+SCREENING = "screening"
 #: sigma0 in mapped units of the range/4 rule (a quarter of the response's public range), the default before the
 #: private residual scale; give ``noise_sd`` equal to a quarter of the range to use it.
 DEFAULT_MAPPED_NOISE_SD = 0.5
@@ -384,8 +386,6 @@ DEFAULT_MAPPED_NOISE_SD = 0.5
 RESIDUAL_SCALE_SHARE = 0.05
 #: The mapped response lies in [-1, 1], so no residual variance exceeds 1: the released variance is capped there.
 MAX_MAPPED_VARIANCE = 1.0
-#: Hinge loss: the scale of the penalty, pen(s) = HINGE_SCALE k_n s (module docstring, "Hinge loss").
-HINGE_SCALE = 0.5
 #: The default size prior keeps the supersets of the chosen support below this share of the mass
 #: (module docstring, "Size prior").
 SUPERSET_MASS = 0.05
@@ -431,6 +431,25 @@ def size_penalty(s, n, criterion, sigma2) -> float:
     """pen(s) = sigma0^2 k_n s, k_n = log n (BIC) or 2 (Cp); mapped units."""
     k_n = math.log(max(n, 1)) if criterion == "bic" else 2.0
     return float(sigma2) * k_n * s
+
+
+def as_method(method) -> SelectionMethod:
+    """The :class:`SelectionMethod` itself, or the one registered under a name (the functions below take either)."""
+    return get_method(method) if isinstance(method, str) else method
+
+
+def auto_size_methods() -> list:
+    """The registered methods that offer s="auto" (they declare ``auto_size_kind="best_subset"``), in registry
+    order; a method whose module cannot be imported is left out."""
+    out = []
+    for name in registered_methods():
+        try:
+            meth = get_method(name)
+        except (InvalidArgumentError, ImportError):
+            continue
+        if meth.auto_size_kind == BEST_SUBSET:
+            out.append(name)
+    return out
 
 
 def joint_groups(scored, p, n, criterion, sigma2, kappa):
@@ -547,24 +566,27 @@ class AutoSize:
             if s_max is not None:
                 raise InvalidArgumentError(f"s_max applies to s='auto' only; got s={size!r} and s_max={s_max!r}.")
             return None, method_options
-        if meth.name in SCREENING_AUTO_K or meth.name in SCREENING_NO_AUTO_K:
+        if meth.auto_size_refusal is not None:
+            raise InvalidArgumentError(f"{meth.size_argument}='auto' is not available for method {meth.name!r}: "
+                                       f"{meth.auto_size_refusal}. Give {meth.size_argument}= as a positive integer.")
+        if meth.auto_size_kind == SCREENING:
             return ScreeningSize.check(meth, s_max, given), rest
-        if meth.name not in AUTO_SIZE_METHODS:
+        if meth.auto_size_kind != BEST_SUBSET:
             raise InvalidArgumentError(
-                f"{meth.size_argument}='auto' is available for methods {list(AUTO_SIZE_METHODS)}; method {meth.name!r} "
+                f"{meth.size_argument}='auto' is available for methods {auto_size_methods()}; method {meth.name!r} "
                 f"needs {meth.size_argument}= as a positive integer.")
         if s_max is not None:
             s_max = Integer("s_max", minimum=1).check(s_max)
-        if rest.get("loss", "squared") == "hinge" and given.get("noise_sd") is not None:
+        loss = loss_named(rest.get("loss", LOSS_OPTION.default))  # unvalidated: None for a value refused later
+        if loss is not None and loss.size_criterion_variance is not None and given.get("noise_sd") is not None:
             raise InvalidArgumentError("noise_sd applies to loss='squared' only; with loss='hinge' the size criterion is "
                                        "the hinge objective plus k_n s / 2 (see dpstats.bss.model_size), no noise scale.")
         if rest.get("max_tries") is not None:
             raise InvalidArgumentError("s='auto' needs max_tries=None (unlimited retries: the exact top-R mechanism).")
         refuse_with_auto_size(rest)  # the size criterion is calibrated on the unweighted hinge loss
         options = validate_options(SIZE_OPTIONS, given, "s='auto'")
-        if meth.name == "mistakes" and options["size_mechanism"] in ("joint", "generalized"):
-            raise InvalidArgumentError("method='mistakes' with s='auto' runs in two stages (its blocks rest on one "
-                                       "size's gap); leave size_mechanism=None or give 'margin' or 'two_stage'.")
+        if options["size_mechanism"] in meth.refused_size_mechanisms:
+            raise InvalidArgumentError(meth.refused_size_mechanism_message)
         return cls(s_max=s_max, options=options), rest
 
     def resolve(self, p, options, n_rows=None):
@@ -579,16 +601,9 @@ class AutoSize:
         return max(1, min(self.s_max, p // 2))
 
     def check_size(self, meth, options):
-        """exponential: every support of every size is enumerated (public p, s_max)."""
-        if meth.name == "exponential":
-            total = sum(int(comb(self.p, s, exact=True)) for s in range(1, self.s_max + 1))
-            if total > options["max_enumerate"]:
-                raise InvalidArgumentError(
-                    f"method='exponential' with s='auto' would enumerate {total:,} supports of sizes 1..{self.s_max}, "
-                    f"more than max_enumerate={options['max_enumerate']:,}. Use method='top_r', a smaller s_max, or "
-                    "raise max_enumerate.")
-            check_enumeration_memory(int(comb(self.p, min(self.s_max, self.p // 2), exact=True)), self.s_max,
-                                     "method='exponential' with s='auto'")
+        """The method's own check of the sizes 1..s_max together (:meth:`SelectionMethod.check_auto_size`: e.g.
+        a method that enumerates every support of every size; public p, s_max)."""
+        meth.check_auto_size(self.p, self.s_max, options)
 
     def given_options(self):
         """The size options that differ from their defaults (for the call's text)."""
@@ -602,7 +617,7 @@ class AutoSize:
 
     # -------------------------------------------------------------- the mechanism
     def mechanism(self, meth):
-        return self.options["size_mechanism"] or ("joint" if meth.name == "exponential" else "margin")
+        return self.options["size_mechanism"] or meth.default_size_mechanism
 
     def run(self, meth, task) -> MethodOutcome:
         mechanism = self.mechanism(meth)
@@ -612,30 +627,19 @@ class AutoSize:
             score = "margin" if mechanism == "margin" else "criterion"
             return run_two_stage(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
                                  self.kappa, share, score)
-        return run_auto(meth.name, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
+        return run_auto(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
                         self.kappa, self.mechanism(meth))
 
     def condition_rows(self, curator, epsilon):
         return condition_rows(curator, epsilon)
 
 
-#: Screening methods with k="auto": the sure-screening size of Fan and Lv (2008) on the public row count.
-SCREENING_AUTO_K = ("dp_sis",)
-#: Screening methods that refuse k="auto", with the reason (docs/methods.md, "k='auto'").
-SCREENING_NO_AUTO_K = {
-    "kendall": "its neighbours add or remove a record, so the row count n behind the screening size "
-               "floor(n / log n) is private, and no criterion for the number of rank-correlated terms is standard",
-    "samp_agg": "it selects the model's terms by the blocks' Lasso votes rather than screening, so floor(n / log n) "
-                "is not its size, and a private size criterion over block votes is not implemented",
-}
-
-
 @dataclass
 class ScreeningSize:
-    """``k="auto"`` for ``dp_sis``: k = floor(n / log n), Fan and Lv's (2008) screening size for sure
-    independence screening, n the input row count.
+    """``k="auto"`` for the screening methods (``auto_size_kind="screening"``): k = floor(n / log n), Fan and
+    Lv's (2008) screening size for sure independence screening, n the input row count.
 
-    Not a private choice: n is public under dp_sis's replace-one neighbours and p comes from the
+    Not a private choice: n is public under the method's replace-one neighbours and p comes from the
     formula, so k costs no budget and nothing about it depends on the data values.  Screening keeps
     more terms than the model has (it is followed by a selection method on the kept terms), which is
     why a model-size criterion such as BIC is not used.  When floor(n / log n) >= p screening would
@@ -650,9 +654,6 @@ class ScreeningSize:
 
     @classmethod
     def check(cls, meth, s_max, given):
-        if meth.name in SCREENING_NO_AUTO_K:
-            raise InvalidArgumentError(f"k='auto' is not available for method {meth.name!r}: "
-                                       f"{SCREENING_NO_AUTO_K[meth.name]}. Give k= as a positive integer.")
         if s_max is not None or given:
             raise InvalidArgumentError(f"k='auto' for method {meth.name!r} is the screening size floor(n / log n) "
                                        f"(Fan and Lv 2008); s_max and the size options ({', '.join(SIZE_OPTION_NAMES)}) "
@@ -691,9 +692,11 @@ class ScreeningSize:
 def mapped_noise_variance(data, noise_sd, options=None) -> float:
     """sigma0^2 in mapped units: noise_sd / (the response's public half-range), squared.
 
-    Hinge loss: 1/2, so that pen(s) = k_n s / 2 (module docstring, "Hinge loss")."""
-    if loss_of(options or {}).name == "hinge":
-        return HINGE_SCALE
+    A loss with a fixed variance (:attr:`~dpstats.bss.losses.Loss.size_criterion_variance`; the hinge loss: 1/2,
+    so that pen(s) = k_n s / 2, module docstring, "Hinge loss") uses it."""
+    fixed = loss_of(options or {}).size_criterion_variance
+    if fixed is not None:
+        return fixed
     if noise_sd is None:
         return DEFAULT_MAPPED_NOISE_SD**2
     return (float(noise_sd) / response_half_range(data)) ** 2
@@ -707,8 +710,9 @@ def response_half_range(data) -> float:
 
 
 def buys_residual_scale(noise_sd, options) -> bool:
-    """Whether the call buys sigma0 privately: the squared loss with no public ``noise_sd`` (public inputs only)."""
-    return noise_sd is None and loss_of(options or {}).name == "squared"
+    """Whether the call buys sigma0 privately: a loss whose criterion has a noise scale (the squared loss) with no
+    public ``noise_sd`` (public inputs only)."""
+    return noise_sd is None and loss_of(options or {}).size_criterion_variance is None
 
 
 def residual_scale_epsilon(epsilon, noise_sd, options) -> float:
@@ -760,18 +764,20 @@ def residual_scale(task, noise_sd, s_max, v_smax, tau, epsilon) -> ResidualScale
 
 
 def _size_slack(p, s, R, options):
-    from .top_r import uses_slack
+    from .certified import top_r_uses_slack
 
-    return uses_slack(p, s, R, options)
+    return top_r_uses_slack(p, s, R, options)
 
 
 def score_sizes(method, task, s_max):
     """s -> (supports (K, s) candidate indices, values ascending) for every size, and the tau per size.
 
-    exponential: every support; top_r: top_r's own list (every support when C(p, s) <= R).
+    ``method`` (a :class:`SelectionMethod` or its name): every support when it declares
+    ``auto_size_enumerates`` (exponential); otherwise top_r's certified list (every support when C(p, s) <= R).
     """
-    from .top_r import certified_top
+    from .certified import certified_top
 
+    enumerates = as_method(method).auto_size_enumerates
     p, R = len(task.terms), int(task.R)
     loss = loss_of(task.options)
     scored, taus = {}, {}
@@ -779,7 +785,7 @@ def score_sizes(method, task, s_max):
         n_sup = int(comb(p, s, exact=True)) if log_n_supports(p, s) < 40 else None
         task_s = dataclasses.replace(task, size=s)
         delta_s = loss.sensitivity(task.data, task.radius, s)
-        if method == "exponential" or (n_sup is not None and R >= n_sup):
+        if enumerates or (n_sup is not None and R >= n_sup):
             # Every support; the hinge loss's values are certified within tau / 2 (exact_value_slack).
             tau = task.options["tolerance"] * delta_s if loss.slack_on_every_path else 0.0
             supports, values = loss.score_all_supports(task_s, tau, f"s='auto' (s = {s})")
@@ -824,15 +830,16 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint"
     """The groups and the sampling scale of the joint (or generalised) mechanism for a task (module docstring).
 
     When sigma0 is bought (:func:`residual_scale_epsilon`), its share comes off ``task.epsilon`` first and the
-    law is that of the rest given the released sigma0."""
+    law is that of the rest given the released sigma0.  ``method``: a :class:`SelectionMethod` or its name."""
+    method = as_method(method)
     p, R = len(task.terms), int(task.R)
     n = task.n_input if task.n_input is not None else task.stats.n
     data = task.data
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
     delta_max = deltas[s_max]
-    # Public: the loss, p, s_max, R, max_enumerate (top_r's own rule per size).
+    # Public: the loss, p, s_max, R, max_enumerate (top_r's own rule per size, on top-R lists).
     slack = loss_of(task.options).slack_on_every_path or (
-        method == "top_r" and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1)))
+        not method.auto_size_enumerates and any(_size_slack(p, s, R, task.options) for s in range(1, s_max + 1)))
     eps_scale = residual_scale_epsilon(task.epsilon, noise_sd, task.options)
     eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     name = ("joint (s, support) exponential mechanism" if mechanism == "joint"
@@ -888,9 +895,11 @@ def output_log_probabilities(law: JointLaw, p) -> dict:
 
 
 def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint") -> MethodOutcome:
-    """The joint (s, S) exponential mechanism, or the generalised one (module docstring)."""
-    from .top_r import draw_uniform_outside
+    """The joint (s, S) exponential mechanism, or the generalised one (module docstring); ``method``: a
+    :class:`SelectionMethod` or its name."""
+    from .certified import draw_uniform_outside
 
+    method = as_method(method)
     p, R = len(task.terms), int(task.R)
     law = joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism)
     g, k = sample_listed(law.groups, law.nominal, law.sensitivity, task.rng)
@@ -913,7 +922,7 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
                                            enumerate(size_sensitivities(task.data, task.radius, s_max,
                                                                         task.options)) if s}
         details["scores"] = "max over sizes s' of (L - v(s')) / (Delta(s) + Delta(s')), sampled with sensitivity 1"
-    if method == "top_r":
+    if not method.auto_size_enumerates:  # top-R lists per size
         details["R"] = R
         details["tau per size"] = {str(s): law.taus[s] for s in law.sizes}
     caveat = ("every support of every size scored exactly: no solver slack" if not law.slack else
@@ -922,7 +931,7 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
     title = ("joint (s, support) exponential mechanism" if mechanism == "joint"
              else "generalised exponential mechanism over (s, support)")
     entry = LedgerEntry(
-        mechanism=f"{title}, s in 1..{s_max} ({method})",
+        mechanism=f"{title}, s in 1..{s_max} ({method.name})",
         epsilon=law.epsilon, neighbours=REPLACE_ONE,
         released={"support": terms, "s_selected": int(s_chosen), **released_scale}, caveats=(caveat,), details=details,
         parts=law.parts)
@@ -942,8 +951,10 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
     losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
     epsilon, parts, kappa, scorers, taus, the residual scale) (module docstring, "Two stages" and "Margin size
-    stage").  ``scale_epsilon`` > 0 buys sigma0 from v(s_max) before the stage (:func:`residual_scale`)."""
-    from .top_r import certified_top
+    stage").  ``scale_epsilon`` > 0 buys sigma0 from v(s_max) before the stage (:func:`residual_scale`).  The
+    stage is the same for every method (``method``, a :class:`SelectionMethod` or its name, is not read): each
+    size's certified best support, scored like top_r's list of one."""
+    from .certified import certified_top
 
     p = len(task.terms)
     n = task.n_input if task.n_input is not None else task.stats.n
@@ -1001,7 +1012,7 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
     eps_scale = residual_scale_epsilon(task.epsilon, noise_sd, task.options)
     eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
-    stage = size_stage(meth.name, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale)
+    stage = size_stage(meth, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale)
     index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
     s_chosen = stage["sizes"][index]
     on = ("each size's smallest pairwise criterion margin, (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1"
@@ -1021,12 +1032,9 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
                  "ridge": task.ridge, "radius": task.radius, "loss": loss_of(task.options).label},
         parts=stage["parts"])
     task2 = dataclasses.replace(task, size=s_chosen, epsilon=eps2)
-    if meth.name == "top_r":
-        from .top_r import run as run_top_r
-
-        second = run_top_r(task2, stage["scorers"][s_chosen])
-    else:
-        second = meth.run(task2)  # mistakes: its own guard and ledger entries at the released size
+    # the method at the released size (top_r reuses the stage's certificates; mistakes runs its own guard and
+    # ledger entries): SelectionMethod.run_at_size
+    second = meth.run_at_size(task2, stage["scorers"][s_chosen])
     curator = dict(second.curator)
     # The method's own Conditions rows at the released size (e.g. mistakes' privacy condition with
     # guard="none"), computed before the size keys replace its best-support keys; condition_rows adds them.
@@ -1069,7 +1077,7 @@ def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best
     used = (int(task.stats.n) if task._stats is not None or getattr(task.data, "X", None) is None
             else int(task.data.X.shape[0]))
     intercept = 1 if task.data.intercept else 0
-    squared = loss_of(task.options).name == "squared"
+    squared = loss_of(task.options).least_squares
     return {
         "s": s,
         "best_support": [task.terms[j] for j in support],
@@ -1121,7 +1129,7 @@ def _curator(task, scored, sizes, groups, epsilon, delta, n, sigma2, criterion, 
         "probability_criterion_size": choice["probability_size"],
         "sensitivity": delta,
         **({"sigma2_hat": choice["objective"] / max(n - choice["s"], 1)}
-           if loss_of(task.options).name == "squared" else {}),
+           if loss_of(task.options).least_squares else {}),
         "method_detail": f"joint exponential mechanism over sizes 1..{sizes[-1]} and their supports",
     }
 

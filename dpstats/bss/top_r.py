@@ -81,6 +81,7 @@ from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_TOLERANCE, E
                         certified_default_radius, certified_default_ridge, check_certified_options,
                         check_certified_size, exact_scores, loss_items, make_engine, response_type, sensitivity_of,
                         task_rows, task_uses_exact_path, uses_exact_path)
+from .certified import certified_top, draw_uniform_outside, top_r_uses_slack as uses_slack  # noqa: F401
 from .engine import OuterApproximationEngine
 from .enumeration import curator_summary, log_n_supports, n_supports, slack_parts, slack_split
 from .losses import HINGE, HINGE_EVAL_SHARE, LOSSES, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
@@ -97,20 +98,6 @@ def inflated_epsilon(epsilon, tolerance):
     with eps on scores certified within tau (:mod:`dpstats.bss.engine`); the inverse of
     :func:`mechanism_epsilon` (up to rounding)."""
     return epsilon if math.isinf(epsilon) else epsilon * (1.0 + 2.0 * tolerance)
-
-
-def uses_slack(p, s, R, options, n=None):
-    """Whether the top-R mechanism's scores carry solver slack, from public inputs only.
-
-    The hinge loss always does (certified duality gaps); the squared loss does on the
-    engine path only, not when every support is scored exactly (the exact path, chosen
-    from n, p, s and the options by :func:`dpstats.bss.certified.uses_exact_path`, or
-    R >= C(p, s)).
-    """
-    if loss_of(options).slack_on_every_path:
-        return True
-    n_sup = n_supports(p, s)
-    return not ((n_sup is not None and R >= n_sup) or uses_exact_path(p, s, options, n))
 
 
 def mechanism_epsilon(budget, tolerance, slack=True):
@@ -226,22 +213,6 @@ def listed_top_r_log_probabilities(listed, listed_values, all_supports, epsilon,
     return out
 
 
-def draw_uniform_outside(p, s, excluded, rng, max_tries=None):
-    """Uniform s-subsets of range(p) drawn until one is not in ``excluded`` (sorted tuple).
-
-    Returns (support, tries, succeeded); after ``max_tries`` failures the last draw is
-    returned (Behdin et al. 2024, Algorithm 1, procedure M_0).
-    """
-    tries = 0
-    while True:
-        tries += 1
-        cand = tuple(int(j) for j in rng.sample_without_replacement(p, s))
-        if cand not in excluded:
-            return cand, tries, True
-        if max_tries is not None and tries >= max_tries:
-            return cand, tries, False
-
-
 def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
     """One draw of the top-R mechanism (Behdin et al. 2024, Algorithm 1) from a certified list.
 
@@ -253,31 +224,6 @@ def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
         return tuple(sups[a]), 0
     chosen, tries, _ = draw_uniform_outside(p, s, set(map(tuple, sups)), rng, max_tries)
     return chosen, tries
-
-
-def certified_top(task, R, tau, scorer=None):
-    """(supports, values, certificate info, engine or None) of the R best supports.
-
-    ``scorer``: the exact scores or the engine a caller already built for the same task and
-    tau (``mistakes`` falling back to top-R), reused with its cuts and memo.
-
-    The info (route, number of MILP solves, tau_mip, tau_eval, achieved gaps, solver
-    statistics) is curator-only: it is a deterministic function of the data
-    (docs/privacy.md), so it goes to ``fit.curator["certificate"]`` and never to the ledger.
-    """
-    p, s = len(task.terms), task.size
-    n_sup = n_supports(p, s)
-    if task_uses_exact_path(task):
-        exact = scorer if isinstance(scorer, ExactScores) else exact_scores(task, tau, "top_r")
-        sups, vals = exact.top(R)
-        return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
-    reuse = isinstance(scorer, OuterApproximationEngine) and scorer.tau == tau and scorer.s == task.size
-    engine = scorer if reuse else make_engine(task, tau, "top_r")
-    cert = engine.top(R)
-    info = {"path": engine.certificate_route(), "lower_bound_outside_list": cert.lower_bound,
-            "tau_mip": engine.tau_mip, "tau_eval": engine.tau_eval,
-            "gap_achieved": float(cert.values[-1] - cert.lower_bound), "solver": engine.stats.as_dict()}
-    return cert.supports, np.asarray(cert.values), info, engine
 
 
 # ---------------------------------------------------------------- the method
@@ -409,6 +355,8 @@ class TopRMethod(CertifiedMethod):
 
     name = "top_r"
     title = "top-R mechanism over certified best supports (MIP on CBC)"
+    #: s="auto" (dpstats.bss.model_size): each size scored on this method's certified top-R list.
+    auto_size_kind = "best_subset"
     options = CERTIFIED_OPTIONS + (
         Integer("max_tries", default=None, minimum=1, allow_none=True,
                 doc="cap on uniform draws outside the top R (needs bounds=(b_x, b_y)); None: unlimited"),
@@ -447,6 +395,10 @@ class TopRMethod(CertifiedMethod):
     def truth_probability(self, curator, truth, p, options, exact=False):
         # the top-R list's exact probabilities; with max_tries they ignore the retry cap's fallback
         return None if options.get("max_tries") is not None else listed_probability(curator, truth)
+
+    def run_at_size(self, task, scorer):
+        # the size stage's certificates of the released size (same data and tau) are reused
+        return run(task, scorer)
 
     selection_cost = staticmethod(selection_cost)
     run = staticmethod(run)

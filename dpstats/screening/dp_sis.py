@@ -350,6 +350,9 @@ class DPSISMethod(SelectionMethod):
     name = "dp_sis"
     title = "DP-SIS (sure independence screening, canonical Lipschitz top-k)"
     size_argument = "k"
+    #: k="auto": Fan and Lv's (2008) screening size floor(n / log n), n the public input row count
+    #: (dpstats.bss.model_size.ScreeningSize).
+    auto_size_kind = "screening"
     uses = ("bounds",)
     sign_policy = SIGNS_FROM_LEAST_SQUARES
     supports_dask = True  # the scores need only sums over the rows (sis_partition_sums)

@@ -363,6 +363,10 @@ class KendallMethod(SelectionMethod):
     name = "kendall"
     title = "DP-Kendall (Kendall-tau relevance minus redundancy, Gumbel peeling)"
     size_argument = "k"
+    #: k="auto" refused (docs/methods.md, "k='auto'").
+    auto_size_refusal = ("its neighbours add or remove a record, so the row count n behind the screening size "
+                         "floor(n / log n) is private, and no criterion for the number of rank-correlated terms is "
+                         "standard")
     neighbours = ADD_REMOVE
     supports_dask = True  # the exact statistic over unions of partitions (kendall_dask)
     uses = ()

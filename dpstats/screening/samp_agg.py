@@ -276,6 +276,10 @@ class SampAggMethod(SelectionMethod):
     name = "samp_agg"
     title = "Samp-Agg (Lasso votes on disjoint blocks, private peeling)"
     size_argument = "k"
+    #: k="auto" refused (docs/methods.md, "k='auto'").
+    auto_size_refusal = ("it selects the model's terms by the blocks' Lasso votes rather than screening, so "
+                         "floor(n / log n) is not its size, and a private size criterion over block votes is not "
+                         "implemented")
     uses = ("bounds",)
     sign_policy = SIGNS_FROM_LEAST_SQUARES
     requires = (("sklearn", "scikit-learn"),)
