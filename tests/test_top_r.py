@@ -245,7 +245,7 @@ def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeyp
     force, and neighbouring data sets stay within the requested epsilon."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks._BlockSearch, "PREFIX_TEST_FROM", prefix_from)
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS", blocks.BlockSearchSettings(prefix_test_from=prefix_from))
     calls = []
     leaves_at = blocks._BlockSearch._leaves_at
 
