@@ -8,7 +8,6 @@ must not be published.
 """
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 
@@ -16,6 +15,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from .display import Summary, _fmt  # noqa: F401  (re-exported)
+from .published import PublishedResult
 
 #: The last line of ``print(fit)``: where the curator report is (the same on every data set).
 CURATOR_POINTER = "Curator-only diagnostics (computed outside the budget, never publish): fit.curator_report()"
@@ -40,7 +40,7 @@ def _public_text(value):
 BOUNDS_SHOWN = 6
 
 
-class SelectionResult:
+class SelectionResult(PublishedResult):
     """Outcome of one :func:`dpstats.dp_select` call.
 
     Attributes
@@ -108,14 +108,6 @@ class SelectionResult:
         if state.get("_refit"):
             state["_refit"] = _without_data(state["_refit"])
         return state
-
-    @property
-    def epsilon_spent(self) -> float:
-        return self.ledger.total_epsilon
-
-    @property
-    def delta_spent(self) -> float:
-        return self.ledger.total_delta
 
     def _epsilon_text(self) -> str:
         """The epsilon spent, saying so when the guarantee is conditional (wherever the total is shown).
@@ -198,9 +190,6 @@ class SelectionResult:
                                         random_state=random_state, accountant=accountant, level=level,
                                         bootstrap=bootstrap, radius=radius, data=data,
                                         rows_per_model=rows_per_model, ranges=ranges)
-
-    def release_json(self, **kwargs) -> str:
-        return json.dumps(self.release(), **kwargs)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per candidate term: selected (bool) and sign."""
@@ -480,9 +469,6 @@ class SelectionResult:
         cond = " (conditional)" if self.ledger.conditions else ""
         return (f"<SelectionResult method={self.method!r} support={self.support} "
                 f"epsilon_spent={_fmt(self.epsilon_spent)}{cond}>")
-
-    def _repr_html_(self):
-        return self.summary().as_html()
 
 
 def _support_label(support):

@@ -85,7 +85,8 @@ from . import residual_step
 from . import tukey
 from .design import MappedRows, augmented_gram_of, design_rows_of, grid_counts_of, mapped_rows_of, selection_ranges
 from .private_ranges import PRIVATE_RANGE_SHARE, RANGE_CHOICES, buys_ranges, private_term_ranges
-from .result import EstimateResult, TukeySpec, original_units_map
+from .result import (AdaSSPResult, EstimateResult, ObjectivePerturbationResult, ResidualStepResult, TukeyResult,
+                     TukeySpec, original_units_map)
 
 MECHANISM = "AdaSSP: noisy augmented Gram matrix and smallest eigenvalue of the selected terms"
 
@@ -233,12 +234,12 @@ class AdaSSPEstimator(Estimator):
             epsilon=epsilon, delta=req.delta, neighbours=req.relation, caveats=req.relation_caveats(),
             released={"columns": ["(1)"] + list(selected) + [plan.response], **rel.to_dict()},
             details={**spec.details(), **req.selection_details()}))
-        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=theta, affine=original_units_map(ranges, plan.intercept),
-                              intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
-                              ranges=ranges, level=req.level, public_call=req.public_call(),
-                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
-                              selection_delta=req.selection_delta())
+        return AdaSSPResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                            terms=selected, theta=theta, affine=original_units_map(ranges, plan.intercept),
+                            intervals=ivs, ridge=lam, spec=spec, release=rel, ledger=ledger, plan=plan,
+                            ranges=ranges, level=req.level, public_call=req.public_call(),
+                            rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
+                            selection_delta=req.selection_delta())
 
 
 STEP_MECHANISM = ("AdaSSP followed by one residual step: noisy augmented Gram matrix and smallest eigenvalue, a "
@@ -277,12 +278,12 @@ class ResidualStepEstimator(Estimator):
             details={**rel.details(), **req.selection_details()},
             parts=(("AdaSSP (Laplace noise)", e1), ("clipping level: exponential mechanism", e2),
                    ("residual step (Laplace noise)", e3))))
-        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=coef, affine=original_units_map(req.ranges, plan.intercept),
-                              intervals=ivs, ridge=lam, spec=rel.spec, release=rel, ledger=ledger, plan=plan,
-                              ranges=req.ranges, level=req.level, public_call=req.public_call(),
-                              rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
-                              selection_delta=req.selection_delta())
+        return ResidualStepResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                                  terms=selected, theta=coef, affine=original_units_map(req.ranges, plan.intercept),
+                                  intervals=ivs, ridge=lam, spec=rel.spec, release=rel, ledger=ledger, plan=plan,
+                                  ranges=req.ranges, level=req.level, public_call=req.public_call(),
+                                  rows_public=req.rows_public(), selection_epsilon=req.selection_epsilon(),
+                                  selection_delta=req.selection_delta())
 
 
 OP_MECHANISM = "objective perturbation (Kifer, Smith and Thakurta 2012)"
@@ -364,13 +365,13 @@ class ObjectivePerturbationEstimator(Estimator):
         public_call = req.public_call()
         if loss == "squared":
             public_call["radius"] = "inf" if math.isinf(radius) else radius
-        return EstimateResult(call=req.call_text(extra), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=theta, affine=original_units_map(req.ranges, plan.intercept),
-                              intervals=ivs, ridge=spec.ridge, spec=spec, release=rel, ledger=ledger,
-                              plan=plan, ranges=req.ranges, level=req.level, public_call=public_call,
-                              rows_public=req.rows_public(), model="linear" if loss == "squared" else "logistic",
-                              selection_epsilon=req.selection_epsilon(),
-                              selection_delta=req.selection_delta())
+        return ObjectivePerturbationResult(
+            call=req.call_text(extra), formula=req.ctx["formula"], response=plan.response, terms=selected,
+            theta=theta, affine=original_units_map(req.ranges, plan.intercept), intervals=ivs, ridge=spec.ridge,
+            spec=spec, release=rel, ledger=ledger, plan=plan, ranges=req.ranges, level=req.level,
+            public_call=public_call, rows_public=req.rows_public(),
+            model="linear" if loss == "squared" else "logistic", selection_epsilon=req.selection_epsilon(),
+            selection_delta=req.selection_delta())
 
 
 TUKEY_MECHANISM = ("Tukey-depth mechanism (Amin, Joseph, Ribero and Vassilvitskii 2023; PTR and private number "
@@ -493,12 +494,12 @@ class TukeyEstimator(Estimator):
                                    details={**details, **req.selection_details()},
                                    parts=parts))
         identity = (np.eye(d), np.zeros(d))
-        return EstimateResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
-                              terms=selected, theta=theta, affine=identity, intervals=None, ridge=None, spec=spec,
-                              release=result, ledger=ledger, plan=plan, ranges=None, level=req.level,
-                              public_call=req.public_call(), rows_public=req.rows_public(),
-                              selection_epsilon=req.selection_epsilon(),
-                              selection_delta=req.selection_delta())
+        return TukeyResult(call=req.call_text(), formula=req.ctx["formula"], response=plan.response,
+                           terms=selected, theta=theta, affine=identity, intervals=None, ridge=None, spec=spec,
+                           release=result, ledger=ledger, plan=plan, ranges=None, level=req.level,
+                           public_call=req.public_call(), rows_public=req.rows_public(),
+                           selection_epsilon=req.selection_epsilon(),
+                           selection_delta=req.selection_delta())
 
 
 #: method name -> its estimator (more estimators register here).

@@ -12,10 +12,15 @@ refit (``method="tukey"``) uses no ranges: its coefficients are on the original 
 released (identity map), it has no intervals (the mechanism releases one point), and when
 its test does not pass the failure is the release: the coefficients are NaN and the notes
 say so (:attr:`EstimateResult.status`).
+
+One class per estimator family, each overriding what differs instead of the base asking which
+family it holds: :class:`AdaSSPResult`, :class:`ResidualStepResult` (AdaSSP followed by a
+residual step), :class:`ObjectivePerturbationResult` and :class:`TukeyResult`; what every
+charged call's result shares (the ledger's totals, JSON, HTML) is
+:class:`~dpstats.published.PublishedResult`.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
@@ -26,9 +31,9 @@ from scipy import stats
 from ..errors import InvalidArgumentError
 from ..display import Summary, _fmt
 from ..method_options import Boolean, Real
+from ..published import PublishedResult
 from . import intervals as iv
 from . import residual_step
-from .residual_step import StepRelease
 from .design import prediction_design
 
 INTERCEPT = "Intercept"
@@ -82,8 +87,10 @@ def _check_flag(name, value):
     return Boolean(name, argument=True).check(value)
 
 
-class EstimateResult:
+class EstimateResult(PublishedResult):
     """Private coefficients of the selected terms (least squares or logistic), on the data's units.
+
+    The base of the estimator families (module docstring); ``fit.estimate`` returns one of them.
 
     Attributes
     ----------
@@ -180,29 +187,55 @@ class EstimateResult:
         return self.coef
 
     @property
-    def epsilon_spent(self) -> float:
-        return self.ledger.total_epsilon
-
-    @property
-    def delta_spent(self) -> float:
-        return self.ledger.total_delta
-
-    @property
     def bounds_used(self) -> dict:
         return {} if self._ranges is None else self._ranges.used()
 
-    @property
-    def is_tukey(self) -> bool:
-        return getattr(self.spec, "kind", None) == "tukey"
+    # ------------------------------------------------------------------ what a family declares
+    #: The family's name in ``print()``.
+    family = "private estimate"
 
     @property
     def status(self) -> str:
         """``"released"``, or the Tukey-depth mechanism's released failure (coefficients NaN)."""
-        return self.spec.status if self.is_tukey else "released"
+        return "released"
 
     @property
-    def _no_intervals_note(self) -> str:
-        return TUKEY_NO_INTERVALS_NOTE if self.is_tukey else NO_INTERVALS_NOTE
+    def mechanism(self) -> str:
+        """A short name of the mechanism, for the summary."""
+        raise NotImplementedError
+
+    def _no_interval_text(self):
+        """Why there are no intervals, when there are none."""
+        return self._iv.reason
+
+    def _interval_note(self) -> str:
+        """How the (bootstrap) intervals were made, for the notes."""
+        return ("The intervals cover sampling error, the privacy noise and the ridge's shrinkage (a bias-corrected "
+                "symmetric parametric bootstrap that re-runs the whole estimator); they are centred at "
+                "coef_corrected.")
+
+    #: What shrinks the coefficients when the ridge is positive, for the notes.
+    shrinkage = "the adaptive ridge (the noise is large compared with the design's smallest eigenvalue)"
+
+    def _family_notes(self) -> list:
+        """Notes only this family has (after the interval note)."""
+        return []
+
+    def _constraint_notes(self) -> list:
+        """Notes on the family's public constraints besides the ridge."""
+        return []
+
+    def _header_rows(self) -> list:
+        """Summary header rows only this family has (after the epsilon and delta spent)."""
+        return []
+
+    def _release_items(self) -> dict:
+        """Items of :meth:`release` only this family has."""
+        return {}
+
+    def _statistics_at(self, centre):
+        """(nobs, RSS / df, R^2) of the released statistics at ``centre``, or None (no design released)."""
+        return None
 
     @property
     def n_draws(self) -> int:
@@ -222,29 +255,7 @@ class EstimateResult:
         """Plain words on why there are no intervals (None when there are)."""
         if self._iv.available:
             return None
-        if self.is_tukey:
-            return "no interval: " + TUKEY_NO_INTERVALS_NOTE[len("no intervals or standard errors: "):]
-        return self._iv.reason
-
-    @property
-    def mechanism(self) -> str:
-        """A short name of the mechanism, for the summary."""
-        spec = self.spec
-        if self.is_tukey:
-            if not spec.private:
-                return "none (epsilon = inf)"
-            return "Tukey depth with PTR" + ("" if spec.status == "released" else f" (failed: {spec.status})")
-        if hasattr(spec, "loss"):
-            if not spec.private:
-                return "none (epsilon = inf)"
-            return f"objective perturbation, {spec.loss} loss"
-        if self._has_step:
-            return "AdaSSP with a residual step, laplace noise"
-        return f"AdaSSP, {spec.kind} noise" if spec.kind != "none" else "none (epsilon = inf)"
-
-    @property
-    def _has_step(self) -> bool:
-        return isinstance(self._release, StepRelease)
+        return self._no_interval_text()
 
     def _require_intervals(self):
         if not self._iv.available:
@@ -447,21 +458,11 @@ class EstimateResult:
         return pd.DataFrame({"fit": fit.to_numpy(), "lwr": centre - half, "upr": centre + half}, index=fit.index)
 
     # ------------------------------------------------------------------ fit statistics
-    @property
-    def _gram(self):
-        return getattr(self._release, "gram", None)
-
     def _fit_statistics(self):
-        gram = self._gram
-        if gram is None or self.model != "linear":
+        if self.model != "linear":
             return None
-        floor = getattr(getattr(self._release, "spec", None), "gram_sd", None)
-        if floor is None:  # objective perturbation: the Gram release's own noise
-            floor = self._release.gram_spec.gram_sd
         centre = self._iv.centre if self._iv.available and self._iv.centre is not None else self._theta
-        if self._has_step:  # its residual variance comes from the step's own (Z'r, r'r)
-            return residual_step.fit_statistics(self._release, centre)
-        return iv.fit_statistics(gram, self.intercept, centre, floor)
+        return self._statistics_at(centre)
 
     @property
     def nobs(self) -> float:
@@ -549,12 +550,9 @@ class EstimateResult:
             # Post-processing of the ledger entry's release (private, covered by it); exact at epsilon = inf.
             "fit_statistics": ({"nobs": _num(self.nobs), "df_resid": _num(self.df_resid), "sigma2": _num(self.sigma2),
                                 "rsquared": _num(self.rsquared)} if self._fit_statistics() is not None else None),
-            **({"status": self.status} if self.is_tukey else {}),
+            **self._release_items(),
             "ledger": self.ledger.to_dict(),
         }
-
-    def release_json(self, **kwargs) -> str:
-        return json.dumps(self.release(), **kwargs)
 
     def summary(self) -> Summary:
         """A statsmodels-like table: coefficients, bootstrap std errors, intervals, and the ledger."""
@@ -577,18 +575,7 @@ class EstimateResult:
             ["epsilon spent", _fmt(self.epsilon_spent)],
             ["delta spent", _fmt(self.delta_spent)],
         ]
-        if self.is_tukey and self.spec.private:
-            header.append(["status", self.status])
-            if self.spec.noisy_n_lower is not None:
-                header.append(["noisy lower bound on rows", _fmt(self.spec.noisy_n_lower)])
-            header.append(["models", str(self.spec.num_models)])
-            if self.spec.noisy_distance is not None:
-                header.append(["noisy distance / threshold", f"{_fmt(self.spec.noisy_distance)} / "
-                                                              f"{_fmt(self.spec.ptr_threshold)}"])
-        if self.ridge is not None:
-            header.append(["ridge (mapped scale)", _fmt(self.ridge)])
-        if getattr(self.spec, "loss", None) == "squared":
-            header.append(["radius (mapped scale, public)", _fmt(self.spec.radius)])
+        header.extend(self._header_rows())
         header.append(["intervals", {"ols": f"least squares t intervals, level {_fmt(self.level)}",
                                      "bootstrap": f"bias-corrected parametric bootstrap, {self.n_draws} draws, level "
                                                   f"{_fmt(self.level)}"}.get(self.interval_method, "none (see Notes)")])
@@ -621,9 +608,7 @@ class EstimateResult:
         return Summary(sections)
 
     def __str__(self):
-        name = ("Tukey depth" if self.is_tukey else "AdaSSP with a residual step" if self._has_step
-                else "AdaSSP" if not hasattr(self.spec, "loss") else "objective perturbation")
-        lines = ["Call:", self.call, "", f"Private coefficients ({name}) after selection:"]
+        lines = ["Call:", self.call, "", f"Private coefficients ({self.family}) after selection:"]
         if self.has_intervals:
             ci = self.confint()
             table = pd.DataFrame({"coef": self.coef, **({"corrected": self.coef_corrected} if self._centre_differs
@@ -642,34 +627,17 @@ class EstimateResult:
     @property
     def notes(self) -> list:
         """How to read the estimate and its intervals (public: they depend on released values only)."""
-        if self.is_tukey:
-            out = [] if self.status == "released" else ["NOT RELEASED: " + TUKEY_FAILED_NOTE
-                                                        + f" (status {self.status!r})."]
-            out.append("There are " + TUKEY_NO_INTERVALS_NOTE + ".")
-            out.append("The coefficients are conditional on the selected terms: they were chosen on the same data.")
-            out.append("The " + TUKEY_UNITS_NOTE[4:] + ".")
-            return out
         out = []
         if not self.has_intervals:
             out.append(self.no_interval_reason[0].upper() + self.no_interval_reason[1:] + ".")
         elif self.interval_method == "ols":
             out.append("epsilon = inf: ordinary least squares on the selected terms; the intervals are its t "
                        "intervals (as statsmodels and R's confint).")
-        elif self._has_step:
-            out.append("The intervals cover sampling error and the privacy noise of the three releases (a parametric "
-                       "bootstrap of the residual step's error with the released design held fixed); they are "
-                       "centred at coef_corrected.")
         else:
-            out.append("The intervals cover sampling error, the privacy noise and the ridge's shrinkage (a "
-                       "bias-corrected symmetric parametric bootstrap that re-runs the whole estimator); they are "
-                       "centred at coef_corrected.")
-        if self._has_step:
-            out.append(f"The residual step clipped the residuals at {_fmt(self._release.clip)} on the mapped scale "
-                       "(2.25 times a private high quantile, released): symmetric errors are unaffected; a skewed "
-                       "error distribution whose far tail passes it would bias the intercept.")
+            out.append(self._interval_note())
+        out.extend(self._family_notes())
         if self.ridge is not None and self.ridge > 0 and self.model == "linear":
-            shrink = ("objective perturbation's public ridge" if hasattr(self.spec, "loss") else
-                      "the adaptive ridge (the noise is large compared with the design's smallest eigenvalue)")
+            shrink = self.shrinkage
             if self.has_intervals:
                 out.append(f"A public constraint binds: {shrink} shrinks the released coefficients, so coef may lie "
                            "outside the intervals, which are for the coefficients and centred at coef_corrected "
@@ -681,10 +649,7 @@ class EstimateResult:
         elif self.ridge is not None and self.ridge > 0:
             out.append("Objective perturbation adds a public ridge (Delta on the mapped scale), which shrinks the "
                        "coefficients, the more so with few rows.")
-        if getattr(self.spec, "loss", None) == "squared" and math.isfinite(self.spec.radius) and (
-                float(np.linalg.norm(self._theta)) >= self.spec.radius * (1 - iv.BALL_TOL)):
-            out.append(f"A public constraint binds: the coefficients lie on the boundary of the ball of radius "
-                       f"{_fmt(self.spec.radius)} (mapped scale); a larger radius= removes the constraint.")
+        out.extend(self._constraint_notes())
         if self._public_call.get("ranges") == "private":
             if self._public_call.get("ranges_bought"):
                 out.append("The ranges were bought privately (10 % of epsilon, the first ledger entry) and intersected "
@@ -701,11 +666,129 @@ class EstimateResult:
         return out
 
     def __repr__(self):
-        return (f"<EstimateResult terms={self.names} epsilon_spent={_fmt(self.epsilon_spent)} "
+        return (f"<{type(self).__name__} terms={self.names} epsilon_spent={_fmt(self.epsilon_spent)} "
                 f"delta_spent={_fmt(self.delta_spent)}>")
 
-    def _repr_html_(self):
-        return self.summary().as_html()
+
+def _ridge_row(result):
+    return [] if result.ridge is None else [["ridge (mapped scale)", _fmt(result.ridge)]]
+
+
+class AdaSSPResult(EstimateResult):
+    """AdaSSP (Wang 2018): least squares from the noisy augmented Gram matrix."""
+
+    family = "AdaSSP"
+
+    @property
+    def mechanism(self) -> str:
+        kind = self.spec.kind
+        return f"AdaSSP, {kind} noise" if kind != "none" else "none (epsilon = inf)"
+
+    def _header_rows(self) -> list:
+        return _ridge_row(self)
+
+    def _statistics_at(self, centre):
+        return iv.fit_statistics(self._release.gram, self.intercept, centre, self._release.spec.gram_sd)
+
+
+class ResidualStepResult(AdaSSPResult):
+    """AdaSSP followed by one residual step (:mod:`dpstats.estimation.residual_step`)."""
+
+    family = "AdaSSP with a residual step"
+
+    @property
+    def mechanism(self) -> str:
+        return "AdaSSP with a residual step, laplace noise"
+
+    def _interval_note(self) -> str:
+        return ("The intervals cover sampling error and the privacy noise of the three releases (a parametric "
+                "bootstrap of the residual step's error with the released design held fixed); they are centred at "
+                "coef_corrected.")
+
+    def _family_notes(self) -> list:
+        return [f"The residual step clipped the residuals at {_fmt(self._release.clip)} on the mapped scale "
+                "(2.25 times a private high quantile, released): symmetric errors are unaffected; a skewed error "
+                "distribution whose far tail passes it would bias the intercept."]
+
+    def _statistics_at(self, centre):
+        # its residual variance comes from the step's own (Z'r, r'r)
+        return residual_step.fit_statistics(self._release, centre)
+
+
+class ObjectivePerturbationResult(EstimateResult):
+    """Objective perturbation (Kifer, Smith and Thakurta 2012), squared or logistic loss."""
+
+    family = "objective perturbation"
+    shrinkage = "objective perturbation's public ridge"
+
+    @property
+    def mechanism(self) -> str:
+        if not self.spec.private:
+            return "none (epsilon = inf)"
+        return f"objective perturbation, {self.spec.loss} loss"
+
+    def _header_rows(self) -> list:
+        rows = _ridge_row(self)
+        if self.spec.loss == "squared":
+            rows.append(["radius (mapped scale, public)", _fmt(self.spec.radius)])
+        return rows
+
+    def _constraint_notes(self) -> list:
+        spec = self.spec
+        if spec.loss == "squared" and math.isfinite(spec.radius) and (
+                float(np.linalg.norm(self._theta)) >= spec.radius * (1 - iv.BALL_TOL)):
+            return [f"A public constraint binds: the coefficients lie on the boundary of the ball of radius "
+                    f"{_fmt(spec.radius)} (mapped scale); a larger radius= removes the constraint."]
+        return []
+
+    def _statistics_at(self, centre):
+        gram = self._release.gram
+        if gram is None:  # the logistic loss releases no design
+            return None
+        return iv.fit_statistics(gram, self.intercept, centre, self._release.gram_spec.gram_sd)
+
+
+class TukeyResult(EstimateResult):
+    """The Tukey-depth mechanism with propose-test-release: one point, in the original units, or a released failure."""
+
+    family = "Tukey depth"
+
+    @property
+    def status(self) -> str:
+        return self.spec.status
+
+    @property
+    def mechanism(self) -> str:
+        spec = self.spec
+        if not spec.private:
+            return "none (epsilon = inf)"
+        return "Tukey depth with PTR" + ("" if spec.status == "released" else f" (failed: {spec.status})")
+
+    def _no_interval_text(self):
+        return "no interval: " + TUKEY_NO_INTERVALS_NOTE[len("no intervals or standard errors: "):]
+
+    def _header_rows(self) -> list:
+        spec = self.spec
+        if not spec.private:
+            return []
+        rows = [["status", self.status]]
+        if spec.noisy_n_lower is not None:
+            rows.append(["noisy lower bound on rows", _fmt(spec.noisy_n_lower)])
+        rows.append(["models", str(spec.num_models)])
+        if spec.noisy_distance is not None:
+            rows.append(["noisy distance / threshold", f"{_fmt(spec.noisy_distance)} / {_fmt(spec.ptr_threshold)}"])
+        return rows
+
+    def _release_items(self) -> dict:
+        return {"status": self.status}
+
+    @property
+    def notes(self) -> list:
+        out = [] if self.status == "released" else [f"NOT RELEASED: {TUKEY_FAILED_NOTE} (status {self.status!r})."]
+        out.append("There are " + TUKEY_NO_INTERVALS_NOTE + ".")
+        out.append("The coefficients are conditional on the selected terms: they were chosen on the same data.")
+        out.append("The " + TUKEY_UNITS_NOTE[4:] + ".")
+        return out
 
 
 def _num(x):
