@@ -34,7 +34,8 @@ import patsy
 
 from .deadline import Deadline, check_time_limit, public_failure
 from .errors import InvalidArgumentError, InvalidTypeError, SolverError
-from .dask_engine import dask_clip_to_bounds, is_dask_dataframe
+from .backends import backend_of
+from .dask_engine import dask_clip_to_bounds
 from .formula import check_na_action, materialise, plan_pandas_design
 from .bss.intercept import intercept_step
 from .bss.sign_votes import block_sign_votes
@@ -153,10 +154,7 @@ def _format_call(formula, data, method, epsilon, size_name, size, bounds, extra)
 
     # The row count is left out: it is private under add/remove neighbours (kendall), and
     # computing it for a Dask frame would read every partition.
-    columns = getattr(data, "columns", None)
-    data_text = f"<{type(data).__name__} with {len(columns)} columns>" if columns is not None else "<data>"
-    if is_dask_dataframe(data):
-        data_text = f"<dask DataFrame, {data.npartitions} partitions, {len(data.columns)} columns>"
+    data_text = backend_of(data).describe(data)
     parts = [f"formula = {show(formula)}", f"data = {data_text}", f"method = {show(method)}",
              f"epsilon = {show(epsilon)}", f"{size_name} = {size}"]
     if bounds is not None:
@@ -387,6 +385,8 @@ class _Call:
     given: dict
     context: dict
     response_type: str
+    #: Where the rows live (:mod:`dpstats.backends`), chosen once from the data's type.
+    backend: object = None
     deadline: Deadline = None
     #: ``method="auto"``: the method chosen from public inputs and why (public), else None.
     method_choice: dict = None
@@ -454,7 +454,9 @@ def _validate_arguments(args, given, method_options) -> _Call:
     bounds = check_bounds(bounds, required=meth.needs_bounds)
     na_action, rng, accountant = args["na_action"], args["random_state"], args["accountant"]
     verbose, infer_levels = args["verbose"], args["infer_levels"]
-    if is_dask_dataframe(data) and not meth.supports_dask:
+    # The backend is chosen here, once, from the data's type (dpstats.backends).
+    backend = backend_of(data)
+    if not backend.rows_in_memory and not meth.supports_dask:
         raise InvalidArgumentError(
             f"method {meth.name!r} needs the rows of the data in memory and does not run on a Dask DataFrame; "
             f"methods that do: {[m for m in available_methods() if get_method(m).supports_dask]}. Or pass a pandas "
@@ -466,7 +468,7 @@ def _validate_arguments(args, given, method_options) -> _Call:
                "n_rows": None, "n_candidates": None, "intercept": None}
     options = meth.validate_options(method_options, context)
     response_type = meth.response_type(options)
-    if response_type == "binary" and is_dask_dataframe(data):
+    if response_type == "binary" and not backend.rows_in_memory:
         raise InvalidArgumentError(
             "loss='hinge' needs the rows of the data (the hinge objective has no sufficient statistics); "
             "it is not available on a Dask DataFrame. Collect a sample you may analyse, or use the squared loss."
@@ -477,7 +479,7 @@ def _validate_arguments(args, given, method_options) -> _Call:
                  user_ridge=given["ridge"], R=R, sign_share=sign_share, na_action=na_action, rng=rng,
                  accountant=accountant, verbose=verbose, infer_levels=infer_levels, options=options,
                  method_options=dict(method_options), given=shown, context=context, response_type=response_type,
-                 auto_size=auto_size)
+                 auto_size=auto_size, backend=backend)
     # Stage 2: the cost, from public parameters only.
     call.bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
     call.sign_eps = sign_share * epsilon
@@ -520,7 +522,7 @@ def _plan_design(call, formula, data, eval_env):
     # Under add/remove neighbours the row count is private: no refusal may depend on it (a
     # method then releases on 0 or 1 rows, uniformly where nothing is known).
     min_rows = 0 if meth.neighbours == ADD_REMOVE else None
-    if is_dask_dataframe(data):
+    if not call.backend.rows_in_memory:  # each backend's materialiser: Dask plans lazily, pandas evaluates
         from .dask_engine import build_dask_model_frame
 
         plan = build_dask_model_frame(formula, data, na_action=call.na_action, require_response=meth.needs_response,
@@ -599,7 +601,7 @@ def _clip(call, frame, ledger):
     """Stage 5: public or privately estimated bounds, and the clipped data (None without bounds)."""
     if not call.meth.needs_bounds:
         return None
-    if getattr(frame, "is_dask", False):
+    if not frame.backend.rows_in_memory:
         clipped = dask_clip_to_bounds(frame, call.term_bounds, call.bounds_eps, call.rng,
                                       categorical_terms=call.categorical_ranges or frame.categorical_terms)
     else:
@@ -629,7 +631,7 @@ def _select(call, plan, frame, clipped, ledger):
     _add_fit_diagnostics(call, task, outcome)
     _add_conditions(call, task, outcome)
     outcome.curator.update(getattr(data if data is not None else clipped, "curator", None) or {})
-    if not getattr(frame, "is_dask", False):  # on Dask, counting the complete rows would read every partition
+    if frame.backend.rows_in_memory:  # on Dask, counting the complete rows would read every partition
         outcome.curator.update(rows_input=int(plan.n_rows_input), rows_complete=int(frame.n))
     for entry in outcome.entries:
         ledger.add(entry)
@@ -875,7 +877,7 @@ def _unclipped_data(frame):
     the votes' sensitivity is 1 without clipping.  Infinite bounds mark the data as
     unclipped; the intercept column is 1.
     """
-    if getattr(frame, "is_dask", False):
+    if not frame.backend.rows_in_memory:
         from .dask_engine import dask_unclipped_data
 
         return dask_unclipped_data(frame)

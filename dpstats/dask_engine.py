@@ -39,6 +39,7 @@ import pandas as pd
 import patsy
 
 from . import formula as _formula
+from .backends import PARTITIONED, is_dask_dataframe  # noqa: F401 (is_dask_dataframe re-exported)
 from .errors import DataError, InvalidArgumentError
 
 DASK_INSTALL_HINT = "pip install dpstats[dask]"
@@ -61,10 +62,6 @@ def require_dask():
     return dask, dd
 
 
-def is_dask_dataframe(obj) -> bool:
-    """True for a Dask DataFrame, decided without importing dask."""
-    module = type(obj).__module__ or ""
-    return module.split(".")[0] == "dask" and hasattr(obj, "npartitions") and hasattr(obj, "map_partitions")
 
 
 # --------------------------------------------------------------------------- design
@@ -96,7 +93,9 @@ class DaskModelFrame:
     plan: object  # dpstats.formula.DesignPlan
     ddf: object
     partition_rows: np.ndarray
-    is_dask: bool = True
+
+    #: Partitions, never collected (:mod:`dpstats.backends`).
+    backend = PARTITIONED
 
     X = None
     y = None
@@ -222,12 +221,13 @@ class DaskClippedData:
     intercept: bool
     entries: list = field(default_factory=list)
     public_bounds: object = None
-    is_dask: bool = True
     _stats: object = None
     #: See :attr:`dpstats.privacy.bounds.ClippedData.intercept_column`.
     intercept_column: float | None = None
 
     X = None
+    #: Partitions, never collected (:mod:`dpstats.backends`).
+    backend = PARTITIONED
 
     @property
     def y(self):

@@ -68,6 +68,7 @@ import numpy as np
 import pandas as pd
 import patsy
 
+from .backends import IN_MEMORY
 from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
@@ -138,6 +139,9 @@ class ModelFrame:
     #: Positions (in the input rows) of the rows kept under ``na_action="omit"``, so that
     #: block labels can be tied to input rows; None when no row can be dropped.
     kept_rows: np.ndarray | None = None
+
+    #: Rows in memory (:mod:`dpstats.backends`).
+    backend = IN_MEMORY
 
     @property
     def n(self) -> int:
@@ -510,6 +514,10 @@ class DesignPlan:
     #: dtypes of the used columns: with ``level_casts``, all a worker needs to rebuild the
     #: design infos from a synthetic frame.
     used_dtypes: object = None
+
+    #: A design planned on a pandas frame evaluates rows in memory (:mod:`dpstats.backends`);
+    #: one planned on a Dask frame is wrapped by :class:`dpstats.dask_engine.DaskModelFrame`.
+    backend = IN_MEMORY
     #: Every column name of the data (public schema): a codebook of ranges may name columns
     #: the formula does not use.  Not pickled (workers do not need it).
     data_columns: tuple | None = None

@@ -97,9 +97,7 @@ def moment_sums(x, y):
 def sum_over_rows(data, func, *args):
     """``func(X, y, *args)`` of the clipped rows: directly in memory, or summed over a Dask
     DataFrame's partitions (``func`` returns a 1-D array that adds up over rows)."""
-    if getattr(data, "is_dask", False):
-        return data.partition_sums(func, *args)
-    return np.asarray(func(data.X, data.y, *args))
+    return data.backend.sum_over_rows(data, func, *args)
 
 
 @dataclass(frozen=True)

@@ -482,7 +482,7 @@ def _without_data(refit):
     out = dict(refit)
     out["data"] = None
     plan = out.get("plan")
-    if getattr(plan, "is_dask", False):
+    if plan is not None and not plan.backend.rows_in_memory:
         out["plan"], out["dask"] = plan.plan, True
     return out
 

@@ -172,10 +172,7 @@ def centre_for_intercept(data, epsilon_m, rng, *, n_input, v=INTERCEPT_COLUMN):
     data centred with them, with a constant column of value ``v`` in the ball.
 
     ``n_input`` is the public input row count (rows omitted by ``na_action`` count as 0)."""
-    if getattr(data, "is_dask", False):
-        sums = data.partition_sums(column_sums)
-    else:
-        sums = column_sums(data.X, data.y)
+    sums = data.backend.sum_over_rows(data, column_sums)
     means = private_means(sums, n_input, epsilon_m, rng)
     x_means, y_mean = means[:-1], float(means[-1])
     entry = LedgerEntry(
@@ -183,11 +180,11 @@ def centre_for_intercept(data, epsilon_m, rng, *, n_input, v=INTERCEPT_COLUMN):
         epsilon=epsilon_m, neighbours=REPLACE_ONE, released={},
         details={"columns": int(means.size), "sensitivity_linf": 2.0 / max(n_input, 1),
                  "use": f"centre and rescale every row; constant column {v:g} in the ball"})
-    if getattr(data, "is_dask", False):
-        centred = replace(data, clip=CentredRanges(data.clip, x_means, y_mean), intercept_column=v, _stats=None)
-    else:
+    if data.backend.rows_in_memory:  # the rows are centred here, in one array with the constant column
         centred = replace(data, X=None, y=centre_response(data.y, y_mean), intercept_column=v)
         centred.X, centred.with_intercept = _centred_design(data.X, x_means, v)
+    else:  # each partition is centred as it is read
+        centred = replace(data, clip=CentredRanges(data.clip, x_means, y_mean), intercept_column=v, _stats=None)
     return centred, entry
 
 

@@ -82,14 +82,10 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
                       intercept=bool(plan.intercept))
 
 
-def _is_dask_frame(plan):
-    return getattr(plan, "is_dask", False)
-
-
 def augmented_gram_of(data, plan, columns, ranges: TermRanges) -> np.ndarray:
     """G = sum of (1, x_S, y)(1, x_S, y)' over the complete rows, mapped to [-1, 1] (reads data)."""
     columns = np.asarray(columns, dtype=np.int64)
-    if _is_dask_frame(plan):
+    if not plan.backend.rows_in_memory:
         return _dask_gram(plan, columns, ranges)
     X, y = evaluate_rows(_validate_data(data), plan)
     return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
@@ -103,7 +99,7 @@ def grid_counts_of(data, plan, columns, grid) -> np.ndarray:
     from ..privacy.auto_bounds import column_grid_counts
 
     columns = np.asarray(columns, dtype=np.int64)
-    if _is_dask_frame(plan):
+    if not plan.backend.rows_in_memory:
         from ..dask_engine import _grid_counts_partition, _sum_arrays, _tree_sum, require_dask
 
         dask, _ = require_dask()
@@ -163,7 +159,7 @@ class MappedRows:
         self.columns = np.asarray(columns, dtype=np.int64)
         self.plan, self.ranges = plan, ranges
         self.intercept = bool(plan.intercept)
-        self._rows = None if _is_dask_frame(plan) else _mapped_design(evaluate_rows(_validate_data(data), plan),
+        self._rows = None if not plan.backend.rows_in_memory else _mapped_design(evaluate_rows(_validate_data(data), plan),
                                                                       self.columns, ranges, self.intercept)
 
     def total(self, statistic, *args) -> np.ndarray:

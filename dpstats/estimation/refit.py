@@ -305,7 +305,7 @@ class ObjectivePerturbationEstimator(Estimator):
             if radius is not None:
                 raise InvalidArgumentError("radius is only for the squared loss; the logistic refit of a "
                                            "hinge-loss selection is unconstrained.")
-            if getattr(req.plan, "is_dask", False):
+            if not req.plan.backend.rows_in_memory:
                 raise InvalidArgumentError("objective perturbation with the logistic loss needs the rows: a Dask "
                                            "DataFrame is not supported (the hinge loss refuses it as well).")
             return {"loss": "logistic", "radius": None}
@@ -411,7 +411,7 @@ class TukeyEstimator(Estimator):
     def check(self, req):
         self.refuse_hinge_and_radius(req)
         rows_per_model = tukey._check_rows_per_model(req.options.get("rows_per_model"))
-        if getattr(req.plan, "is_dask", False):
+        if not req.plan.backend.rows_in_memory:
             raise InvalidArgumentError(
                 "method='tukey' needs the rows (it fits least squares on random subsets of them): a Dask DataFrame "
                 "is not supported. Use method='adassp' (sufficient statistics, partition by partition), or a "
@@ -646,12 +646,13 @@ def _with_data(ctx, data):
         raise InvalidArgumentError(
             "this result no longer holds the data of its selection (it was pickled, or drop_data() was called): "
             "pass data=, the same data set the selection used (it is checked against the selection's schema).")
-    from ..dask_engine import build_dask_model_frame, is_dask_dataframe
+    from ..backends import backend_of
+    from ..dask_engine import build_dask_model_frame
     from ..formula import _validate_data, column_kind
 
     plan = ctx["plan"]
     if ctx.get("dask"):
-        if not is_dask_dataframe(data):
+        if backend_of(data).rows_in_memory:
             raise InvalidTypeError("this selection ran on a Dask DataFrame: pass the same Dask DataFrame as data=.")
         rebuilt = build_dask_model_frame(ctx["formula"], data, na_action=plan.na_action,
                                          require_response=plan.response is not None)

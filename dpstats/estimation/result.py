@@ -177,7 +177,7 @@ class EstimateResult(PublishedResult):
         # A design planned on a Dask frame holds the lazy frame, whose graph may hold rows:
         # a pickled result keeps only the plan made from the schema (predict needs no more).
         state = dict(self.__dict__)
-        if getattr(state.get("_plan"), "is_dask", False):
+        if not state["_plan"].backend.rows_in_memory:
             state["_plan"] = state["_plan"].plan
         return state
 

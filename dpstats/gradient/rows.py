@@ -37,7 +37,7 @@ class GradientSource:
     def __init__(self, data, row_map=IDENTITY):
         self.row_map = row_map
         self._data = data
-        self.in_memory = not getattr(data, "is_dask", False)
+        self.in_memory = data.backend.rows_in_memory
         if self.in_memory:
             X, y = row_map.apply(data.X, data.y)
             self.X, self.y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)

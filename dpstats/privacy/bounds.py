@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backends import IN_MEMORY
 from ..errors import InvalidArgumentError, InvalidTypeError
 from .auto_bounds import AUTO_RANGE_SHARE, column_grid_counts, default_grid, draw_ranges
 
@@ -133,6 +134,9 @@ class ClippedData:
     #: (data centred by :mod:`dpstats.bss.intercept`, built that way so that
     #: :meth:`design_with_intercept` needs no copy); None otherwise.
     with_intercept: np.ndarray | None = field(default=None, repr=False)
+
+    #: Rows in memory (:mod:`dpstats.backends`).
+    backend = IN_MEMORY
 
     @property
     def intercept_value(self) -> float:

@@ -288,7 +288,7 @@ def run(task) -> MethodOutcome:
     else:
         cx, cy = _public_centres(task)
         # On Dask each partition sends only its sums (2 d + 2 numbers), never its rows.
-        sums = data.partition_sums(sis_partition_sums) if getattr(data, "is_dask", False) else None
+        sums = None if data.backend.rows_in_memory else data.backend.sum_over_rows(data, sis_partition_sums)
         support, z, delta = dp_sis_select(data.X, data.y, k, epsilon, data.b_x, data.b_y, task.rng,
                                           center=center, x_centres=cx, y_centre=cy, sums=sums)
     label = {None: "public midpoints", "data": "data (inside the mechanism)", "means": "private means"}
@@ -305,7 +305,7 @@ def run(task) -> MethodOutcome:
     curator = curator_summary(task.terms, z, k, epsilon, delta)
     curator["non_private_scores"] = {"meaning": "score |x_j'y| / sensitivity (non-private)",
                                      "scores": leading_scores(task.terms, z, support, max(2 * k, 20))}
-    if not getattr(data, "is_dask", False) and not light_curator_active():  # plan's calls do not read it
+    if data.backend.rows_in_memory and not light_curator_active():  # plan's calls do not read it
         curator.update(correlation_summary(task.terms, data.X, data.y, z, k, epsilon, support))
     return MethodOutcome(support=np.sort(support), entries=entries, curator=curator)
 

@@ -329,7 +329,7 @@ def run(task) -> MethodOutcome:
                             advice="a smaller k or fewer candidate terms")
         progress.update(t)
 
-    if getattr(frame, "is_dask", False):
+    if not frame.backend.rows_in_memory:  # passes over unions of partitions (kendall_dask)
         def before_pass(reference):
             task.deadline.check("kendall: a pass over the partitions", reached="a pass over the partitions",
                                 advice="a smaller k, fewer candidate terms or fewer partitions")

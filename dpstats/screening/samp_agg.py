@@ -243,7 +243,7 @@ def run(task) -> MethodOutcome:
                             advice="fewer blocks")
         progress.update(b)
 
-    if getattr(data, "is_dask", False):
+    if not data.backend.rows_in_memory:  # one pass over the partitions (samp_agg_dask)
         from .samp_agg_dask import dask_block_counts
 
         on_block(0)

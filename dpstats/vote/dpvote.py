@@ -345,7 +345,7 @@ def selection_cost(epsilon, options, context):
 def check_design(frame, size, options):
     """Machine-count checks once the design (and so n, or the partitions) is known; no budget spent yet."""
     machines = options["machines"]
-    if getattr(frame, "is_dask", False):
+    if not frame.backend.rows_in_memory:  # every partition is a machine
         m = frame.npartitions
         if machines is not None and (not isinstance(machines, int) or machines != m):
             raise InvalidArgumentError(
@@ -451,7 +451,7 @@ def run(task) -> MethodOutcome:
     # N of the local default thresholds: the input row count (public), never the number of
     # complete rows left by na_action="omit".
     n_input = task.n_input if task.n_input is not None else frame.n_rows_input
-    if getattr(frame, "is_dask", False):
+    if not frame.backend.rows_in_memory:  # every partition is a machine
         from .dask_backend import dask_sign_matrix
 
         V = dask_sign_matrix(frame, lam=opts["lam"], max_nonzero=max_nonzero, total_rows=n_input, rule=rule,
