@@ -433,17 +433,24 @@ class EstimateResult(PublishedResult):
         index = newdata.index if isinstance(newdata, pd.DataFrame) else None
         fit = pd.Series(Z @ self.coef.to_numpy(), index=index, name="fit")
         if self.model == "logistic" and type != "link":
-            with np.errstate(invalid="ignore"):
-                prob = 0.5 * (1.0 + np.tanh(0.5 * fit.to_numpy()))
-            if type == "class":
-                levels = getattr(self._plan, "response_levels", None) or (-1, 1)
-                labels = np.where(prob >= 0.5, 1, 0)
-                out = pd.Series([levels[k] if np.isfinite(p) else None for k, p in zip(labels, prob)],
-                                index=index, name="class", dtype=object)
-                return out
-            return pd.Series(prob, index=index, name="probability")
+            return self._probabilities(fit, type)
         if interval is None:
             return fit
+        return self._prediction_intervals(Z, fit, interval, level)
+
+    def _probabilities(self, fit, type):  # noqa: A002 - R's name
+        """A logistic refit's probability of the second level, or the predicted level (``type="class"``)."""
+        with np.errstate(invalid="ignore"):
+            prob = 0.5 * (1.0 + np.tanh(0.5 * fit.to_numpy()))
+        if type == "class":
+            levels = getattr(self._plan, "response_levels", None) or (-1, 1)
+            labels = np.where(prob >= 0.5, 1, 0)
+            return pd.Series([levels[k] if np.isfinite(p) else None for k, p in zip(labels, prob)],
+                             index=fit.index, name="class", dtype=object)
+        return pd.Series(prob, index=fit.index, name="probability")
+
+    def _prediction_intervals(self, Z, fit, interval, level):
+        """R's ``predict.lm`` columns fit, lwr, upr: t intervals at epsilon = inf, else the bootstrap's."""
         centre = Z @ self.coef_corrected.to_numpy()
         sigma2 = self.sigma2 if interval == "prediction" else 0.0
         with np.errstate(invalid="ignore"):
