@@ -438,24 +438,11 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                                    "own data and spends no budget.")
     given = dict(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
                  random_state=random_state, level=level, signs=signs, s0=s0, like=like)
+    bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
+    like_bounds, intercept, public = None, True, None
     if like is not None:
         _check_like(like)
-    bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
-    like_bounds = None
-    intercept = True
-    if like is not None:
-        public = _public_call_of(like)
-        for name in ("method", "n", "p", "s", "epsilon", "signs"):
-            if given[name] is None:
-                given[name] = public[name]
-        if given["n"] is None:
-            raise InvalidArgumentError(
-                f"plan(like=fit): the fit's row count is not public (method {public['method']!r} protects adding or "
-                "removing a record); give n=, the rows you plan for.")
-        select_options = {**public["options"], **select_options}
-        refused = sorted(set(select_options) & set(_REFUSED))
-        for key in refused:  # resolved values the call records but plan sets itself
-            select_options.pop(key)
+        public, select_options = _fill_from_like(like, given, select_options)
         like_bounds, intercept = public["bounds"], public["intercept"]
     missing = [name for name in ("method", "n", "p", "s", "epsilon") if given[name] is None]
     if missing:
@@ -466,44 +453,12 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     meth = get_method(method)
     stated = args["design"]
     if like is not None:
-        needed = ["rho", "r2 (or snr)"] + (["spread"] if meth.needs_bounds and like_bounds == "ranges"
-                                          and not bounds_given else [])
-        have = {"rho": "rho" in stated, "r2 (or snr)": "r2" in stated or "snr" in stated,
-                "spread": "spread" in stated}
-        absent = [k for k in needed if not have[k]]
-        if absent:
-            raise InvalidArgumentError(
-                f"plan(like=fit) needs design= stating {', '.join(absent)}: the design is not public, so it is not "
-                "read from the fit (spread: how many of the data's standard deviations the public ranges span on "
-                "each side; r2: the model's R^2, e.g. from a pilot).")
+        _check_like_design(meth, stated, like_bounds, bounds_given)
         if like_bounds == "auto" and not bounds_given:
             bounds, bounds_given = "auto", True  # the fit bought private ranges: so do the planned calls
-    if bounds_given and ("spread" in stated or "spread_y" in stated) and meth.needs_bounds:
-        key = "spread" if "spread" in stated else "spread_y"
-        raise InvalidArgumentError(
-            f"give bounds= or design['{key}'], not both: spread and spread_y set the simulated bounds (spread, "
-            f"spread_y * sd(y)); got bounds={bounds!r} and design['{key}']={stated[key]!r}.")
-    if not meth.needs_bounds:
-        if bounds_given and bounds is not None:
-            raise InvalidArgumentError(f"method {method!r} uses no bounds (it needs no clipping); do not pass bounds= "
-                                       "to plan for it.")
-        bounds = None
-    elif bounds_given and bounds is not None:
-        from .privacy.bounds import check_bounds
-
-        bounds = check_bounds(bounds, required=False)  # a pair becomes a tuple of floats; a bad form is refused here
+    bounds = _given_bounds(meth, method, bounds, bounds_given, stated)
     n, p, select_s = args["n"], args["p"], args["s"]
-    if select_s == "auto":
-        if s0 is None:
-            raise InvalidArgumentError("plan(s='auto') needs s0=, the true support size of the planned design.")
-        s = args["s0"]
-    else:
-        if s0 is not None:
-            raise InvalidArgumentError("s0 applies to plan(s='auto') only; with an integer s the true size is s.")
-        s = select_s
-    if 2 * s - 1 >= p:
-        raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
-                                   f"x{2 * s - 1}); got p={p}.")
+    s = _true_size(select_s, args["s0"], p)
     check_simulable(n, p)
     design = _resolved_design(stated, needs_bounds=meth.needs_bounds, bounds_given=bounds_given)
     if meth.needs_bounds and not bounds_given:
@@ -514,6 +469,72 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                 options=dict(select_options), select_s=select_s, intercept=intercept,
                 like=None if like is None else {"n_public": public["n"] is not None},
                 default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated)
+
+
+def _fill_from_like(like, given, select_options):
+    """plan(like=fit): the arguments not given, from the fit's public call (``given`` updated in place);
+    returns (the public call, the select options with the fit's resolved ones first)."""
+    public = _public_call_of(like)
+    for name in ("method", "n", "p", "s", "epsilon", "signs"):
+        if given[name] is None:
+            given[name] = public[name]
+    if given["n"] is None:
+        raise InvalidArgumentError(
+            f"plan(like=fit): the fit's row count is not public (method {public['method']!r} protects adding or "
+            "removing a record); give n=, the rows you plan for.")
+    select_options = {**public["options"], **select_options}
+    for key in sorted(set(select_options) & set(_REFUSED)):  # resolved values the call records but plan sets itself
+        select_options.pop(key)
+    return public, select_options
+
+
+def _check_like_design(meth, stated, like_bounds, bounds_given):
+    """plan(like=fit) states the design itself: it is not public, so it is never read from the fit."""
+    needed = ["rho", "r2 (or snr)"] + (["spread"] if meth.needs_bounds and like_bounds == "ranges"
+                                      and not bounds_given else [])
+    have = {"rho": "rho" in stated, "r2 (or snr)": "r2" in stated or "snr" in stated, "spread": "spread" in stated}
+    absent = [k for k in needed if not have[k]]
+    if absent:
+        raise InvalidArgumentError(
+            f"plan(like=fit) needs design= stating {', '.join(absent)}: the design is not public, so it is not "
+            "read from the fit (spread: how many of the data's standard deviations the public ranges span on "
+            "each side; r2: the model's R^2, e.g. from a pilot).")
+
+
+def _given_bounds(meth, method, bounds, bounds_given, stated):
+    """The simulated bounds the user gave (checked), None for a method without bounds, or the
+    default marker when they follow from the design's spread."""
+    if bounds_given and ("spread" in stated or "spread_y" in stated) and meth.needs_bounds:
+        key = "spread" if "spread" in stated else "spread_y"
+        raise InvalidArgumentError(
+            f"give bounds= or design['{key}'], not both: spread and spread_y set the simulated bounds (spread, "
+            f"spread_y * sd(y)); got bounds={bounds!r} and design['{key}']={stated[key]!r}.")
+    if not meth.needs_bounds:
+        if bounds_given and bounds is not None:
+            raise InvalidArgumentError(f"method {method!r} uses no bounds (it needs no clipping); do not pass "
+                                       "bounds= to plan for it.")
+        return None
+    if bounds_given and bounds is not None:
+        from .privacy.bounds import check_bounds
+
+        return check_bounds(bounds, required=False)  # a pair becomes a tuple of floats; a bad form is refused here
+    return bounds
+
+
+def _true_size(select_s, s0, p):
+    """The simulated design's true support size: s, or s0 with s="auto"; it needs 2s - 1 < p."""
+    if select_s == "auto":
+        if s0 is None:
+            raise InvalidArgumentError("plan(s='auto') needs s0=, the true support size of the planned design.")
+        s = s0
+    else:
+        if s0 is not None:
+            raise InvalidArgumentError("s0 applies to plan(s='auto') only; with an integer s the true size is s.")
+        s = select_s
+    if 2 * s - 1 >= p:
+        raise InvalidArgumentError(f"p must exceed 2s - 1 = {2 * s - 1} (the true support is x1, x3, ..., "
+                                   f"x{2 * s - 1}); got p={p}.")
+    return s
 
 
 def _shown_bounds(bounds):
