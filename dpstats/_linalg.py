@@ -1,4 +1,6 @@
-"""Gram matrices without OpenBLAS's threaded SYRK on wide inputs (issue 15, item 6).
+"""BLAS threads where they hurt: Gram matrices without the threaded SYRK, small work on one thread.
+
+Gram matrices without OpenBLAS's threaded SYRK on wide inputs (issue 15, item 6).
 
 numpy computes ``X.T @ X`` with a single SYRK call when both operands are the same buffer.
 With the OpenBLAS that numpy 2.4 and 2.5 bundle (scipy-openblas 0.3.34, DYNAMIC_ARCH,
@@ -17,9 +19,11 @@ columns it is plain ``X.T @ X`` (same numbers as before).
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-__all__ = ["GRAM_BLOCK", "gram"]
+__all__ = ["GRAM_BLOCK", "gram", "single_threaded_blas"]
 
 #: Widest square product handed to BLAS in one call (crashes measured from about 15500).
 GRAM_BLOCK = 4096
@@ -45,3 +49,23 @@ def gram(X, block: int = GRAM_BLOCK) -> np.ndarray:
         if j < p:
             G[j:, i:j] = G[i:j, j:].T
     return G
+
+
+def single_threaded_blas():
+    """A context in which BLAS and LAPACK run on one thread (threadpoolctl, which scikit-learn
+    brings; a no-op without it).
+
+    For many small products and factorisations (a dpvote machine's local fit, the certified
+    engine's Schur complements and eigenvalues) OpenBLAS's threads cost far more than they
+    save, and on a loaded machine they busy-wait for a core: one ``np.linalg.lstsq`` on
+    1250 x 20 took about 100 ms with OpenBLAS's 2 threads at load average 3.6 on 2 cores and
+    0.4 ms on one, and one eigenvalue of a 242 x 242 Schur complement 0.8 s against 2 ms
+    (benchmarks/README.md).  The numbers are the same either way.  Process-wide while it
+    lasts (threadpoolctl's limits are global), so it is entered around a whole loop or query,
+    not by concurrent tasks (Dask partitions).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")

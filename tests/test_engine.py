@@ -372,3 +372,24 @@ def test_wide_call_never_forms_the_full_gram_matrix(monkeypatch):
     fit = dpstats.dp_select("y ~ .", df, method="top_r", epsilon=1.0, s=2, bounds=(1, 1), R=5, random_state=1,
                             max_enumerate=1)
     assert "radius_active_at_best" in fit.curator
+
+
+def test_blas_thread_policy_changes_no_certificate():
+    """EngineSettings.blas_one_thread (the default) runs the queries on one BLAS thread: same lists and blocks."""
+    from threadpoolctl import threadpool_info
+
+    stats, _, _ = instance(3, p=14, s=3, rho=0.6, snr=2.0, intercept=True)
+    seen = []
+
+    class Spy(OuterApproximationEngine):
+        def _top(self, R):
+            seen.append(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+            return super()._top(R)
+
+    out = []
+    for one in (True, False):
+        eng = Spy.from_stats(stats, 3, 2.0, 1.0, 1e-6, blas_one_thread=one)
+        top, blocks = eng.top(6), eng.mistakes()
+        out.append((top.supports, top.values.tolist(), [(c.support, c.value) for c in blocks]))
+    assert out[0] == out[1]
+    assert seen[0] == 1

@@ -87,6 +87,7 @@ Duran and Grossmann (1986), An outer-approximation algorithm for a class of MINL
 """
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 from dataclasses import dataclass, field, fields, replace
@@ -94,6 +95,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from ..deadline import Deadline
+from .._linalg import single_threaded_blas
 from ..errors import InvalidArgumentError, SolverError
 from .blocks import BlockSearchSettings
 from .candidates import Candidates, TopQuery
@@ -135,6 +137,11 @@ class EngineSettings:
     cbc_settings
         Extra python-mip Model attributes (e.g. ``{"preprocess": 0}``), for measurements;
         CBC's own cutting planes are off unless this sets ``cuts``.
+    blas_one_thread
+        Run the queries with BLAS and LAPACK on one thread (:func:`dpstats._linalg.single_threaded_blas`):
+        their work is many small products and factorisations, which OpenBLAS's threads slow
+        down, badly on a loaded machine (benchmarks/bench_blas_threads.py); False keeps BLAS's own
+        thread count.
     milp_solver
         The class of the checked MILP solver (:class:`CheckedCbc` or a subclass, built as
         ``milp_solver(s, cbc_settings=..., threads=..., gap_abs=...)``).
@@ -151,6 +158,7 @@ class EngineSettings:
     threads: int = 1
     cbc_settings: dict = field(default_factory=dict)
     milp_solver: type = CheckedCbc
+    blas_one_thread: bool = True
 
     @classmethod
     def names(cls):
@@ -308,6 +316,10 @@ class OuterApproximationEngine:
         # little (hinge top-R on (1000, 250, 7), rho 0.7: 110 s without, 123 s with it).
         return {"cuts": 0, **dict(self.settings.cbc_settings)}
 
+    def _blas(self):
+        """The BLAS thread policy of the queries (:attr:`EngineSettings.blas_one_thread`)."""
+        return single_threaded_blas() if self.settings.blas_one_thread else contextlib.nullcontext()
+
     # ------------------------------------------------------------------ the parts' services
     def evaluate(self, supports) -> np.ndarray:
         """Exact R for candidate supports (2-D array), memoised."""
@@ -334,6 +346,10 @@ class OuterApproximationEngine:
         """
         if self._best is not None:
             return self._best
+        with self._blas():
+            return self._certify_best()
+
+    def _certify_best(self) -> Certificate:
         self._stage("certifying the best support")
         self.initialise()
         self.candidates.keep = 1
@@ -370,7 +386,8 @@ class OuterApproximationEngine:
         R = int(R)
         if R in self._tops:
             return self._tops[R]
-        cert = self._top(R)
+        with self._blas():
+            cert = self._top(R)
         self._tops[R] = cert
         return cert
 
@@ -462,7 +479,10 @@ class OuterApproximationEngine:
         """
         if anchor is None:
             anchor = self.best().support
-        anchor = tuple(sorted(anchor))
+        with self._blas():
+            return self._certify_blocks(tuple(sorted(anchor)), cap_width)
+
+    def _certify_blocks(self, anchor, cap_width) -> list:
         self.initialise()
         cap = float(self.evaluate([anchor])[0]) + float(cap_width) if math.isfinite(cap_width) else math.inf
         self.candidates.keep = max(self.candidates.keep, 1)

@@ -75,7 +75,8 @@ from ..method_options import Choice, Custom, Integer, Real, is_integer
 from .. import conditions
 from ..methods import MethodOutcome, SelectionMethod, SignPolicy
 from ..privacy.ledger import REPLACE_MACHINE, LedgerEntry
-from .local import DEFAULT_NULL_LEVEL, LOCAL_RULES, local_sign_vector, single_threaded_blas
+from .._linalg import single_threaded_blas
+from .local import DEFAULT_NULL_LEVEL, LOCAL_RULES, local_sign_vector
 
 SIGN_VALUES = np.array([-1, 0, 1], dtype=np.int64)
 DEFAULT_SPLIT = 0.5
@@ -420,7 +421,7 @@ def local_sign_matrix(X, y, groups, *, total_rows, lam, max_nonzero, intercept, 
                       level=DEFAULT_NULL_LEVEL):
     """Stack the machines' local sign vectors, shape (m, p); m = len(groups) (public).
 
-    The local fits run with single-threaded BLAS (:func:`dpstats.vote.local.single_threaded_blas`):
+    The local fits run with single-threaded BLAS (:func:`dpstats._linalg.single_threaded_blas`):
     on a loaded machine OpenBLAS's threads cost about 0.1 s per small local fit."""
     with single_threaded_blas():
         return np.vstack([local_sign_vector(X[g], None if y is None else y[g], total_rows=total_rows, lam=lam,

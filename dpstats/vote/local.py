@@ -52,7 +52,6 @@ Efron, Hastie, Johnstone and Tibshirani (2004), Least angle regression.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 
@@ -204,25 +203,6 @@ def lasso_signs(X, y, lambda0: float, max_nonzero: int, intercept: bool = True) 
     """sign(beta_hat(lambda_k)) with lambda_k from :func:`lasso_smallest_lambda`."""
     _, beta = lasso_smallest_lambda(X, y, lambda0, max_nonzero, intercept)
     return np.sign(beta).astype(np.int8)
-
-
-def single_threaded_blas():
-    """A context in which BLAS and LAPACK run on one thread (threadpoolctl, which scikit-learn
-    brings; a no-op without it).
-
-    A machine's local fit is small (n_k x p with p of a few dozen): OpenBLAS's threads cost
-    far more than they save there, and on a loaded machine they busy-wait for a core.  One
-    ``np.linalg.lstsq`` on 1250 x 20 took about 100 ms with OpenBLAS's 2 threads at load
-    average 3.6 on 2 cores, and 0.4 ms on one (benchmarks/README.md, bench_memory.py): that
-    was dpvote's per-machine overhead on pandas.  The numbers are the same either way.
-    Process-wide while it lasts (threadpoolctl's limits are global), so it is entered once
-    around the whole loop over the machines, not by concurrent tasks (Dask partitions).
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def local_sign_vector(X, y, *, total_rows: int, lam=None, max_nonzero: int, intercept: bool = True,
