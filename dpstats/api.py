@@ -742,10 +742,14 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
             # How the ranges of derived terms follow from the public column ranges (public).
             released["bounds_derived"] = dict(call.derived_bounds)
     title = meth.title if call.method_choice is None else f'{meth.title}; chosen by method="auto" from public inputs'
+    # A method's statement of what its released set controls (public: from the call's arguments).
+    statement = getattr(meth, "statistical_guarantee", None)
+    guarantee = statement(call.options, plan.p, call.size) if callable(statement) else None
     return SelectionResult(call=text, method=meth.name, title=title, formula=formula, response=plan.response,
                            terms=plan.terms, support=[plan.terms[j] for j in support_idx], signs=signs_series,
                            signs_private=signs_private, ledger=ledger, public_call=public_call,
                            released_extras=released, curator=curator, intercept=plan.intercept,
+                           guarantee=guarantee,
                            _refit={"data": data, "formula": formula, "plan": plan, "bounds_used": bounds_used,
                                    "na_action": call.na_action, "response_type": call.response_type,
                                    "neighbours": meth.neighbours,

@@ -116,8 +116,13 @@ CURATOR_KEYS = {
     "non_private_scores": "the non-private score of the leading features and of the released ones, as numbers, "
                           "with its meaning (what fit.plot() draws)",
     "non_private_support": "frank_wolfe, peeling: the support the same algorithm (same steps, radius or iterations) "
-                           "returns at epsilon = inf",
-    "overlap_released_with_non_private": "frank_wolfe, peeling: how many of non_private_support the released set holds",
+                           "returns at epsilon = inf; bh: the terms BH rejects at epsilon = inf on the same halves "
+                           "and tie-breaks",
+    "non_private_candidates": "bh: the top k by |S_j| on the peel rows (the candidates at epsilon = inf)",
+    "candidate_p_values_without_noise": "bh: the p-value of each released candidate computed from its exact "
+                                        "statistic (no noise)",
+    "overlap_released_with_non_private": "frank_wolfe, peeling, bh: how many of non_private_support the released set "
+                                         "holds",
     "probability_non_private_support": "peeling with one iteration and s <= 6: exact P(the peel returns "
                                        "non_private_support)",
     "distinct_vertices_chosen": "frank_wolfe: how many distinct coordinates the private steps chose (fewer than s: "

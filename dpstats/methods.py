@@ -47,6 +47,7 @@ _MODULES = {
     "dpvote": "dpstats.vote.dpvote",
     "frank_wolfe": "dpstats.gradient.frank_wolfe",
     "peeling": "dpstats.gradient.peeling",
+    "bh": "dpstats.fdr.bh",
 }
 #: Methods registered at run time with :func:`register_method`.
 _REGISTERED: dict = {}

@@ -65,7 +65,7 @@ class SelectionResult(PublishedResult):
     """
 
     def __init__(self, *, call, method, title, formula, response, terms, support, signs, signs_private,
-                 ledger, public_call, released_extras, curator, intercept, _refit=None):
+                 ledger, public_call, released_extras, curator, intercept, _refit=None, guarantee=None):
         self.call = call
         self.method = method
         self.title = title
@@ -80,6 +80,9 @@ class SelectionResult(PublishedResult):
         self.intercept = intercept
         self._public_call = public_call
         self._released_extras = dict(released_extras)
+        #: What the released set controls, and under which assumptions (public), for methods that
+        #: state it (``method="bh"``: the false discovery rate); None otherwise.
+        self.guarantee = guarantee
         # What fit.estimate() needs to refit on the same data (data, formula, design plan, ranges,
         # the selection's accountant): private, never released, never pickled (__getstate__).
         # ``estimates`` is set by dp_select(..., estimate=share).
@@ -249,6 +252,8 @@ class SelectionResult(PublishedResult):
             ("Selection", header, ["", ""]),
             ("Terms", self._selection_rows(), ["term", "selected", "sign"]),
         ]
+        if getattr(self, "guarantee", None):
+            sections.append(("What is controlled", textwrap.fill(self.guarantee, width=100)))
         used = self._released_extras.get("bounds_used")
         if used:
             derived = self._released_extras.get("bounds_derived") or {}
@@ -442,6 +447,9 @@ class SelectionResult(PublishedResult):
             lines.append(f"Size from a public rule: k = {self._public_call['size_selection']['k']} ({rule})")
         lines.append(f"Selected terms ({len(self.support)} of {len(self.terms)}), {what}:")
         lines.append(tabulate([[r[0], r[2]] for r in rows], tablefmt="plain", disable_numparse=True) if rows else "  (none)")
+        if getattr(self, "guarantee", None):
+            lines.append("")
+            lines.append(textwrap.fill(f"Controlled: {self.guarantee}", width=100))
         if self.ledger.conditions or self.ledger.caveats:
             lines.append("")
             lines.extend(f"Condition: {c}" for c in self.ledger.conditions)

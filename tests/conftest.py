@@ -60,6 +60,7 @@ BASE = {
     "dpvote": {"k": 2, "machines": 4},
     "frank_wolfe": {"s": 2},
     "peeling": {"s": 2},
+    "bh": {"k": 2},
 }
 
 

@@ -91,6 +91,9 @@ CASES = {
     "frank_wolfe": ("frank_wolfe", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
     "peeling": ("peeling", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
     "peeling-iterations": ("peeling", lambda: numeric(80, 8), dict(s=3, bounds=(2.0, 3.0), iterations=3), REPLACE),
+    # A released set of variable size (0 to k), with candidates and p-values (tests/test_fdr_method.py has more).
+    "bh": ("bh", lambda: numeric(80, 8), dict(k=3), REPLACE),
+    "bh-no-split": ("bh", lambda: numeric(80, 8), dict(k=3, split=False), REPLACE),
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),
@@ -123,7 +126,7 @@ CASES = {
 #: "incomplete" neighbour's (floor(sqrt(k^2 - 1)) = k - 1).
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
            "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
-           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd")
+           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

@@ -46,6 +46,9 @@ CALLS = [
     ("frank_wolfe", "y ~ .", "frank_wolfe", {"s": 2, "bounds": (3, 3)}, "pandas"),
     ("peeling", "y ~ .", "peeling", {"s": 2, "bounds": (3, 3)}, "pandas"),
     ("auto", "y ~ .", "auto", {"s": 2, "bounds": (3, 3)}, "pandas"),
+    # added with the method (recorded when it was written)
+    ("bh", "y ~ .", "bh", {"k": 2}, "pandas"),
+    ("bh no split", "y ~ .", "bh", {"k": 3, "split": False}, "pandas"),
 ]
 SEEDS = (1, 2)
 

