@@ -109,7 +109,7 @@ _DESIGN_DEFAULTS = {"rho": 0.1, "snr": 5.0}
 #: design (the former default bounds (1, 1) clipped 32 % of every simulated term).  Real
 #: codebook ranges are often wider still; state ``spread`` when you know it.
 DEFAULT_SPREAD = 4.0
-_COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "exact_share", "reps", "computed"]
+_COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "power", "fdr", "exact_share", "reps", "computed"]
 
 
 def _positive_int(name, value, minimum=1):
@@ -566,7 +566,10 @@ class Plan:
     ----------
     table : pandas.DataFrame
         One row per evaluated point: ``n``, ``epsilon``, ``probability`` (predicted),
-        ``lower`` / ``upper`` (Monte Carlo interval), ``exact_share`` (share of data sets
+        ``lower`` / ``upper`` (Monte Carlo interval), ``power`` (mean share of the true terms
+        a call returns) and ``fdr`` (mean share of a call's returned terms that are not true, 0
+        when it returns none: the false discovery rate, the measure of a method with
+        false-discovery-rate control), ``exact_share`` (share of data sets
         whose probability was exact), ``reps`` (simulated data sets: all for the planned point
         and the points a search read its answer from, the pilot's third for the others) and
         ``computed`` ("exact", "mixed" or "empirical").
@@ -590,7 +593,7 @@ class Plan:
         # One (data seed, mechanism seed) pair per replication, shared by every grid point.
         self._seeds = [tuple(int(x) for x in child.generate_state(2, dtype=np.uint32)) for child in seed.spawn(reps)]
         self._rows = {}
-        self._values = {}  # (n, epsilon) -> (q, exact) of the first len(q) seeds
+        self._values = {}  # (n, epsilon) -> (q, exact, power, fdp) of the first len(q) seeds
         self._draws = {}  # data seed -> NestedDraws: the rows of X drawn so far, shared by every point
         self._evaluate(n, epsilon)
 
@@ -611,27 +614,35 @@ class Plan:
         return get_method(self.method).planning_kind(self.p, self.s, self.options, auto_size=self.select_s == "auto")
 
     def _one(self, n, epsilon, data_seed, mech_seed):
-        """(q, exact) for one simulated data set: the fit itself (and its ledger) is dropped here.
+        """(q, exact, power, fdp) for one simulated data set: the fit itself (and its ledger) is dropped here.
 
         q is the mechanism's own probability of returning the truth on these data when the
         fit's curator determines it (:func:`truth_probability`), else 1 if the call returned
         the truth and 0 otherwise; either way E[q | data] is the probability of recovery on
         these data, so mean(q) is unbiased (the exact values have the smaller variance).
+        power and fdp are the call's own: the share of the true terms it returned, and the
+        share of its returned terms that are not true (0 when it returns none), whose means are
+        the power and the false discovery rate (the measures of ``method="bh"``).
         """
         from .api import dp_select
         from .light_curator import light_curator
         from .methods import get_method
 
         sim = self._simulate(n, data_seed)
+        meth = get_method(self.method)
+        # a method whose mechanism makes its own signs takes no signs= (dp_select refuses one)
+        signs = {} if meth.sign_step().native else {"signs": self.signs}
         with light_curator():  # curator summaries read by no one here are left out (same support, same q)
             fit = dp_select(self.formula, sim.data, method=self.method, epsilon=epsilon, s=self.select_s,
-                            bounds=self.bounds, random_state=mech_seed, signs=self.signs, **self.options)
+                            bounds=self.bounds, random_state=mech_seed, **signs, **self.options)
         truth = frozenset(self.truth)
-        q = get_method(self.method).truth_probability(fit.curator, truth, self.p, self.options,
-                                                      exact=self.computed == "exact")
+        returned = frozenset(fit.support)
+        power = len(returned & truth) / len(truth)
+        fdp = len(returned - truth) / len(returned) if returned else 0.0
+        q = meth.truth_probability(fit.curator, truth, self.p, self.options, exact=self.computed == "exact")
         if q is None:
-            return float(frozenset(fit.support) == truth), 0.0
-        return q, 1.0
+            return float(returned == truth), 0.0, power, fdp
+        return q, 1.0, power, fdp
 
     def _simulate(self, n, data_seed):
         """``simulate(n, p, s, ..., random_state=data_seed)`` (the same data set), drawing the
@@ -654,12 +665,12 @@ class Plan:
         point evaluated with ``reps`` seeds at once."""
         key = (int(n), float(epsilon))
         reps = len(self._seeds) if reps is None else min(int(reps), len(self._seeds))
-        q_done, exact_done = self._values.get(key, (np.empty(0), np.empty(0)))
-        if key in self._rows and q_done.size >= reps:
+        done = self._values.get(key, (np.empty(0),) * 4)
+        if key in self._rows and done[0].size >= reps:
             return self._rows[key]
-        qe = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds[q_done.size:reps]]).reshape(-1, 2)
-        q, exact = np.concatenate([q_done, qe[:, 0]]), np.concatenate([exact_done, qe[:, 1]])
-        self._values[key] = (q, exact)
+        new = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds[done[0].size:reps]]).reshape(-1, 4)
+        q, exact, power, fdp = (np.concatenate([old, new[:, j]]) for j, old in enumerate(done))
+        self._values[key] = (q, exact, power, fdp)
         reps = len(q)
         mean, share = float(q.mean()), float(exact.mean())
         if share > 0:
@@ -673,7 +684,8 @@ class Plan:
             lower, upper = centre - half, centre + half
         computed = "exact" if share == 1 else "empirical" if share == 0 else "mixed"
         row = {"n": key[0], "epsilon": key[1], "probability": mean, "lower": float(max(0.0, lower)),
-               "upper": float(min(1.0, upper)), "exact_share": share, "reps": reps, "computed": computed}
+               "upper": float(min(1.0, upper)), "power": float(power.mean()), "fdr": float(fdp.mean()),
+               "exact_share": share, "reps": reps, "computed": computed}
         self._rows[key] = row
         return row
 
@@ -990,7 +1002,8 @@ class Plan:
 
     def __str__(self):
         lo, hi = self.interval
-        kind = self._rows[(self.n, self.epsilon)]["computed"]
+        row = self._rows[(self.n, self.epsilon)]
+        kind = row["computed"]
         how = {"exact": "exact: the mechanism's own probability of the true support, averaged over simulated data sets",
                "mixed": "mixed: the mechanism's own probability of the true support where the fit lists it, "
                         "else whether the call returned it",
@@ -1012,6 +1025,8 @@ class Plan:
             f"computed: {how}; {self.reps} data sets per point",
             f"predicted P(returns the true support) = {self.probability:.3f}   "
             f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
+            f"predicted power (share of the true terms returned) = {row['power']:.3f}   false discovery rate "
+            f"(share of returned terms not true, 0 when none) = {row['fdr']:.3f}",
             "",
             self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
             "",

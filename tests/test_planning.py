@@ -138,7 +138,7 @@ def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
     from dpstats.planning import Plan
 
     def known(self, n, epsilon, data_seed, mech_seed):
-        return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8))), 1.0
+        return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8))), 1.0, 0.0, 0.0
 
     monkeypatch.setattr(Plan, "_one", known)
     planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
@@ -157,7 +157,7 @@ def _noisy_known(self, n, epsilon, data_seed, mech_seed):
     reads a different mean than all of them): P = Phi(12 (n / 1000 - 1) + z_0.8 + u), u in
     [-1, 1] from the data seed."""
     u = 2.0 * ((data_seed * 2654435761) % 1000) / 999.0 - 1.0
-    return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8) + u)), 1.0
+    return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8) + u)), 1.0, 0.0, 0.0
 
 
 def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
@@ -206,7 +206,7 @@ def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
 
     def known(self, n, epsilon, data_seed, mech_seed):
         centre = low if n < switch else high
-        return float(stats.norm.cdf(12 * (n / centre - 1) + stats.norm.ppf(0.8))), 1.0
+        return float(stats.norm.cdf(12 * (n / centre - 1) + stats.norm.ppf(0.8))), 1.0, 0.0, 0.0
 
     monkeypatch.setattr(Plan, "_one", known)
     for start in (2 * switch, switch // 4, 7 * switch):
