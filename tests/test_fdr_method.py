@@ -321,3 +321,19 @@ def test_normal_p_values_at_epsilon_inf_and_their_statement():
     # more power than the bound on the same draws
     bound = dpstats.dp_select("y ~ .", data, method="bh", epsilon=math.inf, k=6, random_state=2)
     assert all(bound.release()["p_values"][t] >= rel["p_values"][t] for t in rel["candidates"])
+
+
+@pytest.mark.parametrize("signal", [1.0, 0.0])
+def test_estimate_after_bh_is_ols_on_the_released_terms_at_epsilon_inf(signal):
+    """fit.estimate after method="bh" (which uses no bounds: the estimate takes its own), also after an
+    empty release: at epsilon = inf it is statsmodels' OLS on the released terms."""
+    import statsmodels.api as sm
+
+    data = make_regression(n=600, p=6, seed=1)
+    data["y"] = signal * data["y"] + (1 - signal) * np.random.default_rng(0).normal(size=len(data))
+    fit = dpstats.dp_select("y ~ .", data, method="bh", epsilon=4.0, k=4, random_state=2)
+    assert (len(fit.support) > 0) == (signal > 0)
+    wide = {c: (-50.0, 50.0) for c in data.columns}
+    est = fit.estimate(epsilon=math.inf, bounds=wide, random_state=1)
+    ols = sm.OLS(data["y"], sm.add_constant(data[fit.support], has_constant="add")).fit()
+    np.testing.assert_allclose(est.coef.to_numpy(), ols.params.to_numpy(), rtol=1e-8, atol=1e-10)
