@@ -330,8 +330,8 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options):
     name, reason = choose_method(bounds_given=bounds is not None, design=design,
                                  epsilon=epsilon if is_real(epsilon) else 1.0)  # a bad epsilon is refused later
     meth = get_method(name)
-    if name == "top_r" and radius is None:
-        radius = NON_PRIVATE_RADIUS
+    if "radius" in meth.uses and radius is None and is_real(epsilon) and math.isinf(epsilon):
+        radius = NON_PRIVATE_RADIUS  # the choice at epsilon = inf is least squares: a ball that never binds
     size = s if s is not None else k
     s, k = (None, size) if meth.size_argument == "k" else (size, None)
     if not meth.needs_bounds:
