@@ -120,6 +120,11 @@ class SelectionResult(PublishedResult):
         """
         return _fmt(self.epsilon_spent) + (" (CONDITIONAL, see below)" if self.ledger.conditions else "")
 
+    @property
+    def public_call(self) -> dict:
+        """The call's public parameters (``release()["call"]``)."""
+        return dict(self._public_call)
+
     def release(self) -> dict:
         """What may be published: public call parameters, private outputs and the ledger.
 
@@ -325,85 +330,9 @@ class SelectionResult(PublishedResult):
         publish the figure (it shows non-private numbers).  Returns the matplotlib Axes
         (needs ``pip install "dpstats[plots]"``).
         """
-        from .errors import InvalidArgumentError
-        from .method_options import is_integer
-        from .plots import add_legend, marked_barh, new_axes, wrap
+        from .selection_plot import draw_selection
 
-        if not is_integer(top) or top < 1:
-            raise InvalidArgumentError(f"top must be a positive integer; got {top!r}.")
-        chart = self._plot_rows(top)
-        if chart is None:
-            raise InvalidArgumentError(f"fit.plot() needs the curator diagnostics of method {self.method!r}, and "
-                                       "this result has none (they are never part of a release).")
-        rows, xlabel, what, line = chart
-        labels = [wrap(label) for label, _, _ in rows]
-        own_figure = ax is None
-        ax = new_axes(labels, ax)
-        released_label = "released support" if what == "supports" else "released terms"
-        handles = marked_barh(ax, labels, [v for _, v, _ in rows], [m for _, _, m in rows], xlabel=xlabel,
-                              marked_label=released_label, other_label=f"other {what}")
-        if line is not None:
-            value, text = line
-            handles.append(ax.axvline(value, color="black", linestyle="--", label=text))
-        title = f"curator only - {self.method}"
-        if not any(m for _, _, m in rows):
-            title += f" (the released {'support is' if what == 'supports' else 'terms are'} not among these)"
-        ax.set_title(wrap(title, 70), fontsize=9)
-        add_legend(ax, handles, own_figure)
-        return ax
-
-    def _plot_rows(self, top):
-        """(rows of (label, value, released?), x label, "supports"/"terms", reference line) or None."""
-        c = self.curator or {}
-        source = c if c.get("top_supports") else (c.get("fallback_top_r") or {})
-        if source.get("top_supports"):
-            return self._support_probability_rows(source, top)
-        released = set(self.support)
-        if c.get("block_supports") and c.get("block_probabilities") is not None:
-            rows = [(f"block {i}: " + _support_label(sup), float(prob), set(sup) == released)
-                    for i, (sup, prob) in enumerate(zip(c["block_supports"], c["block_probabilities"]))][:top]
-            return rows, "P(mechanism draws from the block), exact", "supports", None
-        if "objective_final" in c and "objective_start" in c:
-            rows = [("start " + _support_label(c.get("start_support", [])), float(c["objective_start"]), False),
-                    ("released " + _support_label(self.support), float(c["objective_final"]), True)]
-            if "objective_min_visited" in c:
-                rows.insert(0, ("lowest visited by the chain", float(c["objective_min_visited"]), False))
-            return rows, "objective R (lower is better)", "supports", None
-        if isinstance(c.get("non_private_scores"), dict):
-            scores, xlabel = c["non_private_scores"]["scores"], c["non_private_scores"]["meaning"]
-        else:
-            scores, xlabel = c.get("stability"), "stability st_j = max(N+, N-) - floor(m/2) - 1"
-        if isinstance(scores, dict) and scores:
-            order = sorted(scores, key=lambda t: (-scores[t], self.terms.index(t) if t in self.terms else 0))
-            shown = order[:top] + [t for t in order[top:] if t in released]
-            rows = [(t, float(scores[t]), t in released) for t in shown]
-            return rows, xlabel, "terms", None
-        return None
-
-    def _support_probability_rows(self, source, top):
-        """Plot rows for a mechanism over supports: the exact probability of the best ones, the
-        released support added when it is not among them."""
-        c = self.curator or {}
-        released = set(self.support)
-        tops = source["top_supports"]
-        rows = [(_support_label(r["support"]), float(r["probability"]), set(r["support"]) == released)
-                for r in tops[:top]]
-        size = self._public_call.get("s", len(tops[0]["support"]))
-        if size == "auto":  # s="auto": the uniform level among supports of the criterion's size
-            size = c.get("criterion_choice", {}).get("s", len(tops[0]["support"]))
-        n_supports = math.comb(len(self.terms), size)
-        if not any(m for _, _, m in rows):
-            later = [r for r in tops[top:] if set(r["support"]) == released]
-            outside = source.get("probability_outside_top_r")
-            R = self._public_call.get("R")
-            if later:
-                rows.append((_support_label(later[0]["support"]), float(later[0]["probability"]), True))
-            elif outside is not None and R is not None and n_supports > R:
-                # top_r's uniform draw outside its R best supports: every one equally likely.
-                share = float(outside) / (n_supports - R)
-                rows.append((_support_label(self.support) + f" (outside the top {R})", share, True))
-        line = (1.0 / n_supports, f"uniform pick 1/C({len(self.terms)}, {size})")
-        return rows, "P(mechanism returns the support), exact", "supports", line
+        return draw_selection(self, ax, top)
 
     def _curator_text(self) -> str:
         c = self.curator
@@ -477,10 +406,6 @@ class SelectionResult(PublishedResult):
         cond = " (conditional)" if self.ledger.conditions else ""
         return (f"<SelectionResult method={self.method!r} support={self.support} "
                 f"epsilon_spent={_fmt(self.epsilon_spent)}{cond}>")
-
-
-def _support_label(support):
-    return "{" + ", ".join(support) + "}"
 
 
 def _without_data(refit):
