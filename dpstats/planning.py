@@ -94,6 +94,7 @@ from scipy import stats
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Custom, Integer, Later, Real, is_integer, validate_arguments
+from .plan_search import RequiredSearch
 from .simulate import response_sd, snr_of_r2
 
 
@@ -197,18 +198,6 @@ def _seed_root(random_state):
     return np.random.SeedSequence(int(random_state))
 
 
-def _isotonic(values, weights):
-    """Pool-adjacent-violators: the non-decreasing fit to ``values`` (weighted least squares)."""
-    blocks = []  # [mean, weight, count]
-    for v, w in zip(values, weights):
-        blocks.append([float(v), float(w), 1])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            m2, w2, c2 = blocks.pop()
-            m1, w1, c1 = blocks.pop()
-            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
-    return [m for m, _, c in blocks for _ in range(c)]
-
-
 def truth_probability(method, curator, truth, p, options):
     """P(the call returns ``truth`` | these data), read from a fit's curator, or None: the method's
     own :meth:`~dpstats.methods.SelectionMethod.truth_probability` (the top-R list of ``top_r``
@@ -220,38 +209,9 @@ def truth_probability(method, curator, truth, p, options):
     return get_method(method).truth_probability(curator, truth, p, options)
 
 
-#: required_n / required_epsilon: doubling steps to bracket the target, refinements inside
-#: the bracket, and the bracket's width (a ratio) at which the search stops.
-_MAX_EXPAND = 6
-_MAX_REFINE = 4
-_REFINE_RATIO = 1.1
-#: The search's pilot: new points first get the first max(PILOT_MIN, reps / PILOT_FRACTION)
-#: seeds; only the points the answer is read from get all ``reps`` (Plan._required).
-_PILOT_MIN = 10
-_PILOT_FRACTION = 3
-
-
 #: Memory for the rows of X that a plan keeps between points (:meth:`Plan._simulate`):
 #: 512 MB, e.g. the first 2236 rows of 30 data sets at p = 1000, 223 at p = 10^4.
 _DRAWS_BYTES = 1 << 29
-
-
-def _pilot_reps(reps):
-    return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
-
-
-def _logistic_crossing(x0, x1, p0, p1, target, reps):
-    """Where the curve logit(P) = a + b log x through (x0, p0) and (x1, p1) reaches ``target``
-    (probabilities kept 1/(2 reps) away from 0 and 1)."""
-    c = 0.5 / reps
-
-    def logit(v):
-        v = min(max(float(v), c), 1 - c)
-        return math.log(v / (1 - v))
-
-    l0, l1, lt = logit(p0), logit(p1), logit(target)
-    t = 1.0 if l1 <= l0 else min(max((lt - l0) / (l1 - l0), 0.0), 1.0)
-    return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
 
 
 #: ``plan``'s default bounds: (spread, spread * sd(y)) for a method that clips, from ``design["spread"]``
@@ -717,58 +677,6 @@ class Plan:
             rows = [self._evaluate(self.n, v) for v in grid]
         return pd.DataFrame(rows, columns=_COLUMNS)
 
-    def _curve(self, axis, span):
-        """The evaluated points along ``axis`` (the other axis at its planned value) inside
-        ``span``, sorted, with their non-decreasing fit (pool-adjacent-violators)."""
-        other = "epsilon" if axis == "n" else "n"
-        rows = sorted((r for r in self._rows.values()
-                       if r[other] == getattr(self, other) and span[0] <= r[axis] <= span[1]), key=lambda r: r[axis])
-        x = np.array([float(r[axis]) for r in rows])
-        fitted = np.array(_isotonic([r["probability"] for r in rows], [r["reps"] for r in rows]))
-        return x, fitted
-
-    def _required(self, axis, target, grid):
-        """Search for the smallest value of ``axis`` whose predicted probability reaches ``target``.
-
-        Bracket: the given grid, or (grid None) the planned value, doubled or halved until
-        the target lies between two evaluated points (at most ``_MAX_EXPAND`` steps each
-        way).  Refine: evaluate inside the bracket where the logistic curve through its two
-        ends (logit of the probability linear in log ``axis``, the shape of recovery against
-        n or epsilon for the exponential-type mechanisms) reaches the target, until the ends
-        are within a factor ``_REFINE_RATIO`` (at most ``_MAX_REFINE`` evaluations).  The
-        answer interpolates the same logistic curve between the final ends; a linear
-        interpolation between points a factor 2 apart missed the crossing of these steep
-        curves by up to a third (benchmarks/README.md, "plan calibration").
-
-        Regimes: the planned call's defaults switch from a free choice to private means at
-        public values of n and epsilon (:meth:`_regime`), where recovery can fall; the
-        search takes the stretches between switches in increasing order and answers in the
-        first whose top reaches the target, so the answer is the smallest value, not a
-        crossing past a fall.
-
-        Pilot (``reps`` above ``_PILOT_MIN``): the search first runs with new points
-        evaluated on the first ``_pilot_reps(reps)`` seeds (a third of them, at least 10);
-        the points the answer is read from (the final bracket's ends) then get every seed
-        (only the missing ones are simulated) and the search resumes from there with all
-        seeds, so the answer is always read from points with ``reps`` data sets.  Points the
-        search merely passed through keep their pilot count (the table's ``reps``); they
-        cost a third as much, which is where most of a search's points are
-        (benchmarks/README.md gives the times).
-        """
-        target = _probability("target", target)
-        if grid is not None:
-            self.evaluate(**{f"{axis}_grid": grid})
-            span = (min(float(v) for v in grid), max(float(v) for v in grid))
-        else:
-            span = (-math.inf, math.inf)
-            self._evaluate_at(axis, getattr(self, axis))
-        pilot = _pilot_reps(self.reps)
-        if pilot < self.reps:
-            # Pilot: the whole search with the first ``pilot`` seeds; the search then resumes
-            # with all of them, and extends the points it reads its answer from first.
-            self._regime_search(axis, target, grid is None, span, pilot)
-        return self._regime_search(axis, target, grid is None, span, None)
-
     # -- regimes: where the planned call's defaults change with n or epsilon ---------------
     def _regime(self, n, epsilon):
         """The public choices the planned call's defaults make at (n, epsilon): the squared-loss
@@ -802,120 +710,12 @@ class Plan:
         return tuple(out)
 
     def _regimes(self, axis, span):
-        """The stretches of ``axis`` inside ``span`` on which :meth:`_regime` is constant, in
-        increasing order, as closed (low, high) spans (public arithmetic, no simulation)."""
-        def regime(v):
-            return self._regime(int(v), self.epsilon) if axis == "n" else self._regime(self.n, float(v))
+        """The stretches of ``axis`` inside ``span`` on which :meth:`_regime` is constant
+        (:meth:`dpstats.plan_search.RequiredSearch.regimes`)."""
+        return RequiredSearch(self).regimes(axis, span)
 
-        if axis == "n":
-            lo, hi = max(2, span[0]), (span[1] if math.isfinite(span[1]) else 2**40)
-            lo, hi = int(math.ceil(lo)), int(hi)
-        else:
-            lo = span[0] if span[0] > 0 else 1e-12
-            hi = span[1] if math.isfinite(span[1]) else 1e12
-        starts = []
-        while lo < hi and regime(lo) != regime(hi):
-            a, b = lo, hi  # regime(a) != regime(b): find the first value whose regime differs from a's
-            while (b - a > 1) if axis == "n" else (b > np.nextafter(a, math.inf)):
-                mid = (a + b) // 2 if axis == "n" else math.sqrt(a * b) if b / a > 1 + 1e-9 else (a + b) / 2
-                if regime(mid) == regime(a):
-                    a = mid
-                else:
-                    b = mid
-            starts.append(b)
-            lo = b
-        edges = [span[0]] + starts
-        out = []
-        for k, start in enumerate(edges):
-            end = span[1] if k == len(starts) else (starts[k] - 1 if axis == "n" else np.nextafter(starts[k], 0.0))
-            out.append((start, end))
-        return out
-
-    def _regime_search(self, axis, target, expand, span, reps):
-        """The smallest value reaching ``target``: the regimes of :meth:`_regimes` in increasing
-        order; a regime below the last is searched only when its top reaches the target (its
-        top evaluated on the pilot's seeds), else the next is tried."""
-        regimes = self._regimes(axis, span)
-        planned = float(getattr(self, axis))
-        check = _pilot_reps(self.reps)
-        for k, (lo, hi) in enumerate(regimes):
-            last = k == len(regimes) - 1
-            if not last:
-                x, fitted = self._curve(axis, (lo, hi))
-                if expand and (x.size == 0 or fitted[-1] < target):
-                    self._evaluate_at(axis, hi, check)
-                    x, fitted = self._curve(axis, (lo, hi))
-                if x.size == 0 or fitted[-1] < target:
-                    continue
-            elif expand and not lo <= planned <= hi:
-                self._evaluate_at(axis, lo, reps)
-            answer = self._search(axis, target, expand, (lo, hi), reps)
-            if answer is not None or last:
-                return answer
-        return None
-
-    def _search(self, axis, target, expand, span, reps):
-        """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
-        points with the first ``reps`` seeds (all for None)."""
-        integer = axis == "n"
-        floor = 2 if integer else 0.0
-        if expand:
-            for _ in range(_MAX_EXPAND):
-                x, fitted = self._curve(axis, span)
-                if fitted[-1] < target:
-                    step = min(x[-1] * 2, span[1])  # doubling stays inside the regime
-                elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
-                    step = max(floor, x[0] / 2, span[0])
-                else:
-                    break
-                if integer:
-                    step = int(round(step))
-                if step in x:
-                    break  # the regime's end is reached
-                self._evaluate_at(axis, step, reps)
-        probes = 0
-        while True:
-            x, fitted = self._curve(axis, span)
-            if x.size == 0:
-                return None
-            reached = np.nonzero(fitted >= target)[0]
-            deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
-                                                                                          x[reached[0]]]
-            short = [v for v in deciding if reps is None and self._reps_at(axis, v) < self.reps]
-            if short:  # the answer is read from points with every seed: extend pilot points first
-                for v in short:
-                    self._evaluate_at(axis, v)
-                continue
-            if reached.size == 0:
-                return None
-            i = int(reached[0])
-            if i == 0:
-                return float(x[0])
-            lo, hi = x[i - 1], x[i]
-            guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.reps)
-            if probes > _MAX_REFINE:
-                return guess
-            probes += 1
-            if hi / lo <= _REFINE_RATIO:
-                return guess
-            # stay inside the bracket's middle so that it shrinks whatever the curve's shape
-            log_lo, log_hi = math.log(lo), math.log(hi)
-            margin = 0.2 * (log_hi - log_lo)
-            probe = math.exp(min(max(math.log(guess), log_lo + margin), log_hi - margin))
-            if integer:
-                probe = round(probe)
-                if probe <= lo or probe >= hi:
-                    return guess
-            self._evaluate_at(axis, probe, reps)
-
-    def _reps_at(self, axis, value):
-        key = (int(value), float(self.epsilon)) if axis == "n" else (int(self.n), float(value))
-        return self._rows[key]["reps"]
-
-    def _evaluate_at(self, axis, value, reps=None):
-        if axis == "n":
-            return self._evaluate(max(2, int(round(value))), self.epsilon, reps)
-        return self._evaluate(self.n, float(value), reps)
+    def _required(self, axis, target, grid):
+        return RequiredSearch(self).run(axis, _probability("target", target), grid)
 
     def required_n(self, target=0.8, n_grid=None):
         """The smallest n at which the predicted probability reaches ``target`` (at the planned epsilon).

@@ -122,7 +122,7 @@ def test_truth_probability_defers_to_the_count_where_the_curator_lists_nothing()
 def test_logistic_crossing_is_exact_on_a_logistic_curve():
     # logit P = 8 (log n - log 1000) + logit 0.8: the curve through two points a factor 4
     # apart reaches 0.8 at n = 1000 exactly (a linear interpolation of P would not).
-    from dpstats.planning import _logistic_crossing
+    from dpstats.plan_search import _logistic_crossing
 
     def curve(n):
         return 1 / (1 + math.exp(-(8 * (math.log(n) - math.log(1000)) + math.log(4))))
@@ -166,7 +166,8 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
     # all 30 at once (same random_state), and the answer is the logistic crossing of those
     # full rows.  Mutations caught: reading the answer from the pilot rows, or extending a
     # pilot point with the wrong seeds (the rows then differ).
-    from dpstats.planning import Plan, _isotonic, _logistic_crossing, _pilot_reps
+    from dpstats.plan_search import _isotonic, _logistic_crossing, _pilot_reps
+    from dpstats.planning import Plan
 
     monkeypatch.setattr(Plan, "_one", _noisy_known)
     assert _pilot_reps(30) == 10 and _pilot_reps(100) == 34 and _pilot_reps(8) == 8

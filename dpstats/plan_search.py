@@ -1,0 +1,232 @@
+"""The search of :meth:`Plan.required_n <dpstats.planning.Plan.required_n>` and
+:meth:`~dpstats.planning.Plan.required_epsilon`: bracket, refine, regimes, pilot.
+
+It evaluates the plan at new points (:meth:`Plan._evaluate <dpstats.planning.Plan>`, which
+simulates calls) and reads the answer from the evaluated points' predictions made
+non-decreasing (pool-adjacent-violators).  Nothing here touches data or spends budget.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+def _isotonic(values, weights):
+    """Pool-adjacent-violators: the non-decreasing fit to ``values`` (weighted least squares)."""
+    blocks = []  # [mean, weight, count]
+    for v, w in zip(values, weights):
+        blocks.append([float(v), float(w), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, c2 = blocks.pop()
+            m1, w1, c1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
+    return [m for m, _, c in blocks for _ in range(c)]
+
+
+#: required_n / required_epsilon: doubling steps to bracket the target, refinements inside
+#: the bracket, and the bracket's width (a ratio) at which the search stops.
+_MAX_EXPAND = 6
+_MAX_REFINE = 4
+_REFINE_RATIO = 1.1
+#: The search's pilot: new points first get the first max(PILOT_MIN, reps / PILOT_FRACTION)
+#: seeds; only the points the answer is read from get all ``reps`` (RequiredSearch.run).
+_PILOT_MIN = 10
+_PILOT_FRACTION = 3
+
+
+def _pilot_reps(reps):
+    return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
+
+
+def _logistic_crossing(x0, x1, p0, p1, target, reps):
+    """Where the curve logit(P) = a + b log x through (x0, p0) and (x1, p1) reaches ``target``
+    (probabilities kept 1/(2 reps) away from 0 and 1)."""
+    c = 0.5 / reps
+
+    def logit(v):
+        v = min(max(float(v), c), 1 - c)
+        return math.log(v / (1 - v))
+
+    l0, l1, lt = logit(p0), logit(p1), logit(target)
+    t = 1.0 if l1 <= l0 else min(max((lt - l0) / (l1 - l0), 0.0), 1.0)
+    return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
+
+
+
+def curve(plan, axis, span):
+    """The evaluated points of ``plan`` along ``axis`` (the other axis at its planned value) inside
+    ``span``, sorted, with their non-decreasing fit (pool-adjacent-violators)."""
+    other = "epsilon" if axis == "n" else "n"
+    rows = sorted((r for r in plan._rows.values()
+                   if r[other] == getattr(plan, other) and span[0] <= r[axis] <= span[1]), key=lambda r: r[axis])
+    x = np.array([float(r[axis]) for r in rows])
+    fitted = np.array(_isotonic([r["probability"] for r in rows], [r["reps"] for r in rows]))
+    return x, fitted
+
+
+class RequiredSearch:
+    """The smallest n (or epsilon) at which a plan's predicted probability reaches a target."""
+
+    def __init__(self, plan):
+        self.plan = plan
+
+    def curve(self, axis, span):
+        return curve(self.plan, axis, span)
+
+    def run(self, axis, target, grid):
+        """Search for the smallest value of ``axis`` whose predicted probability reaches ``target``.
+
+        Bracket: the given grid, or (grid None) the planned value, doubled or halved until
+        the target lies between two evaluated points (at most ``_MAX_EXPAND`` steps each
+        way).  Refine: evaluate inside the bracket where the logistic curve through its two
+        ends (logit of the probability linear in log ``axis``, the shape of recovery against
+        n or epsilon for the exponential-type mechanisms) reaches the target, until the ends
+        are within a factor ``_REFINE_RATIO`` (at most ``_MAX_REFINE`` evaluations).  The
+        answer interpolates the same logistic curve between the final ends; a linear
+        interpolation between points a factor 2 apart missed the crossing of these steep
+        curves by up to a third (benchmarks/README.md, "plan calibration").
+
+        Regimes: the planned call's defaults switch from a free choice to private means at
+        public values of n and epsilon (:meth:`Plan._regime <dpstats.planning.Plan>`), where recovery can fall; the
+        search takes the stretches between switches in increasing order and answers in the
+        first whose top reaches the target, so the answer is the smallest value, not a
+        crossing past a fall.
+
+        Pilot (``reps`` above ``_PILOT_MIN``): the search first runs with new points
+        evaluated on the first ``_pilot_reps(reps)`` seeds (a third of them, at least 10);
+        the points the answer is read from (the final bracket's ends) then get every seed
+        (only the missing ones are simulated) and the search resumes from there with all
+        seeds, so the answer is always read from points with ``reps`` data sets.  Points the
+        search merely passed through keep their pilot count (the table's ``reps``); they
+        cost a third as much, which is where most of a search's points are
+        (benchmarks/README.md gives the times).
+        """
+        if grid is not None:
+            self.plan.evaluate(**{f"{axis}_grid": grid})
+            span = (min(float(v) for v in grid), max(float(v) for v in grid))
+        else:
+            span = (-math.inf, math.inf)
+            self._evaluate_at(axis, getattr(self.plan, axis))
+        pilot = _pilot_reps(self.plan.reps)
+        if pilot < self.plan.reps:
+            # Pilot: the whole search with the first ``pilot`` seeds; the search then resumes
+            # with all of them, and extends the points it reads its answer from first.
+            self._regime_search(axis, target, grid is None, span, pilot)
+        return self._regime_search(axis, target, grid is None, span, None)
+
+    def regimes(self, axis, span):
+        """The stretches of ``axis`` inside ``span`` on which the plan's ``_regime`` is constant, in
+        increasing order, as closed (low, high) spans (public arithmetic, no simulation)."""
+        def regime(v):
+            plan = self.plan
+            return plan._regime(int(v), plan.epsilon) if axis == "n" else plan._regime(plan.n, float(v))
+
+        if axis == "n":
+            lo, hi = max(2, span[0]), (span[1] if math.isfinite(span[1]) else 2**40)
+            lo, hi = int(math.ceil(lo)), int(hi)
+        else:
+            lo = span[0] if span[0] > 0 else 1e-12
+            hi = span[1] if math.isfinite(span[1]) else 1e12
+        starts = []
+        while lo < hi and regime(lo) != regime(hi):
+            a, b = lo, hi  # regime(a) != regime(b): find the first value whose regime differs from a's
+            while (b - a > 1) if axis == "n" else (b > np.nextafter(a, math.inf)):
+                mid = (a + b) // 2 if axis == "n" else math.sqrt(a * b) if b / a > 1 + 1e-9 else (a + b) / 2
+                if regime(mid) == regime(a):
+                    a = mid
+                else:
+                    b = mid
+            starts.append(b)
+            lo = b
+        edges = [span[0]] + starts
+        out = []
+        for k, start in enumerate(edges):
+            end = span[1] if k == len(starts) else (starts[k] - 1 if axis == "n" else np.nextafter(starts[k], 0.0))
+            out.append((start, end))
+        return out
+
+    def _regime_search(self, axis, target, expand, span, reps):
+        """The smallest value reaching ``target``: the regimes of :meth:`_regimes` in increasing
+        order; a regime below the last is searched only when its top reaches the target (its
+        top evaluated on the pilot's seeds), else the next is tried."""
+        regimes = self.regimes(axis, span)
+        planned = float(getattr(self.plan, axis))
+        check = _pilot_reps(self.plan.reps)
+        for k, (lo, hi) in enumerate(regimes):
+            last = k == len(regimes) - 1
+            if not last:
+                x, fitted = self.curve(axis, (lo, hi))
+                if expand and (x.size == 0 or fitted[-1] < target):
+                    self._evaluate_at(axis, hi, check)
+                    x, fitted = self.curve(axis, (lo, hi))
+                if x.size == 0 or fitted[-1] < target:
+                    continue
+            elif expand and not lo <= planned <= hi:
+                self._evaluate_at(axis, lo, reps)
+            answer = self._search(axis, target, expand, (lo, hi), reps)
+            if answer is not None or last:
+                return answer
+        return None
+
+    def _search(self, axis, target, expand, span, reps):
+        """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
+        points with the first ``reps`` seeds (all for None)."""
+        integer = axis == "n"
+        floor = 2 if integer else 0.0
+        if expand:
+            for _ in range(_MAX_EXPAND):
+                x, fitted = self.curve(axis, span)
+                if fitted[-1] < target:
+                    step = min(x[-1] * 2, span[1])  # doubling stays inside the regime
+                elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
+                    step = max(floor, x[0] / 2, span[0])
+                else:
+                    break
+                if integer:
+                    step = int(round(step))
+                if step in x:
+                    break  # the regime's end is reached
+                self._evaluate_at(axis, step, reps)
+        probes = 0
+        while True:
+            x, fitted = self.curve(axis, span)
+            if x.size == 0:
+                return None
+            reached = np.nonzero(fitted >= target)[0]
+            deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
+                                                                                          x[reached[0]]]
+            short = [v for v in deciding if reps is None and self._reps_at(axis, v) < self.plan.reps]
+            if short:  # the answer is read from points with every seed: extend pilot points first
+                for v in short:
+                    self._evaluate_at(axis, v)
+                continue
+            if reached.size == 0:
+                return None
+            i = int(reached[0])
+            if i == 0:
+                return float(x[0])
+            lo, hi = x[i - 1], x[i]
+            guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.plan.reps)
+            if probes > _MAX_REFINE:
+                return guess
+            probes += 1
+            if hi / lo <= _REFINE_RATIO:
+                return guess
+            # stay inside the bracket's middle so that it shrinks whatever the curve's shape
+            log_lo, log_hi = math.log(lo), math.log(hi)
+            margin = 0.2 * (log_hi - log_lo)
+            probe = math.exp(min(max(math.log(guess), log_lo + margin), log_hi - margin))
+            if integer:
+                probe = round(probe)
+                if probe <= lo or probe >= hi:
+                    return guess
+            self._evaluate_at(axis, probe, reps)
+
+    def _reps_at(self, axis, value):
+        key = (int(value), float(self.plan.epsilon)) if axis == "n" else (int(self.plan.n), float(value))
+        return self.plan._rows[key]["reps"]
+
+    def _evaluate_at(self, axis, value, reps=None):
+        if axis == "n":
+            return self.plan._evaluate(max(2, int(round(value))), self.plan.epsilon, reps)
+        return self.plan._evaluate(self.plan.n, float(value), reps)
