@@ -11,6 +11,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import dpstats
+from test_totality import _bad as totality_bad
 from conftest import make_regression
 from dpstats.fdr import bh as fdr_bh
 from dpstats.privacy.randomness import RandomSource
@@ -100,24 +101,14 @@ BAD_VALUES = ["nan", "inf", "pd.NA", "no complete row", "one complete row", "ide
 
 
 def bad(kind):
-    d = numeric(n=40, p=4)
-    if kind == "nan":
-        d.loc[3, "x1"] = np.nan
-    elif kind == "inf":
-        d.loc[3, "x1"] = -np.inf
-    elif kind == "pd.NA":
-        d["x1"] = d["x1"].astype("Float64")
-        d.loc[3, "x1"] = pd.NA
-    elif kind == "no complete row":
-        d["x1"] = np.nan
-    elif kind == "one complete row":
-        d.loc[1:, "x1"] = np.nan
-    elif kind == "identical rows":
-        d.loc[:, :] = d.iloc[0].to_numpy()
-    elif kind == "1e300":
-        d.loc[3, "x1"] = 1e300
-    elif kind == "half missing":  # possibly a whole half without a complete row
+    """Data of one bad kind: the totality suite's (tests/test_totality.py), plus a half of the rows
+    missing one term (possibly a whole split half without a complete row)."""
+    if kind == "half missing":
+        d = numeric(n=40, p=4)
         d.loc[::2, "x0"] = np.nan
+        return d
+    formula, d = totality_bad(kind)
+    assert formula == "y ~ ."
     return d
 
 
