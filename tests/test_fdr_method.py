@@ -5,7 +5,6 @@ refused before the charge, the printed guarantee, and the false discovery rate o
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
