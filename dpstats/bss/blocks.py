@@ -164,9 +164,9 @@ def column_coherence(source, ridge, k, exclude=(), rows=None, block_bytes=2**25)
     k = int(k)
     key, out_cols = _coherence_key(source, ridge, exclude)
     p_full = source.n_columns
-    G = getattr(source, "G", None)
+    G = source.G
     want = np.arange(p_full) if rows is None or G is not None else np.unique(np.asarray(rows, dtype=np.int64))
-    cache = getattr(source, "_coherence_cache", None)
+    cache = source._coherence_cache
     if cache is None or cache[0] != key or cache[1].shape[1] < k:
         cache = (key, np.full((p_full, k), np.nan))
         source._coherence_cache = cache
@@ -177,7 +177,7 @@ def column_coherence(source, ridge, k, exclude=(), rows=None, block_bytes=2**25)
         diag = np.asarray(source.diag, dtype=np.float64)
         scale = 1.0 / np.sqrt(diag + float(ridge))
         scale[out_cols] = 0.0  # no partner outside the columns a block can add
-        means = getattr(source, "means", None)
+        means = source.means
         if G is not None:
             raw = np.abs(np.diag(G))
         else:
@@ -205,7 +205,7 @@ def _coherence_key(source, ridge, exclude):
 
 def coherence_missing(source, ridge, k, exclude, rows):
     """How many of ``rows`` :func:`column_coherence` would still have to compute."""
-    cache = getattr(source, "_coherence_cache", None)
+    cache = source._coherence_cache
     if cache is None or cache[0] != _coherence_key(source, ridge, exclude)[0] or cache[1].shape[1] < k:
         return int(np.asarray(rows).size)
     return int(np.isnan(cache[1][np.asarray(rows, dtype=np.int64), 0]).sum())
@@ -294,11 +294,11 @@ def _gamma(M, i, eigen=True, hints=None):
 def _gram_block(source, cols):
     """G[cols, cols] without forming more of G than needed (matrix-free: X_C'X_C, centred
     when the source profiles the intercept out)."""
-    if getattr(source, "G", None) is not None:
+    if source.G is not None:
         return source.G[np.ix_(cols, cols)]
     Xc = source.X[:, cols]
     out = Xc.T @ Xc
-    means = getattr(source, "means", None)
+    means = source.means
     if means is not None:
         out -= source.n * np.outer(means[cols], means[cols])
     return out
@@ -502,11 +502,11 @@ class _BlockSearch:
             return self._floor
         self._floor = self.lam
         src, O, A = self.source, self.O, self.anchor_full
-        G = getattr(src, "G", None)
+        G = src.G
         if G is None or O.size == 0 or O.size > self.settings.floor_max_columns or self._rank_deficient(O.size):
             return self._floor
         key = (tuple(int(j) for j in A), self.lam)
-        cache = getattr(src, "_floor_cache", None)
+        cache = src._floor_cache
         if cache is not None and cache[0] == key:
             self._floor = cache[1]
             return self._floor
@@ -523,8 +523,7 @@ class _BlockSearch:
         """True when the design has fewer rows than ``columns``: then Sch - lam' I =
         X_C' W X_C (W = I minus the ridge hat matrix of T, positive definite) over that many
         columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
-        n = getattr(self.source, "n", None)
-        return n is not None and n < columns
+        return self.source.n < columns
 
     def _screen(self, T, GOT, K, u_all, h):
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
@@ -650,7 +649,7 @@ class _BlockSearch:
         """
         src, i = self.source, self.i
         depth = max(self.anchor_full.size - self.offset - 1, i - 1)
-        if (getattr(src, "G", None) is None
+        if (src.G is None
                 and coherence_missing(src, self.ridge, depth, self.anchor_full, cols) > self.settings.coherence_new_rows):
             return None
         prof = column_coherence(src, self.ridge, depth, exclude=self.anchor_full, rows=cols)
@@ -719,7 +718,7 @@ class _BlockSearch:
         budget: there every removed set the children add costs passes over X for its
         columns, and adapting measured slower (bench_public case 7).
         """
-        if getattr(self.source, "G", None) is None:
+        if self.source.G is None:
             return not self._leaves_at(T, threshold, first_only=True, budget=self.settings.prefix_test_nodes)
         budget = self._prefix_budgets.get(depth, self.settings.prefix_test_nodes)
         start = self.nodes

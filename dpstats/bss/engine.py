@@ -106,6 +106,7 @@ from .engine_problem import Certificate, EngineClock, EngineStats, Problem, TopC
 from .gram import GramSource, MatrixFreeSource
 from .milp_master import FALLBACK_MAX_SUPPORTS, MilpMaster  # noqa: F401 (re-exported)
 from .objective import SufficientStats
+from .source import check_source
 
 
 @dataclass
@@ -184,7 +185,8 @@ class OuterApproximationEngine:
     source : GramSource, MatrixFreeSource or HingeSource
         The data and the objective: its ridge lam > 0 (the cuts need it) and radius r were
         fixed when it was built (``source.ridge``, ``source.radius``); what it can do is
-        declared in ``source.capabilities``.  Use :meth:`from_stats` (precomputed sufficient
+        declared in ``source.capabilities``, and :mod:`dpstats.bss.source` lists (as typed
+        protocols) what each capability needs; a source is checked against its declaration here.  Use :meth:`from_stats` (precomputed sufficient
         statistics, e.g. reduced by Dask) or :meth:`from_arrays` (clipped X and y;
         matrix-free when ``matrix_free``) to build a squared-loss source and the engine at once.
     s : int
@@ -219,6 +221,7 @@ class OuterApproximationEngine:
         if unknown:
             raise TypeError(f"unknown engine settings: {sorted(unknown)}; see EngineSettings.")
         settings = replace(settings if settings is not None else DEFAULT_SETTINGS, **overrides)
+        check_source(source)  # what its declared capabilities need (dpstats.bss.source)
         # The objective (ridge lam, radius r) is the source's, fixed when it was built.
         if not float(source.ridge) > 0:
             raise InvalidArgumentError("the MIP engine needs ridge > 0 (its cuts divide by lam); "

@@ -86,6 +86,14 @@ class _SquaredLossMethods:
 
     #: values are exact up to rounding: neighbour values come with no separate lower bounds
     capabilities = SQUARED_LOSS_CAPABILITIES
+    #: The Gram matrix when it is in memory (GramSource), else None (matrix-free).
+    G = None
+    #: Column means removed on the fly (a matrix-free source with ``centre=True``), else None.
+    means = None
+    #: The block search's caches on this source (:mod:`dpstats.bss.blocks`): the coherence profile
+    #: and the spectral floor of the last anchor.
+    _coherence_cache = None
+    _floor_cache = None
 
     @property
     def evaluation_error(self) -> float:
