@@ -157,7 +157,7 @@ def test_sampler_follows_exact_distribution():
     outcomes = sorted(dist)
     index = {o: i for i, o in enumerate(outcomes)}
     rng = RandomSource(2024)
-    draws = 20000
+    draws = 8000
     observed = np.zeros(len(outcomes))
     for _ in range(draws):
         signs, _ = dv.sample_dpvote(counts, k, pr, sr, rng)
