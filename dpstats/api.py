@@ -280,7 +280,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     if isinstance(method, str) and method == "auto":
         # Chosen from public inputs only (dpstats.method_choice), before anything else.
         method, s, k, bounds, radius, method_options, choice = _resolve_auto(s, k, bounds, radius, epsilon,
-                                                                            method_options)
+                                                                            method_options, formula, data)
     given = dict(formula=formula, data=data, method=method, epsilon=epsilon, s=s, k=k, s_max=s_max, bounds=bounds,
                  radius=radius, ridge=ridge, R=R, random_state=random_state, accountant=accountant, signs=signs,
                  na_action=na_action, verbose=verbose, time_limit=time_limit, infer_levels=infer_levels,
@@ -317,18 +317,36 @@ def _frame_of_columns(data):
                                f"make a DataFrame of it ({type(exc).__name__}). Pass a pandas DataFrame.") from None
 
 
-def _resolve_auto(s, k, bounds, radius, epsilon, method_options):
+def _public_term_count(formula, data):
+    """The number of candidate terms the formula names on the data's columns (public: from the names
+    alone), or None when it cannot be parsed here (the later checks then say why)."""
+    from .formula import parse_formula
+
+    columns = getattr(data, "columns", None)
+    if not isinstance(formula, str) or columns is None:
+        return None
+    try:
+        terms = parse_formula(formula, [str(c) for c in columns]).desc.rhs_termlist
+    except (ValueError, TypeError):  # dpstats' formula errors are ValueErrors or TypeErrors
+        return None
+    return sum(1 for term in terms if term.factors)  # the intercept has no factors
+
+
+def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, data=None):
     """``method="auto"``: (method, s, k, bounds, radius, method options, the public choice) from
     the arguments alone (:func:`dpstats.method_choice.choose_method`)."""
-    from .method_choice import NON_PRIVATE_RADIUS, check_design, choose_method
+    from .method_choice import NON_PRIVATE_RADIUS, SAMP_AGG_MIN_RHO, check_design, choose_method
 
     options = dict(method_options)
     design = check_design(options.pop("design", None))
     if options:
         raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
                                    "method (see dpstats.compare) to set its options.")
+    # the term count matters to the rule only under strong stated correlation (method_choice)
+    rho = design.get("rho")
+    p = _public_term_count(formula, data) if rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO else None
     name, reason = choose_method(bounds_given=bounds is not None, design=design,
-                                 epsilon=epsilon if is_real(epsilon) else 1.0)  # a bad epsilon is refused later
+                                 epsilon=epsilon if is_real(epsilon) else 1.0, p=p)  # a bad epsilon is refused later
     meth = get_method(name)
     if "radius" in meth.uses and radius is None and is_real(epsilon) and math.isinf(epsilon):
         radius = NON_PRIVATE_RADIUS  # the choice at epsilon = inf is least squares: a ball that never binds

@@ -108,3 +108,30 @@ def test_compare_reports_a_method_it_cannot_run_instead_of_raising():
     assert c.table.loc[0, "status"].startswith("InvalidArgumentError") and math.isnan(c.table.loc[0, "probability"])
     with pytest.raises(dpstats.InvalidArgumentError, match="2s - 1"):
         dpstats.compare(n=100, p=5, s=3, epsilon=1.0)
+
+
+def test_under_strong_correlation_the_rule_reads_the_public_term_count():
+    """samp_agg at rho >= 0.7 only up to SAMP_AGG_MAX_TERMS candidate terms (it needed 2-4x kendall's rows
+    at p = 1000); the count comes from the formula and the column names, the same on neighbours."""
+    from dpstats.method_choice import SAMP_AGG_MAX_TERMS
+
+    strong = dict(rho=0.8)
+    assert choose_method(bounds_given=True, design=strong, p=None)[0] == "samp_agg"
+    assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS)[0] == "samp_agg"
+    assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS + 1)[0] == "kendall"
+    assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0), p=10**4)[0] == "dp_sis"
+    wide = make_regression(n=60, p=SAMP_AGG_MAX_TERMS + 1, seed=2)
+    narrow = wide.iloc[:, :12]
+    for data, formula, expected in ((wide, "y ~ .", "kendall"), (narrow, "y ~ .", "samp_agg"),
+                                    (wide, "y ~ x0 + x1 + x2", "samp_agg")):
+        fit = dpstats.dp_select(formula, data, method="auto", s=2, epsilon=1.0, bounds=(3, 3), design=strong,
+                                random_state=1)
+        assert fit.method == expected, (formula, data.shape)
+    # neighbours (one row's values replaced): the same choice
+    other = wide.copy()
+    other.iloc[0, :] = 100.0
+    fit = dpstats.dp_select("y ~ .", other, method="auto", s=2, epsilon=1.0, bounds=(3, 3), design=strong,
+                            random_state=1)
+    assert fit.method == "kendall"
+    assert dpstats.compare(n=200, p=400, s=2, epsilon=1.0, design=strong, reps=2, methods=["kendall"],
+                           random_state=1).auto_choice == "kendall"
