@@ -342,9 +342,10 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, d
     if options:
         raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
                                    "method (see dpstats.compare) to set its options.")
-    # the term count matters to the rule only under strong stated correlation (method_choice)
+    # the term count matters to the rule only under a stated strong correlation and signal (method_choice)
     rho = design.get("rho")
-    p = _public_term_count(formula, data) if rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO else None
+    strong = rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and ("snr" in design or "r2" in design)
+    p = _public_term_count(formula, data) if strong else None
     name, reason = choose_method(bounds_given=bounds is not None, design=design,
                                  epsilon=epsilon if is_real(epsilon) else 1.0, p=p)  # a bad epsilon is refused later
     meth = get_method(name)

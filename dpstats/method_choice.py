@@ -26,13 +26,15 @@ is in benchmarks/README.md, "Which method needs the fewest rows"):
   and at snr 0.5 it reached 0.9 where kendall did not by 64,000 rows; kendall needed fewer only
   at s = 5, snr 5, epsilon 1 with tight ranges (11,314 against 16,000, one grid step).
 
-  At p = 1000 (s = 5, rho 0.8) the order reversed: at snr 5 kendall needed 2,828-4,000 rows and
-  samp_agg 5,657-16,000 (2-4 times as many), and at snr 0.5 neither reached 0.9 by 64,000 rows.
+  At p = 1000 (s = 5, rho 0.8) it depended on the signal: at snr 5 kendall needed 2,828-4,000 rows
+  and samp_agg 5,657-16,000 (2-4 times as many); at snr 0.5 samp_agg reached 0.9 with 45,255 rows
+  at epsilon 2 where kendall did not by 64,000.
 
 So ``auto`` takes ``dp_sis`` when the stated design has ``|rho| <= 0.2`` and ``spread <= 1.5``
-and public ranges are given; ``samp_agg`` when the stated design has ``|rho| >= 0.7``, the formula
-has at most :data:`SAMP_AGG_MAX_TERMS` candidate terms, public ranges are given and scikit-learn
-is installed; and ``kendall`` otherwise (also when nothing is
+and public ranges are given; ``samp_agg`` when the stated design has ``|rho| >= 0.7``, public
+ranges are given and scikit-learn is installed, unless the formula has more than
+:data:`SAMP_AGG_MAX_TERMS` candidate terms and the stated signal is strong (``snr >= 1``, or
+``r2 >= 0.5``); and ``kendall`` otherwise (also when nothing is
 stated: the choice that was never far from the best).  Within the benchmark's resolution (10
 seeds, rows on a grid of factor 1.41) the rule needed the fewest rows in 35 of the 36 cells
 measured at p = 100 and one grid step more in the other; it was written from the snr 5 cells.
@@ -63,10 +65,12 @@ NON_PRIVATE_RADIUS = 1e6
 DESIGN_KEYS = ("rho", "spread", "spread_y", "snr", "r2")
 #: ``samp_agg`` when the stated correlation is at least this ...
 SAMP_AGG_MIN_RHO = 0.7
-#: ... and the formula has at most this many candidate terms (samp_agg was best at p = 100 and
-#: needed 2-4 times kendall's rows at p = 1000; p between them was not measured: the threshold is
-#: their geometric middle, rounded).
+#: ... unless the formula has more than this many candidate terms and the stated signal is strong
+#: (snr >= KENDALL_MIN_SNR): at p = 1000 and snr 5 samp_agg needed 2-4 times kendall's rows, at
+#: snr 0.5 kendall did not reach 0.9 where samp_agg did (p between 100 and 1000 was not measured:
+#: the threshold is their geometric middle, rounded).
 SAMP_AGG_MAX_TERMS = 300
+KENDALL_MIN_SNR = 1.0
 #: ``dp_sis`` when the stated correlation and range width are at most these.
 MARGINAL_MAX_RHO = 0.2
 MARGINAL_MAX_SPREAD = 1.5
@@ -103,7 +107,8 @@ def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None) -> tuple:
     """(method name, reason): the rule of the module docstring, from public inputs only.
 
     ``p``: the number of candidate terms (public: from the formula and the column names), or None
-    when it is not known (the rule then reads it as small)."""
+    when it is not known (the rule then reads it as small).  The signal (``snr`` or ``r2``) is read
+    only when it is stated."""
     design = check_design(design)
     if math.isinf(epsilon) and bounds_given:
         return "top_r", ("epsilon = inf: least-squares best subset (top_r, every support scored or the best one "
@@ -116,10 +121,12 @@ def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None) -> tuple:
                           "the fewest rows there")
     if not bounds_given:
         return "kendall", "no public ranges were given: kendall ranks and needs none"
-    if rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and p is not None and p > SAMP_AGG_MAX_TERMS:
-        return "kendall", (f"the stated design has strongly correlated columns (|rho| >= {SAMP_AGG_MIN_RHO}) but more "
-                           f"than {SAMP_AGG_MAX_TERMS} candidate terms: kendall needed the fewest rows there (samp_agg "
-                           "2-4 times as many at p = 1000)")
+    snr = design.get("snr", design["r2"] / (1.0 - design["r2"]) if "r2" in design else None)
+    if (rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and p is not None and p > SAMP_AGG_MAX_TERMS
+            and snr is not None and snr >= KENDALL_MIN_SNR):
+        return "kendall", (f"the stated design has strongly correlated columns (|rho| >= {SAMP_AGG_MIN_RHO}), more "
+                           f"than {SAMP_AGG_MAX_TERMS} candidate terms and a strong signal (snr >= {KENDALL_MIN_SNR:g}): "
+                           "kendall needed the fewest rows there (samp_agg 2-4 times as many at p = 1000, snr 5)")
     if rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO:
         from .methods import get_method, missing_requirements
 

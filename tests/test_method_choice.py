@@ -111,11 +111,15 @@ def test_compare_reports_a_method_it_cannot_run_instead_of_raising():
 
 
 def test_under_strong_correlation_the_rule_reads_the_public_term_count():
-    """samp_agg at rho >= 0.7 only up to SAMP_AGG_MAX_TERMS candidate terms (it needed 2-4x kendall's rows
-    at p = 1000); the count comes from the formula and the column names, the same on neighbours."""
+    """samp_agg at rho >= 0.7, except above SAMP_AGG_MAX_TERMS candidate terms with a stated strong signal
+    (it needed 2-4x kendall's rows at p = 1000, snr 5; at snr 0.5 only it reached 0.9); the count comes from
+    the formula and the column names, the same on neighbours."""
     from dpstats.method_choice import SAMP_AGG_MAX_TERMS
 
-    strong = dict(rho=0.8)
+    strong = dict(rho=0.8, snr=5.0)
+    assert choose_method(bounds_given=True, design=dict(rho=0.8), p=10**4)[0] == "samp_agg"  # signal not stated
+    assert choose_method(bounds_given=True, design=dict(rho=0.8, r2=0.2), p=10**4)[0] == "samp_agg"  # weak
+    assert choose_method(bounds_given=True, design=dict(rho=0.8, r2=0.6), p=10**4)[0] == "kendall"
     assert choose_method(bounds_given=True, design=strong, p=None)[0] == "samp_agg"
     assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS)[0] == "samp_agg"
     assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS + 1)[0] == "kendall"
