@@ -43,7 +43,7 @@ as "> budget at n=...".  ``exponential`` is "not run (C(p,s) too large)" above i
 max_enumerate (10^6 supports).  Any error of a call (a dpstats error, a TimeLimitError) is
 reported in the cell, never stops the run.
 
-``auto`` runs ``dp_select(method="auto", design=dict(rho=rho, spread=1 or 3))``: what an analyst
+``auto`` runs ``dp_select(method="auto", design=dict(rho=rho, spread=1 or 3, snr=snr))``: what an analyst
 would state about the design (dpstats.method_choice); its column is the rows the chosen method
 needs, found by its own calls.
 
@@ -249,7 +249,7 @@ def one_call(method, cell, sim, seed, time_limit, args):
         return sorted(f"x{j}" for j in idx)
     if method == "auto":
         # method="auto" with what an analyst would state: the design's correlation and the ranges' width
-        design = {"rho": cell["rho"], "spread": float(cell["bounds"].rstrip("x"))}
+        design = {"rho": cell["rho"], "spread": float(cell["bounds"].rstrip("x")), "snr": cell["snr"]}
         fit = dpstats.dp_select(FORMULA, sim.data, method="auto", epsilon=cell["epsilon"], s=s, bounds=bounds,
                                 design=design, signs=False, random_state=seed, time_limit=time_limit)
         return sorted(fit.support)
