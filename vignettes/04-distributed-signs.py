@@ -26,7 +26,7 @@ from distributed import Client, LocalCluster
 
 import dpstats
 
-P, S, LOCAL_N, EPS, REPS = 30, 4, 150, 4.0, 3
+P, S, LOCAL_N, EPS, REPS = 30, 4, 150, 4.0, 2
 MACHINES = [10, 30, 60]
 idx = np.arange(P)
 COV = 0.5 ** np.abs(idx[:, None] - idx[None, :])
