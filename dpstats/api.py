@@ -51,6 +51,7 @@ from .privacy.randomness import RandomSource
 from .results import SelectionResult
 
 from .bss.losses import RIDGE_PER_ROW  # noqa: F401  (public; documented in dpstats.bss.losses)
+from .bss.losses import LOSS_OPTION, loss_named
 
 #: The ledger's caveat for a dict ``na_action`` (public: it depends on the argument only).
 #: Omitting incomplete rows, the default, needs no caveat (as R's ``na.omit``); how many
@@ -636,8 +637,10 @@ def _select(call, plan, frame, clipped, ledger):
     """Stage 6: the method's selection mechanism."""
     # Squared-loss best subset with an intercept: private means centre the data first
     # (dpstats.bss.intercept; a share of the selection's epsilon, its own ledger entry).
+    loss = loss_named(call.options.get("loss", LOSS_OPTION.default))  # methods without the option: least squares
     data, selection_eps, entries = intercept_step(call.meth, call.options, clipped, call.selection_eps, call.rng,
-                                                  n_input=plan.n_rows_input, p=plan.p)
+                                                  n_input=plan.n_rows_input, p=plan.p,
+                                                  least_squares=loss is not None and loss.least_squares)
     for entry in entries:
         ledger.add(entry)
     task = SelectionTask(data=data if data is not None else frame, terms=plan.terms, size=call.size,

@@ -231,6 +231,17 @@ def test_model_size_names_no_method_and_no_loss():
     assert _name_literals(model_size, set(LOSSES)) == []
 
 
+def test_api_and_the_intercept_step_name_no_method_and_no_loss():
+    """dp_select's stages and the intercept step read methods and losses through their declarations
+    (uses, least_squares): no method's or loss's name in api.py or bss/intercept.py."""
+    from dpstats import api
+    from dpstats.bss import intercept
+    from dpstats.bss.losses import LOSSES
+
+    for module in (api, intercept):
+        assert _name_literals(module, set(registered_methods()) | set(LOSSES)) == [], module.__name__
+
+
 def test_planning_names_no_loss():
     """plan reads the loss through its attributes (least_squares: the intercept's private means apply)."""
     from dpstats import planning

@@ -39,7 +39,7 @@ CERTIFIED_OPTIONS = (
 def check_certified_options(options, ridge):
     """Cross-option rules shared by top_r and mistakes (public values only).  ``max_enumerate=None``
     stays None until n, p and s are known (:func:`check_certified_size` resolves it)."""
-    check_intercept_options(options, options["loss"])
+    check_intercept_options(options, loss_of(options).least_squares)
     check_class_weight_options(options)
     return options
 

@@ -186,7 +186,7 @@ class ExponentialMethod(SelectionMethod):
     ) + INTERCEPT_OPTIONS + CLASS_WEIGHT_OPTIONS
 
     def check_options(self, options, context):
-        check_intercept_options(options, options["loss"])
+        check_intercept_options(options, loss_of(options).least_squares)
         check_class_weight_options(options)
         slack = loss_of(options).slack_on_every_path
         if options["tolerance"] is not None and not slack:

@@ -106,9 +106,10 @@ INTERCEPT_OPTIONS = (
 )
 
 
-def check_intercept_options(options, loss_name="squared"):
-    """Cross-option rules (public values only): the hinge loss keeps its box intercept."""
-    if loss_name != "squared" and options.get("intercept") is not None:
+def check_intercept_options(options, least_squares=True):
+    """Cross-option rules (public values only): a loss other than least squares (the hinge loss,
+    ``least_squares=False``: :attr:`dpstats.bss.losses.Loss.least_squares`) keeps its box intercept."""
+    if not least_squares and options.get("intercept") is not None:
         raise InvalidArgumentError(
             "intercept= applies to the squared loss; loss='hinge' fits its intercept in a box "
             "(help(dpstats.bss.hinge)). Leave intercept unset.")
@@ -208,13 +209,14 @@ def _centred_design(X, x_means, v):
     return centred, full
 
 
-def intercept_step(meth, options, data, epsilon, rng, *, n_input, p):
+def intercept_step(meth, options, data, epsilon, rng, *, n_input, p, least_squares=True):
     """``dp_select``'s step before a squared-loss selection: (data, epsilon left, ledger entries).
 
-    Does nothing unless the method declares the ``intercept`` option, the loss is squared,
-    the formula has an intercept and the public rule picks "centred".
+    Does nothing unless the method declares the ``intercept`` option, the loss is least squares
+    (``least_squares``, the loss's own attribute), the formula has an intercept and the public
+    rule picks "centred".
     """
-    if "means_share" not in options or options.get("loss", "squared") != "squared" or data is None:
+    if "means_share" not in options or not least_squares or data is None:
         return data, epsilon, []
     mode = resolved_intercept(options, intercept=bool(getattr(data, "intercept", False)), n=n_input, p=p,
                               epsilon=epsilon)
