@@ -66,7 +66,7 @@ def run_case(case, methods, epsilons, seeds, s):
             ratios, t0, status = [], time.perf_counter(), "ok"
             for seed in range(seeds):
                 kw = dict(method=method, epsilon=eps, s=s, signs=False, random_state=seed)
-                if method != "kendall":
+                if method not in ("kendall", "kendall_forward"):
                     kw["bounds"] = case.ranges
                 if method in ("exponential", "top_r"):
                     kw["max_enumerate"] = 10 ** 7 if method == "exponential" else None

@@ -184,7 +184,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     method : str
         ``"exponential"`` (exact exponential mechanism over all supports, small p),
         ``"top_r"``, ``"mistakes"``, ``"mcmc"``, ``"dp_sis"``, ``"kendall"``,
-        ``"samp_agg"``, ``"dpvote"``, ``"frank_wolfe"`` or ``"peeling"`` (see
+        ``"kendall_forward"``, ``"samp_agg"``, ``"dpvote"``, ``"frank_wolfe"``, ``"peeling"``
+        or ``"bh"`` (see
         :func:`dpstats.available_methods`), or ``"auto"``: chosen from public inputs only
         (whether ``bounds`` are given, epsilon and the option ``design=dict(rho=, spread=)``;
         :mod:`dpstats.method_choice`, :func:`dpstats.compare`).  Every

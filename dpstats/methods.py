@@ -43,6 +43,7 @@ _MODULES = {
     "mcmc": "dpstats.bss.mcmc",
     "dp_sis": "dpstats.screening.dp_sis",
     "kendall": "dpstats.screening.kendall",
+    "kendall_forward": "dpstats.screening.kendall_forward",
     "samp_agg": "dpstats.screening.samp_agg",
     "dpvote": "dpstats.vote.dpvote",
     "frank_wolfe": "dpstats.gradient.frank_wolfe",

@@ -56,6 +56,7 @@ BASE = {
     "mcmc": {"s": 2, "n_iter": 200, "tv_chains": 0},
     "dp_sis": {"k": 2},
     "kendall": {"k": 2},
+    "kendall_forward": {"s": 2},
     "samp_agg": {"k": 2},
     "dpvote": {"k": 2, "machines": 4},
     "frank_wolfe": {"s": 2},

@@ -174,15 +174,15 @@ def test_every_built_in_method_declares_its_hooks():
 def test_built_in_sign_policies_keep_the_previous_rule():
     """Before the policies were declared, the sign step fitted plain least squares per block for
     the screening methods (size argument k) and the call's ridge and radius otherwise.  The
-    gradient methods (frank_wolfe, peeling) select with s but use neither ridge nor radius: plain
-    least squares, like the screening methods."""
+    gradient methods (frank_wolfe, peeling) and kendall_forward select with s but use neither ridge nor
+    radius: plain least squares, like the screening methods."""
     for name in registered_methods():
         meth = get_method(name)
         policy = meth.sign_step()
         # bh (new): the signs of its released noisy statistics, native (its release has a variable size)
         assert policy.native == (name in ("dpvote", "bh")), name
         if not policy.native:
-            plain = meth.size_argument == "k" or name in ("frank_wolfe", "peeling")
+            plain = meth.size_argument == "k" or name in ("frank_wolfe", "peeling", "kendall_forward")
             assert policy.block_fit == ("least_squares" if plain else "selection"), name
 
 

@@ -87,6 +87,7 @@ CASES = {
     "dp_sis": ("dp_sis", lambda: numeric(80, 10), dict(k=3, bounds=(2.0, 3.0)), REPLACE),
     "kendall": ("kendall", lambda: numeric(70, 6), dict(k=2), REPLACE + ("remove", "add")),
     "samp_agg": ("samp_agg", lambda: numeric(100, 8), dict(k=2, bounds=(2.0, 3.0)), REPLACE),
+    "kendall_forward": ("kendall_forward", lambda: numeric(70, 6), dict(s=3), REPLACE),
     "dpvote": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=5), REPLACE),
     "frank_wolfe": ("frank_wolfe", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
     "peeling": ("peeling", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
@@ -126,7 +127,7 @@ CASES = {
 #: "incomplete" neighbour's (floor(sqrt(k^2 - 1)) = k - 1).
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
            "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
-           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split")
+           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split", "kendall_forward")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

@@ -49,6 +49,7 @@ CALLS = [
     # added with the method (recorded when it was written)
     ("bh", "y ~ .", "bh", {"k": 2}, "pandas"),
     ("bh no split", "y ~ .", "bh", {"k": 3, "split": False}, "pandas"),
+    ("kendall_forward", "y ~ .", "kendall_forward", {"s": 3}, "pandas"),
 ]
 SEEDS = (1, 2)
 
