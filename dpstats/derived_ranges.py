@@ -210,6 +210,21 @@ _INCREASING_ON_DOMAIN = {
 _BOOLEAN_FUNCTIONS = frozenset({"isnan", "logical_and", "logical_or", "logical_not"})
 
 
+#: The range rule of each arithmetic operator between two ranges.
+_ARITHMETIC_RULES = {ast.Add: _add, ast.Sub: _sub, ast.Mult: _mul, ast.Div: _div, ast.Pow: _power}
+
+
+def _floordiv_or_mod(a, c, floordiv, what):
+    """The range of a // c or a % c for a non-zero constant c."""
+    if floordiv:
+        return _checked(math.floor(a.lo / c), math.floor(a.hi / c), what)
+    # numpy's % takes the divisor's sign: values in [0, c) for c > 0, (c, 0] for c < 0.
+    k_lo, k_hi = math.floor(a.lo / c), math.floor(a.hi / c)
+    if k_lo == k_hi:  # one period: x - k c, monotone
+        return _checked(a.lo - k_lo * c, a.hi - k_lo * c, what)
+    return _checked(0.0, c, what)
+
+
 class _Evaluator:
     """Interval evaluation of one row-wise expression (already checked by the allow-list)."""
 
@@ -299,27 +314,13 @@ class _Evaluator:
             self.fail(node, "subtracts booleans (numpy refuses it)")
         if isinstance(op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
             return _int_power(a, 2, what)  # x * x is a square, not a product
-        if isinstance(op, ast.Add):
-            return _add(a, b, what)
-        if isinstance(op, ast.Sub):
-            return _sub(a, b, what)
-        if isinstance(op, ast.Mult):
-            return _mul(a, b, what)
-        if isinstance(op, ast.Div):
-            return _div(a, b, what)
-        if isinstance(op, ast.Pow):
-            return _power(a, b, what)
+        rule = _ARITHMETIC_RULES.get(type(op))
+        if rule is not None:
+            return rule(a, b, what)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             if b.lo != b.hi or b.lo == 0:
                 self.fail(node, "has a divisor that is not a non-zero constant")
-            c = b.lo
-            if isinstance(op, ast.FloorDiv):
-                return _checked(math.floor(a.lo / c), math.floor(a.hi / c), what)
-            # numpy's % takes the divisor's sign: values in [0, c) for c > 0, (c, 0] for c < 0.
-            k_lo, k_hi = math.floor(a.lo / c), math.floor(a.hi / c)
-            if k_lo == k_hi:  # one period: x - k c, monotone
-                return _checked(a.lo - k_lo * c, a.hi - k_lo * c, what)
-            return _checked(0.0, c, what)
+            return _floordiv_or_mod(a, b.lo, isinstance(op, ast.FloorDiv), what)
         self.fail(node)
 
     def eval_Call(self, node):

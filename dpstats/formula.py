@@ -626,31 +626,20 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
     if response_type == "binary":
         response, response_levels = _plan_binary_response(parsed, dtypes, kinds, level_casts)
         desc = patsy.ModelDesc([], desc.rhs_termlist)  # the response is coded by us, not by patsy
-    elif len(parsed.response_columns) == 1 and kinds.get(parsed.response_columns[0]) not in ("numeric", "bool"):
-        c = parsed.response_columns[0]
-        fix = ""
-        if kinds.get(c) == "text":
-            fix = (f" If it holds numbers with a few text entries, convert it before the call with "
-                   f"data[{c!r}] = pd.to_numeric(data[{c!r}], errors='coerce') (entries that are not numbers "
-                   "become missing, and na_action='omit' drops their rows).")
-        raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
-                        f"response for this method.{fix}")
+    else:
+        _refuse_non_numeric_response(parsed, kinds, dtypes)
 
     used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
     y_info, x_info = _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env)
     undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
     if y_info is not None:
         undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
-        if len(y_info.column_names) != 1:
-            raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
-                            "columns); dp_select needs a numeric response for this method.")
-        response = _clean_term_name(parsed.lhs)
+        response = _numeric_response_name(parsed, y_info)
     _refuse_undeclared_levels(undeclared, kinds, dtypes)
     intercept = "Intercept" in x_info.column_names
     names = [c for c in x_info.column_names if c != "Intercept"]
     terms = _distinct_terms(formula, names)
-    plain = all(c in kinds and kinds[c] == "numeric" for c in names) and (
-        y_info is None or (y_info.column_names[0] in kinds and kinds[y_info.column_names[0]] == "numeric"))
+    plain = _all_numeric(names, kinds) and (y_info is None or _all_numeric(y_info.column_names[:1], kinds))
     return DesignPlan(formula=formula, expanded_formula=parsed.expanded, lhs=parsed.lhs, terms=terms,
                       response=response, intercept=intercept, used=tuple(used), na_action=na_action,
                       n_rows_input=int(n_rows_input), response_type=response_type, response_levels=response_levels,
@@ -658,6 +647,32 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
                       level_casts=level_casts, y_info=y_info, x_info=x_info,
                       plain_columns=tuple(names) if plain else None, used_dtypes=used_dtypes,
                       data_columns=tuple(columns))
+
+
+def _refuse_non_numeric_response(parsed, kinds, dtypes):
+    """A one-column response must be numeric or bool (a binary response is planned separately)."""
+    if len(parsed.response_columns) != 1 or kinds.get(parsed.response_columns[0]) in ("numeric", "bool"):
+        return
+    c = parsed.response_columns[0]
+    fix = ""
+    if kinds.get(c) == "text":
+        fix = (f" If it holds numbers with a few text entries, convert it before the call with "
+               f"data[{c!r}] = pd.to_numeric(data[{c!r}], errors='coerce') (entries that are not numbers "
+               "become missing, and na_action='omit' drops their rows).")
+    raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
+                    f"response for this method.{fix}")
+
+
+def _numeric_response_name(parsed, y_info):
+    """The response's name; refused when its design has more than one column (a categorical response)."""
+    if len(y_info.column_names) != 1:
+        raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
+                        "columns); dp_select needs a numeric response for this method.")
+    return _clean_term_name(parsed.lhs)
+
+
+def _all_numeric(names, kinds) -> bool:
+    return all(c in kinds and kinds[c] == "numeric" for c in names)
 
 
 def _simple_plan(formula, columns, dtypes, n_rows_input, na_action, infer_levels, require_response):

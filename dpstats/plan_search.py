@@ -171,31 +171,43 @@ class RequiredSearch:
     def _search(self, axis, target, expand, span, reps):
         """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
         points with the first ``reps`` seeds (all for None)."""
+        if expand:
+            self._bracket(axis, target, span, reps)
+        return self._refine(axis, target, span, reps)
+
+    def _bracket(self, axis, target, span, reps):
+        """Double (or halve) the axis inside the regime's span until the curve crosses the target."""
         integer = axis == "n"
         floor = 2 if integer else 0.0
-        if expand:
-            for _ in range(_MAX_EXPAND):
-                x, fitted = self.curve(axis, span)
-                if fitted[-1] < target:
-                    step = min(x[-1] * 2, span[1])  # doubling stays inside the regime
-                elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
-                    step = max(floor, x[0] / 2, span[0])
-                else:
-                    break
-                if integer:
-                    step = int(round(step))
-                if step in x:
-                    break  # the regime's end is reached
-                self._evaluate_at(axis, step, reps)
+        for _ in range(_MAX_EXPAND):
+            x, fitted = self.curve(axis, span)
+            if fitted[-1] < target:
+                step = min(x[-1] * 2, span[1])  # doubling stays inside the regime
+            elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
+                step = max(floor, x[0] / 2, span[0])
+            else:
+                return
+            if integer:
+                step = int(round(step))
+            if step in x:
+                return  # the regime's end is reached
+            self._evaluate_at(axis, step, reps)
+
+    def _short_points(self, axis, x, reached, reps):
+        """The points that decide the answer and were evaluated with fewer than all seeds."""
+        deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
+                                                                                      x[reached[0]]]
+        return [v for v in deciding if reps is None and self._reps_at(axis, v) < self.plan.reps]
+
+    def _refine(self, axis, target, span, reps):
+        """Probe inside the bracket around the target until it is narrow enough; the crossing."""
         probes = 0
         while True:
             x, fitted = self.curve(axis, span)
             if x.size == 0:
                 return None
             reached = np.nonzero(fitted >= target)[0]
-            deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
-                                                                                          x[reached[0]]]
-            short = [v for v in deciding if reps is None and self._reps_at(axis, v) < self.plan.reps]
+            short = self._short_points(axis, x, reached, reps)
             if short:  # the answer is read from points with every seed: extend pilot points first
                 for v in short:
                     self._evaluate_at(axis, v)
@@ -207,19 +219,12 @@ class RequiredSearch:
                 return float(x[0])
             lo, hi = x[i - 1], x[i]
             guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.plan.reps)
-            if probes > _MAX_REFINE:
-                return guess
             probes += 1
-            if hi / lo <= _REFINE_RATIO:
+            if probes > _MAX_REFINE + 1 or hi / lo <= _REFINE_RATIO:
                 return guess
-            # stay inside the bracket's middle so that it shrinks whatever the curve's shape
-            log_lo, log_hi = math.log(lo), math.log(hi)
-            margin = 0.2 * (log_hi - log_lo)
-            probe = math.exp(min(max(math.log(guess), log_lo + margin), log_hi - margin))
-            if integer:
-                probe = round(probe)
-                if probe <= lo or probe >= hi:
-                    return guess
+            probe = _inner_probe(lo, hi, guess, integer=axis == "n")
+            if probe is None:
+                return guess
             self._evaluate_at(axis, probe, reps)
 
     def _reps_at(self, axis, value):
@@ -230,3 +235,17 @@ class RequiredSearch:
         if axis == "n":
             return self.plan._evaluate(max(2, int(round(value))), self.plan.epsilon, reps)
         return self.plan._evaluate(self.plan.n, float(value), reps)
+
+
+def _inner_probe(lo, hi, guess, integer):
+    """The next point to evaluate: ``guess`` kept inside the bracket's middle 60 % on the log scale (so
+    the bracket shrinks whatever the curve's shape), rounded for an integer axis; None when rounding
+    leaves the open bracket."""
+    log_lo, log_hi = math.log(lo), math.log(hi)
+    margin = 0.2 * (log_hi - log_lo)
+    probe = math.exp(min(max(math.log(guess), log_lo + margin), log_hi - margin))
+    if integer:
+        probe = round(probe)
+        if probe <= lo or probe >= hi:
+            return None
+    return probe

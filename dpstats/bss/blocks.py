@@ -457,73 +457,14 @@ class BlockSearchSettings:
 DEFAULT_BLOCK_SETTINGS = BlockSearchSettings()
 
 
-class _BlockSearch:
-    """Branch and bound over one block; yields, per removed set D, the leaves to evaluate."""
+class _BlockReduction:
+    """The reduced problem of one block, for :class:`_BlockSearch` (its subclass, which holds the
+    state these read: the source, the anchor, the depth i, the ridges, the radius and the floor).
 
-    def __init__(self, source, anchor_full, offset, i, mu, settings, check_time=None,
-                 pruned_prefixes=None, prefix_budgets=None):
-        self.source = source
-        # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
-        # dict when the caller keeps none
-        self.pruned_prefixes = {} if pruned_prefixes is None else pruned_prefixes
-        self.anchor_full = np.asarray(anchor_full, dtype=np.int64)
-        self.offset = int(offset)
-        self.i = int(i)
-        # the objective's ridge and radius are the source's (fixed when it was built)
-        self.ridge = float(source.ridge)
-        self.lam = self.ridge + float(mu)
-        self.shift = float(mu) * float(source.radius) ** 2
-        self.radius = float(source.radius)  # |b_j| <= r on the ball: the box of box_gain
-        self.settings = settings
-        self.max_nodes = int(settings.max_nodes)
-        self.max_columns = int(settings.max_columns)
-        mask = np.ones(source.n_columns, dtype=bool)
-        mask[self.anchor_full] = False
-        mask[:self.offset] = False
-        self.O = np.nonzero(mask)[0]
-        self.nodes = self.leaves = self.pruned = self.sets = 0
-        self.check_time = check_time
-        self._floor = None
-        self._eig_hints = {}  # the last node's lambda_min bound (:func:`_gamma`)
-        # prefix length -> the superset test's node budget (:meth:`_test_prefix`), shared like
-        # pruned_prefixes by the blocks of one anchor
-        self._prefix_budgets = {} if prefix_budgets is None else prefix_budgets
-
-    def floor(self):
-        """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
-
-        lam' always (Sch >= lam' I).  Sharper: removing columns from T only enlarges Sch
-        (x'G_OT (G_TT + lam' I)^{-1} G_TO x is a maximum over coefficients on T, which a
-        larger T can only raise), so lambda_min of Sch at T = the whole anchor bounds them
-        all.  Computed once per (anchor, lam') with a rounding margin, from the Gram matrix,
-        when |O| <= ``settings.floor_max_columns``; otherwise lam'.
-        """
-        if self._floor is not None:
-            return self._floor
-        self._floor = self.lam
-        src, O, A = self.source, self.O, self.anchor_full
-        G = src.G
-        if G is None or O.size == 0 or O.size > self.settings.floor_max_columns or self._rank_deficient(O.size):
-            return self._floor
-        key = (tuple(int(j) for j in A), self.lam)
-        cache = src._floor_cache
-        if cache is not None and cache[0] == key:
-            self._floor = cache[1]
-            return self._floor
-        GOA = G[np.ix_(O, A)]
-        Sch = G[np.ix_(O, O)] + self.lam * np.eye(O.size)
-        Sch -= GOA @ np.linalg.solve(G[np.ix_(A, A)] + self.lam * np.eye(A.size), GOA.T)
-        scale = float(np.max(np.diag(Sch)))
-        eig = smallest_eigenvalue(Sch / scale) * scale  # margin: 64 m^2 u ||Sch|| (m = |O|)
-        self._floor = max(self.lam, eig)
-        src._floor_cache = (key, self._floor)
-        return self._floor
-
-    def _rank_deficient(self, columns):
-        """True when the design has fewer rows than ``columns``: then Sch - lam' I =
-        X_C' W X_C (W = I minus the ridge hat matrix of T, positive definite) over that many
-        columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
-        return self.source.n < columns
+    Two concerns of the search live here, apart from its branch and bound: which columns a
+    block with a large enough gain may hold (the box, ball and coherence screens), and the scaled
+    Schur complement M over them with its eigenvalue bound gamma, formed at once or column by
+    column (module docstring)."""
 
     def _screen(self, T, GOT, K, u_all, h):
         """Candidate columns for B (full indices): those some B with Delta(B) > h may hold."""
@@ -677,6 +618,74 @@ class _BlockSearch:
             keep = new
         return C[keep]
 
+
+class _BlockSearch(_BlockReduction):
+    """Branch and bound over one block; yields, per removed set D, the leaves to evaluate."""
+
+    def __init__(self, source, anchor_full, offset, i, mu, settings, check_time=None,
+                 pruned_prefixes=None, prefix_budgets=None):
+        self.source = source
+        # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
+        # dict when the caller keeps none
+        self.pruned_prefixes = {} if pruned_prefixes is None else pruned_prefixes
+        self.anchor_full = np.asarray(anchor_full, dtype=np.int64)
+        self.offset = int(offset)
+        self.i = int(i)
+        # the objective's ridge and radius are the source's (fixed when it was built)
+        self.ridge = float(source.ridge)
+        self.lam = self.ridge + float(mu)
+        self.shift = float(mu) * float(source.radius) ** 2
+        self.radius = float(source.radius)  # |b_j| <= r on the ball: the box of box_gain
+        self.settings = settings
+        self.max_nodes = int(settings.max_nodes)
+        self.max_columns = int(settings.max_columns)
+        mask = np.ones(source.n_columns, dtype=bool)
+        mask[self.anchor_full] = False
+        mask[:self.offset] = False
+        self.O = np.nonzero(mask)[0]
+        self.nodes = self.leaves = self.pruned = self.sets = 0
+        self.check_time = check_time
+        self._floor = None
+        self._eig_hints = {}  # the last node's lambda_min bound (:func:`_gamma`)
+        # prefix length -> the superset test's node budget (:meth:`_test_prefix`), shared like
+        # pruned_prefixes by the blocks of one anchor
+        self._prefix_budgets = {} if prefix_budgets is None else prefix_budgets
+
+    def floor(self):
+        """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
+
+        lam' always (Sch >= lam' I).  Sharper: removing columns from T only enlarges Sch
+        (x'G_OT (G_TT + lam' I)^{-1} G_TO x is a maximum over coefficients on T, which a
+        larger T can only raise), so lambda_min of Sch at T = the whole anchor bounds them
+        all.  Computed once per (anchor, lam') with a rounding margin, from the Gram matrix,
+        when |O| <= ``settings.floor_max_columns``; otherwise lam'.
+        """
+        if self._floor is not None:
+            return self._floor
+        self._floor = self.lam
+        src, O, A = self.source, self.O, self.anchor_full
+        G = src.G
+        if G is None or O.size == 0 or O.size > self.settings.floor_max_columns or self._rank_deficient(O.size):
+            return self._floor
+        key = (tuple(int(j) for j in A), self.lam)
+        cache = src._floor_cache
+        if cache is not None and cache[0] == key:
+            self._floor = cache[1]
+            return self._floor
+        GOA = G[np.ix_(O, A)]
+        Sch = G[np.ix_(O, O)] + self.lam * np.eye(O.size)
+        Sch -= GOA @ np.linalg.solve(G[np.ix_(A, A)] + self.lam * np.eye(A.size), GOA.T)
+        scale = float(np.max(np.diag(Sch)))
+        eig = smallest_eigenvalue(Sch / scale) * scale  # margin: 64 m^2 u ||Sch|| (m = |O|)
+        self._floor = max(self.lam, eig)
+        src._floor_cache = (key, self._floor)
+        return self._floor
+
+    def _rank_deficient(self, columns):
+        """True when the design has fewer rows than ``columns``: then Sch - lam' I =
+        X_C' W X_C (W = I minus the ridge hat matrix of T, positive definite) over that many
+        columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
+        return self.source.n < columns
 
     def _at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""

@@ -62,201 +62,27 @@ def _rows_of(A, rows, name):
     return np.take(A, rows, axis=0, out=work_array(name, (rows.size,) + A.shape[1:]), mode="clip")
 
 
-class HingeSolver:
-    """The solver half of :class:`~dpstats.bss.hinge.HingeObjective` (a mixin: it works on
-    the objective's X, y, ridge, radius and gap tolerance)."""
+def _smoothed_hessian(ridge_hessian, Ai, u, gamma, Wi, per_support):
+    """H = sum over the rows on the smoothed margin (0 < u < gamma) of w_i a_i a_i' / gamma + 2 lam I, per
+    support (rows of np.nonzero come grouped by support, so one reduceat sums each support's outer
+    products)."""
+    K, k = Ai.shape[0], ridge_hessian.shape[0]
+    H = np.broadcast_to(ridge_hessian, (K, k, k)).copy()
+    sup_of, row_of = np.nonzero((u > 0) & (u < gamma))
+    if sup_of.size:
+        a_band = Ai[sup_of, row_of]
+        first = np.flatnonzero(np.concatenate(([True], sup_of[1:] != sup_of[:-1])))
+        outer = a_band[:, :, None] * a_band[:, None, :]
+        if Wi is not None:
+            outer *= (Wi[sup_of, row_of] if per_support else Wi[row_of])[:, None, None]
+        H[sup_of[first]] += np.add.reduceat(outer, first, axis=0) / gamma
+    return H
 
-    def _solve_rows(self, supports, start=None, fields=("value", "lower", "coef", "theta", "mu", "v")):
-        """Solve every row of ``supports`` in memory-bounded batches, warm rows first.
 
-        A warm start (finite row of ``start``: coefficients of a support one column away,
-        e.g. the parent's with the swapped column set to 0) begins the smoothing schedule
-        at the gap tolerance (clipped to ``_WARM_GAMMA_RANGE``) instead of ``_GAMMA_START``: the levels above it only serve to
-        bring a cold start near the solution.  Rows a warm start leaves above the gap
-        tolerance are solved again cold and keep the better of the two brackets, so a warm
-        start never does worse than a cold one.  Either way ``value`` is P at a feasible b
-        and ``lower`` is D at a box-feasible theta: the certificate does not depend on the
-        start.  Only ``fields`` are kept (values of many supports need no n duals each).
-        Under a forced intercept every row must hold column 0; the solver works with it in
-        front and returns ``coef`` and ``v`` in the rows' own column order.
-        """
-        K, k = supports.shape
-        back = None
-        if self.intercept:
-            at = supports == 0
-            if not np.all(at.any(axis=1)):
-                raise InvalidArgumentError("with a forced intercept every support must contain column 0.")
-            if not np.all(at[:, 0]):
-                order = np.argsort(~at, axis=1, kind="stable")  # column 0 first, the others in order
-                back = np.argsort(order, axis=1)
-                supports = np.take_along_axis(supports, order, axis=1)
-                if start is not None:
-                    start = np.take_along_axis(np.asarray(start, dtype=np.float64).reshape(K, k), order, axis=1)
-        shapes = {"value": (K,), "lower": (K,), "coef": (K, k), "theta": (K, self.n), "mu": (K,), "v": (K, k)}
-        out = {key: np.empty(shapes[key]) for key in fields}
-        if start is None:
-            warm = np.zeros(K, dtype=bool)
-        else:
-            start = np.asarray(start, dtype=np.float64).reshape(K, k)
-            warm = np.all(np.isfinite(start), axis=1)
-        gamma_warm = min(max(self.gap_tolerance, _WARM_GAMMA_RANGE[0]), _WARM_GAMMA_RANGE[1])
-        chunk = max(1, _BATCH_DOUBLES // max(self.n * k, 1))
-        for rows, is_warm in ((np.nonzero(warm)[0], True), (np.nonzero(~warm)[0], False)):
-            for first in range(0, rows.size, chunk):
-                part = rows[first:first + chunk]
-                if is_warm:
-                    res = self._solve_batch(supports[part], start=start[part], gamma_start=gamma_warm,
-                                            band=_BAND_ROWS)
-                else:
-                    res = self._solve_batch(supports[part], band=_BAND_ROWS)
-                miss = np.nonzero(res["value"] - res["lower"] > self.gap_tolerance)[0]
-                if miss.size:  # the plain schedule: cold, every level on all rows
-                    self._keep_better(res, miss, self._solve_batch(supports[part[miss]], rescue=True))
-                for key in out:
-                    out[key][part] = res[key]
-        if back is not None:
-            for key in ("coef", "v"):
-                if key in out:
-                    out[key] = np.take_along_axis(out[key], back, axis=1)
-        return out
-
-    @staticmethod
-    def _keep_better(res, rows, other):
-        """Row-wise best bracket: the lower primal value and the higher dual value (both certified)."""
-        up = other["value"] < res["value"][rows]
-        res["value"][rows[up]] = other["value"][up]
-        res["coef"][rows[up]] = other["coef"][up]
-        lo = other["lower"] > res["lower"][rows]
-        for key in ("lower", "theta", "mu", "v"):
-            res[key][rows[lo]] = other[key][lo]
-
-    @staticmethod
-    def _margins(A, b):
-        return np.matmul(A, b[:, :, None])[:, :, 0]
-
-    def _primal(self, b, A):
-        """P(b) on rows ``A`` (K, n, k) holding every data row (the class weights apply row by row)."""
-        m = self._margins(A, b)
-        loss = np.maximum(1.0 - m, 0.0)
-        if self.row_weights is not None:
-            loss *= self.row_weights
-        return loss.sum(axis=1) + np.sum(self._ridge_weights(b.shape[1]) * b * b, axis=1), m
-
-    @staticmethod
-    def _smoothed_loss(u, gamma):
-        """Sum over rows of the Moreau envelope of max(0, u) with parameter gamma."""
-        return np.where(u >= gamma, u - 0.5 * gamma, np.where(u > 0, u * u / (2.0 * gamma), 0.0)).sum(axis=-1)
-
-    def _newton_level(self, b, A, gamma, active_rows, tol=None, fixed=None, weights=None):
-        """Projected Newton on the gamma-smoothed objective over the ball, rows ``active_rows``.
-
-        The rows' data ``A[idx]`` is gathered once and compacted only when supports finish
-        (gathering it every iteration cost more than the Newton step at K = 300, n = 1000);
-        the margins are updated along the accepted step, and the Hessian is summed over the
-        few rows on the smoothed margin only.  Only the iterate b is returned: the caller
-        certifies it from scratch (``_primal`` and ``_lower_bound``).
-
-        With ``tol`` a support also stops as soon as its bracket is certified: the iterate b
-        is always in the ball (a convex combination of ball points), theta = clip(u / gamma,
-        0, 1) is always box-feasible, and v = A'theta is already part of the gradient, so the
-        gap P(b) - D(theta) costs O(n) per support.  The smoothed stationarity test alone
-        asks for a decrease below 1e-3 gamma, far below what the certificate needs.
-
-        ``fixed = (c, count)`` (per support) stands for rows held on the positive side of
-        the margin, whose loss is linear: count - c'b with c the sum of their a_i (see
-        :meth:`_newton_band`); ``A`` then holds the other rows only.
-
-        Under a forced intercept coordinate 0 is b0: no ridge, not in the ball, in its box.
-
-        ``weights``: the class weights of ``A``'s rows, (m,) shared by every support, or
-        (K, m) per support (the band's rows differ by support); None unweighted.  Row i's
-        smoothed term, its theta (in [0, w_i]) and its Hessian part are multiplied by w_i.
-        """
-        K, k = b.shape
-        lamv = self._ridge_weights(k)
-        ridge_hessian = np.diag(2.0 * lamv)
-        box = float(self.box_radius(k - 1)) if self.intercept else 0.0
-        idx = active_rows
-        Ai, bi = _rows_of(A, idx, "newton rows 0"), b[idx]
-        spare = "newton rows 1"  # compaction alternates between two work arrays
-        if fixed is None:
-            ci, cnt = np.zeros((idx.size, k)), np.zeros(idx.size)
-        else:
-            ci, cnt = fixed[0][idx], fixed[1][idx]
-        per_support = weights is not None and weights.ndim == 2
-        Wi = weights[idx] if per_support else weights
-        u = 1.0 - self._margins(Ai, bi)
-        for _ in range(_NEWTON_MAX_ITER):
-            if idx.size == 0:
-                break
-            theta = np.clip(u / gamma, 0.0, 1.0)
-            loss = np.maximum(u, 0.0)
-            if Wi is not None:
-                theta *= Wi
-                loss *= Wi
-            v = np.matmul(theta[:, None, :], Ai)[:, 0, :] + ci
-            g = 2.0 * lamv * bi - v
-            # the unsmoothed objective: a scale for the stopping test, and the certificate
-            primal = loss.sum(axis=1) + np.sum(lamv * bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
-            if tol is not None:
-                # certified gap at the current pair (the caller re-certifies from scratch)
-                const, nv = self._split_dual(v, theta.sum(axis=1) + cnt)
-                dual = const + self._h(nv)
-                certified = primal - dual <= 0.5 * tol
-                if certified.any():
-                    keep = ~certified
-                    Ai, spare = self._compact(Ai, keep, spare)
-                    idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
-                    if per_support:
-                        Wi = Wi[keep]
-                    if idx.size == 0:
-                        break
-                    primal, theta, g = primal[keep], theta[keep], g[keep]
-            # H = sum over margin rows of a_i a_i' / gamma + 2 lam I (rows of np.nonzero come
-            # grouped by support, so one reduceat sums each support's outer products)
-            H = np.broadcast_to(ridge_hessian, (idx.size, k, k)).copy()
-            sup_of, row_of = np.nonzero((u > 0) & (u < gamma))
-            if sup_of.size:
-                a_band = Ai[sup_of, row_of]
-                first = np.flatnonzero(np.concatenate(([True], sup_of[1:] != sup_of[:-1])))
-                outer = a_band[:, :, None] * a_band[:, None, :]
-                if Wi is not None:
-                    outer *= (Wi[sup_of, row_of] if per_support else Wi[row_of])[:, None, None]
-                H[sup_of[first]] += np.add.reduceat(outer, first, axis=0) / gamma
-            # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
-            c = self._ball_model_minimiser(0.5 * H, 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g))
-            d = c - bi
-            slope = np.sum(g * d, axis=1)
-            scale = 1.0 + np.abs(primal)
-            # Stop when the predicted decrease is far below the smoothing level (the
-            # smoothed optimum is then within a small fraction of gamma in value).
-            done = slope >= -(1e-3 * gamma + 1e-15 * scale)
-            if self.intercept and tol is not None:
-                # ... unless the intercept's derivative -e is still far from 0: fixing it
-                # barely lowers the primal (e^2 over a curvature of order rows / gamma) but
-                # the dual pays r0' |e|, so one more step is worth it
-                done &= box * np.abs(g[:, 0]) <= 0.25 * tol
-            # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`_line_search`).
-            ud = self._margins(Ai, d)
-            t = np.zeros(idx.size)
-            pending = np.nonzero(~done)[0]
-            if pending.size:
-                t[pending] = self._line_search(u[pending], ud[pending], d[pending],
-                                               np.sum((2.0 * lamv * bi[pending] - ci[pending]) * d[pending], axis=1),
-                                               gamma, Wi[pending] if per_support else Wi)
-            # Rows whose line search failed cannot improve further in floating point.
-            stalled = (t == 0) & ~done
-            bi = bi + t[:, None] * d
-            u -= t[:, None] * ud
-            b[idx] = bi
-            finished = done | stalled
-            if finished.any():
-                keep = ~finished
-                Ai, spare = self._compact(Ai, keep, spare)
-                idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
-                if per_support:
-                    Wi = Wi[keep]
-        return b
+class HingeSteps:
+    """The step machinery of :class:`HingeSolver` (a mixin on the objective's radius, ridge,
+    intercept box and row weights): the ball and intercept-box subproblems of a Newton step,
+    and the exact line search over the hinge's breakpoints."""
 
     def _ball_model_minimiser(self, M, w):
         """argmin c'Mc - 2 w'c over the feasible set, row-wise, M symmetric positive semi-definite (K, k, k).
@@ -438,45 +264,10 @@ class HingeSolver:
         t = np.minimum(root, right)
         return np.where(value <= 0, np.clip(t, 0.0, 1.0), 0.0)
 
-    def _newton_band(self, b, A, gamma, band, tol, rows):
-        """:meth:`_newton_level` for supports ``rows`` on the ``band`` data rows nearest the margin.
 
-        Rows far from the margin at a point close to the solution stay on their side (the
-        shrinking of Joachims (1999) and LIBLINEAR): those on the positive side enter as one
-        linear term, those on the other side drop out, and each Newton iteration costs
-        O(band) instead of O(n).  Nothing here is trusted: the caller certifies the
-        returned b over all n rows; a support whose held rows crossed the margin fails that
-        certificate and goes on to the next level, whose band is chosen afresh around the
-        new point.
-        """
-        Ar, br = _rows_of(A, rows, "band level rows"), b[rows]
-        K, n, k = Ar.shape
-        u0 = work_array("band margins", (K, n))
-        np.matmul(Ar, br[:, :, None], out=u0[:, :, None])
-        np.subtract(1.0, u0, out=u0)
-        near = np.argpartition(np.abs(u0, out=work_array("band distances", (K, n))), band - 1, axis=1)[:, :band]
-        held = np.greater(u0, 0.0, out=work_array("band held", (K, n), dtype=bool))
-        np.put_along_axis(held, near, False, axis=1)  # positive side and outside the band
-        flat = (near + (n * np.arange(K))[:, None]).ravel()
-        A_band = np.take(Ar.reshape(K * n, k), flat, axis=0, out=work_array("band rows", (K * band, k)), mode="clip")
-        W = self.row_weights
-        if W is None:
-            c = np.matmul(held[:, None, :], Ar, dtype=np.float64)[:, 0, :]
-            count, band_weights = held.sum(axis=1).astype(np.float64), None
-        else:  # held rows enter with their weights: sum_i w_i (1 - a_i'b)
-            held_w = held * W
-            c = np.matmul(held_w[:, None, :], Ar)[:, 0, :]
-            count, band_weights = held_w.sum(axis=1), W[near]
-        b[rows] = self._newton_level(br, A_band.reshape(K, band, k), gamma, np.arange(rows.size), tol=tol,
-                                     fixed=(c, count), weights=band_weights)
-        return b
-
-    @staticmethod
-    def _compact(Ai, keep, spare):
-        """(Ai[keep] in the work array ``spare``, the name of the one Ai was in)."""
-        other = "newton rows 1" if spare == "newton rows 0" else "newton rows 0"
-        m = int(np.count_nonzero(keep))
-        return np.compress(keep, Ai, axis=0, out=work_array(spare, (m,) + Ai.shape[1:])), other
+class HingeDualRecovery:
+    """The dual recovered from a primal iterate, for :class:`HingeSolver` (a mixin): candidate
+    active sets of margin rows and the polish that certifies a dual from them."""
 
     def _active_set_candidates(self, A, b, gamma):
         """Certified brackets from the exact solution of each support's guessed active set.
@@ -640,6 +431,281 @@ class HingeSolver:
             best["mu"][row] = mu[0]
             best["v"][row] = v[0]
 
+
+class HingeSolver(HingeSteps, HingeDualRecovery):
+    """The solver half of :class:`~dpstats.bss.hinge.HingeObjective` (a mixin: it works on
+    the objective's X, y, ridge, radius and gap tolerance)."""
+
+    def _solve_rows(self, supports, start=None, fields=("value", "lower", "coef", "theta", "mu", "v")):
+        """Solve every row of ``supports`` in memory-bounded batches, warm rows first.
+
+        A warm start (finite row of ``start``: coefficients of a support one column away,
+        e.g. the parent's with the swapped column set to 0) begins the smoothing schedule
+        at the gap tolerance (clipped to ``_WARM_GAMMA_RANGE``) instead of ``_GAMMA_START``: the levels above it only serve to
+        bring a cold start near the solution.  Rows a warm start leaves above the gap
+        tolerance are solved again cold and keep the better of the two brackets, so a warm
+        start never does worse than a cold one.  Either way ``value`` is P at a feasible b
+        and ``lower`` is D at a box-feasible theta: the certificate does not depend on the
+        start.  Only ``fields`` are kept (values of many supports need no n duals each).
+        Under a forced intercept every row must hold column 0; the solver works with it in
+        front and returns ``coef`` and ``v`` in the rows' own column order.
+        """
+        K, k = supports.shape
+        back = None
+        if self.intercept:
+            at = supports == 0
+            if not np.all(at.any(axis=1)):
+                raise InvalidArgumentError("with a forced intercept every support must contain column 0.")
+            if not np.all(at[:, 0]):
+                order = np.argsort(~at, axis=1, kind="stable")  # column 0 first, the others in order
+                back = np.argsort(order, axis=1)
+                supports = np.take_along_axis(supports, order, axis=1)
+                if start is not None:
+                    start = np.take_along_axis(np.asarray(start, dtype=np.float64).reshape(K, k), order, axis=1)
+        shapes = {"value": (K,), "lower": (K,), "coef": (K, k), "theta": (K, self.n), "mu": (K,), "v": (K, k)}
+        out = {key: np.empty(shapes[key]) for key in fields}
+        if start is None:
+            warm = np.zeros(K, dtype=bool)
+        else:
+            start = np.asarray(start, dtype=np.float64).reshape(K, k)
+            warm = np.all(np.isfinite(start), axis=1)
+        gamma_warm = min(max(self.gap_tolerance, _WARM_GAMMA_RANGE[0]), _WARM_GAMMA_RANGE[1])
+        chunk = max(1, _BATCH_DOUBLES // max(self.n * k, 1))
+        for rows, is_warm in ((np.nonzero(warm)[0], True), (np.nonzero(~warm)[0], False)):
+            for first in range(0, rows.size, chunk):
+                part = rows[first:first + chunk]
+                if is_warm:
+                    res = self._solve_batch(supports[part], start=start[part], gamma_start=gamma_warm,
+                                            band=_BAND_ROWS)
+                else:
+                    res = self._solve_batch(supports[part], band=_BAND_ROWS)
+                miss = np.nonzero(res["value"] - res["lower"] > self.gap_tolerance)[0]
+                if miss.size:  # the plain schedule: cold, every level on all rows
+                    self._keep_better(res, miss, self._solve_batch(supports[part[miss]], rescue=True))
+                for key in out:
+                    out[key][part] = res[key]
+        if back is not None:
+            for key in ("coef", "v"):
+                if key in out:
+                    out[key] = np.take_along_axis(out[key], back, axis=1)
+        return out
+
+    @staticmethod
+    def _keep_better(res, rows, other):
+        """Row-wise best bracket: the lower primal value and the higher dual value (both certified)."""
+        up = other["value"] < res["value"][rows]
+        res["value"][rows[up]] = other["value"][up]
+        res["coef"][rows[up]] = other["coef"][up]
+        lo = other["lower"] > res["lower"][rows]
+        for key in ("lower", "theta", "mu", "v"):
+            res[key][rows[lo]] = other[key][lo]
+
+    @staticmethod
+    def _margins(A, b):
+        return np.matmul(A, b[:, :, None])[:, :, 0]
+
+    def _primal(self, b, A):
+        """P(b) on rows ``A`` (K, n, k) holding every data row (the class weights apply row by row)."""
+        m = self._margins(A, b)
+        loss = np.maximum(1.0 - m, 0.0)
+        if self.row_weights is not None:
+            loss *= self.row_weights
+        return loss.sum(axis=1) + np.sum(self._ridge_weights(b.shape[1]) * b * b, axis=1), m
+
+    @staticmethod
+    def _smoothed_loss(u, gamma):
+        """Sum over rows of the Moreau envelope of max(0, u) with parameter gamma."""
+        return np.where(u >= gamma, u - 0.5 * gamma, np.where(u > 0, u * u / (2.0 * gamma), 0.0)).sum(axis=-1)
+
+    def _newton_level(self, b, A, gamma, active_rows, tol=None, fixed=None, weights=None):
+        """Projected Newton on the gamma-smoothed objective over the ball, rows ``active_rows``.
+
+        The rows' data ``A[idx]`` is gathered once and compacted only when supports finish
+        (gathering it every iteration cost more than the Newton step at K = 300, n = 1000);
+        the margins are updated along the accepted step, and the Hessian is summed over the
+        few rows on the smoothed margin only.  Only the iterate b is returned: the caller
+        certifies it from scratch (``_primal`` and ``_lower_bound``).
+
+        With ``tol`` a support also stops as soon as its bracket is certified: the iterate b
+        is always in the ball (a convex combination of ball points), theta = clip(u / gamma,
+        0, 1) is always box-feasible, and v = A'theta is already part of the gradient, so the
+        gap P(b) - D(theta) costs O(n) per support.  The smoothed stationarity test alone
+        asks for a decrease below 1e-3 gamma, far below what the certificate needs.
+
+        ``fixed = (c, count)`` (per support) stands for rows held on the positive side of
+        the margin, whose loss is linear: count - c'b with c the sum of their a_i (see
+        :meth:`_newton_band`); ``A`` then holds the other rows only.
+
+        Under a forced intercept coordinate 0 is b0: no ridge, not in the ball, in its box.
+
+        ``weights``: the class weights of ``A``'s rows, (m,) shared by every support, or
+        (K, m) per support (the band's rows differ by support); None unweighted.  Row i's
+        smoothed term, its theta (in [0, w_i]) and its Hessian part are multiplied by w_i.
+        """
+        K, k = b.shape
+        lamv = self._ridge_weights(k)
+        ridge_hessian = np.diag(2.0 * lamv)
+        box = float(self.box_radius(k - 1)) if self.intercept else 0.0
+        idx = active_rows
+        Ai, bi = _rows_of(A, idx, "newton rows 0"), b[idx]
+        spare = "newton rows 1"  # compaction alternates between two work arrays
+        if fixed is None:
+            ci, cnt = np.zeros((idx.size, k)), np.zeros(idx.size)
+        else:
+            ci, cnt = fixed[0][idx], fixed[1][idx]
+        per_support = weights is not None and weights.ndim == 2
+        Wi = weights[idx] if per_support else weights
+        u = 1.0 - self._margins(Ai, bi)
+
+        def drop_finished(keep):
+            """Keep the supports ``keep`` of the level's state (rows' data compacted in place)."""
+            nonlocal Ai, spare, idx, bi, u, ci, cnt, Wi
+            Ai, spare = self._compact(Ai, keep, spare)
+            idx, bi, u, ci, cnt = idx[keep], bi[keep], u[keep], ci[keep], cnt[keep]
+            if per_support:
+                Wi = Wi[keep]
+
+        for _ in range(_NEWTON_MAX_ITER):
+            if idx.size == 0:
+                break
+            theta = np.clip(u / gamma, 0.0, 1.0)
+            loss = np.maximum(u, 0.0)
+            if Wi is not None:
+                theta *= Wi
+                loss *= Wi
+            v = np.matmul(theta[:, None, :], Ai)[:, 0, :] + ci
+            g = 2.0 * lamv * bi - v
+            # the unsmoothed objective: a scale for the stopping test, and the certificate
+            primal = loss.sum(axis=1) + np.sum(lamv * bi * bi, axis=1) + cnt - np.sum(ci * bi, axis=1)
+            if tol is not None:
+                # certified gap at the current pair (the caller re-certifies from scratch)
+                const, nv = self._split_dual(v, theta.sum(axis=1) + cnt)
+                dual = const + self._h(nv)
+                certified = primal - dual <= 0.5 * tol
+                if certified.any():
+                    keep = ~certified
+                    drop_finished(keep)
+                    if idx.size == 0:
+                        break
+                    primal, theta, g = primal[keep], theta[keep], g[keep]
+            H = _smoothed_hessian(ridge_hessian, Ai, u, gamma, Wi, per_support)
+            # Quadratic model minimised over the ball: min c'Mc - 2 w'c, M = H/2, w = (H b - g)/2.
+            c = self._ball_model_minimiser(0.5 * H, 0.5 * (np.matmul(H, bi[:, :, None])[:, :, 0] - g))
+            d = c - bi
+            slope = np.sum(g * d, axis=1)
+            scale = 1.0 + np.abs(primal)
+            # Stop when the predicted decrease is far below the smoothing level (the
+            # smoothed optimum is then within a small fraction of gamma in value).
+            done = slope >= -(1e-3 * gamma + 1e-15 * scale)
+            if self.intercept and tol is not None:
+                # ... unless the intercept's derivative -e is still far from 0: fixing it
+                # barely lowers the primal (e^2 over a curvature of order rows / gamma) but
+                # the dual pays r0' |e|, so one more step is worth it
+                done &= box * np.abs(g[:, 0]) <= 0.25 * tol
+            # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`_line_search`).
+            ud = self._margins(Ai, d)
+            t = np.zeros(idx.size)
+            pending = np.nonzero(~done)[0]
+            if pending.size:
+                t[pending] = self._line_search(u[pending], ud[pending], d[pending],
+                                               np.sum((2.0 * lamv * bi[pending] - ci[pending]) * d[pending], axis=1),
+                                               gamma, Wi[pending] if per_support else Wi)
+            # Rows whose line search failed cannot improve further in floating point.
+            stalled = (t == 0) & ~done
+            bi = bi + t[:, None] * d
+            u -= t[:, None] * ud
+            b[idx] = bi
+            finished = done | stalled
+            if finished.any():
+                drop_finished(~finished)
+        return b
+
+    def _newton_band(self, b, A, gamma, band, tol, rows):
+        """:meth:`_newton_level` for supports ``rows`` on the ``band`` data rows nearest the margin.
+
+        Rows far from the margin at a point close to the solution stay on their side (the
+        shrinking of Joachims (1999) and LIBLINEAR): those on the positive side enter as one
+        linear term, those on the other side drop out, and each Newton iteration costs
+        O(band) instead of O(n).  Nothing here is trusted: the caller certifies the
+        returned b over all n rows; a support whose held rows crossed the margin fails that
+        certificate and goes on to the next level, whose band is chosen afresh around the
+        new point.
+        """
+        Ar, br = _rows_of(A, rows, "band level rows"), b[rows]
+        K, n, k = Ar.shape
+        u0 = work_array("band margins", (K, n))
+        np.matmul(Ar, br[:, :, None], out=u0[:, :, None])
+        np.subtract(1.0, u0, out=u0)
+        near = np.argpartition(np.abs(u0, out=work_array("band distances", (K, n))), band - 1, axis=1)[:, :band]
+        held = np.greater(u0, 0.0, out=work_array("band held", (K, n), dtype=bool))
+        np.put_along_axis(held, near, False, axis=1)  # positive side and outside the band
+        flat = (near + (n * np.arange(K))[:, None]).ravel()
+        A_band = np.take(Ar.reshape(K * n, k), flat, axis=0, out=work_array("band rows", (K * band, k)), mode="clip")
+        W = self.row_weights
+        if W is None:
+            c = np.matmul(held[:, None, :], Ar, dtype=np.float64)[:, 0, :]
+            count, band_weights = held.sum(axis=1).astype(np.float64), None
+        else:  # held rows enter with their weights: sum_i w_i (1 - a_i'b)
+            held_w = held * W
+            c = np.matmul(held_w[:, None, :], Ar)[:, 0, :]
+            count, band_weights = held_w.sum(axis=1), W[near]
+        b[rows] = self._newton_level(br, A_band.reshape(K, band, k), gamma, np.arange(rows.size), tol=tol,
+                                     fixed=(c, count), weights=band_weights)
+        return b
+
+    @staticmethod
+    def _compact(Ai, keep, spare):
+        """(Ai[keep] in the work array ``spare``, the name of the one Ai was in)."""
+        other = "newton rows 1" if spare == "newton rows 0" else "newton rows 0"
+        m = int(np.count_nonzero(keep))
+        return np.compress(keep, Ai, axis=0, out=work_array(spare, (m,) + Ai.shape[1:])), other
+
+    def _band_at(self, level, band, warm, K):
+        """Rows of the Newton level's band (None: all rows).  Every level of a warm start, and those of a
+        cold one once its iterate has settled, run on the rows near the margin only."""
+        if band is None or band >= self.n:
+            return None
+        if level == 0 and warm:
+            # the first level of a warm start: its band must hold the rows that cross the margin on
+            # the way from the start, more of them with more rows; a small batch costs about as much
+            # per iteration on all rows
+            small = K * self.n <= _WARM_ALL_ROWS_UP_TO
+            return None if small else max(band, int(_WARM_FIRST_BAND_SHARE * self.n))
+        if warm or level >= _COLD_LEVELS_ON_ALL_ROWS:
+            return band
+        return None
+
+    def _certify_level(self, best, rows, A, b, gamma):
+        """Certify the level's iterate (primal at the projected iterate, dual at its smoothed derivative,
+        then candidate active sets and, at small gamma, the dual polish), keep the best bracket row by
+        row in ``best``; the rows still above the gap tolerance."""
+        bb = self._project(b[rows])
+        Ar = _rows_of(A, rows, "level rows")
+        value, m = self._primal(bb, Ar)
+        theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
+        if self.row_weights is not None:
+            theta *= self.row_weights
+        lower, v, mu, theta = self._certified_dual(theta, Ar)
+        self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta, "mu": mu, "v": v})
+        rows = self._open_rows(best, rows)
+        if rows.size:
+            cand = self._active_set_candidates(_rows_of(A, rows, "level rows"), b[rows], gamma)
+            self._keep_better(best, rows, dict(zip(("value", "lower", "coef", "theta", "mu", "v"), cand)))
+            rows = self._open_rows(best, rows)
+        if gamma <= _POLISH_BELOW and rows.size:
+            # Degenerate supports (many rows exactly on the margin, typical when clipped entries meet
+            # a binding ball) leave the smoothed dual far from optimal even when the primal is
+            # accurate: recover the dual from the primal instead.
+            for row in rows:
+                self._polish_dual(row, best, A[row])
+            rows = self._open_rows(best, rows)
+        return rows
+
+    def _open_rows(self, best, rows):
+        """The rows whose best bracket is still wider than the gap tolerance."""
+        gap = best["value"][rows] - best["lower"][rows]
+        return rows[gap > self.gap_tolerance]
+
     def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None, rescue=False):
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
@@ -656,49 +722,13 @@ class HingeSolver:
         while rows.size and gamma >= _GAMMA_MIN:
             # every level of a warm start, and those of a cold one once its iterate has
             # settled, on the rows near the margin only
-            if band is None or band >= self.n:
-                band_now = None
-            elif level == 0 and start is not None:
-                # the first level of a warm start: its band must hold the rows that cross the
-                # margin on the way from the start, more of them with more rows; a small
-                # batch costs about as much per iteration on all rows
-                small = K * self.n <= _WARM_ALL_ROWS_UP_TO
-                band_now = None if small else max(band, int(_WARM_FIRST_BAND_SHARE * self.n))
-            elif start is not None or level >= _COLD_LEVELS_ON_ALL_ROWS:
-                band_now = band
-            else:
-                band_now = None
+            band_now = self._band_at(level, band, start is not None, K)
             if band_now is not None and band_now < self.n:
                 b = self._newton_band(b, A, gamma, band_now, self.gap_tolerance, rows)
             else:
                 b = self._newton_level(b, A, gamma, rows, tol=self.gap_tolerance, weights=self.row_weights)
             level += 1
-            # Certify: primal at the (feasible) iterate, dual at its smoothed derivative.
-            bb = self._project(b[rows])
-            Ar = _rows_of(A, rows, "level rows")
-            value, m = self._primal(bb, Ar)
-            theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
-            if self.row_weights is not None:
-                theta *= self.row_weights
-            lower, v, mu, theta = self._certified_dual(theta, Ar)
-            # Keep the best bracket found so far, row by row.
-            self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta,
-                                           "mu": mu, "v": v})
-            gap = best["value"][rows] - best["lower"][rows]
-            rows = rows[gap > self.gap_tolerance]
-            if rows.size:
-                cand = self._active_set_candidates(_rows_of(A, rows, "level rows"), b[rows], gamma)
-                self._keep_better(best, rows, dict(zip(("value", "lower", "coef", "theta", "mu", "v"), cand)))
-                gap = best["value"][rows] - best["lower"][rows]
-                rows = rows[gap > self.gap_tolerance]
-            if gamma <= _POLISH_BELOW and rows.size:
-                # Degenerate supports (many rows exactly on the margin, typical when clipped
-                # entries meet a binding ball) leave the smoothed dual far from optimal even
-                # when the primal is accurate: recover the dual from the primal instead.
-                for row in rows:
-                    self._polish_dual(row, best, A[row])
-                gap = best["value"][rows] - best["lower"][rows]
-                rows = rows[gap > self.gap_tolerance]
+            rows = self._certify_level(best, rows, A, b, gamma)
             gamma *= _GAMMA_FACTOR
         if rescue and rows.size and gamma < _GAMMA_MIN:
             # The last attempt's schedule is spent (:meth:`_solve_rows`: after the warm or

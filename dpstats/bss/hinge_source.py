@@ -118,7 +118,315 @@ _ROUNDING = 1e-12
 _GRAM_MAX_COLUMNS = 1000
 
 
-class HingeSource:
+class HingeDualBounds:
+    """Certified lower bounds of :class:`HingeSource` from dual vectors (a mixin on the source's
+    design, response, ridge, radius and caches): Frank-Wolfe dual ascent, the tightened bounds
+    of neighbours, and the dual bounds and branch and bound over blocks."""
+
+    def tightened_lower_bounds(self, supports, lower, steps=None):
+        """The lower bounds of :meth:`tightened_bounds`."""
+        return self.tightened_bounds(supports, lower, steps)[0]
+
+    def tightened_bounds(self, supports, lower, steps=None):
+        """Certified (lower, upper) bounds on R_h at full ``supports`` (2-D); lower >= ``lower``.
+
+        Dual ascent by Frank-Wolfe steps from the cached dual of a support one column
+        smaller (a support without one: left as is).  At a box-feasible theta with
+        v = A_S'theta, the primal point b(theta) minimising lam ||b||^2 - v'b over the ball
+        (with, under an intercept, the best b0 for it) makes the row signs of
+        1 - y_i b0 - a_i'b(theta) a vertex theta^ of the box, an ascent direction of the
+        dual (the linearised dual's maximiser when there is no intercept); D is concave
+        along theta + t (theta^ - theta), t in [0, 1], and
+        every point there is box-feasible, so the best t of a grid gives a valid bound
+        D(theta + t (theta^ - theta)) <= R_h(S) (weak duality) however few steps are taken.
+        A neighbour whose column changes which rows sit on the margin is where the parent
+        dual's bound is loose; two or three steps recover most of it (measured at
+        (n, p, s) = (1000, 250, 5) on the 63 neighbours evaluated but outside the top-100
+        list: 26 of them ruled out after one step, 50 after two, 53 after three).
+
+        Each b(theta) met on the way is feasible (its intercept clipped to the box of the
+        support), so the smallest primal value
+        P(b(theta)) is a certified upper bound (+inf for a support without a start).
+        """
+        steps = _DUAL_ASCENT_STEPS if steps is None else int(steps)
+        supports = np.asarray(supports, dtype=np.int64)
+        out = np.array(lower, dtype=np.float64, copy=True)
+        upper = np.full(out.shape, np.inf)
+        sols, added = self._cached_subsets(supports)
+        rows = np.flatnonzero(added >= 0)
+        if rows.size == 0 or steps < 0:
+            return out, upper
+        chunk = max(1, _BATCH_DOUBLES_FW // (6 * self.n))
+        for first in range(0, rows.size, chunk):
+            part = rows[first:first + chunk]
+            best, least, cols, coef = self._dual_ascent([sols[k] for k in part], added[part], steps)
+            out[part] = np.maximum(out[part], best - _ROUNDING * (1.0 + np.abs(best)))
+            upper[part] = least + _ROUNDING * (1.0 + np.abs(least))
+            # b(theta) at the last dual: a start for the solve that may follow (work only)
+            self._remember_starts(cols, coef)
+        return out, upper
+
+    def _dual_ascent(self, bases, added, steps):
+        """The steps of :meth:`tightened_bounds` for the supports base_k + {added_k}.
+
+        Returns (lower, upper, columns, b): the best D met, the least P(b(theta)) met, and
+        the last b(theta) with its columns.  The bases' columns U (for 1-swap neighbours of
+        one support, that support's columns) enter through one (K, n) x (n, |U|) product
+        masked to each base, and the added columns through one row-wise product each: far
+        cheaper than gathering the (K, |S|, n) rows of every support.  Under an intercept
+        (column 0 of every base, hence of U) its entry of v is left out of the ball's norm,
+        D carries -r0' |e| with e = y'theta and r0' the box radius of the support bounded,
+        and b(theta) takes the best intercept for its other coefficients
+        (:func:`~dpstats.bss.hinge.best_intercepts`, unweighted: a start only), clipped to
+        that box.  Under class weights the box is [0, w_i]: the vertex is w_i on the rows
+        with a positive margin term, and the primal value weighs each row's term by w_i.
+        """
+        lam, A, y = self.ridge, self.objective.A, self.y
+        W = self.objective.row_weights
+        unique, group = {}, []
+        for sol in bases:
+            group.append(unique.setdefault(id(sol), (len(unique), sol))[0])
+        unique = [sol for _, sol in unique.values()]
+        group = np.array(group, dtype=np.int64)
+        U = np.unique(np.concatenate([np.asarray(sol.support, dtype=np.int64) for sol in unique]))
+        in_base = np.zeros((len(unique), U.size), dtype=bool)
+        for g, sol in enumerate(unique):
+            in_base[g, np.searchsorted(U, sol.support)] = True
+        mask = in_base[group]
+        fmask = mask  # the columns in the ball
+        off = self._offset
+        if off:
+            icol = int(np.flatnonzero(U == 0)[0])  # 0: U is sorted and every base holds column 0
+            fmask = mask.copy()
+            fmask[:, icol] = False
+            k_free = mask.sum(axis=1)  # the base's candidate columns plus the added one
+            r0 = self.objective.box_radius(k_free)
+            n_pos = int(np.count_nonzero(y > 0))
+        AU = A[:, U]
+        K, n = added.size, self.n
+        aJ = np.take(A.T, added, axis=0, out=work_array("dual ascent added column", (K, n)))  # a_ij of each added j
+        theta = np.take(np.stack([sol.theta for sol in unique]), group, axis=0, out=work_array("dual ascent theta", (K, n)))
+        u, tmp = work_array("dual ascent margin", (K, n)), work_array("dual ascent work", (K, n))
+        positive = work_array("dual ascent positive", (K, n), dtype=bool)
+        grid = np.linspace(0.0, 1.0, _DUAL_ASCENT_GRID + 1)[1:]
+
+        def constant(theta_sum, e):
+            return theta_sum - r0 * np.abs(e) if off else theta_sum
+
+        def dual_at(theta):
+            vU = (theta @ AU) * fmask
+            vj = np.einsum("kn,kn->k", aJ, theta)
+            nv = np.sqrt(np.einsum("ku,ku->k", vU, vU) + vj * vj)
+            e = theta @ y if off else None
+            return vU, vj, nv, e, constant(theta.sum(axis=1), e) + self._h(nv)
+
+        last_b0 = [None]
+
+        def primal_of(vU, vj, nv, fresh=True):
+            """b(theta) (the intercept: the best one for the others, or the last one), and
+            with ``fresh`` the margins 1 - A_S b(theta) in ``u``."""
+            scale = self._primal_scale(nv)
+            bU = vU * scale[:, None]
+            bj = vj * scale
+            if fresh:  # margins without the intercept (its column of bU is 0 here)
+                np.matmul(bU, AU.T, out=u)
+                np.add(u, np.multiply(aJ, bj[:, None], out=tmp), out=u)
+            if off:
+                if fresh or last_b0[0] is None:
+                    last_b0[0] = np.clip(best_intercepts(u, y, n_pos, out=tmp), -r0, r0)
+                bU[:, icol] = last_b0[0]
+                if fresh:
+                    np.add(u, np.multiply(y[None, :], last_b0[0][:, None], out=tmp), out=u)
+            if fresh:
+                np.subtract(1.0, u, out=u)
+            return bU, bj
+
+        vU, vj, nv, e, best = dual_at(theta)
+        least = np.full(K, np.inf)
+        for _ in range(steps):
+            bU, bj = primal_of(vU, vj, nv)  # and u = 1 - A_S b(theta), in place in the work arrays
+            bF = bU * fmask if off else bU
+            loss = np.maximum(u, 0.0, out=tmp)
+            if W is not None:
+                loss *= W
+            value = loss.sum(axis=1) + lam * (np.einsum("ku,ku->k", bF, bF) + bj * bj)
+            least = np.minimum(least, value)
+            if W is None:
+                delta = np.subtract(np.greater(u, 0.0, out=positive), theta, out=u)  # the vertex minus theta
+            else:
+                delta = np.subtract(np.greater(u, 0.0, out=positive) * W, theta, out=u)
+            gU = (delta @ AU) * fmask
+            gj = np.einsum("kn,kn->k", aJ, delta)
+            # D along the step on the grid (|v + t g| from three inner products, e + t y'delta;
+            # only the choice of t rests on it): concave in t, so the grid's best is a fair step
+            vg = np.einsum("ku,ku->k", vU, gU) + vj * gj
+            gg = np.einsum("ku,ku->k", gU, gU) + gj * gj
+            sq = (nv * nv)[:, None] + grid[None, :] * (2.0 * vg[:, None] + grid[None, :] * gg[:, None])
+            sums = theta.sum(axis=1)[:, None] + grid[None, :] * delta.sum(axis=1)[:, None]
+            if off:
+                line_e = e[:, None] + grid[None, :] * (delta @ y)[:, None]
+                sums = sums - r0[:, None] * np.abs(line_e)
+            D = sums + self._h(np.sqrt(np.maximum(sq, 0.0)))
+            t = grid[np.argmax(D, axis=1)]
+            theta += np.multiply(delta, t[:, None], out=tmp)
+            np.clip(theta, 0.0, 1.0 if W is None else W, out=theta)
+            vU, vj, nv, e, bound = dual_at(theta)  # afresh: the bound is evaluated at this theta
+            best = np.maximum(best, bound)
+        bU, bj = primal_of(vU, vj, nv, fresh=False)  # a start only: the last intercept will do
+        K, width = mask.shape[0], int(mask[0].sum()) if mask.size else 0
+        cols = np.column_stack([np.broadcast_to(U, mask.shape)[mask].reshape(K, width), added])
+        coef = np.column_stack([bU[mask].reshape(K, width), bj])
+        return best, least, cols, coef
+
+    def _dual_bound(self, sol, base_cols, added):
+        """D_{base + {k}}(theta) at ``sol``'s dual for every k in ``added`` (full indices), O(1) each.
+
+        base_cols: the full columns every neighbour shares (the intercept included, if any).
+        """
+        v, e = self._full_dual_vector(sol)
+        sq = float(np.sum(v[base_cols] ** 2)) + v[added] ** 2
+        return self._dual_constant(sol, e, len(base_cols) + 1) + self._h(np.sqrt(sq))
+
+    def _dual_constant(self, sol, e, width):
+        """1'theta - r0' |e| for supports of ``width`` full columns (module docstring)."""
+        return self.objective.dual_constant(float(np.sum(sol.theta)), e, np.asarray(width) - self._offset)
+
+    def block_lower_bounds(self, bases, candidates, i, threshold=None, hints=(), known=None):
+        """Certified lower bounds on R_h over whole blocks, one per base support.
+
+        For a base T (full columns), every B of ``i`` columns from ``candidates`` and *any*
+        box-feasible theta, D_{T+B}(theta) = 1'theta + h(sqrt(|v_T|^2 + |v_B|^2)) <= R_h(T + B)
+        (weak duality), and h decreases in |v|, so the i largest v_j^2 over the candidates
+        give one bound for the whole block.  The duals tried first are the cached solutions
+        of the ``hints`` (full supports) that contain T (for the blocks of an expanded
+        anchor: the anchor and its drop-one supports, already solved); a base whose bound
+        stays below ``threshold`` (or every base, without one) is then solved, the bases in
+        one batch, and its own dual tried as well.  Each bound is the largest found.
+        ``known``: certified bounds of the same blocks from an earlier call (the hints are
+        then not tried again), e.g. the best-support query's before the top-R query's.
+        """
+        candidates = np.asarray(candidates, dtype=np.int64)
+        bases = [np.asarray(b, dtype=np.int64) for b in bases]
+        if known is not None:
+            out = np.array(known, dtype=np.float64, copy=True)
+            hints = ()
+        else:
+            out = np.full(len(bases), -np.inf)
+        near = [(set(key), self._cache[key]) for key in (tuple(sorted(int(j) for j in h)) for h in hints)
+                if key in self._cache]
+        for cols, sol in near:
+            inside = [q for q, base in enumerate(bases) if cols.issuperset(base.tolist())]
+            if inside:
+                out[inside] = np.maximum(out[inside], self._block_bounds(sol, [bases[q] for q in inside],
+                                                                         candidates, i))
+        todo = [q for q in range(len(bases)) if threshold is None or not out[q] >= threshold]
+        if todo:
+            for q, sol in zip(todo, self.solve_many([bases[q] for q in todo])):
+                out[q] = max(out[q], float(self._block_bounds(sol, [bases[q]], candidates, i)[0]))
+        return out
+
+    def search_blocks(self, bases, candidates, i, threshold, *, skip=frozenset(), node_limit=4000,
+                      check=None):
+        """Branch and bound over the blocks base + B (B any ``i`` columns of ``candidates``).
+
+        Returns (bound, hits, solves), or None after ``node_limit`` solves.  ``hits`` are the
+        supports (sorted full tuples, not in ``skip``) whose certified lower bound is below
+        ``threshold``, with their values; ``bound`` is a certified lower bound on R_h over
+        every other support of the blocks outside ``skip`` (+inf when none is left).
+
+        At a node (T, C, k) -- T solved, k columns still to add from C -- sort C by v_j^2 of
+        T's dual, decreasing, as c_1, c_2, ...  The supports whose first added column in that
+        order is c_m have |v_B|^2 <= v_{c_m}^2 + ... + v_{c_{m+k-1}}^2, so one dual bound
+        D_m = 1'theta - r0' |e| + h(.) (weak duality, h decreasing) covers all of them, and
+        D_m rises with m.  A group whose D_m reaches ``threshold`` is bounded; every other
+        c_m becomes a child (T + c_m, {c_(m+1), ...}, k - 1), solved for its own dual.  The
+        groups partition the block (each B by its first column in the order), so every
+        support is met exactly once: as a leaf (k = 0, its own certified lower bound) or
+        inside a bound that reached the threshold.  ``check()`` (the engine's deadline) is
+        called before each batch of solves.
+        """
+        candidates = np.asarray(candidates, dtype=np.int64)
+        bound, hits, solves = np.inf, [], 0
+        level = [(np.asarray(base, dtype=np.int64), candidates, int(i)) for base in bases]
+        while level:
+            solves += len(level)
+            if solves > node_limit:
+                return None
+            children = []
+            for (base, cand, k), sol in self._solved_in_chunks(level, check):
+                if k == 0:
+                    key = tuple(sorted(int(j) for j in base))
+                    if key in skip:
+                        continue
+                    low = sol.lower_bound - _ROUNDING * (1.0 + abs(sol.lower_bound))
+                    if low < threshold:
+                        hits.append((key, float(sol.value)))
+                    else:
+                        bound = min(bound, low)
+                    continue
+                v, e = self._full_dual_vector(sol)
+                v2 = v * v
+                order = cand[np.argsort(-v2[cand], kind="stable")]
+                ranked = v2[order]
+                last = order.size - k  # the first column of B is at most order[last]
+                if last < 0:
+                    continue  # fewer than k candidates: an empty block
+                window = np.convolve(ranked, np.ones(k), mode="valid")[:last + 1] if k > 1 else ranked[:last + 1]
+                rest = self._dual_constant(sol, e, base.size + k) + self._h(np.sqrt(float(np.sum(v2[base])) + window))
+                rest = rest - _ROUNDING * (1.0 + np.abs(rest))
+                # rest rises with m (a prefix branches), up to rounding: decide per group
+                covered = rest >= threshold
+                if np.any(covered):
+                    bound = min(bound, float(np.min(rest[covered])))
+                for m in np.nonzero(~covered)[0]:
+                    children.append((np.append(base, order[m]), order[m + 1:], k - 1))
+            level = children
+        return bound, hits, solves
+
+    def _solved_in_chunks(self, nodes, check=None):
+        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time (a level of the search
+        can hold thousands of nodes, and each solution carries n duals); ``check()`` before
+        each chunk."""
+        for start in range(0, len(nodes), _SEARCH_CHUNK):
+            if check is not None:
+                check()
+            chunk = nodes[start:start + _SEARCH_CHUNK]
+            yield from zip(chunk, self.solve_many([node[0] for node in chunk]))
+
+    def _block_bounds(self, sol, bases, candidates, i):
+        """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
+        v, e = self._full_dual_vector(sol)
+        v2 = v * v
+        vc = v2[candidates]
+        top = float(-np.partition(-vc, i - 1)[:i].sum()) if vc.size > i else float(vc.sum())
+        if len({base.size for base in bases}) == 1:
+            on_base = v2[np.stack(bases)].sum(axis=1)
+        else:
+            on_base = np.array([float(np.sum(v2[base])) for base in bases])
+        width = np.array([base.size + i for base in bases])  # every support of the block
+        bound = self._dual_constant(sol, e, width) + self._h(np.sqrt(on_base + top))
+        return bound - _ROUNDING * (1.0 + np.abs(bound))
+
+    def _full_dual_vector(self, sol):
+        """(v, e) for a cached solution (memoised with it): v = A'theta over every column with
+        the intercept's entry set to 0 (it is not in the ball), e = y'theta (0 without an
+        intercept)."""
+        key = sol.support
+        v = self._dual_vectors.get(key)
+        if v is None or v[0] is not sol:
+            full = self.objective.dual_vector(sol.theta)
+            e = 0.0
+            if self.intercept:
+                e = float(full[0])
+                full[0] = 0.0
+            v = (sol, full, e)
+            self._dual_vectors[key] = v
+            if len(self._dual_vectors) > _CACHE_SIZE:
+                self._dual_vectors.pop(next(iter(self._dual_vectors)))
+        return v[1], v[2]
+
+
+class HingeSource(HingeDualBounds):
     """Certified hinge-loss values, cuts and screened neighbours for the MIP engine.
 
     Parameters
@@ -319,161 +627,6 @@ class HingeSource:
                 todo = todo[added[todo] < 0]
         return sols, added
 
-    def tightened_lower_bounds(self, supports, lower, steps=None):
-        """The lower bounds of :meth:`tightened_bounds`."""
-        return self.tightened_bounds(supports, lower, steps)[0]
-
-    def tightened_bounds(self, supports, lower, steps=None):
-        """Certified (lower, upper) bounds on R_h at full ``supports`` (2-D); lower >= ``lower``.
-
-        Dual ascent by Frank-Wolfe steps from the cached dual of a support one column
-        smaller (a support without one: left as is).  At a box-feasible theta with
-        v = A_S'theta, the primal point b(theta) minimising lam ||b||^2 - v'b over the ball
-        (with, under an intercept, the best b0 for it) makes the row signs of
-        1 - y_i b0 - a_i'b(theta) a vertex theta^ of the box, an ascent direction of the
-        dual (the linearised dual's maximiser when there is no intercept); D is concave
-        along theta + t (theta^ - theta), t in [0, 1], and
-        every point there is box-feasible, so the best t of a grid gives a valid bound
-        D(theta + t (theta^ - theta)) <= R_h(S) (weak duality) however few steps are taken.
-        A neighbour whose column changes which rows sit on the margin is where the parent
-        dual's bound is loose; two or three steps recover most of it (measured at
-        (n, p, s) = (1000, 250, 5) on the 63 neighbours evaluated but outside the top-100
-        list: 26 of them ruled out after one step, 50 after two, 53 after three).
-
-        Each b(theta) met on the way is feasible (its intercept clipped to the box of the
-        support), so the smallest primal value
-        P(b(theta)) is a certified upper bound (+inf for a support without a start).
-        """
-        steps = _DUAL_ASCENT_STEPS if steps is None else int(steps)
-        supports = np.asarray(supports, dtype=np.int64)
-        out = np.array(lower, dtype=np.float64, copy=True)
-        upper = np.full(out.shape, np.inf)
-        sols, added = self._cached_subsets(supports)
-        rows = np.flatnonzero(added >= 0)
-        if rows.size == 0 or steps < 0:
-            return out, upper
-        chunk = max(1, _BATCH_DOUBLES_FW // (6 * self.n))
-        for first in range(0, rows.size, chunk):
-            part = rows[first:first + chunk]
-            best, least, cols, coef = self._dual_ascent([sols[k] for k in part], added[part], steps)
-            out[part] = np.maximum(out[part], best - _ROUNDING * (1.0 + np.abs(best)))
-            upper[part] = least + _ROUNDING * (1.0 + np.abs(least))
-            # b(theta) at the last dual: a start for the solve that may follow (work only)
-            self._remember_starts(cols, coef)
-        return out, upper
-
-    def _dual_ascent(self, bases, added, steps):
-        """The steps of :meth:`tightened_bounds` for the supports base_k + {added_k}.
-
-        Returns (lower, upper, columns, b): the best D met, the least P(b(theta)) met, and
-        the last b(theta) with its columns.  The bases' columns U (for 1-swap neighbours of
-        one support, that support's columns) enter through one (K, n) x (n, |U|) product
-        masked to each base, and the added columns through one row-wise product each: far
-        cheaper than gathering the (K, |S|, n) rows of every support.  Under an intercept
-        (column 0 of every base, hence of U) its entry of v is left out of the ball's norm,
-        D carries -r0' |e| with e = y'theta and r0' the box radius of the support bounded,
-        and b(theta) takes the best intercept for its other coefficients
-        (:func:`~dpstats.bss.hinge.best_intercepts`, unweighted: a start only), clipped to
-        that box.  Under class weights the box is [0, w_i]: the vertex is w_i on the rows
-        with a positive margin term, and the primal value weighs each row's term by w_i.
-        """
-        lam, A, y = self.ridge, self.objective.A, self.y
-        W = self.objective.row_weights
-        unique, group = {}, []
-        for sol in bases:
-            group.append(unique.setdefault(id(sol), (len(unique), sol))[0])
-        unique = [sol for _, sol in unique.values()]
-        group = np.array(group, dtype=np.int64)
-        U = np.unique(np.concatenate([np.asarray(sol.support, dtype=np.int64) for sol in unique]))
-        in_base = np.zeros((len(unique), U.size), dtype=bool)
-        for g, sol in enumerate(unique):
-            in_base[g, np.searchsorted(U, sol.support)] = True
-        mask = in_base[group]
-        fmask = mask  # the columns in the ball
-        off = self._offset
-        if off:
-            icol = int(np.flatnonzero(U == 0)[0])  # 0: U is sorted and every base holds column 0
-            fmask = mask.copy()
-            fmask[:, icol] = False
-            k_free = mask.sum(axis=1)  # the base's candidate columns plus the added one
-            r0 = self.objective.box_radius(k_free)
-            n_pos = int(np.count_nonzero(y > 0))
-        AU = A[:, U]
-        K, n = added.size, self.n
-        aJ = np.take(A.T, added, axis=0, out=work_array("dual ascent added column", (K, n)))  # a_ij of each added j
-        theta = np.take(np.stack([sol.theta for sol in unique]), group, axis=0, out=work_array("dual ascent theta", (K, n)))
-        u, tmp = work_array("dual ascent margin", (K, n)), work_array("dual ascent work", (K, n))
-        positive = work_array("dual ascent positive", (K, n), dtype=bool)
-        grid = np.linspace(0.0, 1.0, _DUAL_ASCENT_GRID + 1)[1:]
-
-        def constant(theta_sum, e):
-            return theta_sum - r0 * np.abs(e) if off else theta_sum
-
-        def dual_at(theta):
-            vU = (theta @ AU) * fmask
-            vj = np.einsum("kn,kn->k", aJ, theta)
-            nv = np.sqrt(np.einsum("ku,ku->k", vU, vU) + vj * vj)
-            e = theta @ y if off else None
-            return vU, vj, nv, e, constant(theta.sum(axis=1), e) + self._h(nv)
-
-        last_b0 = [None]
-
-        def primal_of(vU, vj, nv, fresh=True):
-            """b(theta) (the intercept: the best one for the others, or the last one), and
-            with ``fresh`` the margins 1 - A_S b(theta) in ``u``."""
-            scale = self._primal_scale(nv)
-            bU = vU * scale[:, None]
-            bj = vj * scale
-            if fresh:  # margins without the intercept (its column of bU is 0 here)
-                np.matmul(bU, AU.T, out=u)
-                np.add(u, np.multiply(aJ, bj[:, None], out=tmp), out=u)
-            if off:
-                if fresh or last_b0[0] is None:
-                    last_b0[0] = np.clip(best_intercepts(u, y, n_pos, out=tmp), -r0, r0)
-                bU[:, icol] = last_b0[0]
-                if fresh:
-                    np.add(u, np.multiply(y[None, :], last_b0[0][:, None], out=tmp), out=u)
-            if fresh:
-                np.subtract(1.0, u, out=u)
-            return bU, bj
-
-        vU, vj, nv, e, best = dual_at(theta)
-        least = np.full(K, np.inf)
-        for _ in range(steps):
-            bU, bj = primal_of(vU, vj, nv)  # and u = 1 - A_S b(theta), in place in the work arrays
-            bF = bU * fmask if off else bU
-            loss = np.maximum(u, 0.0, out=tmp)
-            if W is not None:
-                loss *= W
-            value = loss.sum(axis=1) + lam * (np.einsum("ku,ku->k", bF, bF) + bj * bj)
-            least = np.minimum(least, value)
-            if W is None:
-                delta = np.subtract(np.greater(u, 0.0, out=positive), theta, out=u)  # the vertex minus theta
-            else:
-                delta = np.subtract(np.greater(u, 0.0, out=positive) * W, theta, out=u)
-            gU = (delta @ AU) * fmask
-            gj = np.einsum("kn,kn->k", aJ, delta)
-            # D along the step on the grid (|v + t g| from three inner products, e + t y'delta;
-            # only the choice of t rests on it): concave in t, so the grid's best is a fair step
-            vg = np.einsum("ku,ku->k", vU, gU) + vj * gj
-            gg = np.einsum("ku,ku->k", gU, gU) + gj * gj
-            sq = (nv * nv)[:, None] + grid[None, :] * (2.0 * vg[:, None] + grid[None, :] * gg[:, None])
-            sums = theta.sum(axis=1)[:, None] + grid[None, :] * delta.sum(axis=1)[:, None]
-            if off:
-                line_e = e[:, None] + grid[None, :] * (delta @ y)[:, None]
-                sums = sums - r0[:, None] * np.abs(line_e)
-            D = sums + self._h(np.sqrt(np.maximum(sq, 0.0)))
-            t = grid[np.argmax(D, axis=1)]
-            theta += np.multiply(delta, t[:, None], out=tmp)
-            np.clip(theta, 0.0, 1.0 if W is None else W, out=theta)
-            vU, vj, nv, e, bound = dual_at(theta)  # afresh: the bound is evaluated at this theta
-            best = np.maximum(best, bound)
-        bU, bj = primal_of(vU, vj, nv, fresh=False)  # a start only: the last intercept will do
-        K, width = mask.shape[0], int(mask[0].sum()) if mask.size else 0
-        cols = np.column_stack([np.broadcast_to(U, mask.shape)[mask].reshape(K, width), added])
-        coef = np.column_stack([bU[mask].reshape(K, width), bj])
-        return best, least, cols, coef
-
     def _primal_scale(self, nv):
         """b(theta) = v * scale minimises lam ||b||^2 - v'b over the ball (module hinge:
         scale = 1 / (2 (lam + mu))), as a function of ||v||."""
@@ -510,26 +663,7 @@ class HingeSource:
         missing = list(dict.fromkeys(key for key in keys if key not in found))
         if missing:
             given = {} if starts is None else {key: st for key, st in zip(keys, starts) if st is not None}
-            # supports of different sizes share one batch: the shorter ones are padded with
-            # zero columns (index -1, see HingeObjective.support_rows), which leave R_h unchanged
-            width = max(len(key) for key in missing)
-            sup = np.full((len(missing), width), -1, dtype=np.int64)
-            start = np.full((len(missing), width), np.nan)
-            for row, key in enumerate(missing):
-                sup[row, :len(key)] = key
-                warm = given.get(key)
-                if warm is None:
-                    warm = self._warm_start(key)
-                if warm is not None:
-                    start[row, :len(key)] = warm
-                    start[row, len(key):] = 0.0
-            if width == 0:
-                sols = [self.objective.solve(sup[0]) for _ in missing]
-            else:
-                res = self.objective._solve_rows(sup, start)
-                sols = [HingeSolution(key, float(res["value"][i]), float(res["lower"][i]), res["coef"][i, :len(key)],
-                                      res["theta"][i], float(res["mu"][i]), res["v"][i, :len(key)])
-                        for i, key in enumerate(missing)]
+            sols = self._solve_missing(missing, given)
             self._certify([sol.gap for sol in sols])
             self.exact_solves += len(sols)
             for key, sol in zip(missing, sols):
@@ -537,6 +671,28 @@ class HingeSource:
                     self._cache.pop(next(iter(self._cache)))
                 self._cache[key] = found[key] = sol
         return [found[key] for key in keys]
+
+    def _solve_missing(self, missing, given):
+        """HingeSolution of each support key in ``missing``, in one batch; warm starts from ``given``
+        or the cache.  Supports of different sizes share the batch: the shorter ones are padded with
+        zero columns (index -1, see HingeObjective.support_rows), which leave R_h unchanged."""
+        width = max(len(key) for key in missing)
+        sup = np.full((len(missing), width), -1, dtype=np.int64)
+        start = np.full((len(missing), width), np.nan)
+        for row, key in enumerate(missing):
+            sup[row, :len(key)] = key
+            warm = given.get(key)
+            if warm is None:
+                warm = self._warm_start(key)
+            if warm is not None:
+                start[row, :len(key)] = warm
+                start[row, len(key):] = 0.0
+        if width == 0:
+            return [self.objective.solve(sup[0]) for _ in missing]
+        res = self.objective._solve_rows(sup, start)
+        return [HingeSolution(key, float(res["value"][i]), float(res["lower"][i]), res["coef"][i, :len(key)],
+                              res["theta"][i], float(res["mu"][i]), res["v"][i, :len(key)])
+                for i, key in enumerate(missing)]
 
     def cut_at(self, full, cross=None):
         """(value, const, slopes over candidate columns) at a full support; ``cross`` is unused.
@@ -549,153 +705,6 @@ class HingeSource:
         offset = 1 if self.intercept else 0
         const = const + float(np.sum(slopes[:offset]))
         return float(sol.value), float(const), slopes[offset:].copy()
-
-    def _dual_bound(self, sol, base_cols, added):
-        """D_{base + {k}}(theta) at ``sol``'s dual for every k in ``added`` (full indices), O(1) each.
-
-        base_cols: the full columns every neighbour shares (the intercept included, if any).
-        """
-        v, e = self._full_dual_vector(sol)
-        sq = float(np.sum(v[base_cols] ** 2)) + v[added] ** 2
-        return self._dual_constant(sol, e, len(base_cols) + 1) + self._h(np.sqrt(sq))
-
-    def _dual_constant(self, sol, e, width):
-        """1'theta - r0' |e| for supports of ``width`` full columns (module docstring)."""
-        return self.objective.dual_constant(float(np.sum(sol.theta)), e, np.asarray(width) - self._offset)
-
-    def block_lower_bounds(self, bases, candidates, i, threshold=None, hints=(), known=None):
-        """Certified lower bounds on R_h over whole blocks, one per base support.
-
-        For a base T (full columns), every B of ``i`` columns from ``candidates`` and *any*
-        box-feasible theta, D_{T+B}(theta) = 1'theta + h(sqrt(|v_T|^2 + |v_B|^2)) <= R_h(T + B)
-        (weak duality), and h decreases in |v|, so the i largest v_j^2 over the candidates
-        give one bound for the whole block.  The duals tried first are the cached solutions
-        of the ``hints`` (full supports) that contain T (for the blocks of an expanded
-        anchor: the anchor and its drop-one supports, already solved); a base whose bound
-        stays below ``threshold`` (or every base, without one) is then solved, the bases in
-        one batch, and its own dual tried as well.  Each bound is the largest found.
-        ``known``: certified bounds of the same blocks from an earlier call (the hints are
-        then not tried again), e.g. the best-support query's before the top-R query's.
-        """
-        candidates = np.asarray(candidates, dtype=np.int64)
-        bases = [np.asarray(b, dtype=np.int64) for b in bases]
-        if known is not None:
-            out = np.array(known, dtype=np.float64, copy=True)
-            hints = ()
-        else:
-            out = np.full(len(bases), -np.inf)
-        near = [(set(key), self._cache[key]) for key in (tuple(sorted(int(j) for j in h)) for h in hints)
-                if key in self._cache]
-        for cols, sol in near:
-            inside = [q for q, base in enumerate(bases) if cols.issuperset(base.tolist())]
-            if inside:
-                out[inside] = np.maximum(out[inside], self._block_bounds(sol, [bases[q] for q in inside],
-                                                                         candidates, i))
-        todo = [q for q in range(len(bases)) if threshold is None or not out[q] >= threshold]
-        if todo:
-            for q, sol in zip(todo, self.solve_many([bases[q] for q in todo])):
-                out[q] = max(out[q], float(self._block_bounds(sol, [bases[q]], candidates, i)[0]))
-        return out
-
-    def search_blocks(self, bases, candidates, i, threshold, *, skip=frozenset(), node_limit=4000,
-                      check=None):
-        """Branch and bound over the blocks base + B (B any ``i`` columns of ``candidates``).
-
-        Returns (bound, hits, solves), or None after ``node_limit`` solves.  ``hits`` are the
-        supports (sorted full tuples, not in ``skip``) whose certified lower bound is below
-        ``threshold``, with their values; ``bound`` is a certified lower bound on R_h over
-        every other support of the blocks outside ``skip`` (+inf when none is left).
-
-        At a node (T, C, k) -- T solved, k columns still to add from C -- sort C by v_j^2 of
-        T's dual, decreasing, as c_1, c_2, ...  The supports whose first added column in that
-        order is c_m have |v_B|^2 <= v_{c_m}^2 + ... + v_{c_{m+k-1}}^2, so one dual bound
-        D_m = 1'theta - r0' |e| + h(.) (weak duality, h decreasing) covers all of them, and
-        D_m rises with m.  A group whose D_m reaches ``threshold`` is bounded; every other
-        c_m becomes a child (T + c_m, {c_(m+1), ...}, k - 1), solved for its own dual.  The
-        groups partition the block (each B by its first column in the order), so every
-        support is met exactly once: as a leaf (k = 0, its own certified lower bound) or
-        inside a bound that reached the threshold.  ``check()`` (the engine's deadline) is
-        called before each batch of solves.
-        """
-        candidates = np.asarray(candidates, dtype=np.int64)
-        bound, hits, solves = np.inf, [], 0
-        level = [(np.asarray(base, dtype=np.int64), candidates, int(i)) for base in bases]
-        while level:
-            solves += len(level)
-            if solves > node_limit:
-                return None
-            children = []
-            for (base, cand, k), sol in self._solved_in_chunks(level, check):
-                if k == 0:
-                    key = tuple(sorted(int(j) for j in base))
-                    if key in skip:
-                        continue
-                    low = sol.lower_bound - _ROUNDING * (1.0 + abs(sol.lower_bound))
-                    if low < threshold:
-                        hits.append((key, float(sol.value)))
-                    else:
-                        bound = min(bound, low)
-                    continue
-                v, e = self._full_dual_vector(sol)
-                v2 = v * v
-                order = cand[np.argsort(-v2[cand], kind="stable")]
-                ranked = v2[order]
-                last = order.size - k  # the first column of B is at most order[last]
-                if last < 0:
-                    continue  # fewer than k candidates: an empty block
-                window = np.convolve(ranked, np.ones(k), mode="valid")[:last + 1] if k > 1 else ranked[:last + 1]
-                rest = self._dual_constant(sol, e, base.size + k) + self._h(np.sqrt(float(np.sum(v2[base])) + window))
-                rest = rest - _ROUNDING * (1.0 + np.abs(rest))
-                # rest rises with m (a prefix branches), up to rounding: decide per group
-                covered = rest >= threshold
-                if np.any(covered):
-                    bound = min(bound, float(np.min(rest[covered])))
-                for m in np.nonzero(~covered)[0]:
-                    children.append((np.append(base, order[m]), order[m + 1:], k - 1))
-            level = children
-        return bound, hits, solves
-
-    def _solved_in_chunks(self, nodes, check=None):
-        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time (a level of the search
-        can hold thousands of nodes, and each solution carries n duals); ``check()`` before
-        each chunk."""
-        for start in range(0, len(nodes), _SEARCH_CHUNK):
-            if check is not None:
-                check()
-            chunk = nodes[start:start + _SEARCH_CHUNK]
-            yield from zip(chunk, self.solve_many([node[0] for node in chunk]))
-
-    def _block_bounds(self, sol, bases, candidates, i):
-        """D at ``sol``'s dual for each block base + (i columns of ``candidates``), rounded down."""
-        v, e = self._full_dual_vector(sol)
-        v2 = v * v
-        vc = v2[candidates]
-        top = float(-np.partition(-vc, i - 1)[:i].sum()) if vc.size > i else float(vc.sum())
-        if len({base.size for base in bases}) == 1:
-            on_base = v2[np.stack(bases)].sum(axis=1)
-        else:
-            on_base = np.array([float(np.sum(v2[base])) for base in bases])
-        width = np.array([base.size + i for base in bases])  # every support of the block
-        bound = self._dual_constant(sol, e, width) + self._h(np.sqrt(on_base + top))
-        return bound - _ROUNDING * (1.0 + np.abs(bound))
-
-    def _full_dual_vector(self, sol):
-        """(v, e) for a cached solution (memoised with it): v = A'theta over every column with
-        the intercept's entry set to 0 (it is not in the ball), e = y'theta (0 without an
-        intercept)."""
-        key = sol.support
-        v = self._dual_vectors.get(key)
-        if v is None or v[0] is not sol:
-            full = self.objective.dual_vector(sol.theta)
-            e = 0.0
-            if self.intercept:
-                e = float(full[0])
-                full[0] = 0.0
-            v = (sol, full, e)
-            self._dual_vectors[key] = v
-            if len(self._dual_vectors) > _CACHE_SIZE:
-                self._dual_vectors.pop(next(iter(self._dual_vectors)))
-        return v[1], v[2]
 
     def _h(self, norm_v):
         return ball_conjugate(norm_v, self.ridge, self.radius)

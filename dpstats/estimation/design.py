@@ -236,6 +236,20 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
         check_newdata_schema(plan, frame, needed)
         sub = _impute(frame[needed], plan)
         return _numeric(sub, needed)
+    sub_info, needed = _selected_design_info(plan, selected)
+    _require_columns(frame, needed)
+    check_newdata_schema(plan, frame, needed)
+    pdf = _with_declared_levels(_impute(frame[needed], plan), plan, needed)
+    complete = ~pdf.isna().any(axis=1).to_numpy() if needed else np.ones(n, dtype=bool)
+    out = np.full((n, len(selected)), np.nan)
+    if complete.any():
+        out[complete] = _design_rows(sub_info, _plain_dtypes(pdf.loc[complete]), selected)
+    out[~np.all(np.isfinite(out), axis=1)] = np.nan
+    return out
+
+
+def _selected_design_info(plan, selected):
+    """(patsy design info of the terms that make the selected columns, the data columns they use)."""
     _, x_info = plan.infos()
     wanted = set(selected)
     keep_terms, factor_codes = [], set()
@@ -244,11 +258,12 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
         if names & wanted:
             keep_terms.append(term)
             factor_codes |= {getattr(f, "code", "") for f in term.factors}
-    sub_info = x_info.subset(keep_terms)
     needed = sorted({c for code in factor_codes for c in _names_in(code)} & set(plan.used))
-    _require_columns(frame, needed)
-    check_newdata_schema(plan, frame, needed)
-    pdf = _impute(frame[needed], plan)
+    return x_info.subset(keep_terms), needed
+
+
+def _with_declared_levels(pdf, plan, needed):
+    """The fit's categorical coding: cast levels (others become missing) and declared Categoricals."""
     for c in needed:
         if c in plan.level_casts:
             levels = plan.level_casts[c]
@@ -259,27 +274,30 @@ def prediction_design(plan, newdata, selected) -> np.ndarray:
         levels = _declared_levels(plan, c)
         if levels and c not in plan.level_casts:  # strings for a declared Categorical: the fit's coding
             pdf = pdf.assign(**{c: pd.Series(pd.Categorical(pdf[c], categories=levels), index=pdf.index)})
-    complete = ~pdf.isna().any(axis=1).to_numpy() if needed else np.ones(n, dtype=bool)
-    out = np.full((n, len(selected)), np.nan)
-    if complete.any():
-        rows = pdf.loc[complete]
-        for c in rows.columns:
-            if pd.api.types.is_extension_array_dtype(rows[c].dtype) and not isinstance(rows[c].dtype,
-                                                                                     pd.CategoricalDtype):
-                rows = rows.assign(**{c: rows[c].to_numpy(dtype=bool if pd.api.types.is_bool_dtype(rows[c].dtype)
-                                                             else np.float64)})
-        try:
-            with np.errstate(all="ignore"):
-                (mat,) = patsy.build_design_matrices([sub_info], rows, NA_action=patsy.NAAction(NA_types=[]),
-                                                     return_type="matrix")
-        except patsy.PatsyError as exc:
-            raise InvalidArgumentError(f"newdata cannot be evaluated with the formula's design: "
-                                       f"{str(exc).splitlines()[0]}") from None
-        names = [_clean_term_name(c) for c in sub_info.column_names]
-        mat = np.asarray(mat, dtype=np.float64)
-        out[complete] = mat[:, [names.index(t) for t in selected]]
-    out[~np.all(np.isfinite(out), axis=1)] = np.nan
-    return out
+    return pdf
+
+
+def _plain_dtypes(rows):
+    """Nullable extension columns (not Categoricals) as numpy bool / float64, which patsy evaluates."""
+    for c in rows.columns:
+        if pd.api.types.is_extension_array_dtype(rows[c].dtype) and not isinstance(rows[c].dtype,
+                                                                                 pd.CategoricalDtype):
+            rows = rows.assign(**{c: rows[c].to_numpy(dtype=bool if pd.api.types.is_bool_dtype(rows[c].dtype)
+                                                         else np.float64)})
+    return rows
+
+
+def _design_rows(sub_info, rows, selected):
+    """The selected columns of the formula's design for complete ``rows``."""
+    try:
+        with np.errstate(all="ignore"):
+            (mat,) = patsy.build_design_matrices([sub_info], rows, NA_action=patsy.NAAction(NA_types=[]),
+                                                 return_type="matrix")
+    except patsy.PatsyError as exc:
+        raise InvalidArgumentError(f"newdata cannot be evaluated with the formula's design: "
+                                   f"{str(exc).splitlines()[0]}") from None
+    names = [_clean_term_name(c) for c in sub_info.column_names]
+    return np.asarray(mat, dtype=np.float64)[:, [names.index(t) for t in selected]]
 
 
 def _declared_levels(plan, column):

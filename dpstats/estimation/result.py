@@ -29,20 +29,18 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import InvalidArgumentError
-from ..display import Summary, _fmt
-from ..method_options import Boolean, Real
+from ..display import _fmt
 from ..published import PublishedResult
 from . import intervals as iv
 from . import residual_step
-from .design import prediction_design
+from .arguments import check_flag as _check_flag, check_level  # noqa: F401  (check_level: cli)
+from .prediction import NO_INTERVALS_NOTE, EstimatePrediction
+from .result_text import EstimateText
 
 INTERCEPT = "Intercept"
 
 SELECTION_NOTE = ("conditional on the selected terms: they were chosen on the same data, and the intervals do not "
                   "account for the selection")
-
-NO_INTERVALS_NOTE = ("no intervals or standard errors: objective perturbation with the logistic loss releases the "
-                     "coefficients only, and nothing about the design that a bootstrap would need")
 
 OP_RIDGE_NOTE = ("objective perturbation adds a public ridge (Delta on the mapped scale) and, for least squares, "
                  "keeps the coefficients in a public ball: both shrink them, the more so with few rows; the bootstrap "
@@ -78,16 +76,7 @@ class TukeySpec:
     kind: str = "tukey"
 
 
-def check_level(level, name="level"):
-    """A level in (0, 1) (:class:`dpstats.method_options.Real`)."""
-    return Real(name, argument=True, low=0.0, high=1.0, hint="e.g. 0.95.").check(level)
-
-
-def _check_flag(name, value):
-    return Boolean(name, argument=True).check(value)
-
-
-class EstimateResult(PublishedResult):
+class EstimateResult(EstimatePrediction, EstimateText, PublishedResult):
     """Private coefficients of the selected terms (least squares or logistic), on the data's units.
 
     The base of the estimator families (module docstring); ``fit.estimate`` returns one of them.
@@ -378,129 +367,6 @@ class EstimateResult(PublishedResult):
         add_legend(ax, ax.get_legend_handles_labels()[0], own_figure)
         return ax
 
-    def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
-        """Predictions for new rows through the formula's design of the selected terms (R's ``predict.lm``).
-
-        Parameters
-        ----------
-        newdata : pandas.DataFrame or dict of columns
-            Needs only the columns the selected terms use, with the dtypes of the fit's data
-            (numeric columns numeric: strings are refused, not converted) and, for categorical
-            terms, the declared levels (others give NaN).  Incomplete rows give NaN.  Checked
-            before anything is computed.
-        interval : None, "confidence" or "prediction"
-            ``"confidence"``: an interval for the mean response at the row; ``"prediction"``:
-            for a new observation (adds the residual variance, Gaussian errors), both as R's
-            ``predict.lm`` (columns ``fit``, ``lwr``, ``upr``).  At epsilon = inf they are R's
-            t intervals; otherwise symmetric bootstrap intervals around the bias-corrected fit
-            (``help(dpstats.estimation.intervals)``), so ``fit`` (the released coefficients'
-            prediction) may lie outside them when the ridge is active (``notes`` says so).
-        level : float, optional
-            Level of the interval (default: the estimate's level).
-        clip : bool, default False
-            Clip the new terms to their public ranges first (the model was fitted on the
-            clipped variables); by default the linear predictor is evaluated as is, as R
-            and statsmodels do.  The Tukey-depth refit has no ranges and refuses True.
-        type : None, "response", "link" or "class"
-            For a logistic refit (``model="logistic"``): ``"response"`` (the default) the
-            probability of the response's second level (the one coded +1), ``"link"`` the
-            linear predictor (log-odds), ``"class"`` the predicted level (probability >= 1/2).
-            A linear refit takes only None or ``"response"``.
-
-        Returns
-        -------
-        pandas.Series (no interval) or pandas.DataFrame
-        """
-        if interval not in (None, "confidence", "prediction"):
-            raise InvalidArgumentError(f"interval must be None, 'confidence' or 'prediction'; got {interval!r}.")
-        _check_flag("clip", clip)
-        if clip and self._ranges is None:
-            raise InvalidArgumentError("clip=True needs public ranges, and this estimate has none: the Tukey "
-                                       "mechanism fitted the unclipped terms in their original units; use clip=False.")
-        allowed = (None, "response") if self.model == "linear" else (None, "response", "link", "class")
-        if type not in allowed:
-            raise InvalidArgumentError(f"type must be one of {list(allowed)} for a {self.model} refit; got {type!r}.")
-        level = self.level if level is None else check_level(level)
-        if interval is not None:
-            if self.model != "linear":
-                raise InvalidArgumentError("interval= is not available for a logistic refit: " + NO_INTERVALS_NOTE
-                                           + ".")
-            self._require_intervals()
-        X = prediction_design(self._plan, newdata, self.selected)
-        if clip:
-            X = np.clip(X, self._ranges.lower, self._ranges.upper)
-        Z = np.hstack([np.ones((X.shape[0], 1)), X]) if self.intercept else X
-        index = newdata.index if isinstance(newdata, pd.DataFrame) else None
-        fit = pd.Series(Z @ self.coef.to_numpy(), index=index, name="fit")
-        if self.model == "logistic" and type != "link":
-            return self._probabilities(fit, type)
-        if interval is None:
-            return fit
-        return self._prediction_intervals(Z, fit, interval, level)
-
-    def _probabilities(self, fit, type):  # noqa: A002 - R's name
-        """A logistic refit's probability of the second level, or the predicted level (``type="class"``)."""
-        with np.errstate(invalid="ignore"):
-            prob = 0.5 * (1.0 + np.tanh(0.5 * fit.to_numpy()))
-        if type == "class":
-            levels = getattr(self._plan, "response_levels", None) or (-1, 1)
-            labels = np.where(prob >= 0.5, 1, 0)
-            return pd.Series([levels[k] if np.isfinite(p) else None for k, p in zip(labels, prob)],
-                             index=fit.index, name="class", dtype=object)
-        return pd.Series(prob, index=fit.index, name="probability")
-
-    def _prediction_intervals(self, Z, fit, interval, level):
-        """R's ``predict.lm`` columns fit, lwr, upr: t intervals at epsilon = inf, else the bootstrap's."""
-        centre = Z @ self.coef_corrected.to_numpy()
-        sigma2 = self.sigma2 if interval == "prediction" else 0.0
-        with np.errstate(invalid="ignore"):
-            if self._iv.kind == "ols":
-                var = np.einsum("ij,jk,ik->i", Z, self._cov, Z) + sigma2
-                half = iv.t_quantile(level, self._iv.df_resid) * np.sqrt(np.maximum(var, 0.0))
-            else:
-                err = Z @ self._errors.T  # (rows, draws)
-                if interval == "prediction":
-                    err = err + math.sqrt(sigma2) * self._iv.noise_normals[None, :]
-                half = np.quantile(np.abs(err), level, axis=1)
-        return pd.DataFrame({"fit": fit.to_numpy(), "lwr": centre - half, "upr": centre + half}, index=fit.index)
-
-    # ------------------------------------------------------------------ fit statistics
-    def _fit_statistics(self):
-        if self.model != "linear":
-            return None
-        centre = self._iv.centre if self._iv.available and self._iv.centre is not None else self._theta
-        return self._statistics_at(centre)
-
-    @property
-    def nobs(self) -> float:
-        """Rows used: exact at epsilon = inf; otherwise the noisy count the ledger entry releases
-        (its G_00; private, covered by that entry).  NaN when nothing about the rows is released."""
-        st = self._fit_statistics()
-        return math.nan if st is None else st[0]
-
-    @property
-    def df_resid(self) -> float:
-        """Residual degrees of freedom ``nobs - (number of coefficients)`` (noisy when ``nobs`` is)."""
-        if self._iv.kind == "ols":
-            return float(self._iv.df_resid)
-        return self.nobs - len(self.names)
-
-    @property
-    def sigma2(self) -> float:
-        """Residual variance on the response's units: RSS / df from the released statistics at the
-        bias-corrected coefficients (private, covered by the ledger entry; exact at epsilon = inf,
-        statsmodels' ``scale``)."""
-        st = self._fit_statistics()
-        if st is None:
-            return math.nan
-        hy = 1.0 if self._ranges is None or self._ranges.response_half is None else float(self._ranges.response_half)
-        return st[1] * hy ** 2
-
-    @property
-    def rsquared(self) -> float:
-        """R^2 from the released statistics (private, covered by the ledger entry; exact at epsilon = inf)."""
-        st = self._fit_statistics()
-        return math.nan if st is None else st[2]
 
     def to_frame(self) -> pd.DataFrame:
         """A tidy table, one row per coefficient (R's ``broom::tidy``).
@@ -560,117 +426,6 @@ class EstimateResult(PublishedResult):
             **self._release_items(),
             "ledger": self.ledger.to_dict(),
         }
-
-    def summary(self) -> Summary:
-        """A statsmodels-like table: coefficients, bootstrap std errors, intervals, and the ledger."""
-        a = (1 - self.level) / 2
-        if self.has_intervals:
-            ci = self.confint()
-            shifted = self._centre_differs
-            rows = [[name, _fmt(float(self.coef[name]))] + ([_fmt(float(self.coef_corrected[name]))] if shifted else [])
-                    + [_fmt(float(self.bse[name])), _fmt(float(ci.loc[name].iloc[0])),
-                       _fmt(float(ci.loc[name].iloc[1]))] for name in self.names]
-            columns = (["", "coef"] + (["corrected"] if shifted else [])
-                       + ["std err", f"[{_fmt(a)}", f"{_fmt(1 - a)}]"])
-        else:
-            rows = [[name, _fmt(float(self.coef[name]))] for name in self.names]
-            columns = ["", "coef"]
-        header = [
-            ["response", str(self.response)],
-            ["formula", self.formula],
-            ["mechanism", self.mechanism],
-            ["epsilon spent", _fmt(self.epsilon_spent)],
-            ["delta spent", _fmt(self.delta_spent)],
-        ]
-        header.extend(self._header_rows())
-        header.append(["intervals", {"ols": f"least squares t intervals, level {_fmt(self.level)}",
-                                     "bootstrap": f"bias-corrected parametric bootstrap, {self.n_draws} draws, level "
-                                                  f"{_fmt(self.level)}"}.get(self.interval_method, "none (see Notes)")])
-        if self._fit_statistics() is not None:
-            tag = "" if self.interval_method == "ols" else " (private: ledger entry)"
-            header.append(["rows" + tag, _fmt(self.nobs)])
-            header.append(["residual variance" + tag, _fmt(self.sigma2)])
-            header.append(["R-squared" + tag, _fmt(self.rsquared)])
-        if self.selection_epsilon is not None:
-            header.append(["selection epsilon (its ledger)", _fmt(self.selection_epsilon)])
-        if self._rows_public is not None:
-            header.insert(5, ["input rows (public)", str(self._rows_public)])
-        if self._ranges is None:
-            bounds_section = ("Bounds used", "none (bound-free): the terms and the response were used unclipped, in "
-                                             "their original units")
-        else:
-            used = [[t, _fmt(lo), _fmt(hi)] for t, (lo, hi) in self.bounds_used.items()]
-            bounds_section = ("Bounds used (each range mapped to [-1, 1]; values outside are clipped)", used,
-                              ["term", "lower", "upper"])
-        sections = [
-            ("Call", self.call),
-            (f"Private {'least squares' if self.model == 'linear' else 'logistic regression'} after selection",
-             header, ["", ""]),
-            ("Coefficients (original units" + (", log-odds of the second level)" if self.model == "logistic"
-                                                else ")"), rows, columns),
-            bounds_section,
-            ("Notes", "\n".join(self.notes)),
-            ("Privacy ledger", str(self.ledger)),
-        ]
-        return Summary(sections)
-
-    def __str__(self):
-        lines = ["Call:", self.call, "", f"Private coefficients ({self.family}) after selection:"]
-        if self.has_intervals:
-            ci = self.confint()
-            table = pd.DataFrame({"coef": self.coef, **({"corrected": self.coef_corrected} if self._centre_differs
-                                                         else {}),
-                                  ci.columns[0]: ci.iloc[:, 0], ci.columns[1]: ci.iloc[:, 1]})
-        else:
-            table = pd.DataFrame({"coef": self.coef})
-        lines.append(table.to_string(float_format=lambda v: f"{v:.6g}"))
-        lines.append("")
-        lines.append(f"epsilon spent: {_fmt(self.epsilon_spent)}   delta: {_fmt(self.delta_spent)}   "
-                     f"neighbours: {self.ledger.entries[-1].neighbours}")
-        lines.extend(f"Note: {c}" for c in self.notes)
-        lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
-        return "\n".join(lines)
-
-    @property
-    def notes(self) -> list:
-        """How to read the estimate and its intervals (public: they depend on released values only)."""
-        out = []
-        if not self.has_intervals:
-            out.append(self.no_interval_reason[0].upper() + self.no_interval_reason[1:] + ".")
-        elif self.interval_method == "ols":
-            out.append("epsilon = inf: ordinary least squares on the selected terms; the intervals are its t "
-                       "intervals (as statsmodels and R's confint).")
-        else:
-            out.append(self._interval_note())
-        out.extend(self._family_notes())
-        if self.ridge is not None and self.ridge > 0 and self.model == "linear":
-            shrink = self.shrinkage
-            if self.has_intervals:
-                out.append(f"A public constraint binds: {shrink} shrinks the released coefficients, so coef may lie "
-                           "outside the intervals, which are for the coefficients and centred at coef_corrected "
-                           "(the ridge undone); more rows, a larger epsilon or tighter public ranges make the two "
-                           "agree.")
-            else:
-                out.append(f"A public constraint binds: {shrink} shrinks the coefficients; more rows, a larger "
-                           "epsilon or tighter public ranges reduce it.")
-        elif self.ridge is not None and self.ridge > 0:
-            out.append("Objective perturbation adds a public ridge (Delta on the mapped scale), which shrinks the "
-                       "coefficients, the more so with few rows.")
-        out.extend(self._constraint_notes())
-        if self._public_call.get("ranges") == "private":
-            if self._public_call.get("ranges_bought"):
-                out.append("The ranges were bought privately (10 % of epsilon, the first ledger entry) and intersected "
-                           "with the public ones: the estimate describes the data clipped to them.")
-            else:
-                out.append("ranges='private' kept the public ranges: too few rows for this epsilon to draw them "
-                           "reliably (dpstats.estimation.private_ranges), so all of epsilon went to the estimate.")
-        out.append("The coefficients and intervals are conditional on the selected terms, chosen on the same data "
-                   "(confint(selection_adjusted=True) gives Zrnic and Jordan's (2020) correction where it is "
-                   "useful); they describe the clipped variables.")
-        if self.selection_epsilon is not None:
-            out.append(f"Privacy: the selection spent epsilon = {_fmt(self.selection_epsilon)} (its ledger), this "
-                       f"estimate epsilon = {_fmt(self.epsilon_spent)} (the ledger below).")
-        return out
 
     def __repr__(self):
         return (f"<{type(self).__name__} terms={self.names} epsilon_spent={_fmt(self.epsilon_spent)} "
