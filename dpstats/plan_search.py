@@ -1,7 +1,7 @@
 """The search of :meth:`Plan.required_n <dpstats.planning.Plan.required_n>` and
 :meth:`~dpstats.planning.Plan.required_epsilon`: bracket, refine, regimes, pilot.
 
-It evaluates the plan at new points (:meth:`Plan._evaluate <dpstats.planning.Plan>`, which
+It evaluates the plan at new points (:meth:`Plan.evaluate <dpstats.planning.Plan>`, which
 simulates calls) and reads the answer from the evaluated points' predictions made
 non-decreasing (pool-adjacent-violators).  Nothing here touches data or spends budget.
 """
@@ -87,7 +87,7 @@ class RequiredSearch:
         curves by up to a third (benchmarks/README.md, "plan calibration").
 
         Regimes: the planned call's defaults switch from a free choice to private means at
-        public values of n and epsilon (:meth:`Plan._regime <dpstats.planning.Plan>`), where recovery can fall; the
+        public values of n and epsilon (:meth:`Plan.regime <dpstats.planning.Plan>`), where recovery can fall; the
         search takes the stretches between switches in increasing order and answers in the
         first whose top reaches the target, so the answer is the smallest value, not a
         crossing past a fall.
@@ -115,11 +115,11 @@ class RequiredSearch:
         return self._regime_search(axis, target, grid is None, span, None)
 
     def regimes(self, axis, span):
-        """The stretches of ``axis`` inside ``span`` on which the plan's ``_regime`` is constant, in
+        """The stretches of ``axis`` inside ``span`` on which the plan's ``regime`` is constant, in
         increasing order, as closed (low, high) spans (public arithmetic, no simulation)."""
         def regime(v):
             plan = self.plan
-            return plan._regime(int(v), plan.epsilon) if axis == "n" else plan._regime(plan.n, float(v))
+            return plan.regime(int(v), plan.epsilon) if axis == "n" else plan.regime(plan.n, float(v))
 
         if axis == "n":
             lo, hi = max(2, span[0]), (span[1] if math.isfinite(span[1]) else 2**40)
@@ -233,8 +233,8 @@ class RequiredSearch:
 
     def _evaluate_at(self, axis, value, reps=None):
         if axis == "n":
-            return self.plan._evaluate(max(2, int(round(value))), self.plan.epsilon, reps)
-        return self.plan._evaluate(self.plan.n, float(value), reps)
+            return self.plan.evaluate_point(max(2, int(round(value))), self.plan.epsilon, reps)
+        return self.plan.evaluate_point(self.plan.n, float(value), reps)
 
 
 def _inner_probe(lo, hi, guess, integer):

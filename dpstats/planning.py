@@ -77,7 +77,7 @@ The search runs first on a third of the seeds (a pilot); the two points the answ
 read from then get all ``reps`` and the search resumes from them.  Where the planned
 call's defaults switch to private means at a public n or epsilon (recovery can fall
 there), each stretch between switches is searched as its own curve, lowest first
-(:meth:`Plan._regime`).
+(:meth:`Plan.regime`).
 Recovery against n at a fixed epsilon is a steep sigmoid (the exponential-type mechanisms'
 log-odds grow about linearly in n epsilon), so a linear interpolation between points a
 factor 2 apart missed the crossing by up to a third; benchmarks/bench_plan_calibration.py
@@ -555,7 +555,7 @@ class Plan:
         self._rows = {}
         self._values = {}  # (n, epsilon) -> (q, exact, power, fdp) of the first len(q) seeds
         self._draws = {}  # data seed -> NestedDraws: the rows of X drawn so far, shared by every point
-        self._evaluate(n, epsilon)
+        self.evaluate_point(n, epsilon)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -573,7 +573,7 @@ class Plan:
 
         return get_method(self.method).planning_kind(self.p, self.s, self.options, auto_size=self.select_s == "auto")
 
-    def _one(self, n, epsilon, data_seed, mech_seed):
+    def simulate_one(self, n, epsilon, data_seed, mech_seed):
         """(q, exact, power, fdp) for one simulated data set: the fit itself (and its ledger) is dropped here.
 
         q is the mechanism's own probability of returning the truth on these data when the
@@ -619,7 +619,7 @@ class Plan:
                 link=d.get("link", "sign"), max_rows=_DRAWS_BYTES // (8 * self.p * self.reps))
         return draws.simulate(n)
 
-    def _evaluate(self, n, epsilon, reps=None):
+    def evaluate_point(self, n, epsilon, reps=None):
         """The row of (n, epsilon) from the first ``reps`` seeds (default all): a point seen
         with fewer seeds is extended by the missing ones only, so its row equals that of a
         point evaluated with ``reps`` seeds at once."""
@@ -628,7 +628,7 @@ class Plan:
         done = self._values.get(key, (np.empty(0),) * 4)
         if key in self._rows and done[0].size >= reps:
             return self._rows[key]
-        new = np.array([self._one(key[0], key[1], a, b) for a, b in self._seeds[done[0].size:reps]]).reshape(-1, 4)
+        new = np.array([self.simulate_one(key[0], key[1], a, b) for a, b in self._seeds[done[0].size:reps]]).reshape(-1, 4)
         q, exact, power, fdp = (np.concatenate([old, new[:, j]]) for j, old in enumerate(done))
         self._values[key] = (q, exact, power, fdp)
         reps = len(q)
@@ -671,14 +671,14 @@ class Plan:
             raise InvalidArgumentError("give exactly one of n_grid and epsilon_grid.")
         if n_grid is not None:
             grid = _grid("n_grid", n_grid, lambda name, v: _positive_int(name, v, minimum=2))
-            rows = [self._evaluate(v, self.epsilon) for v in grid]
+            rows = [self.evaluate_point(v, self.epsilon) for v in grid]
         else:
             grid = _grid("epsilon_grid", epsilon_grid, lambda name, v: _positive_real(name, v))
-            rows = [self._evaluate(self.n, v) for v in grid]
+            rows = [self.evaluate_point(self.n, v) for v in grid]
         return pd.DataFrame(rows, columns=_COLUMNS)
 
     # -- regimes: where the planned call's defaults change with n or epsilon ---------------
-    def _regime(self, n, epsilon):
+    def regime(self, n, epsilon):
         """The public choices the planned call's defaults make at (n, epsilon): the squared-loss
         intercept ("centred" or "profiled", :func:`dpstats.bss.intercept.resolved_intercept`)
         and the method's own switches (:meth:`~dpstats.methods.SelectionMethod.planning_regime`:
@@ -709,8 +709,8 @@ class Plan:
         out.extend(meth.planning_regime(n, self.p, self.options, eps))
         return tuple(out)
 
-    def _regimes(self, axis, span):
-        """The stretches of ``axis`` inside ``span`` on which :meth:`_regime` is constant
+    def regimes(self, axis, span):
+        """The stretches of ``axis`` inside ``span`` on which :meth:`regime` is constant
         (:meth:`dpstats.plan_search.RequiredSearch.regimes`)."""
         return RequiredSearch(self).regimes(axis, span)
 

@@ -144,7 +144,6 @@ def test_column_coherence_matches_brute_force(matrix_free, intercept):
 @pytest.mark.parametrize("matrix_free", [False, True])
 def test_coherence_screen_keeps_blocks_exact(case, matrix_free, monkeypatch):
     """The screen by |v_B|^2 / gamma_0 (used above 64 columns) on every instance."""
-    from dpstats.bss import blocks
 
     declare(monkeypatch, coherence_above=0)
     test_block_minimum_matches_brute_force(case, matrix_free)
@@ -332,13 +331,13 @@ def test_removal_prefix_tree_skips_removed_sets():
     lam, r = 5.0, 100.0
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, 7, lam, r)
     calls = []
-    search_at = blocks._BlockSearch._at
+    search_at = blocks.BlockSearch.schur_at
 
     def counting(self, T, threshold):
         calls.append(T.size)
         return search_at(self, T, threshold)
 
-    blocks._BlockSearch._at = counting
+    blocks.BlockSearch.schur_at = counting
     try:
         for i in (3, 4, 5):
             calls.clear()
@@ -349,7 +348,7 @@ def test_removal_prefix_tree_skips_removed_sets():
             assert len(calls) < 0.7 * comb(7, i)  # the flat loop makes C(7, i) calls
             assert max(calls) > full.size - i  # prefixes, not only whole removed sets
     finally:
-        blocks._BlockSearch._at = search_at
+        blocks.BlockSearch.schur_at = search_at
 
 
 @pytest.mark.parametrize("case", [
@@ -375,13 +374,13 @@ def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descen
     if descending:
         sizes = sizes[::-1]
     searches = [0]
-    leaves_at = blocks._BlockSearch._leaves_at
+    leaves_at = blocks.BlockSearch.leaves_at
 
     def counted(self, *args, **kwargs):
         searches[0] += 1
         return leaves_at(self, *args, **kwargs)
 
-    monkeypatch.setattr(blocks._BlockSearch, "_leaves_at", counted)
+    monkeypatch.setattr(blocks.BlockSearch, "leaves_at", counted)
     # thresholds with supports below them in the smaller blocks and none in the largest ones
     fourth = [float(np.sort(vals[count == i])[3]) for i in range(2, min(s, p - s) + 1)]
     for thr in (fourth[0], fourth[len(fourth) // 2]):
@@ -434,15 +433,15 @@ def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch
     low, high = budgets
     declare(monkeypatch, prefix_test_from=1, prefix_test_min_nodes=low, prefix_test_nodes=high)  # test many prefixes
     outcomes = []
-    test_prefix = blocks._BlockSearch._test_prefix
+    test_prefix = blocks.BlockSearch.try_prefix
 
     def recorded(self, T_, threshold, depth):
-        before = dict(self._prefix_budgets)
+        before = dict(self.prefix_budgets)
         pruned = test_prefix(self, T_, threshold, depth)
-        outcomes.append((before.get(depth, high), self._prefix_budgets.get(depth, high), pruned))
+        outcomes.append((before.get(depth, high), self.prefix_budgets.get(depth, high), pruned))
         return pruned
 
-    monkeypatch.setattr(blocks._BlockSearch, "_test_prefix", recorded)
+    monkeypatch.setattr(blocks.BlockSearch, "try_prefix", recorded)
     p, s = case[1], case[2]
     stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 200)
     sizes = list(range(min(s, p - s), 1, -1))
@@ -536,7 +535,7 @@ def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
 
     monkeypatch.setattr(blocks, "smallest_eigenvalue", counted_smallest)  # the anchor's floor
     gammas = []
-    dense = blocks._BlockSearch._dense_matrix
+    dense = blocks.BlockSearch.dense_matrix
 
     def checked(self, T, GOT, K, u_all, C, h):
         out = dense(self, T, GOT, K, u_all, C, h)
@@ -549,7 +548,7 @@ def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
             gammas.append((gamma, smallest, cols.size))
         return out
 
-    monkeypatch.setattr(blocks._BlockSearch, "_dense_matrix", checked)
+    monkeypatch.setattr(blocks.BlockSearch, "dense_matrix", checked)
     p, s, lam, r = 16, 4, 2.0, 3.0
     stats, _, _ = instance(seed, n=10, p=p, s=s, rho=0.4, snr=5.0, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
@@ -562,7 +561,7 @@ def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
             res = blocks.block_supports_below(source, full, offset, i, float(thr), evaluate, mu=0.0)
             below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
             assert below <= set(res.supports)
-        search = blocks._BlockSearch(source, full, offset, i, 0.0, BlockSearchSettings(max_nodes=10**6))
+        search = blocks.BlockSearch(source, full, offset, i, 0.0, BlockSearchSettings(max_nodes=10**6))
         assert search.floor() == search.lam
     assert all(size <= 10 for size in calls)  # an eigenvalue only where C has at most n columns
     assert gammas and any(size > 10 for _, _, size in gammas)
@@ -583,7 +582,7 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
     offset = 1 if icpt else 0
     G = stats.G
     for mu in (0.0, 2.5):
-        search = blocks._BlockSearch(GramSource(stats, lam, r), full, offset, 2, mu, BlockSearchSettings(max_nodes=10**6))
+        search = blocks.BlockSearch(GramSource(stats, lam, r), full, offset, 2, mu, BlockSearchSettings(max_nodes=10**6))
         floor, lam2 = search.floor(), lam + mu
         assert floor >= lam2
         O = search.O
@@ -796,7 +795,7 @@ def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch
 
 @pytest.mark.parametrize("seed", range(4))
 def test_gershgorin_row_sample_gives_the_full_pass_value(seed):
-    """_gamma looks at a few rows first and skips the full pass when one reaches 1; its value
+    """block_gamma looks at a few rows first and skips the full pass when one reaches 1; its value
     equals the full pass's, max(1 - max_j (sum of the i - 1 largest |M_jk|), 1e-12), whether
     the bound is usable or not."""
     from dpstats.bss import blocks
@@ -810,4 +809,4 @@ def test_gershgorin_row_sample_gives_the_full_pass_value(seed):
         for i in (2, 3, 6, 20):
             k = min(i - 1, m - 1)
             full = max(1.0 - float(np.sort(off, axis=1)[:, m - k:].sum(axis=1).max()), 1e-12)
-            assert blocks._gamma(M, i, eigen=False) == pytest.approx(full, rel=1e-12, abs=1e-15)
+            assert blocks.block_gamma(M, i, eigen=False) == pytest.approx(full, rel=1e-12, abs=1e-15)

@@ -19,6 +19,7 @@ from scipy.stats import chisquare
 from dpstats import Accountant, dp_select
 from dpstats.bss.exhaustive import check_options, enumerate_supports, selection_cost, slack_split
 from dpstats.bss.hinge import HingeObjective, hinge_sensitivity
+from dpstats.bss.hinge_solver import HingeSolverSettings
 from dpstats.datasets import dataset_bounds, load_dataset
 from dpstats.errors import DataError, InvalidArgumentError, PrivacyLeakWarning
 from dpstats.formula import build_model_frame
@@ -157,12 +158,12 @@ def test_active_set_candidate_closes_the_gap_from_a_nearby_point(lam, r, on_marg
     assert np.sum(np.abs(1 - obj.A[:, :4] @ truth.coef) < 1e-7) == on_margin
     A = obj.support_rows(np.arange(4)[None, :])
     near = truth.coef[None, :] * (1 - 1e-7)  # margin rows move into (0, gamma), as in a smoothed iterate
-    value, lower, coef, theta, mu, v = obj._active_set_candidates(A, near, 1e-5)
+    value, lower, coef, theta, mu, v = obj.active_set_candidates(A, near, 1e-5)
     assert value[0] - lower[0] <= 1e-8 * (1 + truth.value)
     assert lower[0] <= truth.value + 1e-9 and value[0] >= truth.lower_bound - 1e-9
     assert np.linalg.norm(coef[0]) <= r * (1 + 1e-12) and np.all((theta >= 0) & (theta <= 1))
     far = np.random.default_rng(0).normal(scale=0.2, size=(3, 4))
-    value, lower = obj._active_set_candidates(np.repeat(A, 3, axis=0), far, 1e-2)[:2]
+    value, lower = obj.active_set_candidates(np.repeat(A, 3, axis=0), far, 1e-2)[:2]
     assert np.all(lower <= truth.value + 1e-9) and np.all(value >= truth.lower_bound - 1e-9)
 
 
@@ -237,7 +238,7 @@ def test_failed_warm_start_falls_back_to_a_cold_solve(monkeypatch):
     obj = HingeObjective(X, y, 3.0, 1.2, gap_tolerance=1e-7)
     supports = enumerate_supports(5, 2)
     cold = obj.values(supports)
-    original = HingeObjective._solve_batch
+    original = HingeObjective.solve_batch
     calls = []
 
     def spoiled(self, sups, start=None, gamma_start=1.0, band=None, rescue=False):
@@ -248,7 +249,7 @@ def test_failed_warm_start_falls_back_to_a_cold_solve(monkeypatch):
             res["theta"] = np.zeros_like(res["theta"])
         return res
 
-    monkeypatch.setattr(HingeObjective, "_solve_batch", spoiled)
+    monkeypatch.setattr(HingeObjective, "solve_batch", spoiled)
     vals, gaps = obj.values(supports, with_gaps=True, start=np.zeros(supports.shape))
     assert calls == [True, False]
     assert gaps.max() <= 1e-7 and np.allclose(vals, cold, atol=2e-7)
@@ -545,21 +546,18 @@ def test_simulate_binomial_sign_and_logistic():
 def _band_batch(monkeypatch, band):
     """Warm neighbour solves at n = 400 (band < n) with the band set to ``band``; records the
     schedule of every batch (band or None) so a test can see whether the plain one was needed."""
-    import dpstats.bss.hinge_solver as hinge_module
-
-    monkeypatch.setattr(hinge_module, "_BAND_ROWS", band)
-    monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.0)  # exactly ``band`` rows
-    monkeypatch.setattr(hinge_module, "_WARM_ALL_ROWS_UP_TO", 0)
+    settings = HingeSolverSettings(band_rows=band, warm_first_band_share=0.0,  # exactly ``band`` rows
+                                   warm_all_rows_up_to=0)
     X, y = _data(400, 7, 21, noise=0.6)
-    original = HingeObjective._solve_batch
+    original = HingeObjective.solve_batch
     calls = []
 
-    def recorded(self, sups, start=None, gamma_start=1.0, band=None, rescue=False):
+    def recorded(self, sups, start=None, gamma_start=None, band=None, rescue=False):
         calls.append(band)
         return original(self, sups, start=start, gamma_start=gamma_start, band=band, rescue=rescue)
 
-    monkeypatch.setattr(HingeObjective, "_solve_batch", recorded)
-    return X, y, calls
+    monkeypatch.setattr(HingeObjective, "solve_batch", recorded)
+    return X, y, calls, settings
 
 
 @pytest.mark.parametrize("lam, r", [(20.0, 0.8), (2.0, 3.0), (0.0, 1.0)])
@@ -568,8 +566,8 @@ def test_band_levels_certify_without_the_plain_schedule(monkeypatch, lam, r):
     # value (no batch falls back to all rows), and the values agree with the plain schedule
     # and with SLSQP.  A band problem that mis-states the held rows (e.g. without their
     # linear term) fails its certificates and would show up here as plain-schedule calls.
-    X, y, calls = _band_batch(monkeypatch, 48)
-    obj = HingeObjective(X, y, lam, r, gap_tolerance=1e-6)
+    X, y, calls, settings = _band_batch(monkeypatch, 48)
+    obj = HingeObjective(X, y, lam, r, gap_tolerance=1e-6, solver_settings=settings)
     base = obj.solve([0, 1, 2])
     supports = np.array([[0, 1, 2, k] for k in range(3, 7)])
     start = np.array([list(base.coef) + [0.0]] * len(supports))
@@ -577,7 +575,7 @@ def test_band_levels_certify_without_the_plain_schedule(monkeypatch, lam, r):
     vals, gaps = obj.values(supports, with_gaps=True, start=start)
     assert calls == [48]
     assert gaps.max() <= 1e-6
-    plain = HingeObjective(X, y, lam, r, gap_tolerance=1e-6)._solve_batch(supports)
+    plain = HingeObjective(X, y, lam, r, gap_tolerance=1e-6).solve_batch(supports)
     assert np.allclose(vals, plain["value"], atol=2e-6)
     ref = _slsqp_optimum(X[:, supports[1]], y, lam, r)
     assert vals[1] - gaps[1] <= ref + 1e-7 and ref <= vals[1] + 1e-6
@@ -587,35 +585,30 @@ def test_band_too_narrow_still_certified(monkeypatch):
     # Three rows of 400 cannot hold every row that crosses the margin: certificates over all
     # rows catch it, later levels re-band around the new point, and the plain schedule is
     # the last resort; every value is still certified and correct.
-    X, y, calls = _band_batch(monkeypatch, 3)
-    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7)
+    X, y, calls, settings = _band_batch(monkeypatch, 3)
+    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7, solver_settings=settings)
     supports = enumerate_supports(7, 3)[::5]
     start = np.random.default_rng(2).normal(scale=0.3, size=supports.shape)
     vals, gaps = obj.values(supports, with_gaps=True, start=start)
     assert gaps.max() <= 1e-7
-    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9)._solve_batch(supports)["value"]
+    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9).solve_batch(supports)["value"]
     assert np.allclose(vals, truth, atol=2e-7)
-
 
 
 def test_first_warm_level_widens_its_band_or_uses_every_row(monkeypatch):
     # The first level of a warm start keeps max(band, share n) rows, or all of them for a
-    # batch of at most _WARM_ALL_ROWS_UP_TO support rows; later levels keep ``band``.
-    import dpstats.bss.hinge_solver as hinge_module
-
-    monkeypatch.setattr(hinge_module, "_BAND_ROWS", 16)
-    monkeypatch.setattr(hinge_module, "_WARM_FIRST_BAND_SHARE", 0.25)
-    monkeypatch.setattr(hinge_module, "_WARM_ALL_ROWS_UP_TO", 400)
+    # batch of at most warm_all_rows_up_to support rows; later levels keep ``band``.
+    settings = HingeSolverSettings(band_rows=16, warm_first_band_share=0.25, warm_all_rows_up_to=400)
     X, y = _data(400, 7, 21, noise=0.6)
-    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7)
+    obj = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-7, solver_settings=settings)
     bands = []
-    original = HingeObjective._newton_band
+    original = HingeObjective.newton_band
 
     def recorded(self, b, A, gamma, band, tol, rows):
         bands.append(band)
         return original(self, b, A, gamma, band, tol, rows)
 
-    monkeypatch.setattr(HingeObjective, "_newton_band", recorded)
+    monkeypatch.setattr(HingeObjective, "newton_band", recorded)
     supports = enumerate_supports(7, 3)[:6]
     start = np.random.default_rng(4).normal(scale=0.3, size=supports.shape)
     vals, gaps = obj.values(supports, with_gaps=True, start=start)
@@ -623,7 +616,7 @@ def test_first_warm_level_widens_its_band_or_uses_every_row(monkeypatch):
     bands.clear()
     one, gap = obj.values(supports[:1], with_gaps=True, start=start[:1])  # 1 x 400 rows: all of them
     assert bands == [] or bands[0] == 16
-    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9)._solve_batch(supports)["value"]
+    truth = HingeObjective(X, y, 5.0, 1.5, gap_tolerance=1e-9).solve_batch(supports)["value"]
     assert gaps.max() <= 1e-7 and gap[0] <= 1e-7 and np.allclose(vals, truth, atol=2e-7)
     assert one[0] == pytest.approx(truth[0], abs=2e-7)
 
@@ -642,7 +635,7 @@ def test_line_search_without_breakpoints_solves_the_linear_derivative():
     ud = d @ A.T
     assert np.all(u - ud >= gamma) and np.all(u >= gamma)
     base = np.sum(2 * lam * b * d, axis=1)
-    t = obj._line_search(u, ud, d, base, gamma)
+    t = obj.line_search(u, ud, d, base, gamma)
     expected = -(base - ud.sum(axis=1)) / (2 * lam * np.sum(d * d, axis=1))
     assert np.all((expected > 0) & (expected < 1))
     assert np.allclose(t, expected, rtol=1e-12)
@@ -669,13 +662,13 @@ def test_line_search_is_the_exact_minimiser_along_the_step(seed):
         d *= 1e-9
     ud = d @ A.T
     base = np.sum(2 * lam * b * d, axis=1)
-    steps = obj._line_search(u, ud, d, base, gamma)
+    steps = obj.line_search(u, ud, d, base, gamma)
     grid = np.linspace(0, 1, 20001)
     for row, t in enumerate(steps):
         def phi(t):
-            return float(HingeObjective._smoothed_loss(u[row] - t * ud[row], gamma) + lam * np.sum((b[row] + t * d[row]) ** 2))
+            return float(HingeObjective.smoothed_loss(u[row] - t * ud[row], gamma) + lam * np.sum((b[row] + t * d[row]) ** 2))
 
-        values = (HingeObjective._smoothed_loss(u[row] - grid[:, None] * ud[row], gamma)
+        values = (HingeObjective.smoothed_loss(u[row] - grid[:, None] * ud[row], gamma)
                   + lam * np.sum((b[row] + grid[:, None] * d[row]) ** 2, axis=1))
         t_star, best = grid[np.argmin(values)], values.min()
         assert 0.0 <= t <= 1.0
@@ -694,7 +687,7 @@ def test_projection_onto_the_ball_scales_only_rows_outside_and_never_overflows()
     b = np.array([[1e-320, 0.0, 0.0], [3.0, 4.0, 0.0], [0.5, 0.5, 0.5], [0.0, 0.0, 0.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = obj._project(b.copy())
+        out = obj.project(b.copy())
     np.testing.assert_array_equal(out[[0, 2, 3]], b[[0, 2, 3]])
     np.testing.assert_allclose(out[1], [1.2, 1.6, 0.0], rtol=1e-15)
 
@@ -715,7 +708,7 @@ def test_line_search_keeps_each_support_s_breakpoints_together():
     u[:, 1] = np.nextafter(np.nextafter(gamma, 1.0), 1.0)  # and one just above 0
     d = rng.normal(size=(K, 2))
     base = rng.normal(size=K) - 1.0
-    t = obj._line_search(u, ud, d, base, gamma)
+    t = obj.line_search(u, ud, d, base, gamma)
 
     def dphi(k, s):
         return base[k] + 2 * s * lam * np.sum(d[k] ** 2) - np.sum(ud[k] * np.clip((u[k] - s * ud[k]) / gamma, 0, 1))

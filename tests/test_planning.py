@@ -140,7 +140,7 @@ def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
     def known(self, n, epsilon, data_seed, mech_seed):
         return float(stats.norm.cdf(12 * (n / 1000 - 1) + stats.norm.ppf(0.8))), 1.0, 0.0, 0.0
 
-    monkeypatch.setattr(Plan, "_one", known)
+    monkeypatch.setattr(Plan, "simulate_one", known)
     planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=4, random_state=0)
     assert planned.required_n(0.8) == pytest.approx(1000, rel=0.01)
     # from a grid a factor 2 apart, refined inside the bracket
@@ -169,7 +169,7 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
     from dpstats.plan_search import _isotonic, _logistic_crossing, _pilot_reps
     from dpstats.planning import Plan
 
-    monkeypatch.setattr(Plan, "_one", _noisy_known)
+    monkeypatch.setattr(Plan, "simulate_one", _noisy_known)
     assert _pilot_reps(30) == 10 and _pilot_reps(100) == 34 and _pilot_reps(8) == 8
     planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=30, random_state=4)
     answer = planned.required_n(0.8)
@@ -209,26 +209,26 @@ def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
         centre = low if n < switch else high
         return float(stats.norm.cdf(12 * (n / centre - 1) + stats.norm.ppf(0.8))), 1.0, 0.0, 0.0
 
-    monkeypatch.setattr(Plan, "_one", known)
+    monkeypatch.setattr(Plan, "simulate_one", known)
     for start in (2 * switch, switch // 4, 7 * switch):
         planned = dpstats.plan(method="dp_sis", n=start, p=100, s=10, epsilon=0.5, reps=4, random_state=0)
-        assert planned._regimes("n", (-math.inf, math.inf)) == [(-math.inf, switch - 1), (switch, 2 * switch - 1),
+        assert planned.regimes("n", (-math.inf, math.inf)) == [(-math.inf, switch - 1), (switch, 2 * switch - 1),
                                                                  (2 * switch, math.inf)]
         assert planned.required_n(0.8) == pytest.approx(low, rel=0.02), planned.table
     # kendall has no such switch: one regime
     kendall = dpstats.plan(method="kendall", n=500, p=100, s=3, epsilon=0.5, reps=4, random_state=0)
-    assert kendall._regimes("n", (-math.inf, math.inf)) == [(-math.inf, math.inf)]
+    assert kendall.regimes("n", (-math.inf, math.inf)) == [(-math.inf, math.inf)]
     # top_r's intercept: centred from n = 2 (p + 1) / (0.1 epsilon), the selection's epsilon
     # (signs=True leaves it 0.9 epsilon)
     top = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0)
-    assert top._regimes("n", (-math.inf, math.inf))[1][0] == 5005
+    assert top.regimes("n", (-math.inf, math.inf))[1][0] == 5005
     signed = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0, signs=True)
-    assert signed._regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.1 * 4.0 * 0.9))
+    assert signed.regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.1 * 4.0 * 0.9))
     # along epsilon (required_epsilon at n = 2000, p = 100): centred from 2 * 101 / (0.1 * 2000)
     at_n = dpstats.plan(method="top_r", n=2000, p=100, s=3, epsilon=2.0, reps=4, random_state=0)
-    (low, top), (start, end) = at_n._regimes("epsilon", (-math.inf, math.inf))
+    (low, top), (start, end) = at_n.regimes("epsilon", (-math.inf, math.inf))
     assert start == pytest.approx(1.01, rel=1e-9) and top < start and end == math.inf
-    assert at_n._regime(2000, top) == ("profiled",) and at_n._regime(2000, start) == ("centred",)
+    assert at_n.regime(2000, top) == ("profiled",) and at_n.regime(2000, start) == ("centred",)
 
 
 def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
@@ -237,10 +237,10 @@ def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
     spec = dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
                 random_state=8)
     first = dpstats.plan(**spec)
-    pilot = first._evaluate(500, 2.0, reps=10)
+    pilot = first.evaluate_point(500, 2.0, reps=10)
     assert pilot["reps"] == 10
-    extended = first._evaluate(500, 2.0)
-    at_once = dpstats.plan(**spec)._evaluate(500, 2.0)
+    extended = first.evaluate_point(500, 2.0)
+    at_once = dpstats.plan(**spec).evaluate_point(500, 2.0)
     assert extended == at_once and extended["reps"] == 30
     assert pilot["probability"] != extended["probability"]
 

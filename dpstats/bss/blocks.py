@@ -29,7 +29,7 @@ Delta(Q | P) <= |u~_Q|^2 / lam' with u~ the conditional residual correlations, t
 sum over Q of the conditional gains times kappa_j = (conditional diagonal)_j / lam'.
 lam' can be replaced by any floor f with Sch >= f I for every T the search meets: T only
 loses anchor columns, which enlarges Sch, so f = lambda_min of Sch at the whole anchor
-serves (:meth:`_BlockSearch.floor`, one eigenvalue per anchor when G is at hand).  With
+serves (:meth:`BlockSearch.floor`, one eigenvalue per anchor when G is at hand).  With
 that floor the search uses the ridge bound and Gershgorin's gamma, and computes no
 eigenvalue per removed set; without it (matrix-free), also gamma when that is usable and
 not worse than every 1 / kappa (with fewer rows than candidates M_C is singular up to the
@@ -135,7 +135,7 @@ class _Found(Exception):
     """One leaf is enough (a removal prefix that cannot be skipped)."""
 
 
-#: Memory for the columns of M the large-candidate-set search keeps (:meth:`_BlockSearch._lazy_matrix`).
+#: Memory for the columns of M the large-candidate-set search keeps (:meth:`BlockSearch.lazy_matrix`).
 LAZY_CACHE_BYTES = 256 * 2**20
 
 
@@ -254,11 +254,11 @@ def _coherence_rows(source, G, means, scale, rows, kk, block_bytes):
     return out
 
 
-#: :func:`_gamma` looks at this many rows before the whole matrix.
+#: :func:`block_gamma` looks at this many rows before the whole matrix.
 GERSHGORIN_SAMPLE = 8
 
 
-def _gamma(M, i, eigen=True, hints=None):
+def block_gamma(M, i, eigen=True, hints=None):
     """A lower bound on lambda_min(M_B) for every i-subset B of M's index set (Gershgorin,
     and with ``eigen`` also lambda_min(M) by interlacing).  ``hints``: a dict whose "eig"
     holds the last eigenvalue computed in this search on a matrix of at least HINT_MIN_SIZE
@@ -423,17 +423,17 @@ class BlockSearchSettings:
     check_every
         The search asks ``check_time`` (the call's deadline) once per this many nodes.
     floor_max_columns
-        The spectral floor (:meth:`_BlockSearch.floor`) is computed when the anchor leaves
+        The spectral floor (:meth:`BlockSearch.floor`) is computed when the anchor leaves
         at most this many outside columns and G is at hand (one eigenvalue of an |O| x |O|
         matrix per anchor).
     coherence_new_rows
         A matrix-free source computes the coherence profile of at most this many new
         columns per search step (each costs a pass X'x_j); beyond, the step goes without it.
     prefix_test_from, prefix_test_nodes, prefix_test_min_nodes
-        A removal prefix is tested (superset bound, :meth:`_BlockSearch.leaves_per_set`)
+        A removal prefix is tested (superset bound, :meth:`BlockSearch.leaves_per_set`)
         when at least ``prefix_test_from`` removed sets D extend it; a test that needs more
         nodes than its budget (at most ``prefix_test_nodes``, at least
-        ``prefix_test_min_nodes``: :meth:`_BlockSearch._test_prefix`) is abandoned (the
+        ``prefix_test_min_nodes``: :meth:`BlockSearch.try_prefix`) is abandoned (the
         prefix's children are tested instead, each with a larger margin: one more strong
         column dropped).
     force_bound
@@ -457,8 +457,8 @@ class BlockSearchSettings:
 DEFAULT_BLOCK_SETTINGS = BlockSearchSettings()
 
 
-class _BlockReduction:
-    """The reduced problem of one block, for :class:`_BlockSearch` (its subclass, which holds the
+class BlockReduction:
+    """The reduced problem of one block, for :class:`BlockSearch` (its subclass, which holds the
     state these read: the source, the anchor, the depth i, the ridges, the radius and the floor).
 
     Two concerns of the search live here, apart from its branch and bound: which columns a
@@ -490,7 +490,7 @@ class _BlockReduction:
             C = self._coherence_screen(C, T, GOT, K, u, h)
         return O[C]
 
-    def _dense_matrix(self, T, GOT, K, u_all, C, h):
+    def dense_matrix(self, T, GOT, K, u_all, C, h):
         """(gamma, v, columns, M-column accessor) with M over C formed at once (|C| <= max_columns)."""
         i, lam, src = self.i, self.lam, self.source
         # Order the columns by their one-column gains before forming M, so that M is formed once,
@@ -524,7 +524,7 @@ class _BlockReduction:
         # _branch_and_bound).  The free bound lam' / max(d) (M >= lam' D^{-1}) always holds.
         eigen = self.floor() <= self.lam and not self._rank_deficient(C.size)
         dmax = float(d.max())
-        gamma = max(_gamma(M, i, eigen, hints=self._eig_hints), self.lam / dmax if dmax > 0 else 0.0)
+        gamma = max(block_gamma(M, i, eigen, hints=self._eig_hints), self.lam / dmax if dmax > 0 else 0.0)
         vs_c, box = uc * inv, self.radius * sq  # scaled gains and the box |b_j| <= r in M's scale
         while True:
             vk = box_gain(vs_c[keep], gamma, box[keep])  # M_B >= gamma I
@@ -534,13 +534,13 @@ class _BlockReduction:
             if new.size == keep.size:
                 break
             keep = new
-            gamma = max(gamma, _gamma(M[np.ix_(keep, keep)], i, eigen))
+            gamma = max(gamma, block_gamma(M[np.ix_(keep, keep)], i, eigen))
         Ms = M if keep.size == C.size else M[np.ix_(keep, keep)]
         return (gamma, vs_c[keep], C[keep], lambda j: Ms[:, j], d[keep] / self.floor(), sq[keep],
                 lambda rows, cols: Ms[rows][:, cols])  # rows or cols may be slices
 
-    def _lazy_matrix(self, T, GOT, K, u_all, C, h):
-        """As :meth:`_dense_matrix` for a large C: gamma_0 from the coherence profile, and a
+    def lazy_matrix(self, T, GOT, K, u_all, C, h):
+        """As :meth:`dense_matrix` for a large C: gamma_0 from the coherence profile, and a
         column of M computed only when the search picks that column (one X'x_j product),
         so no |C| x |C| matrix is formed."""
         i, lam, src = self.i, self.lam, self.source
@@ -619,7 +619,7 @@ class _BlockReduction:
         return C[keep]
 
 
-class _BlockSearch(_BlockReduction):
+class BlockSearch(BlockReduction):
     """Branch and bound over one block; yields, per removed set D, the leaves to evaluate."""
 
     def __init__(self, source, anchor_full, offset, i, mu, settings, check_time=None,
@@ -646,10 +646,10 @@ class _BlockSearch(_BlockReduction):
         self.nodes = self.leaves = self.pruned = self.sets = 0
         self.check_time = check_time
         self._floor = None
-        self._eig_hints = {}  # the last node's lambda_min bound (:func:`_gamma`)
-        # prefix length -> the superset test's node budget (:meth:`_test_prefix`), shared like
+        self._eig_hints = {}  # the last node's lambda_min bound (:func:`block_gamma`)
+        # prefix length -> the superset test's node budget (:meth:`try_prefix`), shared like
         # pruned_prefixes by the blocks of one anchor
-        self._prefix_budgets = {} if prefix_budgets is None else prefix_budgets
+        self.prefix_budgets = {} if prefix_budgets is None else prefix_budgets
 
     def floor(self):
         """A lower bound on the spectrum of Sch for every T inside the anchor (over O).
@@ -687,7 +687,7 @@ class _BlockSearch(_BlockReduction):
         columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
         return self.source.n < columns
 
-    def _at(self, T, threshold):
+    def schur_at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
         src, lam = self.source, self.lam
         c = src.c
@@ -701,20 +701,20 @@ class _BlockSearch(_BlockReduction):
             K, R0, u_all = None, src.yy, c.copy()
         return GOT, K, u_all, R0 - self.shift - threshold
 
-    def _leaves_at(self, T, threshold, first_only=False, budget=None):
+    def leaves_at(self, T, threshold, first_only=False, budget=None):
         """Every B (|B| = i, outside the anchor) the bounds cannot place at R(T + B) >= threshold.
 
         ``first_only``: a yes/no question; the list is non-empty (not necessarily a leaf) when
         some B may be below the threshold or the search passed ``budget`` nodes.
         """
-        GOT, K, u_all, h = self._at(T, threshold)
+        GOT, K, u_all, h = self.schur_at(T, threshold)
         C = self._screen(T, GOT, K, u_all, h)
         if C.size < self.i:
             return []
         return self._branch_and_bound(T, GOT, K, u_all, C, h, first_only=first_only,
                                       budget=budget if first_only else None)
 
-    def _test_prefix(self, T, threshold, depth):
+    def try_prefix(self, T, threshold, depth):
         """True when the superset test at T (a removal prefix of length ``depth``) prunes it.
 
         The test's node budget adapts per prefix length, between ``settings.prefix_test_min_nodes``
@@ -728,15 +728,15 @@ class _BlockSearch(_BlockReduction):
         columns, and adapting measured slower (bench_public case 7).
         """
         if self.source.G is None:
-            return not self._leaves_at(T, threshold, first_only=True, budget=self.settings.prefix_test_nodes)
-        budget = self._prefix_budgets.get(depth, self.settings.prefix_test_nodes)
+            return not self.leaves_at(T, threshold, first_only=True, budget=self.settings.prefix_test_nodes)
+        budget = self.prefix_budgets.get(depth, self.settings.prefix_test_nodes)
         start = self.nodes
-        found = self._leaves_at(T, threshold, first_only=True, budget=budget)
+        found = self.leaves_at(T, threshold, first_only=True, budget=budget)
         used = self.nodes - start
         if found and found[-1] is None:
-            self._prefix_budgets[depth] = max(min(self.settings.prefix_test_min_nodes, self.settings.prefix_test_nodes), budget // 2)
+            self.prefix_budgets[depth] = max(min(self.settings.prefix_test_min_nodes, self.settings.prefix_test_nodes), budget // 2)
         elif not found and 2 * used >= budget:
-            self._prefix_budgets[depth] = min(self.settings.prefix_test_nodes, 2 * budget)
+            self.prefix_budgets[depth] = min(self.settings.prefix_test_nodes, 2 * budget)
         return not found
 
     def leaves_per_set(self, threshold):
@@ -778,7 +778,7 @@ class _BlockSearch(_BlockReduction):
                     self.pruned += 1
                     continue
                 T = np.concatenate([forced, np.delete(movable, prefix)])
-                found = self._leaves_at(T, threshold())
+                found = self.leaves_at(T, threshold())
                 if not found:
                     self.pruned += 1
                     continue
@@ -791,7 +791,7 @@ class _BlockSearch(_BlockReduction):
                 pruned = known.get(prefix, 0) >= i
                 if not pruned:
                     T = np.concatenate([forced, np.delete(movable, prefix)])
-                    pruned = self._test_prefix(T, threshold(), len(prefix))
+                    pruned = self.try_prefix(T, threshold(), len(prefix))
                     if pruned:
                         known[prefix] = i
                 if pruned:
@@ -805,7 +805,7 @@ class _BlockSearch(_BlockReduction):
     def _branch_and_bound(self, T, GOT, K, u_all, C, h, first_only=False, budget=None):
         i, offset = self.i, self.offset
         last_node = None if budget is None else self.nodes + int(budget)
-        prep = (self._dense_matrix if C.size <= self.max_columns else self._lazy_matrix)(T, GOT, K, u_all, C, h)
+        prep = (self.dense_matrix if C.size <= self.max_columns else self.lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
         gamma, vs, cols, mcol, kappa, sq, rect = prep
@@ -965,7 +965,7 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     -------
     BlockResult, or None when the search would exceed ``settings.max_nodes`` nodes.
     """
-    search = _BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time)
+    search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
     thresholds = []
@@ -998,11 +998,11 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
 
     ``pruned_prefixes``: one dict shared by the calls for the blocks of one anchor and ball
     multiplier, made from the largest i down at thresholds that never rise (the removal
-    prefixes a larger block pruned are pruned here too: :meth:`_BlockSearch.leaves_per_set`).
+    prefixes a larger block pruned are pruned here too: :meth:`BlockSearch.leaves_per_set`).
     ``prefix_budgets``: a dict shared the same way, the superset tests' node budgets per
-    prefix length (:meth:`_BlockSearch._test_prefix`; they change the work, not the result).
+    prefix length (:meth:`BlockSearch.try_prefix`; they change the work, not the result).
     """
-    search = _BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
+    search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
                           pruned_prefixes, prefix_budgets)
     thr = float(threshold)
     sups_all, vals_all = [], []

@@ -145,14 +145,14 @@ A support also stops inside a level as soon as its own bracket is certified (the
 costs O(n) there: v and e are part of the gradient).  After each level, a support still
 open gets one more candidate pair: the exact solution of the split of its rows (positive
 side, margin, other side) read off the smoothed iterate
-(:meth:`HingeObjective._active_set_candidates`); when the split is right this closes the
+(:meth:`HingeObjective.active_set_candidates`); when the split is right this closes the
 bracket to rounding, which saves the levels below that would otherwise be needed to find
 it.  A solve may be warm-started from coefficients of a support one column away (the
 engine's 1-swap neighbours, started from their drop-one parent with the new column at 0);
 the schedule then begins at the gap tolerance instead of 1, and a warm row that misses
 the tolerance is solved again cold.  The levels of a warm solve, and those of a cold one
-after the first two, work on the ``_BAND_ROWS`` rows nearest the margin only (shrinking,
-:meth:`HingeObjective._newton_band`); each level's certificate is computed over all n
+after the first two, work on the ``band_rows`` rows (:class:`~dpstats.bss.hinge_solver.HingeSolverSettings`) nearest the margin only (shrinking,
+:meth:`HingeObjective.newton_band`); each level's certificate is computed over all n
 rows, and a row that misses the tolerance after the whole banded schedule is solved again
 with every level on all rows.  The start and the band change the work only: the bracket
 is certified from scratch either way.
@@ -216,7 +216,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .hinge_solver import HingeSolver
+from .hinge_solver import DEFAULT_HINGE_SOLVER_SETTINGS, HingeSolver
 from .objective import InterceptFirstColumns
 
 #: Default absolute bound on the certified duality gap; Delta_h >= 1, so this is at most
@@ -458,10 +458,13 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         Absolute target for every certified gap (default 1e-7); the smoothing schedule
         stops once it is met.  :meth:`values` does not raise when it is missed (callers
         with a slack budget check the returned gaps, see ``method="exponential"``).
+    solver_settings : HingeSolverSettings or None
+        The solver's tuning (speed only; :class:`~dpstats.bss.hinge_solver.HingeSolverSettings`);
+        None: the defaults.
     """
 
     def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance=DEFAULT_GAP_TOLERANCE,
-                 class_weights=None):
+                 class_weights=None, solver_settings=None):
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if X.ndim != 2 or y.shape != (X.shape[0],):
@@ -489,6 +492,8 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
         self.radius = float(radius)
         self.intercept = bool(intercept)
         self.gap_tolerance = float(gap_tolerance)
+        #: the solver's tuning (speed only), :class:`~dpstats.bss.hinge_solver.HingeSolverSettings`
+        self.solver_settings = DEFAULT_HINGE_SOLVER_SETTINGS if solver_settings is None else solver_settings
         free = X[:, 1:] if self.intercept else X
         #: max |x_ij| over the candidate columns (<= b_x on clipped data): the box radius's scale
         self.x_max = float(np.max(np.abs(free))) if free.size else 0.0
@@ -542,7 +547,7 @@ class HingeObjective(InterceptFirstColumns, HingeSolver):
             weights[0] = 0.0
         return weights
 
-    def _project(self, b):
+    def project(self, b):
         """Project rows of ``b`` (K, k; the intercept first, if any) onto the feasible set, in place:
         the candidate coefficients onto the ball, the intercept into its box."""
         off = 1 if self.intercept else 0

@@ -11,46 +11,72 @@ only.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
 from .objective import ball_multipliers
 from .scratch import work_array
 
-#: Smoothing schedule: start, reduction factor per level, smallest level tried.
-_GAMMA_START = 1.0
-_GAMMA_FACTOR = 0.1
-_GAMMA_MIN = 1e-13
-#: First smoothing level of a warm-started solve (:meth:`HingeObjective._solve_rows`): the
-#: gap tolerance, clipped to this range.  Measured at (n, p, s) = (1000, 250, 5), gap
-#: tolerance 2.3e-4, on 1-swap neighbours started from their drop-one parent: 0.73 ms per
-#: solve from 1e-3 against 1.67 ms cold (from 1e-2: 0.94 ms, from 1e-4: 0.71 ms); the
-#: whole top-100 query took 0.37 s from 3e-4 or 1e-4 and 0.48 s from 3e-5.
-_WARM_GAMMA_RANGE = (1e-6, 1e-3)
-#: Rows kept in the first Newton level of a warm start (:meth:`HingeObjective._newton_band`).
-_BAND_ROWS = 128
-#: Levels of a cold solve on all rows before the band takes over.
-_COLD_LEVELS_ON_ALL_ROWS = 2
-#: The first level of a warm start keeps at least this share of the rows in its band, and
-#: runs on all rows when the batch holds at most this many support rows (K n).  Measured
-#: at (n, p, s) = (1000, 250, 5), top-100: a 128-row band let 3 to 82 held rows cross the
-#: margin for ridge starts, block bases and neighbours started from their parent, each such
-#: support needing a second level; with these, 27.5-30.1 ms against 30.5-32.1 ms (seeds 1
-#: and 3), unchanged at (500, 100, 5).
-_WARM_FIRST_BAND_SHARE = 0.2
-_WARM_ALL_ROWS_UP_TO = 1500
-_NEWTON_MAX_ITER = 60
-# Relative floor on the model Hessian's eigenvalues: with lam = 0 and no row on the
-# smoothed margin the Hessian vanishes and the ball alone decides the step.
-_EIG_FLOOR = 1e-12
-# Below this smoothing level the primal iterate is accurate enough to recover the dual
-# from it (see HingeObjective._polish_dual); rows on the margin within _MARGIN_BAND.
-_POLISH_BELOW = 1e-6
-_MARGIN_BAND = 1e-9
-#: Factors on the margin band tried in turn by the dual polish once the schedule is spent.
-_POLISH_WIDENINGS = (1e2, 1e4, 1e6)
-# Memory per batch of supports: K * n * |S| doubles.
-_BATCH_DOUBLES = 2_000_000
+@dataclass(frozen=True)
+class HingeSolverSettings:
+    """Tuning of the hinge solver (speed only: every answer goes through the certified dual).
+
+    Declared on the objective (``HingeObjective(..., solver_settings=)``, ``HingeSource(...,
+    solver_settings=)``); :data:`DEFAULT_HINGE_SOLVER_SETTINGS` where none are given.
+
+    gamma_start, gamma_factor, gamma_min
+        The smoothing schedule: first level, reduction factor per level, smallest level tried.
+    warm_gamma_range
+        First smoothing level of a warm-started solve (:meth:`HingeSolver._solve_rows`): the gap
+        tolerance, clipped to this range.  Measured at (n, p, s) = (1000, 250, 5), gap tolerance
+        2.3e-4, on 1-swap neighbours started from their drop-one parent: 0.73 ms per solve from 1e-3
+        against 1.67 ms cold (from 1e-2: 0.94 ms, from 1e-4: 0.71 ms); the whole top-100 query took
+        0.37 s from 3e-4 or 1e-4 and 0.48 s from 3e-5.
+    band_rows
+        Rows kept in the Newton levels of a warm start (:meth:`HingeSolver.newton_band`).
+    cold_levels_on_all_rows
+        Levels of a cold solve on all rows before the band takes over.
+    warm_first_band_share, warm_all_rows_up_to
+        The first level of a warm start keeps at least this share of the rows in its band, and runs
+        on all rows when the batch holds at most this many support rows (K n).  Measured at (n, p,
+        s) = (1000, 250, 5), top-100: a 128-row band let 3 to 82 held rows cross the margin for ridge
+        starts, block bases and neighbours started from their parent, each such support needing a
+        second level; with these, 27.5-30.1 ms against 30.5-32.1 ms (seeds 1 and 3), unchanged at
+        (500, 100, 5).
+    newton_max_iter
+        Newton iterations per smoothing level.
+    eig_floor
+        Relative floor on the model Hessian's eigenvalues: with lam = 0 and no row on the smoothed
+        margin the Hessian vanishes and the ball alone decides the step.
+    polish_below, margin_band
+        Below this smoothing level the primal iterate is accurate enough to recover the dual from it
+        (:meth:`HingeDualRecovery.polish_dual`), with the rows on the margin within ``margin_band``.
+    polish_widenings
+        Factors on the margin band tried in turn by the dual polish once the schedule is spent.
+    batch_doubles
+        Memory per batch of supports: K n |S| doubles.
+    """
+
+    gamma_start: float = 1.0
+    gamma_factor: float = 0.1
+    gamma_min: float = 1e-13
+    warm_gamma_range: tuple = (1e-6, 1e-3)
+    band_rows: int = 128
+    cold_levels_on_all_rows: int = 2
+    warm_first_band_share: float = 0.2
+    warm_all_rows_up_to: int = 1500
+    newton_max_iter: int = 60
+    eig_floor: float = 1e-12
+    polish_below: float = 1e-6
+    margin_band: float = 1e-9
+    polish_widenings: tuple = (1e2, 1e4, 1e6)
+    batch_doubles: int = 2_000_000
+
+
+#: The hinge solver's settings where none are declared.
+DEFAULT_HINGE_SOLVER_SETTINGS = HingeSolverSettings()
 
 
 def _rows_of(A, rows, name):
@@ -103,7 +129,7 @@ class HingeSteps:
         K, k = w.shape
         r0 = float(self.box_radius(k - 1))
         scale = np.maximum(np.max(np.abs(np.diagonal(M, axis1=1, axis2=2)), axis=1), 1.0)
-        m00 = np.maximum(M[:, 0, 0], _EIG_FLOOR * scale)
+        m00 = np.maximum(M[:, 0, 0], self.solver_settings.eig_floor * scale)
         if self.ridge > 0 and k > 1:
             # most rows: one linear solve, the answer when it lies in the ball and the box
             Mf = M.copy()
@@ -172,7 +198,7 @@ class HingeSteps:
             out = np.arange(w.shape[0])
         if out.size:
             e, Q = np.linalg.eigh(M[out])
-            floor = _EIG_FLOOR * np.maximum(np.max(np.abs(e), axis=1, keepdims=True), 1.0)
+            floor = self.solver_settings.eig_floor * np.maximum(np.max(np.abs(e), axis=1, keepdims=True), 1.0)
             e = np.maximum(e, floor)
             wq = np.matmul(np.transpose(Q, (0, 2, 1)), w[out][:, :, None])[:, :, 0]
             mu = ball_multipliers(e, wq, r)
@@ -184,7 +210,7 @@ class HingeSteps:
         c[big] *= (r / nc[big])[:, None]
         return c
 
-    def _line_search(self, u, ud, d, base, gamma, weights=None):
+    def line_search(self, u, ud, d, base, gamma, weights=None):
         """The minimiser of phi(t) = F(b + t d) over t in [0, 1], row-wise (see :meth:`_newton_level`).
 
         phi is convex and piecewise quadratic, so phi' is continuous, nondecreasing and
@@ -269,7 +295,7 @@ class HingeDualRecovery:
     """The dual recovered from a primal iterate, for :class:`HingeSolver` (a mixin): candidate
     active sets of margin rows and the polish that certifies a dual from them."""
 
-    def _active_set_candidates(self, A, b, gamma):
+    def active_set_candidates(self, A, b, gamma):
         """Certified brackets from the exact solution of each support's guessed active set.
 
         At the optimum of the (unsmoothed) problem the rows split into L (u_i > 0,
@@ -303,7 +329,7 @@ class HingeDualRecovery:
         K, n, k = A.shape
         off = 1 if self.intercept else 0
         u = 1.0 - self._margins(A, b)
-        eps = _MARGIN_BAND * (1.0 + np.abs(u))
+        eps = self.solver_settings.margin_band * (1.0 + np.abs(u))
         on_margin = (u > -eps) & (u < gamma)
         on_side = u >= gamma
         W = self.row_weights
@@ -363,7 +389,7 @@ class HingeDualRecovery:
         coef[:, off:] = w0 * t[:, None] + w1
         if off:
             coef[:, 0] = p_all[:, size] + t * q_all[:, size]
-        self._project(coef)
+        self.project(coef)
         theta = side
         theta_E = np.clip(p_vec / t[:, None] + q_vec, 0.0, 1.0 if W is None else W[pick])
         np.put_along_axis(theta, pick, np.where(valid, theta_E, np.take_along_axis(theta, pick, axis=1)), axis=1)
@@ -373,7 +399,7 @@ class HingeDualRecovery:
         lower = np.where(usable & np.isfinite(lower), lower, -np.inf)
         return value, lower, coef, theta, mu, v
 
-    def _polish_dual(self, row, best, A, widenings=(1.0,)):
+    def polish_dual(self, row, best, A, widenings=(1.0,)):
         """A better dual for one support from its primal iterate, by bounded least squares.
 
         With (b0, b) fixed, rows off the margin get their optimal theta (1 if u_i > 0, 0 if
@@ -386,7 +412,7 @@ class HingeDualRecovery:
         """
         b = best["coef"][row]
         u = 1.0 - A @ b
-        base = max(_MARGIN_BAND, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
+        base = max(self.solver_settings.margin_band, 1e3 * np.finfo(float).eps * (1.0 + float(np.max(np.abs(A @ b)))))
         for widen in widenings:
             self._polish_dual_in_band(row, best, A, b, u, base * widen)
             if best["value"][row] - best["lower"][row] <= self.gap_tolerance:
@@ -441,7 +467,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
 
         A warm start (finite row of ``start``: coefficients of a support one column away,
         e.g. the parent's with the swapped column set to 0) begins the smoothing schedule
-        at the gap tolerance (clipped to ``_WARM_GAMMA_RANGE``) instead of ``_GAMMA_START``: the levels above it only serve to
+        at the gap tolerance (clipped to the settings' ``warm_gamma_range``) instead of ``gamma_start``: the levels above it only serve to
         bring a cold start near the solution.  Rows a warm start leaves above the gap
         tolerance are solved again cold and keep the better of the two brackets, so a warm
         start never does worse than a cold one.  Either way ``value`` is P at a feasible b
@@ -469,19 +495,20 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
         else:
             start = np.asarray(start, dtype=np.float64).reshape(K, k)
             warm = np.all(np.isfinite(start), axis=1)
-        gamma_warm = min(max(self.gap_tolerance, _WARM_GAMMA_RANGE[0]), _WARM_GAMMA_RANGE[1])
-        chunk = max(1, _BATCH_DOUBLES // max(self.n * k, 1))
+        low, high = self.solver_settings.warm_gamma_range
+        gamma_warm = min(max(self.gap_tolerance, low), high)
+        chunk = max(1, self.solver_settings.batch_doubles // max(self.n * k, 1))
         for rows, is_warm in ((np.nonzero(warm)[0], True), (np.nonzero(~warm)[0], False)):
             for first in range(0, rows.size, chunk):
                 part = rows[first:first + chunk]
                 if is_warm:
-                    res = self._solve_batch(supports[part], start=start[part], gamma_start=gamma_warm,
-                                            band=_BAND_ROWS)
+                    res = self.solve_batch(supports[part], start=start[part], gamma_start=gamma_warm,
+                                            band=self.solver_settings.band_rows)
                 else:
-                    res = self._solve_batch(supports[part], band=_BAND_ROWS)
+                    res = self.solve_batch(supports[part], band=self.solver_settings.band_rows)
                 miss = np.nonzero(res["value"] - res["lower"] > self.gap_tolerance)[0]
                 if miss.size:  # the plain schedule: cold, every level on all rows
-                    self._keep_better(res, miss, self._solve_batch(supports[part[miss]], rescue=True))
+                    self._keep_better(res, miss, self.solve_batch(supports[part[miss]], rescue=True))
                 for key in out:
                     out[key][part] = res[key]
         if back is not None:
@@ -513,7 +540,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
         return loss.sum(axis=1) + np.sum(self._ridge_weights(b.shape[1]) * b * b, axis=1), m
 
     @staticmethod
-    def _smoothed_loss(u, gamma):
+    def smoothed_loss(u, gamma):
         """Sum over rows of the Moreau envelope of max(0, u) with parameter gamma."""
         return np.where(u >= gamma, u - 0.5 * gamma, np.where(u > 0, u * u / (2.0 * gamma), 0.0)).sum(axis=-1)
 
@@ -534,7 +561,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
 
         ``fixed = (c, count)`` (per support) stands for rows held on the positive side of
         the margin, whose loss is linear: count - c'b with c the sum of their a_i (see
-        :meth:`_newton_band`); ``A`` then holds the other rows only.
+        :meth:`newton_band`); ``A`` then holds the other rows only.
 
         Under a forced intercept coordinate 0 is b0: no ridge, not in the ball, in its box.
 
@@ -565,7 +592,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
             if per_support:
                 Wi = Wi[keep]
 
-        for _ in range(_NEWTON_MAX_ITER):
+        for _ in range(self.solver_settings.newton_max_iter):
             if idx.size == 0:
                 break
             theta = np.clip(u / gamma, 0.0, 1.0)
@@ -602,12 +629,12 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
                 # barely lowers the primal (e^2 over a curvature of order rows / gamma) but
                 # the dual pays r0' |e|, so one more step is worth it
                 done &= box * np.abs(g[:, 0]) <= 0.25 * tol
-            # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`_line_search`).
+            # Exact line search on phi(t) = F(b + t d), t in [0, 1] (:meth:`line_search`).
             ud = self._margins(Ai, d)
             t = np.zeros(idx.size)
             pending = np.nonzero(~done)[0]
             if pending.size:
-                t[pending] = self._line_search(u[pending], ud[pending], d[pending],
+                t[pending] = self.line_search(u[pending], ud[pending], d[pending],
                                                np.sum((2.0 * lamv * bi[pending] - ci[pending]) * d[pending], axis=1),
                                                gamma, Wi[pending] if per_support else Wi)
             # Rows whose line search failed cannot improve further in floating point.
@@ -620,7 +647,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
                 drop_finished(~finished)
         return b
 
-    def _newton_band(self, b, A, gamma, band, tol, rows):
+    def newton_band(self, b, A, gamma, band, tol, rows):
         """:meth:`_newton_level` for supports ``rows`` on the ``band`` data rows nearest the margin.
 
         Rows far from the margin at a point close to the solution stay on their side (the
@@ -669,9 +696,9 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
             # the first level of a warm start: its band must hold the rows that cross the margin on
             # the way from the start, more of them with more rows; a small batch costs about as much
             # per iteration on all rows
-            small = K * self.n <= _WARM_ALL_ROWS_UP_TO
-            return None if small else max(band, int(_WARM_FIRST_BAND_SHARE * self.n))
-        if warm or level >= _COLD_LEVELS_ON_ALL_ROWS:
+            small = K * self.n <= self.solver_settings.warm_all_rows_up_to
+            return None if small else max(band, int(self.solver_settings.warm_first_band_share * self.n))
+        if warm or level >= self.solver_settings.cold_levels_on_all_rows:
             return band
         return None
 
@@ -679,7 +706,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
         """Certify the level's iterate (primal at the projected iterate, dual at its smoothed derivative,
         then candidate active sets and, at small gamma, the dual polish), keep the best bracket row by
         row in ``best``; the rows still above the gap tolerance."""
-        bb = self._project(b[rows])
+        bb = self.project(b[rows])
         Ar = _rows_of(A, rows, "level rows")
         value, m = self._primal(bb, Ar)
         theta = np.clip((1.0 - m) / gamma, 0.0, 1.0)
@@ -689,15 +716,15 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
         self._keep_better(best, rows, {"value": value, "coef": bb, "lower": lower, "theta": theta, "mu": mu, "v": v})
         rows = self._open_rows(best, rows)
         if rows.size:
-            cand = self._active_set_candidates(_rows_of(A, rows, "level rows"), b[rows], gamma)
+            cand = self.active_set_candidates(_rows_of(A, rows, "level rows"), b[rows], gamma)
             self._keep_better(best, rows, dict(zip(("value", "lower", "coef", "theta", "mu", "v"), cand)))
             rows = self._open_rows(best, rows)
-        if gamma <= _POLISH_BELOW and rows.size:
+        if gamma <= self.solver_settings.polish_below and rows.size:
             # Degenerate supports (many rows exactly on the margin, typical when clipped entries meet
             # a binding ball) leave the smoothed dual far from optimal even when the primal is
             # accurate: recover the dual from the primal instead.
             for row in rows:
-                self._polish_dual(row, best, A[row])
+                self.polish_dual(row, best, A[row])
             rows = self._open_rows(best, rows)
         return rows
 
@@ -706,31 +733,31 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
         gap = best["value"][rows] - best["lower"][rows]
         return rows[gap > self.gap_tolerance]
 
-    def _solve_batch(self, supports, start=None, gamma_start=_GAMMA_START, band=None, rescue=False):
+    def solve_batch(self, supports, start=None, gamma_start=None, band=None, rescue=False):
         supports = np.asarray(supports, dtype=np.int64)
         K, k = supports.shape
         A = self.support_rows(supports, out=work_array("hinge support rows", (K, self.n, k)))
         if start is None:
             b = np.zeros((K, k))
         else:  # any feasible point will do; project in case the start is outside
-            b = self._project(np.array(start, dtype=np.float64).reshape(K, k))
+            b = self.project(np.array(start, dtype=np.float64).reshape(K, k))
         best = {"value": np.full(K, np.inf), "lower": np.full(K, -np.inf), "coef": np.zeros((K, k)),
                 "theta": np.zeros((K, self.n)), "mu": np.zeros(K), "v": np.zeros((K, k))}
         rows = np.arange(K)
-        gamma = float(gamma_start)
+        gamma = float(self.solver_settings.gamma_start if gamma_start is None else gamma_start)
         level = 0
-        while rows.size and gamma >= _GAMMA_MIN:
+        while rows.size and gamma >= self.solver_settings.gamma_min:
             # every level of a warm start, and those of a cold one once its iterate has
             # settled, on the rows near the margin only
             band_now = self._band_at(level, band, start is not None, K)
             if band_now is not None and band_now < self.n:
-                b = self._newton_band(b, A, gamma, band_now, self.gap_tolerance, rows)
+                b = self.newton_band(b, A, gamma, band_now, self.gap_tolerance, rows)
             else:
                 b = self._newton_level(b, A, gamma, rows, tol=self.gap_tolerance, weights=self.row_weights)
             level += 1
             rows = self._certify_level(best, rows, A, b, gamma)
-            gamma *= _GAMMA_FACTOR
-        if rescue and rows.size and gamma < _GAMMA_MIN:
+            gamma *= self.solver_settings.gamma_factor
+        if rescue and rows.size and gamma < self.solver_settings.gamma_min:
             # The last attempt's schedule is spent (:meth:`_solve_rows`: after the warm or
             # banded one).  A row the iterate leaves just off the margin (1e-8
             # away, say, with ridge 0 and an inactive ball) is on it at the optimum, and
@@ -738,7 +765,7 @@ class HingeSolver(HingeSteps, HingeDualRecovery):
             # until the gap closes.  Every band gives a box-feasible theta, so each lower
             # bound is certified and the best is kept.
             for row in rows:
-                self._polish_dual(row, best, A[row], widenings=_POLISH_WIDENINGS)
+                self.polish_dual(row, best, A[row], widenings=self.solver_settings.polish_widenings)
         if not np.all(np.isfinite(best["value"])) or not np.all(np.isfinite(best["lower"])):
             raise SolverError("the hinge objective solve produced a non-finite bound.")
         return best

@@ -447,6 +447,8 @@ class HingeSource(HingeDualBounds):
         Public class weights in (0, 1] (:class:`~dpstats.bss.hinge.HingeObjective`): every
         value, dual bound and cut is that of the weighted objective, whose duals lie in
         [0, w_i]; the weak-duality arguments above hold as stated for any dual in that box.
+    solver_settings : HingeSolverSettings or None
+        The objective's solver tuning (speed only; :class:`~dpstats.bss.hinge_solver.HingeSolverSettings`).
     """
 
     #: values are certified upper bounds (duality gaps) with certified lower bounds beside
@@ -454,11 +456,11 @@ class HingeSource(HingeDualBounds):
     capabilities = SourceCapabilities(exact_values=False, lower_bounds=True, block_search=False, dual_blocks=True)
 
     def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT,
-                 class_weights=None):
+                 class_weights=None, solver_settings=None):
         if not float(gap_tolerance) > 0:
             raise InvalidArgumentError(f"gap_tolerance must be > 0; got {gap_tolerance!r}.")
         self.objective = HingeObjective(X, y, ridge, radius, intercept=intercept, gap_tolerance=gap_tolerance,
-                                        class_weights=class_weights)
+                                        class_weights=class_weights, solver_settings=solver_settings)
         self.X = self.objective.X
         self.y = self.objective.y
         self.ridge = self.objective.ridge
