@@ -321,7 +321,7 @@ def test_bootstrap_intervals_are_post_processing_of_the_release():
     """Same release, same bootstrap seed: the same draws (no data is read)."""
     fit = _select(_data(n=1000), epsilon=5.0)
     est = fit.estimate(epsilon=3.0, random_state=8)
-    rel, theta = est._release, est._theta
+    rel, theta = est._release, est.theta_mapped
     a, sa = bootstrap.pivot_errors(rel, theta, 200, RandomSource(1))
     b, sb = bootstrap.pivot_errors(rel, theta, 200, RandomSource(1))
     np.testing.assert_array_equal(a, b)

@@ -101,7 +101,7 @@ def test_objective_perturbation_defaults_to_no_ball_at_infinite_epsilon_and_says
     est = fit.estimate(epsilon=math.inf, method="objective_perturbation")
     assert est.spec.radius == math.inf
     bound = fit.estimate(epsilon=math.inf, method="objective_perturbation", radius=0.4)
-    assert np.linalg.norm(bound._theta) == pytest.approx(0.4, rel=1e-12)
+    assert np.linalg.norm(bound.theta_mapped) == pytest.approx(0.4, rel=1e-12)
     assert not bound.has_intervals and "ball" in bound.no_interval_reason and "radius" in bound.no_interval_reason
     assert any("boundary of the ball of radius 0.4" in n for n in bound.notes)
     with pytest.raises(InvalidArgumentError, match="no intervals.*ball"):
@@ -266,7 +266,7 @@ def test_to_frame_and_fit_statistics_are_the_ledger_entrys_post_processing():
     m = len(out["selected"]) + 2
     G = adassp.from_upper(np.array(entry["released"]["gram_upper"]), m)
     A, c, yy, n = G[:-1, :-1], G[:-1, -1], G[-1, -1], G[0, 0]
-    centre = np.linalg.solve(est._T, np.array(list(out["intervals"]["centre"].values())) - est._t0)
+    centre = np.linalg.solve(est.mapping[0], np.array(list(out["intervals"]["centre"].values())) - est.mapping[1])
     rss = yy - 2 * centre @ c + centre @ A @ centre
     hy = (BOUNDS["y"][1] - BOUNDS["y"][0]) / 2
     assert out["fit_statistics"]["nobs"] == pytest.approx(n, rel=1e-12)

@@ -375,14 +375,14 @@ def test_infinite_epsilon_on_the_sphere_equals_scipys_constrained_minimiser():
     res = optimize.minimize(obj, np.zeros(Z.shape[1]), jac=lambda t: -Z.T @ (y - Z @ t), method="SLSQP",
                             constraints=[{"type": "ineq", "fun": lambda t: radius ** 2 - t @ t,
                                           "jac": lambda t: -2 * t}], options={"ftol": 1e-15, "maxiter": 500})
-    assert np.linalg.norm(est._theta) == pytest.approx(radius, rel=1e-12)
-    np.testing.assert_allclose(est._theta, res.x, atol=1e-6)
+    assert np.linalg.norm(est.theta_mapped) == pytest.approx(radius, rel=1e-12)
+    np.testing.assert_allclose(est.theta_mapped, res.x, atol=1e-6)
     feasible = res.x * min(1.0, radius / np.linalg.norm(res.x))
-    assert obj(est._theta) <= obj(feasible) + 1e-9  # at least as good as scipy's (made feasible)
+    assert obj(est.theta_mapped) <= obj(feasible) + 1e-9  # at least as good as scipy's (made feasible)
     # KKT: the gradient is -mu theta with mu >= 0
-    grad = -Z.T @ (y - Z @ est._theta)
-    mu = -(grad @ est._theta) / radius ** 2
-    assert mu > 0 and np.linalg.norm(grad + mu * est._theta) <= 1e-9 * np.linalg.norm(grad)
+    grad = -Z.T @ (y - Z @ est.theta_mapped)
+    mu = -(grad @ est.theta_mapped) / radius ** 2
+    assert mu > 0 and np.linalg.norm(grad + mu * est.theta_mapped) <= 1e-9 * np.linalg.norm(grad)
 
 
 def test_infinite_epsilon_logistic_equals_sklearn():
@@ -477,7 +477,7 @@ def test_release_is_the_mechanism_on_the_exact_statistics_and_holds_only_ledger_
     spec = op.calibrate("squared", 3.0 - 3.0 * op.INTERVAL_SHARE, 4, 1.2)
     theta = op.release_squared(G, True, spec, rng)
     gram = op_bootstrap.release_gram(G, op_bootstrap.gram_spec(3.0 * op.INTERVAL_SHARE, 5, 4), rng)
-    np.testing.assert_array_equal(est._theta, theta)
+    np.testing.assert_array_equal(est.theta_mapped, theta)
     out = est.release()
     json.dumps(out)
     assert set(out) == {"call", "selected", "coefficients", "std_err", "conf_int", "level", "ridge", "bounds_used",
@@ -515,7 +515,7 @@ def test_logistic_release_equivalence():
     Z, y = mapped_rows_of(df, plan, [plan.terms.index(t) for t in fit.support], ranges)
     assert set(np.unique(y)) == {-1.0, 1.0} and np.all(np.abs(Z) <= 1)
     theta = op.release_logistic(Z, y, op.calibrate("logistic", 1.0, 3), RandomSource(9))
-    np.testing.assert_array_equal(est._theta, theta)
+    np.testing.assert_array_equal(est.theta_mapped, theta)
     assert est.ledger.entries[0].released["theta_mapped"] == list(theta)
     # the exact minimiser: the perturbed objective's gradient vanishes at theta (to rounding)
     b = op.draw_noise(op.calibrate("logistic", 1.0, 3), RandomSource(9))

@@ -170,6 +170,18 @@ class EstimateResult(EstimatePrediction, EstimateText, PublishedResult):
             state["_plan"] = state["_plan"].plan
         return state
 
+    @property
+    def theta_mapped(self) -> np.ndarray:
+        """The released coefficients on the mapped scale (terms and response mapped to [-1, 1] by the
+        public ranges; for the Tukey estimate, the original units): :attr:`coef` = T theta + t0 with
+        (T, t0) = :attr:`mapping`.  Post-processing of the release, like :attr:`coef`."""
+        return self._theta.copy()
+
+    @property
+    def mapping(self) -> tuple:
+        """(T, t0): the public affine map from the mapped scale to the original units."""
+        return self._T.copy(), np.array(self._t0, dtype=np.float64, copy=True)
+
     # statsmodels' name
     @property
     def params(self) -> pd.Series:
