@@ -276,7 +276,7 @@ def test_hinge_source_warm_starts_and_batched_solves_stay_certified():
         truth = tight.solve(rest).value
         assert sol.gap <= tol and sol.lower_bound <= truth + 1e-9 and truth <= sol.value + 1e-9
     nb = np.array([[0, 1, 2, 4], [0, 1, 5, 9], [0, 3, 7, 8], [0, 4, 6, 8]])
-    warm = src._warm_start(nb[0])  # the cached [0, 1, 2] solution, column 4 at 0
+    warm = src.warm_start(nb[0])  # the cached [0, 1, 2] solution, column 4 at 0
     assert warm[-1] == 0.0 and np.allclose(warm[:3], sols[0].coef)
     # no solved neighbour: the ridge fit of the margins to 1, from the Gram matrix or from X
     A = Xf[:, nb[3]] * y[:, None]
@@ -290,11 +290,9 @@ def test_hinge_source_warm_starts_and_batched_solves_stay_certified():
         return np.maximum(0.0, 1.0 - y * (m + b0)).sum()
 
     best = min(loss(z) for z in y - m)
-    for gram in (True, False):
-        with pytest.MonkeyPatch.context() as mp:
-            if not gram:
-                mp.setattr(hinge_source, "_GRAM_MAX_COLUMNS", 0)
-            start = src._warm_start(nb[3])
+    for settings in (None, hinge_source.HingeSourceSettings(gram_max_columns=0)):  # from X'X, then from X
+        fresh = HingeSource(Xf, y, lam, r, intercept=True, gap_tolerance=tol, settings=settings)
+        start = fresh.warm_start(nb[3])
         assert np.allclose(start[1:], ridge_fit[1:], rtol=1e-7)
         assert loss(start[0]) == pytest.approx(best, abs=1e-9)
     vals = src.values(nb)
@@ -436,7 +434,7 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     rest = np.array([0, 1, 2, 3])
     dropped = src.solve(rest)
     nb = np.array([np.r_[rest, k] for k in range(4, 13)])
-    first = src._dual_bound(dropped, rest, np.arange(4, 13))
+    first = src.dual_bound(dropped, rest, np.arange(4, 13))
     truth = exact.values(nb)
     for steps in (0, 1, 3):
         bound = src.tightened_lower_bounds(nb, np.full(len(nb), -np.inf), steps=steps)
@@ -457,7 +455,7 @@ def test_dual_ascent_bounds_are_valid_and_tighter():
     assert src.tightened_lower_bounds(lone, np.array([-5.0]))[0] == -5.0
     # the primal point it leaves behind is a start (work only): the values stay certified
     row = nb[2][::-1]  # in any column order: the start follows it
-    assert np.allclose(src._warm_start(row), src._starts[tuple(sorted(row))][np.argsort(np.argsort(row))])
+    assert np.allclose(src.warm_start(row), src._starts[tuple(sorted(row))][np.argsort(np.argsort(row))])
     vals = src.values(nb)
     assert np.all(vals >= truth - 1e-9) and np.all(vals <= truth + 1e-6 + 1e-9)
 
@@ -526,15 +524,15 @@ def test_dual_ascent_over_several_bases_matches_a_per_support_oracle():
     lower, upper = src.tightened_bounds(supports, np.full(len(supports), -np.inf))
     A = src.objective.A
     for sup, lo, up in zip(supports, lower, upper):
-        sol, added = src._cached_subsets(sup[None, :])
+        sol, added = src.cached_subsets(sup[None, :])
         assert sol[0] is not None and added[0] not in sol[0].support
         r0 = 1.0 + r * np.max(np.abs(Xf[:, 1:])) * np.sqrt(sup.size - 1)  # the box of 4 candidate columns
-        best, least, b = _dual_ascent_reference(A[:, sup], sol[0].theta, lam, r, HS._DUAL_ASCENT_STEPS,
-                                                HS._DUAL_ASCENT_GRID, icol=int(np.flatnonzero(sup == 0)[0]),
+        best, least, b = _dual_ascent_reference(A[:, sup], sol[0].theta, lam, r, HS.DEFAULT_HINGE_SOURCE_SETTINGS.dual_ascent_steps,
+                                                HS.DEFAULT_HINGE_SOURCE_SETTINGS.dual_ascent_grid, icol=int(np.flatnonzero(sup == 0)[0]),
                                                 y=y, r0=r0)
         assert lo == pytest.approx(best, rel=1e-9, abs=1e-9) and up == pytest.approx(least, rel=1e-9, abs=1e-9)
         # the start it leaves behind is b(theta) at the last dual, in the support's column order
-        assert np.allclose(src._warm_start(sup), b, rtol=1e-8, atol=1e-12)
+        assert np.allclose(src.warm_start(sup), b, rtol=1e-8, atol=1e-12)
 
 def test_mixed_size_batches_are_padded_with_zero_columns():
     """Supports of sizes 3, 4 and 5 in one batch (index -1 pads with a zero column) give the

@@ -273,8 +273,8 @@ def test_dual_branch_and_bound_asks_the_deadline_between_batches(monkeypatch):
     rng = np.random.default_rng(5)
     X = np.clip(rng.normal(size=(80, 12)), -1, 1)
     y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=80) > 0, 1.0, -1.0)
-    src = hinge_source.HingeSource(X, y, 3.0, 1.5, gap_tolerance=1e-6)
-    monkeypatch.setattr(hinge_source, "_SEARCH_CHUNK", 2)
+    src = hinge_source.HingeSource(X, y, 3.0, 1.5, gap_tolerance=1e-6,
+                                   settings=hinge_source.HingeSourceSettings(search_chunk=2))
     bases = [np.arange(2), np.array([0, 2])]
     calls = []
 

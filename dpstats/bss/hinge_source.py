@@ -90,6 +90,8 @@ the engine.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InvalidArgumentError, SolverError
@@ -99,23 +101,44 @@ from .scratch import work_array
 
 #: Default number of neighbours solved exactly per expansion, whatever their bounds.
 DEFAULT_MIN_EXACT = 12
-#: Neighbours solved per batch while screening.
-_SCREEN_BATCH = 32
-#: Nodes of the dual branch and bound solved per batch (search_blocks).
-_SEARCH_CHUNK = 64
-#: Solutions (with their n duals) kept for reuse.
-_CACHE_SIZE = 1024
-#: Frank-Wolfe dual-ascent steps per tightened bound, and the grid of step sizes in (0, 1].
-_DUAL_ASCENT_STEPS = 3
-_DUAL_ASCENT_GRID = 16
-#: Memory per batch of tightened bounds: six K x n arrays of doubles.
-_BATCH_DOUBLES_FW = 4_000_000
-#: Supports solved through :meth:`HingeSource.values` with their n duals cached when at most this many.
-_KEEP_DUALS_UP_TO = 4
+@dataclass(frozen=True)
+class HingeSourceSettings:
+    """Tuning of :class:`HingeSource` (speed and memory only: every value and bound it returns is
+    certified whatever these are).  ``HingeSource(..., settings=)``; :data:`DEFAULT_HINGE_SOURCE_SETTINGS`
+    where none are given.
+
+    screen_batch
+        Neighbours solved per batch while screening.
+    search_chunk
+        Nodes of the dual branch and bound solved per batch (:meth:`HingeDualBounds.search_blocks`);
+        the deadline is asked between batches.
+    cache_size
+        Solutions (with their n duals) kept for reuse.
+    dual_ascent_steps, dual_ascent_grid
+        Frank-Wolfe dual-ascent steps per tightened bound, and the grid of step sizes in (0, 1].
+    batch_doubles_fw
+        Memory per batch of tightened bounds: six K x n arrays of doubles.
+    keep_duals_up_to
+        Supports solved through :meth:`HingeSource.values` with their n duals cached when at most this many.
+    gram_max_columns
+        Up to this many columns, :meth:`HingeSource.matvec` (the IHT start and the ridge starts) uses X'X.
+    """
+
+    screen_batch: int = 32
+    search_chunk: int = 64
+    cache_size: int = 1024
+    dual_ascent_steps: int = 3
+    dual_ascent_grid: int = 16
+    batch_doubles_fw: int = 4_000_000
+    keep_duals_up_to: int = 4
+    gram_max_columns: int = 1000
+
+
+#: The hinge source's settings where none are declared.
+DEFAULT_HINGE_SOURCE_SETTINGS = HingeSourceSettings()
+
 #: Relative safety margin subtracted from the lower bounds (floating-point rounding of h).
 _ROUNDING = 1e-12
-#: Up to this many columns, :meth:`HingeSource.matvec` (the IHT start only) uses X'X.
-_GRAM_MAX_COLUMNS = 1000
 
 
 class HingeDualBounds:
@@ -148,15 +171,15 @@ class HingeDualBounds:
         support), so the smallest primal value
         P(b(theta)) is a certified upper bound (+inf for a support without a start).
         """
-        steps = _DUAL_ASCENT_STEPS if steps is None else int(steps)
+        steps = self.settings.dual_ascent_steps if steps is None else int(steps)
         supports = np.asarray(supports, dtype=np.int64)
         out = np.array(lower, dtype=np.float64, copy=True)
         upper = np.full(out.shape, np.inf)
-        sols, added = self._cached_subsets(supports)
+        sols, added = self.cached_subsets(supports)
         rows = np.flatnonzero(added >= 0)
         if rows.size == 0 or steps < 0:
             return out, upper
-        chunk = max(1, _BATCH_DOUBLES_FW // (6 * self.n))
+        chunk = max(1, self.settings.batch_doubles_fw // (6 * self.n))
         for first in range(0, rows.size, chunk):
             part = rows[first:first + chunk]
             best, least, cols, coef = self._dual_ascent([sols[k] for k in part], added[part], steps)
@@ -208,7 +231,7 @@ class HingeDualBounds:
         theta = np.take(np.stack([sol.theta for sol in unique]), group, axis=0, out=work_array("dual ascent theta", (K, n)))
         u, tmp = work_array("dual ascent margin", (K, n)), work_array("dual ascent work", (K, n))
         positive = work_array("dual ascent positive", (K, n), dtype=bool)
-        grid = np.linspace(0.0, 1.0, _DUAL_ASCENT_GRID + 1)[1:]
+        grid = np.linspace(0.0, 1.0, self.settings.dual_ascent_grid + 1)[1:]
 
         def constant(theta_sum, e):
             return theta_sum - r0 * np.abs(e) if off else theta_sum
@@ -278,7 +301,7 @@ class HingeDualBounds:
         coef = np.column_stack([bU[mask].reshape(K, width), bj])
         return best, least, cols, coef
 
-    def _dual_bound(self, sol, base_cols, added):
+    def dual_bound(self, sol, base_cols, added):
         """D_{base + {k}}(theta) at ``sol``'s dual for every k in ``added`` (full indices), O(1) each.
 
         base_cols: the full columns every neighbour shares (the intercept included, if any).
@@ -384,13 +407,13 @@ class HingeDualBounds:
         return bound, hits, solves
 
     def _solved_in_chunks(self, nodes, check=None):
-        """(node, solution) pairs, solved ``_SEARCH_CHUNK`` at a time (a level of the search
+        """(node, solution) pairs, solved ``self.settings.search_chunk`` at a time (a level of the search
         can hold thousands of nodes, and each solution carries n duals); ``check()`` before
         each chunk."""
-        for start in range(0, len(nodes), _SEARCH_CHUNK):
+        for start in range(0, len(nodes), self.settings.search_chunk):
             if check is not None:
                 check()
-            chunk = nodes[start:start + _SEARCH_CHUNK]
+            chunk = nodes[start:start + self.settings.search_chunk]
             yield from zip(chunk, self.solve_many([node[0] for node in chunk]))
 
     def _block_bounds(self, sol, bases, candidates, i):
@@ -421,7 +444,7 @@ class HingeDualBounds:
                 full[0] = 0.0
             v = (sol, full, e)
             self._dual_vectors[key] = v
-            if len(self._dual_vectors) > _CACHE_SIZE:
+            if len(self._dual_vectors) > self.settings.cache_size:
                 self._dual_vectors.pop(next(iter(self._dual_vectors)))
         return v[1], v[2]
 
@@ -449,6 +472,8 @@ class HingeSource(HingeDualBounds):
         [0, w_i]; the weak-duality arguments above hold as stated for any dual in that box.
     solver_settings : HingeSolverSettings or None
         The objective's solver tuning (speed only; :class:`~dpstats.bss.hinge_solver.HingeSolverSettings`).
+    settings : HingeSourceSettings or None
+        The source's own tuning (speed and memory only; :class:`HingeSourceSettings`).
     """
 
     #: values are certified upper bounds (duality gaps) with certified lower bounds beside
@@ -456,11 +481,12 @@ class HingeSource(HingeDualBounds):
     capabilities = SourceCapabilities(exact_values=False, lower_bounds=True, block_search=False, dual_blocks=True)
 
     def __init__(self, X, y, ridge, radius, *, intercept=False, gap_tolerance, min_exact=DEFAULT_MIN_EXACT,
-                 class_weights=None, solver_settings=None):
+                 class_weights=None, solver_settings=None, settings=None):
         if not float(gap_tolerance) > 0:
             raise InvalidArgumentError(f"gap_tolerance must be > 0; got {gap_tolerance!r}.")
         self.objective = HingeObjective(X, y, ridge, radius, intercept=intercept, gap_tolerance=gap_tolerance,
                                         class_weights=class_weights, solver_settings=solver_settings)
+        self.settings = DEFAULT_HINGE_SOURCE_SETTINGS if settings is None else settings
         self.X = self.objective.X
         self.y = self.objective.y
         self.ridge = self.objective.ridge
@@ -498,7 +524,7 @@ class HingeSource(HingeDualBounds):
 
     def matvec(self, b):
         b = np.asarray(b, dtype=np.float64)
-        if self.n_columns <= _GRAM_MAX_COLUMNS:
+        if self.n_columns <= self.settings.gram_max_columns:
             # the IHT start asks for some 80 products: one BLAS-3 Gram is cheaper than
             # 80 passes over X (measured 1.0 ms against 4 ms at n = 1000, p = 250)
             return self._gram_matrix() @ b
@@ -531,7 +557,7 @@ class HingeSource(HingeDualBounds):
         keys = [tuple(sorted(int(j) for j in sup)) for sup in supports]
         vals = np.array([self._cache[key].value if key in self._cache else np.nan for key in keys])
         rows = np.nonzero(np.isnan(vals))[0]
-        if rows.size and rows.size <= _KEEP_DUALS_UP_TO:
+        if rows.size and rows.size <= self.settings.keep_duals_up_to:
             vals[rows] = [sol.value for sol in self.solve_many([supports[r] for r in rows])]
         elif rows.size:
             part, gaps = self.objective.values(supports[rows], with_gaps=True, start=self._warm_starts(supports[rows]))
@@ -540,7 +566,7 @@ class HingeSource(HingeDualBounds):
             vals[rows] = part
         return vals
 
-    def _warm_start(self, support):
+    def warm_start(self, support):
         """:meth:`_warm_starts` for one support."""
         return self._warm_starts(np.asarray(support, dtype=np.int64).reshape(1, -1))[0]
 
@@ -560,7 +586,7 @@ class HingeSource(HingeDualBounds):
             out[hit] = part
         rest = np.flatnonzero(~hit)
         if rest.size:
-            for r, sol in zip(rest, self._cached_subsets(supports[rest])[0]):
+            for r, sol in zip(rest, self.cached_subsets(supports[rest])[0]):
                 out[r] = self._ridge_start(supports[r]) if sol is None else self._coef_on(sol, supports[r].tolist())
         return out
 
@@ -575,7 +601,7 @@ class HingeSource(HingeDualBounds):
         projects it onto the ball, and a start that leaves the gap open is solved again cold.
         """
         sup = np.asarray(support, dtype=np.int64)
-        if self.n_columns <= _GRAM_MAX_COLUMNS:
+        if self.n_columns <= self.settings.gram_max_columns:
             G = self._gram_matrix()[np.ix_(sup, sup)]
         else:
             G = self.X[:, sup].T @ self.X[:, sup]
@@ -598,16 +624,16 @@ class HingeSource(HingeDualBounds):
         return b
 
     def _gram_matrix(self):
-        """X'X, computed once (p <= ``_GRAM_MAX_COLUMNS``)."""
+        """X'X, computed once (p <= ``self.settings.gram_max_columns``)."""
         if self._gram is None:
             self._gram = self.X.T @ self.X
         return self._gram
 
     def _cached_subset(self, support):
         """A cached solution on ``support`` minus one of its free columns, or None."""
-        return self._cached_subsets(np.asarray(support, dtype=np.int64).reshape(1, -1))[0][0]
+        return self.cached_subsets(np.asarray(support, dtype=np.int64).reshape(1, -1))[0][0]
 
-    def _cached_subsets(self, supports):
+    def cached_subsets(self, supports):
         """(solutions, added): for every row of ``supports`` (2-D), a cached solution on the
         row minus one of its free columns and that column, or (None, -1)."""
         srt = np.sort(np.asarray(supports, dtype=np.int64), axis=1)
@@ -641,7 +667,7 @@ class HingeSource(HingeDualBounds):
         coefs = np.take_along_axis(np.asarray(coefs, dtype=np.float64), order, axis=1)
         for key, coef in zip(np.take_along_axis(supports, order, axis=1).tolist(), coefs):
             self._starts[tuple(key)] = coef
-        while len(self._starts) > _CACHE_SIZE:
+        while len(self._starts) > self.settings.cache_size:
             self._starts.pop(next(iter(self._starts)))
 
     @staticmethod
@@ -669,7 +695,7 @@ class HingeSource(HingeDualBounds):
             self._certify([sol.gap for sol in sols])
             self.exact_solves += len(sols)
             for key, sol in zip(missing, sols):
-                if len(self._cache) >= _CACHE_SIZE:
+                if len(self._cache) >= self.settings.cache_size:
                     self._cache.pop(next(iter(self._cache)))
                 self._cache[key] = found[key] = sol
         return [found[key] for key in keys]
@@ -685,7 +711,7 @@ class HingeSource(HingeDualBounds):
             sup[row, :len(key)] = key
             warm = given.get(key)
             if warm is None:
-                warm = self._warm_start(key)
+                warm = self.warm_start(key)
             if warm is not None:
                 start[row, :len(key)] = warm
                 start[row, len(key):] = 0.0
@@ -731,7 +757,7 @@ class HingeSource(HingeDualBounds):
         rests = [np.delete(full, P) for P in movable]
         lower = np.empty(m)
         for q, rest in enumerate(rests):
-            lower[q * outside.size:(q + 1) * outside.size] = self._dual_bound(parent, rest, outside)
+            lower[q * outside.size:(q + 1) * outside.size] = self.dual_bound(parent, rest, outside)
         # The drop-one supports and the ``min_exact`` neighbours with the lowest parent
         # bounds in one batch (one Newton schedule instead of two), all warm-started from
         # the parent's coefficients (the vacated column dropped, the added one at 0).
@@ -744,7 +770,7 @@ class HingeSource(HingeDualBounds):
         dropped = sols[:len(rests)]
         for q, rest in enumerate(rests):
             rows = slice(q * outside.size, (q + 1) * outside.size)
-            lower[rows] = np.maximum(lower[rows], self._dual_bound(dropped[q], rest, outside))
+            lower[rows] = np.maximum(lower[rows], self.dual_bound(dropped[q], rest, outside))
         lower -= _ROUNDING * (1.0 + np.abs(lower))
         values[first] = [sol.value for sol in sols[len(rests):]]
         lower[first] = np.maximum(lower[first], [sol.lower_bound for sol in sols[len(rests):]])
@@ -753,7 +779,7 @@ class HingeSource(HingeDualBounds):
         done = 0
         while done < order.size:
             best = float(np.min(values))
-            take = order[done:done + _SCREEN_BATCH]
+            take = order[done:done + self.settings.screen_batch]
             take = take[lower[take] < best]  # a prefix: ``order`` sorts the bounds
             if take.size == 0:
                 break
