@@ -897,7 +897,7 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
         pdf = pdf.loc[~incomplete]
         kept = kept[~incomplete]
     X, y = _evaluate(pdf if plain else _numpy_dtypes(pdf), plan)
-    bad = _rows_not_finite(X)
+    bad = rows_not_finite(X)
     if y is not None:
         bad |= ~np.isfinite(y)
     if bad.any():
@@ -908,12 +908,12 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     return np.ascontiguousarray(X), y
 
 
-def _rows_not_finite(X):
+def rows_not_finite(X):
     """Rows of X holding a value that is not finite, checked a block of columns at a time (no
     n x p boolean temporary, an eighth of X)."""
     n, p = X.shape
     finite = np.ones(n, dtype=bool)
-    step = max(1, _FILL_BYTES // max(8 * n, 1))
+    step = max(1, FILL_BYTES // max(8 * n, 1))
     for start in range(0, p, step):
         finite &= np.isfinite(X[:, start:start + step]).all(axis=1)
     return ~finite
@@ -967,7 +967,7 @@ def _numpy_dtypes(pdf):
 
 
 #: Bytes of columns copied at a time into the design (keeps the peak memory near X's size).
-_FILL_BYTES = 1 << 25
+FILL_BYTES = 1 << 25
 
 
 def _plain_matrix(pdf, names):
@@ -977,7 +977,7 @@ def _plain_matrix(pdf, names):
     idx = pdf.columns.get_indexer(list(names))
     n, p = len(pdf), len(idx)
     X = np.empty((n, p), dtype=np.float64)
-    step = max(1, _FILL_BYTES // max(8 * n, 1))
+    step = max(1, FILL_BYTES // max(8 * n, 1))
     for start in range(0, p, step):
         X[:, start:start + step] = pdf.iloc[:, idx[start:start + step]].to_numpy(dtype=np.float64)
     return X

@@ -61,7 +61,7 @@ def test_count_inversions_against_brute_force():
         assert list(count_inversions(rows)) == brute
         # both counting paths (scipy's compiled counter and the numpy merge sort fallback)
         assert list(kendall_statistic.count_inversions_numpy(rows)) == brute
-        if n > 1 and kendall_statistic._scipy_discordant is not None:
+        if n > 1 and kendall_statistic.compiled_discordant is not None:
             assert list(kendall_statistic.count_inversions_compiled(rows)) == brute
 
 
@@ -105,8 +105,8 @@ def test_statistic_equals_the_pair_count_on_awkward_columns(n):
 def test_statistic_equals_scipy_on_many_blocks_and_threads(monkeypatch):
     # Small blocks (many of them, plain and tied columns interleaved) and a design big
     # enough for the threaded path, against scipy's tau-b on the tie-broken ranks.
-    monkeypatch.setattr(kendall_statistic, "_BLOCK_ELEMENTS", 1 << 12)
-    monkeypatch.setattr(kendall_statistic, "_PARALLEL_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(kendall_statistic, "BLOCK_ELEMENTS", 1 << 12)
+    monkeypatch.setattr(kendall_statistic, "PARALLEL_ELEMENTS", 1 << 14)
     gen = np.random.default_rng(11)
     n, d = 300, 90
     X = gen.normal(size=(n, d))
@@ -125,7 +125,7 @@ def test_statistic_equals_scipy_on_many_blocks_and_threads(monkeypatch):
 
 def test_statistic_without_the_compiled_counter(monkeypatch):
     # The numpy merge sort fallback behind the same panel (scipy's counter is private API).
-    monkeypatch.setattr(kendall_statistic, "_scipy_discordant", None)
+    monkeypatch.setattr(kendall_statistic, "compiled_discordant", None)
     gen = np.random.default_rng(4)
     n = 40
     X = awkward_columns(n, gen)
@@ -148,8 +148,8 @@ def test_packed_key_sorts_equal_numpy_sorts(n):
     V[2] = gen.normal(size=n) * 1e-310  # subnormal
     V[3] = -np.abs(gen.normal(size=n)) * 1e300
     P = np.argsort(gen.uniform(size=V.shape), axis=1)
-    np.testing.assert_array_equal(kendall_statistic._stable_order_rows(V), np.argsort(V, axis=1, kind="stable"))
-    np.testing.assert_array_equal(kendall_statistic._lexsort_rows(V, P),
+    np.testing.assert_array_equal(kendall_statistic.stable_order_rows(V), np.argsort(V, axis=1, kind="stable"))
+    np.testing.assert_array_equal(kendall_statistic.lexsort_rows(V, P),
                                   np.array([np.lexsort((P[i], V[i])) for i in range(V.shape[0])]))
 
 
@@ -259,8 +259,8 @@ def test_bounded_peel_draws_what_the_full_vector_peel_draws(eps, monkeypatch):
     # (same draws, same answer), also with tied scores (integer data, eps = inf).  The
     # search is made as eager to stop as it can be (batches of 1, 2, 4, ... from a head of
     # 2), so that a bound that is not one shows up.
-    monkeypatch.setattr(kendall, "_SEARCH_BATCH", 1)
-    monkeypatch.setattr(kendall, "_SEARCH_HEAD", 2)
+    monkeypatch.setattr(kendall, "SEARCH_BATCH", 1)
+    monkeypatch.setattr(kendall, "SEARCH_HEAD", 2)
     for seed in range(8):
         gen = np.random.default_rng(seed)
         n, d = 16, 60

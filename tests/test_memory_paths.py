@@ -100,7 +100,7 @@ def blocks(request, monkeypatch):
     """Default blocks, or blocks of one column everywhere (statistics, formula check)."""
     if request.param == "one_column":
         monkeypatch.setattr(private_scale, "BLOCK_BYTES", 1)
-        monkeypatch.setattr(formula_module, "_FILL_BYTES", 1)
+        monkeypatch.setattr(formula_module, "FILL_BYTES", 1)
     return request.param
 
 
@@ -183,11 +183,11 @@ def test_correlation_summary_matches_numpy(block_bytes, monkeypatch):
 
 
 def test_rows_not_finite_matches_whole_array(monkeypatch):
-    monkeypatch.setattr(formula_module, "_FILL_BYTES", 1)
+    monkeypatch.setattr(formula_module, "FILL_BYTES", 1)
     X = np.random.default_rng(3).standard_normal((30, 7))
     X[4, 6], X[9, 0], X[9, 3], X[20, 2] = np.nan, np.inf, -np.inf, np.nan
-    assert np.array_equal(formula_module._rows_not_finite(X), ~np.all(np.isfinite(X), axis=1))
-    assert formula_module._rows_not_finite(np.zeros((3, 0))).tolist() == [False] * 3
+    assert np.array_equal(formula_module.rows_not_finite(X), ~np.all(np.isfinite(X), axis=1))
+    assert formula_module.rows_not_finite(np.zeros((3, 0))).tolist() == [False] * 3
 
 
 @pytest.mark.parametrize("block_bytes", [1, None])
@@ -226,12 +226,16 @@ def test_local_sign_matrix_single_threaded_same_signs():
     df = frame(2000, 12, 5)
     X, y = df.drop(columns="y").to_numpy(), df["y"].to_numpy()
     groups = np.array_split(np.random.default_rng(0).permutation(2000), 6)
-    before = [info.get("num_threads") for info in threadpool_info()]
+    def threads():  # per loaded library; a library first loaded during the call (a lazy import) is new, not changed
+        return {info.get("filepath"): info.get("num_threads") for info in threadpool_info()}
+
+    before = threads()
     got = local_sign_matrix(X, y, groups, total_rows=2000, lam=None, max_nonzero=12, intercept=True)
     want = np.vstack([local_sign_vector(X[g], y[g], total_rows=2000, lam=None, max_nonzero=12, intercept=True,
                                         machines=6, rule="binomial") for g in groups])
     assert np.array_equal(got, want)
-    assert [info.get("num_threads") for info in threadpool_info()] == before  # restored
+    after = threads()
+    assert {path: after[path] for path in before} == before  # restored
 
 
 # ---------------------------------------------------------------------------- the Lipschitz top-k, streamed
@@ -252,10 +256,10 @@ def test_lipschitz_topk_streams_its_classes_with_the_same_bits():
         h, t, log_size, logw = L.class_log_weights(zs, k, eps)
         flat = np.concatenate([[0.0], logw.ravel()])
         for seed in range(60):
-            assert L._categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
+            assert L.categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
                 RandomSource(seed).categorical_log(flat)
         norm = logsumexp(flat)
-        assert L._log_normaliser(zs, k, eps) == pytest.approx(norm, rel=1e-13)
+        assert L.log_normaliser(zs, k, eps) == pytest.approx(norm, rel=1e-13)
         # inclusion probabilities against the exact law of every subset
         subsets, logp = L.subset_log_probabilities(z, k, eps)
         incl = np.zeros(d)
@@ -281,7 +285,7 @@ def test_lipschitz_topk_draw_equals_the_whole_table_at_scale():
     zs = z[L.canonical_order(z)]
     for k, eps in [(50, 5.0), (200, 200.0)]:
         flat = np.concatenate([[0.0], L.class_log_weights(zs, k, eps)[3].ravel()])
-        assert L._log_normaliser(zs, k, eps) == pytest.approx(logsumexp(flat), rel=1e-13)
+        assert L.log_normaliser(zs, k, eps) == pytest.approx(logsumexp(flat), rel=1e-13)
         for seed in range(20):
-            assert L._categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
+            assert L.categorical_over_classes(zs, k, eps, RandomSource(seed)) == \
                 RandomSource(seed).categorical_log(flat)

@@ -219,7 +219,7 @@ def test_centre_is_one_newton_step_from_the_first_estimate():
     np.testing.assert_array_equal(th1, theta1)
     A = Z.T @ Z
     ols = np.linalg.lstsq(Z, y, rcond=None)[0]
-    A_bar = intervals._project(stage1.gram[:s + 1, :s + 1], spec.gram_sd)
+    A_bar = intervals.project_gram(stage1.gram[:s + 1, :s + 1], spec.gram_sd)
     expected = ols + (np.eye(s + 1) - np.linalg.solve(A_bar, A)) @ (theta1 - ols)
     np.testing.assert_allclose(centre, expected, rtol=1e-9, atol=1e-12)
     # The released point: the same step through (A~ + lam1 I)^-1.

@@ -177,7 +177,7 @@ class IntervalSet:
         return self.kind != "none"
 
 
-def _project(A, floor):
+def project_gram(A, floor):
     """A batch (or one) of symmetric matrices with eigenvalues raised to at least ``floor``."""
     e, Q = np.linalg.eigh(A)
     e = np.maximum(e, floor)
@@ -260,7 +260,7 @@ def _refusal(gram, intercept, floor, lam, d):
     smallest = float(np.min(np.maximum(np.linalg.eigvalsh(A), floor)))
     if lam > RIDGE_DOMINANCE * smallest:
         return RIDGE_DOMINATES
-    if _singular(_project(A, floor)):
+    if _singular(project_gram(A, floor)):
         return SINGULAR
     return None
 
@@ -278,7 +278,7 @@ def adassp_intervals(rel: adassp.Release, theta, lam, n_draws, rng) -> IntervalS
     d = adassp.design_columns(rel.gram.shape[0], rel.intercept).size
     reason = _refusal(rel.gram, rel.intercept, spec.gram_sd, lam, d)
     A, _, _, _ = statistics(rel.gram, rel.intercept)
-    A_bar = _project(A, spec.gram_sd)
+    A_bar = project_gram(A, spec.gram_sd)
     centre = _undo_ridge(A_bar, lam, np.asarray(theta, dtype=np.float64))
     if reason is not None:
         return IntervalSet("none", reason=reason, centre=centre)
@@ -300,7 +300,7 @@ def op_intervals(release, n_draws, rng) -> IntervalSet:
             return IntervalSet("none", reason=BALL_BINDS, centre=theta)
         return ols_intervals(gram, release.intercept)
     A, _, _, _ = statistics(gram, release.intercept)
-    A_bar = _project(A, gspec.gram_sd)
+    A_bar = project_gram(A, gspec.gram_sd)
     # The intervals read the design only through the Gram release (its share of epsilon): the
     # noise must not dominate it, by the rule AdaSSP's ridge applies (without it the plug-in
     # design is too uncertain and the bootstrap undercovered: 0.79-0.87 at n = 2000, ranges 5x).
@@ -319,7 +319,7 @@ def op_intervals(release, n_draws, rng) -> IntervalSet:
     b = draw_noise(spec, rng, n_draws)
     theta_b, _ = solve_squared(A_bar, c, b, spec.ridge, spec.radius)
     E = boot.symmetric_noise(gspec, rng, n_draws, d)
-    centre_b = _undo_ridge(_project(A_bar[None] + E, gspec.gram_sd), np.full(n_draws, spec.ridge), theta_b)
+    centre_b = _undo_ridge(project_gram(A_bar[None] + E, gspec.gram_sd), np.full(n_draws, spec.ridge), theta_b)
     normals = np.asarray(rng.gaussian(1.0, n_draws), dtype=np.float64)
     return IntervalSet("bootstrap", centre=centre, errors=centre_b - centre[None, :], sigma2=sigma2,
                        noise_normals=normals)

@@ -86,7 +86,7 @@ def _class_rows(zs, k, epsilon):
         yield h, t, log_size, log_size - (float(epsilon) / 2.0) * loss
 
 
-def _log_normaliser(zs, k, epsilon) -> float:
+def log_normaliser(zs, k, epsilon) -> float:
     """log(1 + sum of exp(log_weight) over every class), the log of the mechanism's normalising
     constant, streamed over rows (two passes: the maximum, then the sum)."""
     top = 0.0
@@ -121,7 +121,7 @@ def sample_lipschitz_topk(z, k, epsilon, rng) -> np.ndarray:
     order = canonical_order(z, rng)
     if math.isinf(epsilon) or k == d:
         return np.sort(order[:k])
-    index = _categorical_over_classes(z[order], k, epsilon, rng)
+    index = categorical_over_classes(z[order], k, epsilon, rng)
     if index == 0:
         return np.sort(order[:k])
     h, col = divmod(index - 1, d - k)
@@ -132,7 +132,7 @@ def sample_lipschitz_topk(z, k, epsilon, rng) -> np.ndarray:
     return np.sort(order[positions])
 
 
-def _categorical_over_classes(zs, k, epsilon, rng) -> int:
+def categorical_over_classes(zs, k, epsilon, rng) -> int:
     """The index :meth:`RandomSource.categorical_log` draws from ``[0] + log_weight.ravel()`` (the
     top-k class first, then the classes row by row), with the same bits and one uniform, streamed
     over rows instead of building the k x (d - k) table.
@@ -202,7 +202,7 @@ def inclusion_probabilities(z, k, epsilon) -> np.ndarray:
         by_position[:k] = 1.0
     else:
         zs = z[order]
-        norm = _log_normaliser(zs, k, epsilon)
+        norm = log_normaliser(zs, k, epsilon)
         diff = np.zeros(d + 1)
         diff[0] += math.exp(-norm)  # the top-k class: positions 0..k-1
         diff[k] -= math.exp(-norm)
@@ -232,7 +232,7 @@ def set_log_probability(z, k, epsilon, subset) -> float:
     if math.isinf(epsilon) or k == z.size:
         return 0.0 if lead == k else -math.inf
     zs = z[order]
-    norm = _log_normaliser(zs, k, epsilon)
+    norm = log_normaliser(zs, k, epsilon)
     if lead == k:
         return -norm
     worst = int(pos[-1]) + 1
@@ -256,7 +256,7 @@ def topk_diagnostics(z, k, epsilon) -> dict:
     if math.isinf(epsilon) or k == d:
         return {"probability_true_topk": 1.0, "expected_overlap_with_true_topk": float(k),
                 "gap_k_to_k_plus_1_in_sensitivity_units": gap}
-    norm = _log_normaliser(zs, k, epsilon)
+    norm = log_normaliser(zs, k, epsilon)
     logp_top = -norm
     expected = math.exp(logp_top) * k
     for h, t, _, logw in _class_rows(zs, k, epsilon):  # row by row: O(d) memory

@@ -82,13 +82,13 @@ DEFAULT_SIGN_BLOCKS = 10
 # every chosen l (one pass over the data per l, which the selection itself avoids); they
 # are computed when those passes together sort at most this many values.
 CURATOR_PASS_LIMIT = 1 << 25
-_SEARCH_HEAD = 256  # features ranked by a partial sort before a full one is needed
+SEARCH_HEAD = 256  # features ranked by a partial sort before a full one is needed
 # Features scored in the first step of a search (then 2, 4, 8, ...).  One: the winner is
 # usually the feature with the largest bound (at p = 100, n = 3395, epsilon 0.1 a round, 1.1
 # features on average were needed and a first step of 8 scored 8), and each feature scored
 # in round t costs up to t passes over the rows; the rounds of such a call took 2.5 ms
 # instead of 10 (benchmarks/README.md, plan section, fourth pass).
-_SEARCH_BATCH = 1
+SEARCH_BATCH = 1
 
 
 def round_sensitivity(t: int) -> float:
@@ -162,14 +162,14 @@ def bounded_search(bound, evaluate, second=False):
     got_idx: list[np.ndarray] = []
     got_val: list[np.ndarray] = []
     top = np.full(2, -np.inf)  # the two largest values found so far
-    head = min(d, _SEARCH_HEAD)
+    head = min(d, SEARCH_HEAD)
     # Usually the answer is among the few largest bounds: rank those by a partial sort, and
     # everything (skipping what was evaluated) only if the search gets past them.  Every
     # feature outside the head has a bound <= every bound in it.
     order = np.argpartition(-bound, head - 1)[:head] if head < d else np.arange(d)
     order = order[np.argsort(-bound[order], kind="stable")]
     evaluated = np.zeros(d, dtype=bool)
-    position, batch = 0, _SEARCH_BATCH
+    position, batch = 0, SEARCH_BATCH
     while True:
         if position == order.size:
             if order.size == d or evaluated.all():

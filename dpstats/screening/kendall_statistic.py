@@ -53,14 +53,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 try:  # private scipy API; the numpy merge sort below is the fallback
-    from scipy.stats._stats import _kendall_dis as _scipy_discordant
+    from scipy.stats._stats import _kendall_dis as compiled_discordant
 except ImportError:  # pragma: no cover
-    _scipy_discordant = None
+    compiled_discordant = None
 
 _CHUNK_ELEMENTS = 1 << 22  # merge-sort fallback: rows per chunk so that a chunk holds about 4 M values
-_BLOCK_ELEMENTS = 1 << 18  # key blocks of about 2 MB: they stay in cache while sorted and counted
+BLOCK_ELEMENTS = 1 << 18  # key blocks of about 2 MB: they stay in cache while sorted and counted
 _MAX_THREADS = 4  # the key sorts and scipy's counter release the GIL, so blocks run on threads
-_PARALLEL_ELEMENTS = 1 << 20  # below this, threads cost more than they save
+PARALLEL_ELEMENTS = 1 << 20  # below this, threads cost more than they save
 _SIGN_BIT = np.uint64(1 << 63)
 
 
@@ -131,7 +131,7 @@ def count_inversions(rows) -> np.ndarray:
     m, n = rows.shape
     if n < 2:
         return np.zeros(m, dtype=np.int64)
-    if _scipy_discordant is not None:
+    if compiled_discordant is not None:
         return count_inversions_compiled(rows)
     return count_inversions_numpy(rows)
 
@@ -140,7 +140,7 @@ def _compiled_rows(one_based, out, lo, hi):
     """scipy's counter on rows lo..hi-1 of an intp array holding 1-based positions."""
     x = np.arange(one_based.shape[1], dtype=np.intp)
     for i in range(lo, hi):
-        out[i] = _scipy_discordant(x, one_based[i])
+        out[i] = compiled_discordant(x, one_based[i])
 
 
 def count_inversions_compiled(rows) -> np.ndarray:
@@ -221,7 +221,7 @@ def scaled_tau_from_discordant(discordant, n):
 
 # ------------------------------------------------------------------ block machinery
 def _workers(elements, rows):
-    if elements < _PARALLEL_ELEMENTS or rows < 2:
+    if elements < PARALLEL_ELEMENTS or rows < 2:
         return 1
     return max(1, min(_MAX_THREADS, os.cpu_count() or 1, rows))
 
@@ -260,14 +260,14 @@ def _count_positions(positions, out):
     m, n = positions.shape
     if n < 2:
         out[:] = 0
-    elif _scipy_discordant is not None:
+    elif compiled_discordant is not None:
         positions += 1
         _compiled_rows(positions, out, 0, m)
     else:
         out[:] = count_inversions_numpy(positions)
 
 
-def _stable_order_rows(values) -> np.ndarray:
+def stable_order_rows(values) -> np.ndarray:
     """``np.argsort(values, axis=1, kind="stable")`` for a float64 array (c, n), by packed keys.
 
     Rows whose keys collide in their high bits are sorted exactly by numpy instead.
@@ -284,7 +284,7 @@ def _stable_order_rows(values) -> np.ndarray:
     return order
 
 
-def _lexsort_rows(values, secondary) -> np.ndarray:
+def lexsort_rows(values, secondary) -> np.ndarray:
     """``np.lexsort((secondary[i], values[i]))`` for every row i, by packed keys.
 
     ``secondary`` holds a permutation of 0..n-1 per row, so it fits in the low bits: rows
@@ -388,7 +388,7 @@ class KendallPanel:
                 out[r] = known
         if todo:
             todo = np.asarray(todo)
-            fresh = _stable_order_rows(self.X.T[features[todo]])
+            fresh = stable_order_rows(self.X.T[features[todo]])
             out[todo] = fresh
             dtype = np.int32 if self.n < 2**31 else np.intp
             for r, order in zip(todo, fresh):
@@ -414,7 +414,7 @@ class KendallPanel:
         out = np.zeros(d, dtype=np.int64)
         if n < 2 or d == 0:
             return out
-        width = max(1, _BLOCK_ELEMENTS // n)
+        width = max(1, BLOCK_ELEMENTS // n)
         starts = range(0, d, width)
         collided = self._map(lambda s: self._plain_block(y_order, np.arange(s, min(d, s + width)), out), starts,
                              d * n, len(starts))
@@ -429,7 +429,7 @@ class KendallPanel:
         out = np.zeros(features.size, dtype=np.int64)
         if self.n < 2 or features.size == 0:
             return out
-        width = max(1, _BLOCK_ELEMENTS // self.n)
+        width = max(1, BLOCK_ELEMENTS // self.n)
         if features.size <= width:
             # A few features (the candidates of a search): their orders, kept from one
             # call to the next, against v's ranks.
@@ -498,7 +498,7 @@ class KendallPanel:
             # Each tied column's own keys (TieBreak), as ranks 0..n-1: ordering by
             # (value, rank of the key) is ordering by (value, key, row).
             keys = np.stack([self.tiebreak.uniforms(int(cols[r]) + 1, self.n) for r in tied])
-            orders[tied] = _lexsort_rows(values[tied], _inverse_rows(_stable_order_rows(keys)))
+            orders[tied] = lexsort_rows(values[tied], _inverse_rows(stable_order_rows(keys)))
         out[cols] = count_inversions(_inverse(ref_order)[orders])
         dtype = np.uint16 if self.n <= 1 << 16 else np.intp
         for r, j in enumerate(cols):
