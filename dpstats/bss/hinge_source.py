@@ -454,14 +454,11 @@ class HingeSource(HingeDualBounds):
 
     Parameters
     ----------
-    X : ndarray (n, q)
-        Clipped design, the forced intercept column first when ``intercept``.
-    y : ndarray (n,)
-        Response coded -1 / +1.
+    X, y, intercept
+        As :class:`~dpstats.bss.hinge.HingeObjective` (the clipped design, the response coded
+        -1 / +1, column 0 forced into every support).
     ridge, radius : float
         lam > 0 and r > 0 (public).
-    intercept : bool
-        Column 0 is forced into every support.
     gap_tolerance : float
         Certified duality gap of every value; the engine's tau_eval.
     min_exact : int
