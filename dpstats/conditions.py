@@ -110,7 +110,7 @@ def log_block_sizes(p, s) -> np.ndarray:
     return _log_comb(s, i) + _log_comb(p - s, i)
 
 
-def _log_sum_exp(x) -> float:
+def log_sum_exp(x) -> float:
     """log sum exp(x) of a short 1-D array (at most min(s, p - s) terms): numpy's own max and
     sum, since scipy's general logsumexp cost 0.2 ms a call, 43 calls per top-R margin
     bisection (a sixth of a simulated ``plan`` call at C(100, 3))."""
@@ -140,11 +140,11 @@ def concentration_bound(p, s, tau_hat, epsilon, sensitivity, cap=None) -> float:
     if cap is not None:
         margin = np.minimum(margin, float(cap))
     if math.isinf(epsilon):
-        return 0.0 if np.all(margin > 0) else math.exp(_log_sum_exp(log_m[margin <= 0]))
+        return 0.0 if np.all(margin > 0) else math.exp(log_sum_exp(log_m[margin <= 0]))
     with np.errstate(invalid="ignore"):
         exponent = log_m - float(epsilon) * margin / (2.0 * float(sensitivity))
     exponent = np.where(np.isnan(exponent), -np.inf, exponent)
-    return math.exp(_log_sum_exp(exponent))
+    return math.exp(log_sum_exp(exponent))
 
 
 def margin_needed(p, s, epsilon, sensitivity, cap=None, level=RECOVERY_PROBABILITY) -> float:
@@ -242,7 +242,7 @@ def _clipping_row(curator, what, reference, note="by construction: clipping happ
                "one record moves each score by at most Delta", HOLDS, reference, note=note, required=True)
 
 
-def _slack_row(curator):
+def slack_row(curator):
     tau = curator.get("tau", 0.0) or 0.0
     cert = curator.get("certificate") if isinstance(curator.get("certificate"), dict) else {}
     ref = f"{PBM25}, section 4 and Appendix B (certified solver); {BPM24}, Lemmas A.1-A.2"
@@ -328,7 +328,7 @@ def top_r_conditions(curator, ctx):
     if math.isinf(ctx.epsilon):
         return _infinite_epsilon_rows() + [_margin_row(curator, ctx, MARGIN_REFERENCE, "")]
     rows = [_clipping_row(curator, "the top-R score has sensitivity Delta", f"{BPM24}, Lemmas A.1-A.2"),
-            _slack_row(curator)]
+            slack_row(curator)]
     why = ("tau_hat needs the best support of every mistake block S^(i); the engine certifies only the R best "
            "supports (method='mistakes' certifies the blocks)")
     if ctx.options.get("max_tries") is not None:
@@ -347,7 +347,7 @@ def mistakes_conditions(curator, ctx):
     if math.isinf(ctx.epsilon):
         return _infinite_epsilon_rows()
     rows = [_clipping_row(curator, "each block score has sensitivity Delta", f"{PBM25}, section 2.1.2"),
-            _slack_row(curator)]
+            slack_row(curator)]
     gap, two_delta, tau = curator.get("gap_certified"), curator.get("two_Delta"), curator.get("tau", 0.0) or 0.0
     threshold_value = two_delta + 2 * tau if _number(two_delta) else None
     gap_ok = _number(gap) and _number(threshold_value) and gap > threshold_value

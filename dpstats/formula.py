@@ -884,7 +884,7 @@ def evaluate_rows(pdf: pd.DataFrame, plan: DesignPlan, with_rows=False):
     """
     kept = np.arange(len(pdf))
     used = list(plan.used)
-    plain = plan.plain_columns is not None and not _prepare_needed(pdf, plan, used)
+    plain = plan.plain_columns is not None and not prepare_needed(pdf, plan, used)
     if not plain:
         pdf = pdf[used] if used else pdf.iloc[:, :0]
         pdf = _prepare_columns(pdf, plan)
@@ -919,7 +919,7 @@ def rows_not_finite(X):
     return ~finite
 
 
-def _prepare_needed(pdf, plan, used):
+def prepare_needed(pdf, plan, used):
     """Whether imputation, declared levels or nullable (extension) dtypes need pandas' path."""
     na = plan.na_action if isinstance(plan.na_action, dict) else {}
     if any(c in plan.level_casts or c in na for c in used):

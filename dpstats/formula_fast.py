@@ -64,7 +64,7 @@ _Q_CLEAN = re.compile(r"""Q\((['"])(.*?)\1\)""")
 # term lists once per level, so the depth bounds the cost at O(depth * p).
 MAX_PAREN_DEPTH = 64
 # Bytes of the temporary block copied into X at a time (a few columns of the frame).
-_CHUNK_BYTES = 1 << 22
+CHUNK_BYTES = 1 << 22
 
 _ZERO, _ONE, _ATOM, _PLUS, _MINUS = "ZERO", "ONE", "ATOM", "+", "-"
 _LPAREN, _UPLUS, _UMINUS, _BPLUS, _BMINUS = 0, 1, 2, 3, 4
@@ -382,7 +382,7 @@ def simple_design_matrix(design: SimpleDesign, frame, *, order: str = "C"):
     y : ndarray (n,), float64, a new array, or None without a response
 
     X is the only large allocation: it is filled a few columns at a time
-    (``_CHUNK_BYTES`` of temporary data), so the peak memory is about X's size.
+    (``CHUNK_BYTES`` of temporary data), so the peak memory is about X's size.
     """
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}.")
@@ -394,7 +394,7 @@ def simple_design_matrix(design: SimpleDesign, frame, *, order: str = "C"):
         missing = [t for t, i in zip(terms, idx) if i < 0]
         raise KeyError(f"columns {missing[:10]} are not in the frame.")
     X = np.empty((n, p), dtype=np.float64, order=order)
-    width = max(1, min(p, _CHUNK_BYTES // max(1, 8 * n)))
+    width = max(1, min(p, CHUNK_BYTES // max(1, 8 * n)))
     for start in range(0, p, width):
         stop = min(p, start + width)
         X[:, start:stop] = frame.iloc[:, idx[start:stop]].to_numpy(dtype=np.float64)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-def _isotonic(values, weights):
+def isotonic(values, weights):
     """Pool-adjacent-violators: the non-decreasing fit to ``values`` (weighted least squares)."""
     blocks = []  # [mean, weight, count]
     for v, w in zip(values, weights):
@@ -34,11 +34,11 @@ _PILOT_MIN = 10
 _PILOT_FRACTION = 3
 
 
-def _pilot_reps(reps):
+def pilot_reps(reps):
     return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
 
 
-def _logistic_crossing(x0, x1, p0, p1, target, reps):
+def logistic_crossing(x0, x1, p0, p1, target, reps):
     """Where the curve logit(P) = a + b log x through (x0, p0) and (x1, p1) reaches ``target``
     (probabilities kept 1/(2 reps) away from 0 and 1)."""
     c = 0.5 / reps
@@ -60,7 +60,7 @@ def curve(plan, axis, span):
     rows = sorted((r for r in plan._rows.values()
                    if r[other] == getattr(plan, other) and span[0] <= r[axis] <= span[1]), key=lambda r: r[axis])
     x = np.array([float(r[axis]) for r in rows])
-    fitted = np.array(_isotonic([r["probability"] for r in rows], [r["reps"] for r in rows]))
+    fitted = np.array(isotonic([r["probability"] for r in rows], [r["reps"] for r in rows]))
     return x, fitted
 
 
@@ -93,7 +93,7 @@ class RequiredSearch:
         crossing past a fall.
 
         Pilot (``reps`` above ``_PILOT_MIN``): the search first runs with new points
-        evaluated on the first ``_pilot_reps(reps)`` seeds (a third of them, at least 10);
+        evaluated on the first ``pilot_reps(reps)`` seeds (a third of them, at least 10);
         the points the answer is read from (the final bracket's ends) then get every seed
         (only the missing ones are simulated) and the search resumes from there with all
         seeds, so the answer is always read from points with ``reps`` data sets.  Points the
@@ -107,7 +107,7 @@ class RequiredSearch:
         else:
             span = (-math.inf, math.inf)
             self._evaluate_at(axis, getattr(self.plan, axis))
-        pilot = _pilot_reps(self.plan.reps)
+        pilot = pilot_reps(self.plan.reps)
         if pilot < self.plan.reps:
             # Pilot: the whole search with the first ``pilot`` seeds; the search then resumes
             # with all of them, and extends the points it reads its answer from first.
@@ -151,7 +151,7 @@ class RequiredSearch:
         top evaluated on the pilot's seeds), else the next is tried."""
         regimes = self.regimes(axis, span)
         planned = float(getattr(self.plan, axis))
-        check = _pilot_reps(self.plan.reps)
+        check = pilot_reps(self.plan.reps)
         for k, (lo, hi) in enumerate(regimes):
             last = k == len(regimes) - 1
             if not last:
@@ -218,7 +218,7 @@ class RequiredSearch:
             if i == 0:
                 return float(x[0])
             lo, hi = x[i - 1], x[i]
-            guess = _logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.plan.reps)
+            guess = logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.plan.reps)
             probes += 1
             if probes > _MAX_REFINE + 1 or hi / lo <= _REFINE_RATIO:
                 return guess

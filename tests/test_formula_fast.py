@@ -370,7 +370,7 @@ def test_design_matrix_in_many_chunks(monkeypatch):
     df = pd.DataFrame(rng.standard_normal((n, p)), columns=[f"v{j}" for j in range(p)])
     df["y"] = rng.standard_normal(n)
     df["i"] = rng.integers(0, 9, n)
-    monkeypatch.setattr(formula_fast, "_CHUNK_BYTES", 8 * n * 7)  # 7 columns at a time
+    monkeypatch.setattr(formula_fast, "CHUNK_BYTES", 8 * n * 7)  # 7 columns at a time
     for order in ("C", "F"):
         assert_matches_patsy("y ~ . - v3 + v3", df, order=order)
 
@@ -409,11 +409,11 @@ def test_simple_design_is_a_dataclass():
 def test_prepare_needed_reads_the_dtypes_of_the_used_columns_only(mixed):
     # The wide-frame shortcut (one pass over the distinct dtypes) must agree with asking each
     # used column: pandas' path exactly when a used column has an extension dtype.
-    from dpstats.formula import _prepare_needed, plan_design
+    from dpstats.formula import prepare_needed, plan_design
 
     for formula in ("y ~ x1 + ni", "y ~ x1 + x2", "y ~ ni"):
         plan = plan_design(formula, mixed.dtypes, len(mixed))
         used = list(plan.used)
         expected = any(pd.api.types.is_extension_array_dtype(mixed[c].dtype) for c in used)
-        assert _prepare_needed(mixed, plan, used) == expected
+        assert prepare_needed(mixed, plan, used) == expected
         assert expected == ("ni" in used)

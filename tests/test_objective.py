@@ -218,7 +218,7 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r, 
     from dpstats.bss.enumeration import enumerate_supports
     from dpstats.bss.objective import cholesky_values
 
-    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)  # the Cholesky route also on these small chunks
+    monkeypatch.setattr(O, "CHOLESKY_MIN_ROWS", 1)  # the Cholesky route also on these small chunks
     rng = np.random.default_rng(11)
     n, p, s = 200, 12, 4
     X = np.clip(rng.standard_normal((n, p)), -2, 2)
@@ -230,7 +230,7 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r, 
     stats = SufficientStats.from_arrays(X, y, intercept=intercept)
     obj = RidgeBallObjective(stats, lam, r)
     full = obj.full_support(enumerate_supports(p, s) + int(intercept))
-    fast, reference = obj.values(full, chunk=97), obj._values_spectral(full)
+    fast, reference = obj.values(full, chunk=97), obj.values_spectral(full)
     np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-10 * stats.yy)
     # the exact path's entry: candidate columns only, the forced ones implied
     free = obj.candidate_values(full[:, int(intercept):], chunk=97)
@@ -239,8 +239,8 @@ def test_ridge_route_and_spectral_route_give_the_same_values(intercept, lam, r, 
     _, norm2, ok = cholesky_values(stats.G, stats.c, stats.yy, lam, full)
     leaves = norm2 > r * r
     if intercept:
-        assert obj._elimination() is not None
-        _, forced_norm2, _ = obj._elimination().free_values(full[:, 1:])
+        assert obj.elimination() is not None
+        _, forced_norm2, _ = obj.elimination().free_values(full[:, 1:])
         np.testing.assert_allclose(forced_norm2[ok], norm2[ok], rtol=1e-8)
     assert np.any(ok & ~leaves)
     if lam == 0:
@@ -261,8 +261,8 @@ def test_ball_rows_that_do_not_converge_go_to_the_spectral_route(monkeypatch):
     y = X[:, 0] - X[:, 1] + 0.2 * rng.standard_normal(100)
     obj = RidgeBallObjective(SufficientStats.from_arrays(X, y), 0.0, 0.5)
     supports = np.array(list(itertools.combinations(range(8), 3)))
-    reference = obj._values_spectral(supports)
-    monkeypatch.setattr(O, "_CHOLESKY_MIN_ROWS", 1)
+    reference = obj.values_spectral(supports)
+    monkeypatch.setattr(O, "CHOLESKY_MIN_ROWS", 1)
     capped = functools.partial(O.ball_values, max_iter=1)
     _, solved = capped(obj.stats.G, obj.stats.c, obj.stats.yy, 0.0, 0.5, supports)
     assert not solved.any()

@@ -122,12 +122,12 @@ def test_truth_probability_defers_to_the_count_where_the_curator_lists_nothing()
 def test_logistic_crossing_is_exact_on_a_logistic_curve():
     # logit P = 8 (log n - log 1000) + logit 0.8: the curve through two points a factor 4
     # apart reaches 0.8 at n = 1000 exactly (a linear interpolation of P would not).
-    from dpstats.plan_search import _logistic_crossing
+    from dpstats.plan_search import logistic_crossing
 
     def curve(n):
         return 1 / (1 + math.exp(-(8 * (math.log(n) - math.log(1000)) + math.log(4))))
 
-    assert _logistic_crossing(600, 2400, curve(600), curve(2400), 0.8, reps=10**6) == pytest.approx(1000, rel=1e-6)
+    assert logistic_crossing(600, 2400, curve(600), curve(2400), 0.8, reps=10**6) == pytest.approx(1000, rel=1e-6)
 
 
 def test_required_n_finds_the_crossing_of_a_steep_curve(monkeypatch):
@@ -166,18 +166,18 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
     # all 30 at once (same random_state), and the answer is the logistic crossing of those
     # full rows.  Mutations caught: reading the answer from the pilot rows, or extending a
     # pilot point with the wrong seeds (the rows then differ).
-    from dpstats.plan_search import _isotonic, _logistic_crossing, _pilot_reps
+    from dpstats.plan_search import isotonic, logistic_crossing, pilot_reps
     from dpstats.planning import Plan
 
     monkeypatch.setattr(Plan, "simulate_one", _noisy_known)
-    assert _pilot_reps(30) == 10 and _pilot_reps(100) == 34 and _pilot_reps(8) == 8
+    assert pilot_reps(30) == 10 and pilot_reps(100) == 34 and pilot_reps(8) == 8
     planned = dpstats.plan(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=30, random_state=4)
     answer = planned.required_n(0.8)
     table = planned.table.set_index("n")
     assert set(table["reps"]) == {10, 30}  # the pilot ran
     full = table[table["reps"] == 30]
     x = list(table.index)
-    fitted = _isotonic(list(table["probability"]), list(table["reps"]))
+    fitted = isotonic(list(table["probability"]), list(table["reps"]))
     i = next(k for k, v in enumerate(fitted) if v >= 0.8)
     lo, hi = x[i - 1], x[i]
     assert lo in full.index and hi in full.index and hi / lo <= 1.1
@@ -186,7 +186,7 @@ def test_pilot_search_reads_its_answer_from_points_with_every_seed(monkeypatch):
     for v in (lo, hi):
         assert table.loc[v, "probability"] == rows.loc[v, "probability"]
         assert table.loc[v, "lower"] == rows.loc[v, "lower"]
-    assert answer == math.ceil(_logistic_crossing(lo, hi, rows.loc[lo, "probability"], rows.loc[hi, "probability"],
+    assert answer == math.ceil(logistic_crossing(lo, hi, rows.loc[lo, "probability"], rows.loc[hi, "probability"],
                                                   0.8, 30) - 1e-9)
     assert answer == pytest.approx(1000, rel=0.06)
 

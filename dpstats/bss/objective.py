@@ -209,14 +209,14 @@ class RidgeBallObjective:
         took a tenth of an exact-path call at C(100, 3) with the intercept column forced; the
         forced columns are eliminated once for all supports (:class:`ForcedElimination`)."""
         columns = np.asarray(columns, dtype=np.int64)
-        elimination = self._elimination() if columns.ndim == 2 and columns.shape[1] else None
+        elimination = self.elimination() if columns.ndim == 2 and columns.shape[1] else None
         if elimination is None:
             return self.values(self.full_support(columns), chunk)
         out = np.empty(columns.shape[0])
         for start in range(0, columns.shape[0], chunk):
             free = columns[start:start + chunk]
-            if free.shape[0] < _CHOLESKY_MIN_ROWS:
-                out[start:start + chunk] = self._values_spectral(self.full_support(free))
+            if free.shape[0] < CHOLESKY_MIN_ROWS:
+                out[start:start + chunk] = self.values_spectral(self.full_support(free))
                 continue
             value, norm2, ok = elimination.free_values(free)
             out[start:start + chunk] = self._finish(value, norm2, ok, lambda rows: self.full_support(free[rows]))
@@ -235,8 +235,8 @@ class RidgeBallObjective:
         trust (nearly collinear columns with lam = 0, where the spectral route gives the
         minimum-norm minimiser).  The routes compute the same value up to rounding.
         """
-        if block.shape[0] < _CHOLESKY_MIN_ROWS:
-            return self._values_spectral(block)
+        if block.shape[0] < CHOLESKY_MIN_ROWS:
+            return self.values_spectral(block)
         value, norm2, ok = cholesky_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, block)
         return self._finish(value, norm2, ok, lambda rows: block[rows])
 
@@ -245,7 +245,7 @@ class RidgeBallObjective:
         ball and the spectral route where a pivot was too small; ``full_rows(rows)``: those
         rows' full supports."""
         leaves = np.nonzero(ok & (norm2 > self.radius**2))[0]
-        if 0 < leaves.size < _CHOLESKY_MIN_ROWS:
+        if 0 < leaves.size < CHOLESKY_MIN_ROWS:
             ok[leaves] = False  # too few for the batched Newton iteration to pay
         elif leaves.size:
             value[leaves], solved = ball_values(self.stats.G, self.stats.c, self.stats.yy, self.ridge, self.radius,
@@ -257,7 +257,7 @@ class RidgeBallObjective:
             value[redo] = values_from_spectral(self.stats.yy, e, w, self._multipliers(e, w))
         return value
 
-    def _elimination(self):
+    def elimination(self):
         """The :class:`ForcedElimination` of this objective (built once; None without forced
         columns or when their block is not safely positive definite).  Only
         :meth:`candidate_values` uses it: forming the p x p Schur complement pays off when
@@ -268,7 +268,7 @@ class RidgeBallObjective:
             self._forced_cache = ForcedElimination.build(self.stats, self.ridge)
         return self._forced_cache
 
-    def _values_spectral(self, supports) -> np.ndarray:
+    def values_spectral(self, supports) -> np.ndarray:
         """R(S) by the eigendecomposition route for every row (the reference for the tests)."""
         supports = np.asarray(supports, dtype=np.int64)
         e, w, _ = self._spectral(supports)
@@ -293,7 +293,7 @@ _PIVOT_RTOL = 1e-9
 #: Python over the s (s + 1) / 2 entries, which costs more than a batched eigendecomposition
 #: of a few supports (the engine's calls; benchmarks/README.md, "bench_objective.py": at
 #: 64 supports 0.9 ms against 0.3 ms at s = 3, 3.3 against 1.0 ms at s = 10; even at 256).
-_CHOLESKY_MIN_ROWS = 512
+CHOLESKY_MIN_ROWS = 512
 
 
 class ForcedElimination:
