@@ -97,14 +97,14 @@ def recovery(method, n, p, s, epsilon, design, seeds):
 def crossing(xs, ps):
     """(relation, x) where the simulated curve reaches TARGET: ("=", x) inside the points,
     ("<", x0) below the first or (">", x_last) beyond the last."""
-    from dpstats.planning import _isotonic, _logistic_crossing
+    from dpstats.plan_search import isotonic, logistic_crossing
 
-    fitted = _isotonic(ps, [1] * len(ps))
+    fitted = isotonic(ps, [1] * len(ps))
     if fitted[0] >= TARGET:
         return "<", xs[0]
     for i in range(1, len(xs)):
         if fitted[i] >= TARGET:
-            return "=", _logistic_crossing(xs[i - 1], xs[i], fitted[i - 1], fitted[i], TARGET, 200)
+            return "=", logistic_crossing(xs[i - 1], xs[i], fitted[i - 1], fitted[i], TARGET, 200)
     return ">", xs[-1]
 
 
@@ -142,12 +142,12 @@ def run_design(args):
 def old_rule(planned, target):
     """The rule before issue 29: the grid n x (1/4, 1/2, 1, 2, 4, 8), non-decreasing fit, then
     linear interpolation of P in log n between the bracketing grid points."""
-    from dpstats.planning import _isotonic
+    from dpstats.plan_search import isotonic
 
     grid = sorted({max(2, int(round(planned.n * f))) for f in (0.25, 0.5, 1, 2, 4, 8)})
     frame = planned.evaluate(n_grid=grid)
     x = frame["n"].to_numpy(dtype=float)
-    fitted = _isotonic(list(frame["probability"]), list(frame["reps"]))
+    fitted = isotonic(list(frame["probability"]), list(frame["reps"]))
     i = next(i for i, v in enumerate(fitted) if v >= target)
     if i == 0:
         return x[0]

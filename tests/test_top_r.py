@@ -247,13 +247,13 @@ def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeyp
 
     monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS", blocks.BlockSearchSettings(prefix_test_from=prefix_from))
     calls = []
-    leaves_at = blocks._BlockSearch._leaves_at
+    leaves_at = blocks.BlockSearch.leaves_at
 
     def counting(self, T_, threshold, first_only=False, budget=None):
         calls.append(first_only)
         return leaves_at(self, T_, threshold, first_only, budget)
 
-    monkeypatch.setattr(blocks._BlockSearch, "_leaves_at", counting)
+    monkeypatch.setattr(blocks.BlockSearch, "leaves_at", counting)
     X, y = dataset(0, n=40, p=10, s=5)  # a design where a 3x floor (mutation) changes the list
     s, R, eps = 5, 8, 1.0
     nominal = T.mechanism_epsilon(eps, T.DEFAULT_TOLERANCE)
