@@ -80,6 +80,7 @@ from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, 
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.progress import Progress
 from ..light_curator import light_curator_active
+from .kendall_statistic import count_inversions
 
 #: Share of epsilon for the released taus (measured on 23 real data sets at s = 3, epsilon 2 and 5:
 #: 0.1, 0.2 and 0.35 within 0.01 of each other; 0.2 led by a little).
@@ -136,7 +137,7 @@ def dense_rank_columns(X) -> np.ndarray:
 
 
 def kendall_numerators(X, v, ranks=None) -> np.ndarray:
-    """sum_{i<j} sign(x_ij - x_jj') sign(v_i - v_j) for every column of X: concordant minus discordant
+    """sum_{i<j} sign(x_i - x_j) sign(v_i - v_j) for every column x of X: concordant minus discordant
     pairs, ties 0, exact in integers.
 
     With P pairs, T_x / T_v the pairs tied in x / v and T_xv those tied in both, the numerator is
@@ -146,8 +147,6 @@ def kendall_numerators(X, v, ranks=None) -> np.ndarray:
     position gives a permutation with exactly D inversions, which the compiled counter of
     :mod:`dpstats.screening.kendall_statistic` counts (Knight 1966), many columns at once.
     ``ranks``: :func:`dense_rank_columns` of X, when already computed."""
-    from .kendall_statistic import count_inversions
-
     X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
     out = np.zeros(p, dtype=np.float64)
