@@ -49,6 +49,7 @@ _MODULES = {
     "frank_wolfe": "dpstats.gradient.frank_wolfe",
     "peeling": "dpstats.gradient.peeling",
     "bh": "dpstats.fdr.bh",
+    "bh_ols": "dpstats.fdr.bh_ols",
 }
 #: Methods registered at run time with :func:`register_method`.
 _REGISTERED: dict = {}

@@ -62,6 +62,7 @@ BASE = {
     "frank_wolfe": {"s": 2},
     "peeling": {"s": 2},
     "bh": {"k": 2},
+    "bh_ols": {"k": 2, "draws": 200},
 }
 
 

@@ -179,8 +179,9 @@ def test_built_in_sign_policies_keep_the_previous_rule():
     for name in registered_methods():
         meth = get_method(name)
         policy = meth.sign_step()
-        # bh (new): the signs of its released noisy statistics, native (its release has a variable size)
-        assert policy.native == (name in ("dpvote", "bh")), name
+        # bh, bh_ols (new): the signs of their released noisy statistics, native (their releases have a
+        # variable size)
+        assert policy.native == (name in ("dpvote", "bh", "bh_ols")), name
         if not policy.native:
             plain = meth.size_argument == "k" or name in ("frank_wolfe", "peeling", "kendall_forward")
             assert policy.block_fit == ("least_squares" if plain else "selection"), name

@@ -95,6 +95,9 @@ CASES = {
     # A released set of variable size (0 to k), with candidates and p-values (tests/test_fdr_method.py has more).
     "bh": ("bh", lambda: numeric(80, 8), dict(k=3), REPLACE),
     "bh-no-split": ("bh", lambda: numeric(80, 8), dict(k=3, split=False), REPLACE),
+    # Least-squares tests: a peel and a Gram release on the other half; every term a candidate (no peel).
+    "bh_ols": ("bh_ols", lambda: numeric(80, 8), dict(k=3, bounds=(2.0, 3.0), draws=200), REPLACE),
+    "bh_ols-all-terms": ("bh_ols", lambda: numeric(80, 4), dict(k=4, bounds=(2.0, 3.0), draws=200), REPLACE),
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),
@@ -127,7 +130,8 @@ CASES = {
 #: "incomplete" neighbour's (floor(sqrt(k^2 - 1)) = k - 1).
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
            "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
-           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split", "kendall_forward")
+           "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split", "kendall_forward",
+           "bh_ols", "bh_ols-all-terms")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

@@ -252,7 +252,7 @@ def noise_ridge(A_bar, spec: adassp.NoiseSpec):
     return max(0.0, tau - float(np.linalg.eigvalsh(A_bar)[0]))
 
 
-def _refusal(gram, intercept, floor, lam, d):
+def interval_refusal(gram, intercept, floor, lam, d):
     """A reason (plain words) when no valid interval can be given, else None (released values only)."""
     A, _, _, n = statistics(gram, intercept)
     if not n >= MIN_ROWS_PER_COLUMN * d:
@@ -276,7 +276,7 @@ def adassp_intervals(rel: adassp.Release, theta, lam, n_draws, rng) -> IntervalS
     if spec.kind == "none":
         return ols_intervals(rel.gram, rel.intercept)
     d = adassp.design_columns(rel.gram.shape[0], rel.intercept).size
-    reason = _refusal(rel.gram, rel.intercept, spec.gram_sd, lam, d)
+    reason = interval_refusal(rel.gram, rel.intercept, spec.gram_sd, lam, d)
     A, _, _, _ = statistics(rel.gram, rel.intercept)
     A_bar = project_gram(A, spec.gram_sd)
     centre = _undo_ridge(A_bar, lam, np.asarray(theta, dtype=np.float64))
@@ -305,7 +305,7 @@ def op_intervals(release, n_draws, rng) -> IntervalSet:
     # noise must not dominate it, by the rule AdaSSP's ridge applies (without it the plug-in
     # design is too uncertain and the bootstrap undercovered: 0.79-0.87 at n = 2000, ranges 5x).
     lam_eff = max(spec.ridge, noise_ridge(A_bar, gspec))
-    reason = BALL_BINDS if on_ball else _refusal(gram, release.intercept, gspec.gram_sd, lam_eff, d)
+    reason = BALL_BINDS if on_ball else interval_refusal(gram, release.intercept, gspec.gram_sd, lam_eff, d)
     centre = _undo_ridge(A_bar, spec.ridge, theta)
     if reason is not None:
         return IntervalSet("none", reason=reason, centre=centre)

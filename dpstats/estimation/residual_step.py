@@ -292,7 +292,7 @@ def intervals(rel: StepRelease, centre, lam1, theta1, n_draws, rng) -> iv.Interv
     """The bootstrap of the module docstring, or AdaSSP's refusal read from step 1's release."""
     spec = rel.spec
     d = centre.size
-    reason = iv._refusal(rel.gram, rel.intercept, spec.gram_sd, lam1, d)
+    reason = iv.interval_refusal(rel.gram, rel.intercept, spec.gram_sd, lam1, d)
     if reason is not None:
         return iv.IntervalSet("none", reason=reason, centre=centre)
     _, A_bar, inv, e_bar, Q, _ = _design(rel)
