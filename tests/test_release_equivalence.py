@@ -98,6 +98,8 @@ CASES = {
     # Least-squares tests: a peel and a Gram release on the other half; every term a candidate (no peel).
     "bh_ols": ("bh_ols", lambda: numeric(80, 8), dict(k=3, bounds=(2.0, 3.0), draws=200), REPLACE),
     "bh_ols-all-terms": ("bh_ols", lambda: numeric(80, 4), dict(k=4, bounds=(2.0, 3.0), draws=200), REPLACE),
+    "bh_ols-marginal": ("bh_ols", lambda: numeric(80, 8), dict(k=3, bounds=(2.0, 3.0), draws=200, peel="marginal"),
+                        REPLACE),
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),
@@ -131,7 +133,7 @@ CASES = {
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
            "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
            "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split", "kendall_forward",
-           "bh_ols", "bh_ols-all-terms")
+           "bh_ols", "bh_ols-all-terms", "bh_ols-marginal")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

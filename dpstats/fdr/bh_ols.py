@@ -26,9 +26,14 @@ Terms and response are clipped to their public ranges and mapped to [-1, 1]
 squares unchanged).
 
 1. Peel (only when k < p): the input rows are split by a uniformly random permutation (independent
-   of the data) into a peel half A of floor(n / 2) input rows and a test half B of the rest; k
-   rounds of report-noisy-max on |Kendall's S_j| of half A (Gumbel, epsilon / k each, sensitivity
-   2 (n_A - 1); :mod:`dpstats.fdr.bh`).
+   of the data) into a peel half A of floor(n / 2) input rows and a test half B of the rest; on
+   half A, with all of epsilon, ``peel="forward"`` (the default) runs k rounds of forward selection
+   on Kendall's tau (:mod:`dpstats.screening.kendall_forward`, whose privacy statement it inherits,
+   with N = n_A), and ``peel="marginal"`` k rounds of report-noisy-max on |Kendall's S_j| (Gumbel,
+   epsilon / k each, sensitivity 2 (n_A - 1); :mod:`dpstats.fdr.bh`).  The forward peel is the
+   default because the tests need the true terms among the candidates (below): with correlated
+   terms the marginal peel takes null terms next to true ones and misses others
+   (benchmarks/README.md, "bench_fdr.py --conditional").
 2. Release: the upper triangle of the augmented Gram matrix G = sum v v' of the rows
    v = (1, x_C, y) of the test rows (half B, or every row when k >= p), C the candidates, plus
    i.i.d. Laplace noise of scale Delta_1 / epsilon per entry, Delta_1 = m (m + 1) / 2 with
@@ -49,7 +54,7 @@ on all rows (statsmodels' ``OLS`` and ``multipletests(method="fdr_bh")``).
 Privacy statement
 -----------------
 Neighbours: replace one record, the input row count n public.  Step 1 is epsilon-DP on half A
-(:mod:`dpstats.fdr.bh`); step 2 is epsilon-DP on the rows it reads (Laplace mechanism with the l1
+(:mod:`dpstats.screening.kendall_forward` or :mod:`dpstats.fdr.bh`); step 2 is epsilon-DP on the rows it reads (Laplace mechanism with the l1
 sensitivity Delta_1 of the Gram matrix's upper triangle); steps 3 and 4 are post-processing.  With
 the split a record lies in one half, so the two steps compose in parallel (McSherry 2009): epsilon
 in all, one ledger entry.  Without it (k >= p) only step 2 runs, on all rows, with epsilon.  Pure
@@ -92,14 +97,42 @@ from ..estimation import adassp, bootstrap, intervals
 from ..light_curator import light_curator_active
 from ..mechanisms.gumbel import peel
 from ..mechanisms.private_bh import bh_rejections, by_factor
-from ..method_options import Integer, Real
+from ..method_options import Choice, Integer, Real
 from ..methods import MethodOutcome, SelectionMethod, SignPolicy, leading_scores
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
+from ..privacy.randomness import RandomSource
+from ..screening.kendall_forward import TauTable, forward_select
 from ..screening.kendall_statistic import TieBreak
-from .bh import DEFAULT_FDR, half_sizes, kendall_s, null_variance, split_labels, statistic_sensitivity
+from .bh import DEFAULT_FDR, half_sizes, kendall_s, split_labels, statistic_sensitivity
 
 #: Default number of bootstrap draws behind each p-value (the smallest p-value is 1 / (draws + 1)).
 DEFAULT_DRAWS = 2000
+
+#: How the candidates are peeled on half A when k < p (module docstring, step 1).
+PEELS = ("forward", "marginal")
+DEFAULT_PEEL = "forward"
+
+
+def peel_candidates(XA, yA, rows, n_peel, k, epsilon, rng, how):
+    """(candidates in peel order, the peel's non-private order (curator), public details): step 1 on the
+    rows of half A (``rows``: their input positions; ``n_peel``: the half's public input row count)."""
+    p = XA.shape[1]
+    if how == "marginal":
+        scores = np.abs(kendall_s(XA, yA, TieBreak.draw(rng).subset(rows)))
+        delta = statistic_sensitivity(n_peel)
+        chosen = [int(j) for j in peel(scores, p, k, epsilon, delta, rng)]
+        exact = [int(j) for j in np.argsort(-scores, kind="stable")[:k]]
+        return chosen, exact, {"peel": "marginal: report-noisy-max on |Kendall's S|", "sensitivity_peel": delta,
+                               "epsilon_per_round": float(epsilon) / k,
+                               "gumbel_scale": 0.0 if math.isinf(epsilon) else 2.0 * k * delta / float(epsilon)}
+    table = TauTable(XA, yA, n_peel)
+    found = forward_select(table, k, epsilon, rng)
+    # curator: the forward selection without noise (ties by a fixed seed, not the call's draws)
+    exact = forward_select(table, k, math.inf, RandomSource(0)).order if not math.isinf(epsilon) else list(found.order)
+    return [int(j) for j in found.order], [int(j) for j in exact], {
+        "peel": "forward selection on Kendall's tau (method kendall_forward's mechanism)",
+        "epsilon_per_round": found.epsilon_round, "laplace_scale_taus": found.laplace_scale,
+        "sensitivity_peel": "(4 / N)(1 + ||beta||_1) per round, N the half's input rows"}
 
 
 def gram_spec(k, intercept, epsilon) -> adassp.NoiseSpec:
@@ -189,8 +222,20 @@ class PrivateOLSBH:
     curator: dict = field(default_factory=dict)
 
 
+def test_candidates(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws, rng):
+    """Steps 2-4 on the test rows: (noisy augmented Gram matrix, :class:`OLSTests`, rejected candidates)."""
+    k = len(candidates)
+    spec = gram_spec(k, intercept, epsilon)
+    m = spec.m
+    G = adassp.augmented_gram(X_test[:, list(candidates)], y_test)
+    noisy = adassp.from_upper(adassp.upper(G) + spec.draw(rng, spec.gram_scale, m * (m + 1) // 2), m)
+    tests = ols_tests(noisy, spec, intercept, n_draws, rng)
+    mask = bh_rejections(tests.p_values, fdr, k)
+    return noisy, tests, sorted(c for c, r in zip(candidates, mask) if r)
+
+
 def private_ols_bh(X, y, k, epsilon, fdr, intercept, rng, rows=None, n_input=None, n_draws=DEFAULT_DRAWS,
-                   curator=False) -> PrivateOLSBH:
+                   curator=False, how=DEFAULT_PEEL) -> PrivateOLSBH:
     """The mechanism of ``method="bh_ols"`` on mapped arrays (module docstring), drawing from ``rng`` in the
     order: split, tie-break keys, peel, Gram noise, bootstrap draws.  ``rows``: input-row positions of the
     rows of X; ``n_input``: the public input row count (both default to the rows given)."""
@@ -201,42 +246,31 @@ def private_ols_bh(X, y, k, epsilon, fdr, intercept, rng, rows=None, n_input=Non
     rows = np.arange(n_c, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     n_input = n_c if n_input is None else int(n_input)
     details = {"k": k, "fdr": float(fdr), "draws": int(n_draws)}
-    peel_scores = None
     if k < p:  # peel on half A, test on half B (parallel composition)
         in_peel = split_labels(n_input, rng)[rows]
         n_peel, n_test = half_sizes(n_input)
-        peel_scores = np.abs(kendall_s(X[in_peel], y[in_peel], TieBreak.draw(rng).subset(rows[in_peel])))
-        delta_peel = statistic_sensitivity(n_peel)
-        candidates = [int(j) for j in peel(peel_scores, p, k, epsilon, delta_peel, rng)]
+        candidates, exact_candidates, peel_details = peel_candidates(X[in_peel], y[in_peel], rows[in_peel], n_peel, k,
+                                                                     epsilon, rng, how)
         test_rows = ~in_peel
-        details.update(split=True, rows_peel=int(n_peel), rows_test=int(n_test), sensitivity_peel=delta_peel,
-                       epsilon_per_round=float(epsilon) / k,
-                       gumbel_scale=0.0 if math.isinf(epsilon) else 2.0 * k * delta_peel / float(epsilon))
+        details.update(split=True, rows_peel=int(n_peel), rows_test=int(n_test), **peel_details)
     else:  # every term is a candidate: no peel, every row tests
-        candidates = list(range(p))
+        candidates = exact_candidates = list(range(p))
         test_rows = np.ones(n_c, dtype=bool)
         details.update(split=False, rows_test=int(n_input))
+    noisy, tests, rejected = test_candidates(X[test_rows], y[test_rows], candidates, epsilon, fdr, intercept,
+                                             n_draws, rng)
     spec = gram_spec(k, intercept, epsilon)
-    G = adassp.augmented_gram(X[test_rows][:, candidates], y[test_rows])
-    m = G.shape[0]
-    noisy = adassp.from_upper(adassp.upper(G) + spec.draw(rng, spec.gram_scale, m * (m + 1) // 2), m)
-    tests = ols_tests(noisy, spec, intercept, n_draws, rng)
-    mask = bh_rejections(tests.p_values, fdr, k)
-    details.update(gram_entries=m * (m + 1) // 2, gram_sensitivity_l1=spec.gram_sensitivity,
+    details.update(gram_entries=spec.m * (spec.m + 1) // 2, gram_sensitivity_l1=spec.gram_sensitivity,
                    laplace_scale=spec.gram_scale, epsilon_gram=float(epsilon), bh_denominator=k)
-    found = PrivateOLSBH(candidates=candidates, rejected=sorted(c for c, r in zip(candidates, mask) if r),
-                         tests=tests, gram=noisy, details=details)
+    found = PrivateOLSBH(candidates=candidates, rejected=rejected, tests=tests, gram=noisy, details=details)
     if curator:  # the same procedure without noise on the same halves (curator only)
-        exact_cands = (list(range(p)) if peel_scores is None
-                       else [int(j) for j in np.argsort(-peel_scores, kind="stable")[:k]])
-        exact = ols_tests(adassp.augmented_gram(X[test_rows][:, exact_cands], y[test_rows]),
-                          gram_spec(k, intercept, math.inf), intercept, n_draws, rng)
+        exact = ols_tests(adassp.augmented_gram(X[test_rows][:, exact_candidates], y[test_rows]),
+                          gram_spec(k, intercept, math.inf), intercept, n_draws, None)
         found.curator = {
-            "non_private_candidates": exact_cands,
-            "non_private_rejected": sorted(c for c, r in zip(exact_cands, bh_rejections(exact.p_values, fdr, k)) if r),
+            "non_private_candidates": exact_candidates,
+            "non_private_rejected": sorted(c for c, r in zip(exact_candidates, bh_rejections(exact.p_values, fdr, k))
+                                           if r),
             "non_private_p_values": exact.p_values,
-            "peel_z": (None if peel_scores is None
-                       else peel_scores / math.sqrt(max(null_variance(details["rows_peel"]), 1e-300))),
         }
     return found
 
@@ -266,7 +300,8 @@ def run(task) -> MethodOutcome:
     rows = task.kept_rows if (task.rows_may_drop and task.kept_rows is not None) else None
     task.deadline.check("bh_ols: before the statistics", reached="the design", advice="fewer candidate terms")
     found = private_ols_bh(data.X, data.y, task.size, task.epsilon, q, bool(data.intercept), task.rng, rows=rows,
-                           n_input=n_input, n_draws=n_draws, curator=not light_curator_active())
+                           n_input=n_input, n_draws=n_draws, curator=not light_curator_active(),
+                           how=task.options["peel"])
     terms = task.terms
     candidates = [terms[j] for j in found.candidates]
     pvals = {terms[j]: float(v) for j, v in zip(found.candidates, found.tests.p_values)}
@@ -302,10 +337,11 @@ def run(task) -> MethodOutcome:
             "candidate_p_values_without_noise": {terms[j]: float(v) for j, v in
                                                  zip(c["non_private_candidates"], c["non_private_p_values"])},
         }
-        if c["peel_z"] is not None:
-            curator["non_private_scores"] = {"meaning": "|Kendall's S| / its null sd on the peel rows (the peel's score)",
-                                             "scores": leading_scores(terms, c["peel_z"], found.rejected,
-                                                                      max(2 * len(candidates), 20))}
+        strength = np.zeros(len(terms))  # -log10 of the non-private p-value; 0 for terms not peeled
+        strength[c["non_private_candidates"]] = -np.log10(np.maximum(c["non_private_p_values"], 1e-300))
+        curator["non_private_scores"] = {
+            "meaning": "-log10 of the OLS t-test p-value of each non-private candidate on the test rows",
+            "scores": leading_scores(terms, strength, found.rejected, max(2 * len(candidates), 20))}
     return MethodOutcome(support=np.asarray(found.rejected, dtype=np.int64), entries=[entry], curator=curator,
                          released={"candidates": candidates, "p_values": pvals, "test_note": found.tests.note},
                          signs=signs)
@@ -323,6 +359,10 @@ class PrivateOLSBHMethod(SelectionMethod):
     options = (
         Real("fdr", default=DEFAULT_FDR, low=0.0, high=1.0,
              doc="the false discovery rate level q of the Benjamini-Hochberg step-up, in (0, 1)"),
+        Choice("peel", default=DEFAULT_PEEL, choices=PEELS,
+               doc="how the k candidates are chosen on half of the rows when k < p: 'forward' (forward selection "
+                   "on Kendall's tau, as method='kendall_forward'; keeps true terms among correlated ones) or "
+                   "'marginal' (the k largest |Kendall's S|, as method='bh')"),
         Integer("draws", default=DEFAULT_DRAWS, minimum=100,
                 doc="bootstrap draws behind each p-value (the smallest p-value is 1 / (draws + 1))"),
     )

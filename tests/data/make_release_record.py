@@ -52,6 +52,7 @@ CALLS = [
     ("kendall_forward", "y ~ .", "kendall_forward", {"s": 3}, "pandas"),
     ("bh_ols", "y ~ .", "bh_ols", {"k": 3, "bounds": (3, 3), "draws": 200}, "pandas"),
     ("bh_ols all terms", "y ~ .", "bh_ols", {"k": 6, "bounds": (3, 3), "draws": 200}, "pandas"),
+    ("bh_ols marginal peel", "y ~ .", "bh_ols", {"k": 3, "bounds": (3, 3), "draws": 200, "peel": "marginal"}, "pandas"),
 ]
 SEEDS = (1, 2)
 
