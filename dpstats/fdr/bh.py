@@ -262,6 +262,20 @@ def guarantee_text(fdr, k, p, split, p_value="bound") -> str:
             f"statistics are independent; split=True gives a stated bound. " + null)
 
 
+def non_private_curator(terms, candidates, rejected, released, tested, p_values, meaning, scores) -> dict:
+    """Curator only: the BH procedure without noise (its candidates and rejections, indices), its overlap
+    with the ``released`` indices, the exact p-values of the ``tested`` candidates, and the per-term
+    ``scores`` (an array over all terms, with their ``meaning``) that ``fit.plot()`` draws."""
+    return {
+        "non_private_candidates": [terms[j] for j in candidates],
+        "non_private_support": [terms[j] for j in rejected],
+        "overlap_released_with_non_private": len(set(rejected) & set(released)),
+        "candidate_p_values_without_noise": {terms[j]: float(v) for j, v in zip(tested, p_values)},
+        "non_private_scores": {"meaning": meaning,
+                               "scores": leading_scores(terms, scores, released, max(2 * len(tested), 20))},
+    }
+
+
 def run(task) -> MethodOutcome:
     frame = task.data  # the unclipped model frame: ranks need no bounds
     k, q, split = task.size, task.options["fdr"], task.options["split"]
@@ -313,15 +327,9 @@ def run(task) -> MethodOutcome:
     curator = {}
     if found.curator:
         c = found.curator
-        curator = {
-            "non_private_candidates": [terms[j] for j in c["non_private_candidates"]],
-            "non_private_support": [terms[j] for j in c["non_private_rejected"]],
-            "overlap_released_with_non_private": len(set(c["non_private_rejected"]) & set(support)),
-            "candidate_p_values_without_noise": {terms[j]: float(v)
-                                                 for j, v in zip(found.candidates, c["candidate_p_without_noise"])},
-            "non_private_scores": {"meaning": "|Kendall's S| / its null sd on the peel rows (the peel's score)",
-                                   "scores": leading_scores(terms, c["peel_z"], support, max(2 * k, 20))},
-        }
+        curator = non_private_curator(terms, c["non_private_candidates"], c["non_private_rejected"], support,
+                                      found.candidates, c["candidate_p_without_noise"],
+                                      "|Kendall's S| / its null sd on the peel rows (the peel's score)", c["peel_z"])
     return MethodOutcome(support=np.asarray(support, dtype=np.int64), entries=entries, curator=curator,
                          released={"candidates": candidates, "p_values": pvals}, signs=signs)
 

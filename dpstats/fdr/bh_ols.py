@@ -98,12 +98,12 @@ from ..light_curator import light_curator_active
 from ..mechanisms.gumbel import peel
 from ..mechanisms.private_bh import bh_rejections, by_factor
 from ..method_options import Choice, Integer, Real
-from ..methods import MethodOutcome, SelectionMethod, SignPolicy, leading_scores
+from ..methods import MethodOutcome, SelectionMethod, SignPolicy
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
 from ..privacy.randomness import RandomSource
 from ..screening.kendall_forward import TauTable, forward_select
 from ..screening.kendall_statistic import TieBreak
-from .bh import DEFAULT_FDR, half_sizes, kendall_s, split_labels, statistic_sensitivity
+from .bh import DEFAULT_FDR, half_sizes, kendall_s, non_private_curator, split_labels, statistic_sensitivity
 
 #: Default number of bootstrap draws behind each p-value (the smallest p-value is 1 / (draws + 1)).
 DEFAULT_DRAWS = 2000
@@ -330,18 +330,12 @@ def run(task) -> MethodOutcome:
     curator = {}
     if found.curator:
         c = found.curator
-        curator = {
-            "non_private_candidates": [terms[j] for j in c["non_private_candidates"]],
-            "non_private_support": [terms[j] for j in c["non_private_rejected"]],
-            "overlap_released_with_non_private": len(set(c["non_private_rejected"]) & set(found.rejected)),
-            "candidate_p_values_without_noise": {terms[j]: float(v) for j, v in
-                                                 zip(c["non_private_candidates"], c["non_private_p_values"])},
-        }
         strength = np.zeros(len(terms))  # -log10 of the non-private p-value; 0 for terms not peeled
         strength[c["non_private_candidates"]] = -np.log10(np.maximum(c["non_private_p_values"], 1e-300))
-        curator["non_private_scores"] = {
-            "meaning": "-log10 of the OLS t-test p-value of each non-private candidate on the test rows",
-            "scores": leading_scores(terms, strength, found.rejected, max(2 * len(candidates), 20))}
+        curator = non_private_curator(terms, c["non_private_candidates"], c["non_private_rejected"], found.rejected,
+                                      c["non_private_candidates"], c["non_private_p_values"],
+                                      "-log10 of the OLS t-test p-value of each non-private candidate on the test "
+                                      "rows", strength)
     return MethodOutcome(support=np.asarray(found.rejected, dtype=np.int64), entries=[entry], curator=curator,
                          released={"candidates": candidates, "p_values": pvals, "test_note": found.tests.note},
                          signs=signs)
