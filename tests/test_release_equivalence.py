@@ -100,6 +100,8 @@ CASES = {
     "bh_ols-all-terms": ("bh_ols", lambda: numeric(80, 4), dict(k=4, bounds=(2.0, 3.0), draws=200), REPLACE),
     "bh_ols-marginal": ("bh_ols", lambda: numeric(80, 8), dict(k=3, bounds=(2.0, 3.0), draws=200, peel="marginal"),
                         REPLACE),
+    "bh_ols-gaussian": ("bh_ols", lambda: numeric(80, 8), dict(k=3, bounds=(2.0, 3.0), draws=200, delta=1e-6),
+                        REPLACE),
     "dpvote-mean": ("dpvote", lambda: numeric(90, 8).drop(columns="y"), dict(k=2, machines=5, formula="~ ."),
                     REPLACE),
     "dpvote-labels": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=np.arange(90) % 6), REPLACE),

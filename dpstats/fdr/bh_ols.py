@@ -38,7 +38,10 @@ squares unchanged).
    v = (1, x_C, y) of the test rows (half B, or every row when k >= p), C the candidates, plus
    i.i.d. Laplace noise of scale Delta_1 / epsilon per entry, Delta_1 = m (m + 1) / 2 with
    m = k + 2 (:mod:`dpstats.estimation.adassp`, which brute-forces it; replace one record, and add
-   or remove one).  Unlike the estimator no smallest eigenvalue is released: the tests need no ridge.
+   or remove one).  With ``delta > 0``: Gaussian noise of standard deviation Delta_2 / mu instead,
+   Delta_2 = m, mu the largest mu-GDP level that is (epsilon, delta)-DP (Dong, Roth and Su 2022):
+   noise growing like k rather than k^2.  Unlike the estimator no smallest eigenvalue is released:
+   the tests need no ridge.
 3. Tests (post-processing): theta_c = A_bar^-1 c~ (A~ and c~ the released design block and Z'y,
    A_bar = A~ with its eigenvalues raised to the noise's standard deviation), and for each
    candidate a parametric bootstrap of |theta_c,j| under theta_j = 0 that re-releases noisy
@@ -58,7 +61,8 @@ Neighbours: replace one record, the input row count n public.  Step 1 is epsilon
 sensitivity Delta_1 of the Gram matrix's upper triangle); steps 3 and 4 are post-processing.  With
 the split a record lies in one half, so the two steps compose in parallel (McSherry 2009): epsilon
 in all, one ledger entry.  Without it (k >= p) only step 2 runs, on all rows, with epsilon.  Pure
-epsilon (up to the floating-point delta of docs/privacy.md).
+epsilon (up to the floating-point delta of docs/privacy.md) with the default ``delta=0``; with
+``delta > 0`` the Gram step is (epsilon, delta)-DP and so is the whole (the peel is pure).
 
 False discovery rate
 --------------------
@@ -94,6 +98,7 @@ from scipy import stats as st
 
 from ..errors import InvalidArgumentError
 from ..estimation import adassp, bootstrap, intervals
+from ..estimation.gaussian_dp import gdp_mu
 from ..light_curator import light_curator_active
 from ..mechanisms.gumbel import peel
 from ..mechanisms.private_bh import bh_rejections, by_factor
@@ -135,12 +140,18 @@ def peel_candidates(XA, yA, rows, n_peel, k, epsilon, rng, how):
         "sensitivity_peel": "(4 / N)(1 + ||beta||_1) per round, N the half's input rows"}
 
 
-def gram_spec(k, intercept, epsilon) -> adassp.NoiseSpec:
-    """The Laplace noise of step 2: all of ``epsilon`` on the augmented Gram matrix of k candidates."""
+def gram_spec(k, intercept, epsilon, delta=0.0) -> adassp.NoiseSpec:
+    """The noise of step 2, all of the budget on the augmented Gram matrix of k candidates: Laplace of scale
+    Delta_1 / epsilon (``delta = 0``), or Gaussian of standard deviation Delta_2 / mu, mu the largest
+    mu-GDP level that is (epsilon, delta)-DP (Dong, Roth and Su 2022), Delta_2 = m."""
     m = int(k) + 2
     d = int(k) + (1 if intercept else 0)
     if math.isinf(epsilon):
         return adassp.NoiseSpec("none", math.inf, 0.0, m, d, 0.0, 0.0, 0.0, 0.0)
+    if delta > 0:
+        mu = gdp_mu(epsilon, delta)
+        d2 = adassp.gram_sensitivity_l2(m)
+        return adassp.NoiseSpec("gaussian", float(epsilon), float(delta), m, d, d2 / mu, 0.0, d2, 0.0, mu)
     d1 = adassp.gram_sensitivity_l1(m)
     return adassp.NoiseSpec("laplace", float(epsilon), 0.0, m, d, d1 / float(epsilon), 0.0, d1, 0.0)
 
@@ -222,10 +233,10 @@ class PrivateOLSBH:
     curator: dict = field(default_factory=dict)
 
 
-def test_candidates(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws, rng):
+def test_candidates(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws, rng, delta=0.0):
     """Steps 2-4 on the test rows: (noisy augmented Gram matrix, :class:`OLSTests`, rejected candidates)."""
     k = len(candidates)
-    spec = gram_spec(k, intercept, epsilon)
+    spec = gram_spec(k, intercept, epsilon, delta)
     m = spec.m
     G = adassp.augmented_gram(X_test[:, list(candidates)], y_test)
     noisy = adassp.from_upper(adassp.upper(G) + spec.draw(rng, spec.gram_scale, m * (m + 1) // 2), m)
@@ -235,7 +246,7 @@ def test_candidates(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws
 
 
 def private_ols_bh(X, y, k, epsilon, fdr, intercept, rng, rows=None, n_input=None, n_draws=DEFAULT_DRAWS,
-                   curator=False, how=DEFAULT_PEEL) -> PrivateOLSBH:
+                   curator=False, how=DEFAULT_PEEL, delta=0.0) -> PrivateOLSBH:
     """The mechanism of ``method="bh_ols"`` on mapped arrays (module docstring), drawing from ``rng`` in the
     order: split, tie-break keys, peel, Gram noise, bootstrap draws.  ``rows``: input-row positions of the
     rows of X; ``n_input``: the public input row count (both default to the rows given)."""
@@ -258,10 +269,14 @@ def private_ols_bh(X, y, k, epsilon, fdr, intercept, rng, rows=None, n_input=Non
         test_rows = np.ones(n_c, dtype=bool)
         details.update(split=False, rows_test=int(n_input))
     noisy, tests, rejected = test_candidates(X[test_rows], y[test_rows], candidates, epsilon, fdr, intercept,
-                                             n_draws, rng)
-    spec = gram_spec(k, intercept, epsilon)
-    details.update(gram_entries=spec.m * (spec.m + 1) // 2, gram_sensitivity_l1=spec.gram_sensitivity,
-                   laplace_scale=spec.gram_scale, epsilon_gram=float(epsilon), bh_denominator=k)
+                                             n_draws, rng, delta)
+    spec = gram_spec(k, intercept, epsilon, delta)
+    details.update(gram_entries=spec.m * (spec.m + 1) // 2, bh_denominator=k, epsilon_gram=float(epsilon),
+                   delta_gram=float(delta) if spec.kind != "none" else 0.0, noise=spec.kind)
+    if spec.kind == "gaussian":
+        details.update(gram_sensitivity_l2=spec.gram_sensitivity, gaussian_sd=spec.gram_scale, gdp_mu=spec.mu)
+    else:
+        details.update(gram_sensitivity_l1=spec.gram_sensitivity, laplace_scale=spec.gram_scale)
     found = PrivateOLSBH(candidates=candidates, rejected=rejected, tests=tests, gram=noisy, details=details)
     if curator:  # the same procedure without noise on the same halves (curator only)
         exact = ols_tests(adassp.augmented_gram(X[test_rows][:, exact_candidates], y[test_rows]),
@@ -293,15 +308,21 @@ def guarantee_text(fdr, k, p) -> str:
             f"{fdr * by_factor(k):.4g} ({fdr:g} x (1 + 1/2 + ... + 1/{k})). " + null)
 
 
+def selection_delta(epsilon, options) -> float:
+    """The delta the call spends: the ``delta`` option at finite epsilon (0: Laplace noise, pure epsilon)."""
+    return 0.0 if math.isinf(epsilon) else float(options["delta"])
+
+
 def run(task) -> MethodOutcome:
     data = task.data  # clipped and mapped to [-1, 1] by the public ranges
     q, n_draws = task.options["fdr"], task.options["draws"]
     n_input = task.n_input if task.n_input is not None else data.X.shape[0]
     rows = task.kept_rows if (task.rows_may_drop and task.kept_rows is not None) else None
     task.deadline.check("bh_ols: before the statistics", reached="the design", advice="fewer candidate terms")
+    delta = selection_delta(task.epsilon, task.options)
     found = private_ols_bh(data.X, data.y, task.size, task.epsilon, q, bool(data.intercept), task.rng, rows=rows,
                            n_input=n_input, n_draws=n_draws, curator=not light_curator_active(),
-                           how=task.options["peel"])
+                           how=task.options["peel"], delta=delta)
     terms = task.terms
     candidates = [terms[j] for j in found.candidates]
     pvals = {terms[j]: float(v) for j, v in zip(found.candidates, found.tests.p_values)}
@@ -319,9 +340,10 @@ def run(task) -> MethodOutcome:
     entry = LedgerEntry(
         mechanism=("private Benjamini-Hochberg on least-squares tests: "
                    + ("Gumbel peel of k candidates on one half of the rows, " if split else "")
-                   + "Laplace augmented Gram matrix of the candidates" + (" on the other half" if split else "")
+                   + ("Gaussian" if delta > 0 else "Laplace") + " augmented Gram matrix of the candidates"
+                   + (" on the other half" if split else "")
                    + ", bootstrap p-values, BH step-up"),
-        epsilon=task.epsilon, neighbours=REPLACE_ONE,
+        epsilon=task.epsilon, delta=delta, neighbours=REPLACE_ONE,
         released={"support": released_support, "candidates": candidates, "p_values": pvals, "signs": released_signs,
                   "gram_upper": adassp.upper(found.gram).tolist(), "test_note": found.tests.note},
         details={**details, "composition": ("parallel: the peel reads one half of the input rows and the Gram "
@@ -357,9 +379,16 @@ class PrivateOLSBHMethod(SelectionMethod):
                doc="how the k candidates are chosen on half of the rows when k < p: 'forward' (forward selection "
                    "on Kendall's tau, as method='kendall_forward'; keeps true terms among correlated ones) or "
                    "'marginal' (the k largest |Kendall's S|, as method='bh')"),
+        Real("delta", default=0.0, low=0.0, high=1.0, low_open=False,
+             doc="0 (default): Laplace noise on the Gram matrix, pure epsilon-DP; in (0, 1): Gaussian noise, "
+                 "(epsilon, delta)-DP, whose noise grows like k rather than k^2 (much more power for k above a few)"),
         Integer("draws", default=DEFAULT_DRAWS, minimum=100,
                 doc="bootstrap draws behind each p-value (the smallest p-value is 1 / (draws + 1))"),
     )
+
+    def selection_cost(self, epsilon, options, context):
+        """(epsilon, delta): the Gaussian variant spends the ``delta`` option too."""
+        return float(epsilon), selection_delta(epsilon, options)
 
     def check_design(self, plan, size, options, context):
         rows = int(plan.n_rows_input)
