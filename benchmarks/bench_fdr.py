@@ -34,6 +34,13 @@ marginal independence, so their "false" discoveries here are real marginal assoc
 and k = 10 (forward peel, the default) and k = 10 (marginal peel) at epsilon = inf and each epsilon.
 ``--scale`` multiplies beta (a stronger signal where n = 10^4 gives the private tests power).
 
+``--conditional --knockoffs`` runs only the non-private references on the same data sets, the fixed-X
+knockoff filter (knockoff+, equicorrelated knockoffs, lasso statistic; Barber and Candes 2015) from the
+``knockpy`` package included (not a dpstats dependency).
+
+``--calibration`` checks the null p-values of ``bh_ols``'s parametric bootstrap against the fixed-design
+pivot of the estimate's intervals on the same noisy statistics (:func:`calibration`).
+
 ``--noise`` compares ``bh_ols``'s two noises with every term a candidate (k = p, no peel; p = 20 by
 default): Laplace (``delta=0``, pure epsilon) and Gaussian (``delta=1e-6``) on the same data.
 
@@ -197,6 +204,81 @@ def run_conditional_cell(p, rho, reps, n, peels=((20, "forward"), (10, "forward"
     return stats
 
 
+def calibration(reps, draws=2000):
+    """Null p-values of bh_ols's tests against the estimate's fixed-design pivot, on the same noisy statistics.
+
+    Cells: dpstats.simulate(n, k, k // 2, rho, snr=5) for n in 2000, 10^4, 3 x 10^4, 10^5, k = 6 and 10
+    (every term a candidate), rho 0.5 and 0.8, epsilon 2 and 5; terms mapped by [-4, 4], the response by
+    4 standard deviations.  Per data set one Laplace release of the augmented Gram matrix; its p-values
+    by (a) :func:`dpstats.fdr.bh_ols.ols_tests` (parametric bootstrap under each null, re-released
+    designs) and (b) the symmetric pivot of the estimate's intervals
+    (:func:`dpstats.estimation.bootstrap.pivot_errors`, the released design held fixed).  Printed: the
+    share of the null terms' p-values at or below 0.001, 0.01, 0.05 and 0.2, per method, pooled over the
+    cells, and per cell."""
+    import dpstats
+    from dpstats.estimation import adassp, bootstrap
+    from dpstats.fdr.bh_ols import gram_spec, ols_tests
+
+    levels = (0.001, 0.01, 0.05, 0.2)
+    pooled = {"bootstrap": [], "pivot": []}
+    print(f"  {'cell':34s} {'method':9s} " + " ".join(f"P(p<={a:g})" for a in levels) + "  nulls")
+    for n in (2000, 10_000, 30_000, 100_000):
+        for k in (6, 10):
+            for eps in (2.0, 5.0):
+                for rho in (0.5, 0.8):
+                    cell = {"bootstrap": [], "pivot": []}
+                    for rep in range(reps):
+                        sim = dpstats.simulate(n, k, k // 2, rho=rho, snr=5, random_state=rep)
+                        X = sim.data[[f"x{j}" for j in range(k)]].to_numpy()
+                        y = sim.data["y"].to_numpy()
+                        null = np.asarray(sim.beta) == 0
+                        rng = RandomSource(rep + 77)
+                        spec = gram_spec(k, True, eps)
+                        G = adassp.augmented_gram(np.clip(X / 4, -1, 1), np.clip(y / (4 * y.std()), -1, 1))
+                        m = k + 2
+                        noisy = adassp.from_upper(adassp.upper(G) + spec.draw(rng, spec.gram_scale, m * (m + 1) // 2),
+                                                  m)
+                        cell["bootstrap"] += list(ols_tests(noisy, spec, True, draws, rng).p_values[null])
+                        e, Q = np.linalg.eigh(noisy[:m - 1, :m - 1])
+                        centre = (Q / np.maximum(e, spec.gram_sd)) @ Q.T @ noisy[:m - 1, m - 1]
+                        errors, _ = bootstrap.pivot_errors(adassp.Release(noisy, math.nan, spec, True), centre, draws,
+                                                           rng)
+                        pv = (1 + np.sum(np.abs(errors) >= np.abs(centre), axis=0)) / (draws + 1)
+                        cell["pivot"] += list(pv[1:][null])
+                    for name, values in cell.items():
+                        v = np.asarray(values)
+                        pooled[name] += values
+                        print(f"  {f'n {n}, k {k}, eps {eps:g}, rho {rho:g}':34s} {name:9s} "
+                              + " ".join(f"{np.mean(v <= a):9.4f}" for a in levels) + f"  {v.size}", flush=True)
+    for name, values in pooled.items():
+        v = np.asarray(values)
+        print(f"  {'pooled over the 32 cells':34s} {name:9s} " + " ".join(f"{np.mean(v <= a):9.4f}" for a in levels)
+              + f"  {v.size}")
+
+
+def run_knockoff_cell(p, rho, reps, n, scale=1.0, seed=0):
+    """Non-private references on the data sets of :func:`run_conditional_cell` (same seeds): BH on OLS
+    t-tests, and the fixed-X knockoff filter (Barber and Candes 2015; knockoff+ at level q, equicorrelated
+    knockoffs, lasso coefficient-difference statistic) from the ``knockpy`` package (not a dpstats
+    dependency: ``pip install knockpy``)."""
+    import warnings
+
+    import knockpy
+
+    labels = ["non-private BH, OLS tests (all rows)", "non-private knockoff+ (fixed-X, lasso)"]
+    stats = {lab: [] for lab in labels}
+    for rep in range(reps):
+        gen = np.random.default_rng([seed, p, int(rho * 100), rep, 7, int(scale * 10)])
+        X, y, truth = simulate_conditional(gen, n, p, rho, scale)
+        stats[labels[0]].append(fdp_power(ols_bh(X, y, LEVEL), truth))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kf = knockpy.KnockoffFilter(ksampler="fx", fstat="lasso", knockoff_kwargs={"method": "equicorrelated"})
+            rejected = np.flatnonzero(kf.forward(X=X, y=y, fdr=LEVEL))
+        stats[labels[1]].append(fdp_power(rejected, truth))
+    return stats
+
+
 def run_noise_cell(p, rho, reps, n, delta=1e-6, seed=0):
     """bh_ols with every term a candidate (k = p, no peel, all rows): Laplace (pure epsilon) against Gaussian
     noise (epsilon, ``delta``) on the Gram matrix, same data and draws per replication."""
@@ -324,11 +406,19 @@ def main():
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--conditional", action="store_true", help="bh_ols: null terms correlated with true ones")
     parser.add_argument("--real-ols", action="store_true", help="bh_ols on AER's CPS1988 wage equation")
+    parser.add_argument("--calibration", action="store_true",
+                        help="bh_ols's null p-values against the estimate's pivot (32 simulated cells)")
+    parser.add_argument("--knockoffs", action="store_true",
+                        help="with --conditional: only the non-private references, knockoff+ included (knockpy)")
     parser.add_argument("--noise", action="store_true",
                         help="bh_ols, k = p: Laplace against Gaussian noise (delta 1e-6) on the --conditional design")
     parser.add_argument("--rho", type=float, action="append")
     parser.add_argument("--scale", type=float, default=1.0, help="--conditional: beta times this")
     args = parser.parse_args()
+    if args.calibration:
+        print(f"load average {os.getloadavg()[0]:.2f} (1 min); {args.reps or 150} data sets a cell")
+        calibration(args.reps or 150)
+        return
     if args.real or args.real_ols:
         print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
         real_data_ols() if args.real_ols else real_data()
@@ -351,7 +441,8 @@ def main():
         for p in ps:
             for rho in args.rho or (0.5, 0.8):
                 t0 = time.perf_counter()
-                stats = run_conditional_cell(p, rho, reps, args.n, scale=args.scale)
+                cell = run_knockoff_cell if args.knockoffs else run_conditional_cell
+                stats = cell(p, rho, reps, args.n, scale=args.scale)
                 print_table(f"\np = {p}, n = {args.n}, one AR(1) chain rho {rho:g}, true terms at 0, 2, ..., 18, beta "
                             f"{args.scale:g} x ({BETA[0]:g} to {BETA[-1]:g}), {reps} replications "
                             f"({time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.2f})",
