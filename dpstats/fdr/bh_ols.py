@@ -185,9 +185,10 @@ def ols_tests(gram, spec: adassp.NoiseSpec, intercept, n_draws, rng) -> OLSTests
 
     Why not the intervals' pivot (which holds the released A~ fixed and draws the noise E in
     E theta independently of it): the E that produced A~ is not independent of A~, and the
-    pivot's null p-values came out too small, 0.016 / 0.067 below 0.01 / 0.05 over 19,200 null
-    p-values of 32 simulated cells, against 0.009 / 0.043 for this re-run, in which each draw has
-    a noisy design of its own as the data had (benchmarks/README.md, "bench_fdr.py --tests ols").
+    pivot's null p-values came out too small, 0.015 / 0.065 / 0.228 of them at or below 0.01 / 0.05
+    / 0.2 over 19,200 null p-values of 32 simulated cells, against 0.010 / 0.044 / 0.173 for this
+    re-run on the same releases, in which each draw has a noisy design of its own as the data had
+    (benchmarks/README.md, "bench_fdr.py --calibration").
     """
     k = spec.m - 2
     first = 1 if intercept else 0
