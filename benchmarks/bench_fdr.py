@@ -74,7 +74,7 @@ from statsmodels.stats.multitest import multipletests  # noqa: E402
 from dpstats.fdr.bh import bh_mechanism, bh_statistics, null_variance  # noqa: E402
 from dpstats.fdr.bh import kendall_s, split_labels  # noqa: E402
 from dpstats.screening.kendall_statistic import TieBreak  # noqa: E402
-from dpstats.fdr.bh_ols import DEFAULT_DRAWS, test_candidates  # noqa: E402
+from dpstats.fdr.bh_ols import DEFAULT_DRAWS, candidate_tests  # noqa: E402
 from dpstats.mechanisms.gumbel import peel  # noqa: E402
 from dpstats.screening.kendall_forward import TauTable, forward_select  # noqa: E402
 from dpstats.privacy.randomness import RandomSource  # noqa: E402
@@ -198,7 +198,7 @@ def run_conditional_cell(p, rho, reps, n, peels=((20, "forward"), (10, "forward"
                     cands = forward_select(table, k, e, rng).order
                 else:
                     cands = peel(scores, p, k, e, 2.0 * (n // 2 - 1), rng)
-                _, _, rejected = test_candidates(Xm[~in_peel], ym[~in_peel], cands, e, LEVEL, True,
+                _, _, rejected = candidate_tests(Xm[~in_peel], ym[~in_peel], cands, e, LEVEL, True,
                                                  DEFAULT_DRAWS, rng)
                 stats[f"bh_ols k = {k} {how}, epsilon = {e:g}"].append(fdp_power(rejected, truth))
     return stats
@@ -293,7 +293,7 @@ def run_noise_cell(p, rho, reps, n, delta=1e-6, seed=0):
         Xm, ym = np.clip(X / 4.0, -1, 1), np.clip(y / 6.0, -1, 1)
         for kind, d in (("laplace", 0.0), ("gaussian", delta)):
             for e in EPSILONS:
-                _, _, rejected = test_candidates(Xm, ym, list(range(p)), e, LEVEL, True, DEFAULT_DRAWS, rng, delta=d)
+                _, _, rejected = candidate_tests(Xm, ym, list(range(p)), e, LEVEL, True, DEFAULT_DRAWS, rng, delta=d)
                 stats[f"bh_ols k = p, {kind}, epsilon = {e:g}"].append(fdp_power(rejected, truth))
     return stats
 

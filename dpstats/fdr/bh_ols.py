@@ -234,7 +234,7 @@ class PrivateOLSBH:
     curator: dict = field(default_factory=dict)
 
 
-def test_candidates(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws, rng, delta=0.0):
+def candidate_tests(X_test, y_test, candidates, epsilon, fdr, intercept, n_draws, rng, delta=0.0):
     """Steps 2-4 on the test rows: (noisy augmented Gram matrix, :class:`OLSTests`, rejected candidates)."""
     k = len(candidates)
     spec = gram_spec(k, intercept, epsilon, delta)
@@ -269,7 +269,7 @@ def private_ols_bh(X, y, k, epsilon, fdr, intercept, rng, rows=None, n_input=Non
         candidates = exact_candidates = list(range(p))
         test_rows = np.ones(n_c, dtype=bool)
         details.update(split=False, rows_test=int(n_input))
-    noisy, tests, rejected = test_candidates(X[test_rows], y[test_rows], candidates, epsilon, fdr, intercept,
+    noisy, tests, rejected = candidate_tests(X[test_rows], y[test_rows], candidates, epsilon, fdr, intercept,
                                              n_draws, rng, delta)
     spec = gram_spec(k, intercept, epsilon, delta)
     details.update(gram_entries=spec.m * (spec.m + 1) // 2, bh_denominator=k, epsilon_gram=float(epsilon),
