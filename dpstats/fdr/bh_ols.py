@@ -379,7 +379,8 @@ class PrivateOLSBHMethod(SelectionMethod):
         Choice("peel", default=DEFAULT_PEEL, choices=PEELS,
                doc="how the k candidates are chosen on half of the rows when k < p: 'forward' (forward selection "
                    "on Kendall's tau, as method='kendall_forward'; keeps true terms among correlated ones) or "
-                   "'marginal' (the k largest |Kendall's S|, as method='bh')"),
+                   "'marginal' (the k largest |Kendall's S|, as method='bh'; unsafe under strong correlation: it can "
+                   "keep null terms next to true ones and miss others)"),
         Real("delta", default=0.0, low=0.0, high=1.0, low_open=False,
              doc="0 (default): Laplace noise on the Gram matrix, pure epsilon-DP; in (0, 1): Gaussian noise, "
                  "(epsilon, delta)-DP, whose noise grows like k rather than k^2 (much more power for k above a few)"),
