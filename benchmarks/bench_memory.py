@@ -13,7 +13,8 @@ the heap and resets the peak (``/proc/self/clear_refs``), then makes the call.  
 The children run with ``MALLOC_MMAP_THRESHOLD_=131072`` (as ``bench_formula.py``): large
 blocks are always mapped and unmapped, so freed temporaries neither hide nor inflate the
 peak.  Calls: ``dp_sis`` (k = 10, bounds (4, 4); and ``k="auto"``), ``kendall`` (k = 10),
-``top_r`` (s = 3, bounds (4, 4), ``signs=False``), at (n, p) = (2000, 10^5) and (10^5, 200).
+``top_r`` (s = 3, bounds (4, 4), ``signs=False``; ``top_r_signs`` with the default sign step), at
+(n, p) = (2000, 10^5) and (10^5, 200).
 
 Part 2, dpvote: ``dp_select("y ~ .", df, method="dpvote", epsilon=1, k=5, machines=8,
 random_state=1)`` on pandas at n = 10^4, p = 20: the first call and the median and best of
@@ -48,6 +49,7 @@ CALLS = {
     "dp_sis_auto": dict(method="dp_sis", k="auto", bounds=(4.0, 4.0)),
     "kendall": dict(method="kendall", k=10),
     "top_r": dict(method="top_r", s=3, bounds=(4.0, 4.0), signs=False),
+    "top_r_signs": dict(method="top_r", s=3, bounds=(4.0, 4.0)),  # the default sign step reads the mapped design
 }
 
 

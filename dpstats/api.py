@@ -133,7 +133,7 @@ def _check_size(method, s, k):
     elif value is not None and alt is not None and value != alt:
         raise InvalidArgumentError(f"give {wanted}= only; s={s} and k={k} disagree for method {method.name!r}.")
     if value is None:
-        what = "the subset size" if wanted == "s" else "the number of features to select"
+        what = method.size_meaning or ("the subset size" if wanted == "s" else "the number of features to select")
         raise InvalidArgumentError(f"method {method.name!r} needs {wanted}= ({what}).")
     return value
 

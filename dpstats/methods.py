@@ -112,6 +112,9 @@ class SelectionMethod:
     ----------
     name, title : str
     size_argument : "s" (subset size) or "k" (number of features)
+    size_meaning : str
+        What the size argument means for the method, in the error that asks for it (empty: "the
+        subset size" for ``s``, "the number of features to select" for ``k``).
     options : tuple of :class:`dpstats.method_options.Option`
         The method's ``**method_options``, validated by one validator.
     uses : tuple of str
@@ -152,6 +155,7 @@ class SelectionMethod:
     name: str = ""
     title: str = ""
     size_argument: str = "s"
+    size_meaning: str = ""
     needs_response: bool = True
     #: Older flag for ``sign_policy=SignPolicy(native=True)`` (read only when no policy is declared).
     native_signs: bool = False
@@ -417,7 +421,7 @@ class SelectionTask:
             return self.stats, (support + 1 if in_ball else support)
         from .sufficient_stats import SufficientStats
 
-        X = self.data.X[:, support]
+        X = self.data.columns(support)
         if in_ball:
             X = np.hstack([np.full((X.shape[0], 1), self.data.intercept_value), X])
             return SufficientStats.from_arrays(X, self.data.y, intercept=True), np.arange(1, support.size + 1)
@@ -446,8 +450,7 @@ class SelectionTask:
 
             if getattr(self.data, "intercept_column", None) is not None:
                 # centred by private means, the constant column in the ball (dpstats.bss.intercept)
-                self._stats = SufficientStats.from_arrays(self.data.design_with_intercept(), self.data.y,
-                                                          intercept=True)
+                self._stats = self.data.stats_with_intercept_column()
             elif self.data.intercept:
                 self._stats = SufficientStats.centred_from_arrays(self.data.X, self.data.y)
             else:

@@ -255,6 +255,7 @@ def test_the_guarantee_is_printed_and_in_the_summary():
     (dict(fdr=0), "fdr"), (dict(fdr=1), "fdr"), (dict(fdr=1.5), "fdr"), (dict(fdr="0.1"), "fdr"),
     (dict(fdr=math.nan), "fdr"), (dict(split="yes"), "split"), (dict(bounds=(1, 1)), "no bounds"),
     (dict(signs=False), "signs"), (dict(k=0), "k"), (dict(k=9), "exceeds"), (dict(k="auto"), "auto"),
+    (dict(k=None), "needs k= .the number of candidate terms peeled"),
 ])
 def test_bad_arguments_are_refused_before_the_charge(kwargs, match):
     acc = dpstats.Accountant(epsilon=10)

@@ -343,7 +343,7 @@ def test_the_guarantee_is_printed_and_public():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(fdr=0), "fdr"), (dict(fdr=1.5), "fdr"), (dict(draws=10), "draws"), (dict(draws=2.5), "draws"),
     (dict(delta=1.0), "delta"), (dict(delta=-0.1), "delta"), (dict(delta=1e-6), "delta"),
-    (dict(k=7), "exceeds"), (dict(bounds=None), "bounds"),
+    (dict(k=7), "exceeds"), (dict(bounds=None), "bounds"), (dict(k=None), "needs k= .the number of candidate terms"),
 ])
 def test_bad_arguments_are_refused_before_the_charge(kwargs, match):
     acc = dpstats.Accountant(epsilon=10)

@@ -16,7 +16,6 @@ Two kinds of check:
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -212,9 +211,41 @@ def test_centred_design_is_the_earlier_copy_bit_for_bit(block_bytes, monkeypatch
     assert np.shares_memory(with_constant, out.X)  # the buffer itself, no copy
     assert np.array_equal(with_constant, np.hstack([np.full((40, 1), out.intercept_value), out.X]))
     assert np.array_equal(data.X, X)  # the mapped design is left as it was (the sign step reads it)
-    other = replace(out, X=out.X.copy())  # another X: the buffer is not used for it
-    got = other.design_with_intercept()
-    assert not np.shares_memory(got, out.X) and np.array_equal(got, with_constant)
+
+
+@pytest.mark.parametrize("block_bytes", [200, None])
+def test_centred_rows_give_the_whole_arrays_statistics_without_building_it(block_bytes, monkeypatch):
+    """CentredRows: statistics over row blocks and a support's columns equal those of the whole centred design
+    with its constant column (bit for bit in one block), and neither builds that n x (p + 1) array."""
+    from dpstats.bss.intercept import CentredRows, centre_for_intercept
+    from dpstats.mechanisms.private_means import centre_values
+    from dpstats.privacy.bounds import ClippedData
+    from dpstats.privacy.randomness import RandomSource
+    from dpstats.sufficient_stats import SufficientStats
+
+    if block_bytes is not None:
+        monkeypatch.setattr(private_scale, "BLOCK_BYTES", block_bytes)  # 200 bytes: 3 rows of 7 columns a block
+    X, y = _mapped(40, 6, 4)
+    data = ClippedData(X.copy(), y.copy(), 1.0, 1.0, True)
+    out, _ = centre_for_intercept(data, 2.0, RandomSource(3), n_input=40)
+    assert isinstance(out, CentredRows) and out._full is None and out.n_rows == 40
+    stats = out.stats_with_intercept_column()
+    cols = out.columns([4, 1])
+    assert out._full is None  # nothing above formed the whole centred design
+    means = out._x_means
+    whole = np.hstack([np.full((40, 1), out.intercept_value), centre_values(X, means)])
+    want = SufficientStats.from_arrays(whole, out.y, intercept=True)
+    assert np.array_equal(cols, whole[:, [5, 2]])
+    if block_bytes is None:
+        assert np.array_equal(stats.G, want.G) and np.array_equal(stats.c, want.c)
+    else:
+        np.testing.assert_allclose(stats.G, want.G, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(stats.c, want.c, rtol=1e-13, atol=1e-13)
+    assert stats.yy == want.yy and stats.n == 40 and stats.intercept
+    assert np.array_equal(out.X, whole[:, 1:]) and out._full is not None  # built on first use of X
+    assert out.stats_with_intercept_column().G.tolist() == want.G.tolist()  # then read from it
+    with pytest.raises(AttributeError):
+        out.X = X
 
 
 def test_local_sign_matrix_single_threaded_same_signs():

@@ -67,7 +67,7 @@ def task_rows(task):
     ``n_rows`` of the call's cost), or the data's rows when a task is built directly."""
     if task.n_input is not None:
         return task.n_input
-    return task.cost_context.get("n_rows", task.data.X.shape[0])
+    return task.cost_context["n_rows"] if "n_rows" in task.cost_context else task.data.n_rows
 
 
 def task_uses_exact_path(task):

@@ -132,7 +132,7 @@ def run_hinge(task) -> MethodOutcome:
                  **({} if weights is None else {"class weights (-1, +1)": list(weights)})},
         parts=parts,
     )
-    curator = curator_summary(task.terms, supports, values, logp, delta, data.X.shape[0], s)
+    curator = curator_summary(task.terms, supports, values, logp, delta, data.n_rows, s)
     best = int(np.lexsort((np.arange(values.size), values))[0])
     curator.pop("sigma2_hat", None)  # a least-squares quantity
     curator.update(hinge_curator_items(objective, supports[best], data))

@@ -196,7 +196,7 @@ class SquaredLoss(Loss):
 
     def curator_items(self, task, best_support, best_value):
         # The row count without forming the p x p statistics when the engine ran matrix-free.
-        n = task._stats.n if task._stats is not None else task.data.X.shape[0]
+        n = task._stats.n if task._stats is not None else task.data.n_rows
         return {"sigma2_hat": float(best_value) / max(n - task.size, 1)}
 
 

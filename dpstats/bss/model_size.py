@@ -1074,8 +1074,8 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
 
 def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best):
     """One row of the criterion table (``regsubsets``-like); the least-squares columns are NaN for the hinge loss."""
-    used = (int(task.stats.n) if task._stats is not None or getattr(task.data, "X", None) is None
-            else int(task.data.X.shape[0]))
+    used = (int(task.stats.n) if task._stats is not None or not task.data.backend.rows_in_memory
+            else task.data.n_rows)
     intercept = 1 if task.data.intercept else 0
     squared = loss_of(task.options).least_squares
     return {

@@ -340,6 +340,7 @@ class PrivateBHMethod(SelectionMethod):
     name = "bh"
     title = "private Benjamini-Hochberg by peeling (Dwork, Su and Zhang 2021), marginal Kendall tests"
     size_argument = "k"
+    size_meaning = "the number of candidate terms peeled and tested; the released set has at most k"
     uses = ()
     neighbours = REPLACE_ONE
     sign_policy = SignPolicy(native=True)

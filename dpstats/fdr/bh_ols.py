@@ -370,6 +370,8 @@ class PrivateOLSBHMethod(SelectionMethod):
     name = "bh_ols"
     title = "private Benjamini-Hochberg on least-squares tests (noisy sufficient statistics, bootstrap p-values)"
     size_argument = "k"
+    size_meaning = ("the number of candidate terms tested, peeled privately when fewer than the terms; the released "
+                    "set has at most k")
     uses = ("bounds",)
     neighbours = REPLACE_ONE
     sign_policy = SignPolicy(native=True)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..backends import IN_MEMORY
 from ..errors import InvalidArgumentError, InvalidTypeError
+from ..sufficient_stats import SufficientStats
 from .auto_bounds import AUTO_RANGE_SHARE, column_grid_counts, default_grid, draw_ranges
 
 #: Share of epsilon that ``bounds="auto"`` spends on the ranges (see :mod:`dpstats.privacy.auto_bounds`).
@@ -130,10 +131,6 @@ class ClippedData:
     #: Value of the forced constant column whose coefficient lies in the ball, for data
     #: centred by private means (:mod:`dpstats.bss.intercept`); None otherwise.
     intercept_column: float | None = None
-    #: The design with its intercept column first, of which ``X`` is the view of columns 1..p
-    #: (data centred by :mod:`dpstats.bss.intercept`, built that way so that
-    #: :meth:`design_with_intercept` needs no copy); None otherwise.
-    with_intercept: np.ndarray | None = field(default=None, repr=False)
 
     #: Rows in memory (:mod:`dpstats.backends`).
     backend = IN_MEMORY
@@ -146,15 +143,25 @@ class ClippedData:
         """The mapped design with the intercept column (value min(1, b_x)) first, when the formula has one."""
         if not self.intercept:
             return self.X
-        full = self.with_intercept
-        if (full is not None and self.X is not None and self.X.base is full and full.shape[1] == self.X.shape[1] + 1
-                and self.X.__array_interface__["data"][0] == full[:, 1:].__array_interface__["data"][0]):
-            return full  # X is its view: the same values, no n x (p + 1) copy
         return np.hstack([np.full((self.X.shape[0], 1), self.intercept_value), self.X])
 
     @property
     def bounds_used(self) -> dict | None:
         return None if self.ranges is None else self.ranges.used()
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the clipped data (after ``na_action="omit"``; not public)."""
+        return int(self.X.shape[0])
+
+    def columns(self, index) -> np.ndarray:
+        """The design's columns ``index`` (n x len(index)), without the intercept column."""
+        return self.X[:, index]
+
+    def stats_with_intercept_column(self) -> SufficientStats:
+        """Sufficient statistics of (intercept column, design) and the response, the constant column first
+        (``intercept=True``): the statistics of data centred by private means (:mod:`dpstats.bss.intercept`)."""
+        return SufficientStats.from_arrays(self.design_with_intercept(), self.y, intercept=True)
 
 
 @dataclass
