@@ -232,9 +232,7 @@ class CentredRows(ClippedData):
     @property
     def X(self):
         """The centred design (columns 1..p of :meth:`design_with_intercept`), built on first use."""
-        if self._full is None:
-            _, self._full = _centred_design(self._mapped, self._x_means, self.intercept_column)
-        return self._full[:, 1:]
+        return self.design_with_intercept()[:, 1:]
 
     @X.setter
     def X(self, value):
@@ -249,7 +247,9 @@ class CentredRows(ClippedData):
         return int(self._mapped.shape[0])
 
     def design_with_intercept(self) -> np.ndarray:
-        self.X  # noqa: B018 - builds the array on first use
+        """The constant column and the centred design in one n x (p + 1) array, built on first use."""
+        if self._full is None:
+            _, self._full = _centred_design(self._mapped, self._x_means, self.intercept_column)
         return self._full
 
     def columns(self, index) -> np.ndarray:
