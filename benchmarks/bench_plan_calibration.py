@@ -23,8 +23,15 @@ probability), so it shares no code with the prediction beyond dp_select and simu
 interpolation on the grid n x 1/4 .. 8) against the new search on the same plan, each
 checked by ``--seeds`` direct calls at its answer.
 
+``--model-error``: the models at p = 40 with their far terms drawn against the same models with
+every column simulated (then q is the call's own probability), 3 x ``--seeds`` data sets each.
+
+``--exact`` passes ``plan(..., exact=True)``: whole calls simulated even where the method offers a
+model of its statistics (``kendall`` from p = 500 on, :mod:`dpstats.screening.kendall_plan`); the
+"how" column says what each prediction used.
+
 Run:  nice python benchmarks/bench_plan_calibration.py [--seeds 100] [--plan-reps 30]
-                                                       [--workers 2] [--only 0,3,5]
+                                                       [--workers 2] [--only 0,3,5] [--exact]
 """
 from __future__ import annotations
 
@@ -65,6 +72,11 @@ DESIGNS = [
     ("kendall", 1000, 10, 4.0, 800, "n", {}),
     ("kendall", 100, 5, 0.5, 3000, "n", {}),
     ("kendall", 10000, 3, 4.0, 400, "n", {}),
+    # correlated and weak-signal designs, added with plan's models of the statistics (seventeenth session)
+    ("kendall", 1000, 5, 2.0, 3000, "n", {"rho": 0.8}),
+    ("kendall", 1000, 5, 2.0, 3000, "n", {"rho": 0.5, "snr": 0.5}),
+    ("dp_sis", 1000, 5, 2.0, 8000, "n", {"rho": 0.5}),
+    ("dp_sis", 1000, 5, 2.0, 3000, "n", {"snr": 0.5}),
 ]
 
 
@@ -111,18 +123,19 @@ def crossing(xs, ps):
 def run_design(args):
     index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args[:4]
     plan_only = len(args) > 4 and args[4]
+    exact = len(args) > 5 and args[5]
     import dpstats
 
     t0, c0 = time.perf_counter(), time.process_time()
     planned = dpstats.plan(method=method, n=n, p=p, s=s, epsilon=epsilon, design=design or None,
-                           reps=plan_reps, random_state=100 + index, **_bounds_of(method))
+                           reps=plan_reps, random_state=100 + index, exact=exact, **_bounds_of(method))
     pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     points = len(planned.table)
     calls = int(planned.table["reps"].sum())  # simulated dp_select calls of the prediction
     if pred is None or plan_only:
         return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, calls=calls,
-                    exact=float(planned.table["exact_share"].mean()))
+                    exact=float(planned.table["exact_share"].mean()), computed=planned.computed)
     def at(x):
         x = max(2, int(round(x))) if axis == "n" else x
         nn, ee = (x, epsilon) if axis == "n" else (n, x)
@@ -135,8 +148,7 @@ def run_design(args):
     (xs, ps) = ([x2, x1], [p2, p1]) if x2 < x1 else ([x1, x2], [p1, p2])
     rel, x_sim = crossing(xs, ps)
     return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, x1=x1, p1=p1, x2=x2, p2=p2, rel=rel,
-                x_sim=x_sim,
-                exact=float(planned.table["exact_share"].mean()))
+                x_sim=x_sim, exact=float(planned.table["exact_share"].mean()), computed=planned.computed)
 
 
 def old_rule(planned, target):
@@ -173,6 +185,44 @@ def compare_rules(spec, seeds, reps):
               f"{recovery(method, int(value), p, s, epsilon, design, seeds):.3f} ({seeds} calls)", flush=True)
 
 
+#: --model-error: (method, rho, snr, s, n, epsilon) at p = 40, where every column can be simulated
+MODEL_ERROR_CASES = [
+    ("kendall", 0.1, 5.0, 3, 150, 1.0), ("kendall", 0.1, 5.0, 3, 300, 1.0), ("kendall", 0.1, 5.0, 3, 150, 8.0),
+    ("kendall", 0.5, 5.0, 5, 400, 2.0), ("kendall", 0.5, 5.0, 5, 800, 2.0), ("kendall", 0.1, 0.5, 3, 600, 2.0),
+    ("dp_sis", 0.1, 5.0, 3, 200, 1.0), ("dp_sis", 0.1, 5.0, 3, 300, 1.0), ("dp_sis", 0.5, 5.0, 3, 400, 1.0),
+    ("dp_sis", 0.5, 5.0, 3, 800, 1.0), ("dp_sis", 0.1, 0.5, 3, 600, 1.0),
+]
+
+
+def model_error(reps):
+    """plan's models of the statistics at p = 40: far terms drawn against every column simulated
+    (no far terms: q is then the call's own probability), the same data and mechanism seeds."""
+    from dpstats.screening.dp_sis import sis_sensitivity
+    from dpstats.screening.dp_sis_plan import DPSISPlanModel
+    from dpstats.screening.kendall_plan import KendallPlanModel
+
+    p = 40
+    print(f"model error at p = {p}: mean q over {reps} data sets, far terms drawn / every column simulated; "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"{'method':8} {'rho':>4} {'snr':>4} {'s':>2} {'n':>5} {'eps':>4} {'near':>4}  {'model':>6} {'whole':>6} "
+          f"{'diff':>7} {'se':>6}")
+    for method, rho, snr, s, n, eps in MODEL_ERROR_CASES:
+        design = dict(rho=rho, snr=snr)
+        if method == "kendall":
+            model, whole = KendallPlanModel(p, s, design), KendallPlanModel(p, s, design, near=p)
+        else:
+            delta = sis_sensitivity(1.0, 1.0)
+            model, whole = (DPSISPlanModel(p, s, design, (1, 1), {}, delta),
+                            DPSISPlanModel(p, s, design, (1, 1), {}, delta, near=p))
+        a = [model.simulate_one(n, eps, 10_000 + i, 20_000 + i)[0] for i in range(reps)]
+        b = [whole.simulate_one(n, eps, 10_000 + i, 20_000 + i)[0] for i in range(reps)]
+        d = [x - y for x, y in zip(a, b)]
+        mean_d = sum(d) / reps
+        se = math.sqrt(sum((v - mean_d) ** 2 for v in d) / (reps - 1) / reps)
+        print(f"{method:8} {rho:>4g} {snr:>4g} {s:>2} {n:>5} {eps:>4g} {model.near:>4}  {sum(a) / reps:>6.3f} "
+              f"{sum(b) / reps:>6.3f} {mean_d:>+7.3f} {se:>6.3f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100)
@@ -181,21 +231,28 @@ def main():
     parser.add_argument("--only", default=None, help="comma-separated design indices")
     parser.add_argument("--plan-only", action="store_true",
                         help="time the predictions only (no direct simulations, no errors)")
+    parser.add_argument("--exact", action="store_true",
+                        help="plan(..., exact=True): simulate whole calls where a method offers a model of its statistics")
+    parser.add_argument("--model-error", action="store_true",
+                        help="the models of the statistics at p = 40 against every column simulated")
     parser.add_argument("--compare", default=None,
                         help="'issue' or a design index: the old rule against the new one on that design")
     args = parser.parse_args()
+    if args.model_error:
+        model_error(max(args.seeds, 2) * 3)
+        return
     if args.compare is not None:
         spec = ISSUE_DESIGN if args.compare == "issue" else DESIGNS[int(args.compare)]
         compare_rules(spec, args.seeds, 100 if args.compare == "issue" else args.plan_reps)
         return
     chosen = range(len(DESIGNS)) if args.only is None else [int(v) for v in args.only.split(",")]
-    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps, args.plan_only) for i in chosen]
+    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps, args.plan_only, args.exact) for i in chosen]
     se = math.sqrt(TARGET * (1 - TARGET) / args.seeds)
     print(f"plan calibration: target P = {TARGET}; prediction with plan(reps={args.plan_reps}); reference: "
           f"{args.seeds} direct dp_select calls per point (standard error {se:.3f} at P = {TARGET}) at "
           f"x_pred and x_pred * {BAND}^(+-1) towards the target; load {os.getloadavg()[0]:.1f}", flush=True)
     header = (f"{'#':>2} {'method':8} {'p':>5} {'s':>2} {'eps':>4} {'rho/snr':>7} {'solve':7} {'predicted':>9} "
-              f"{'wall s':>6} {'cpu s':>6} {'pts':>3} {'exact':>5}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
+              f"{'wall s':>6} {'cpu s':>6} {'pts':>3} {'exact':>5} {'how':>6}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
               f"{'x_sim':>9} {'rel.err':>7}")
     print(header, flush=True)
     errors, count, cpu_total = [], 0, 0.0
@@ -216,7 +273,8 @@ def main():
         if r["pred"] is None or args.plan_only:
             shown = "none" if r["pred"] is None else fmt(r["pred"])
             print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {shown:>9} "
-                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  calls {r['calls']:>4} "
+                  f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f} {r['computed'][:6]:>6}  "
+                  f"calls {r['calls']:>4} "
                   f"cpu/call {r['cpu'] / max(r['calls'], 1):.3f}", flush=True)
             continue
         if r["rel"] == "=":
@@ -227,7 +285,8 @@ def main():
             xs = r["rel"] + fmt(r["x_sim"])
             es = "> 15%"  # the simulated crossing lies outside [x_pred / 1.15, 1.15 x_pred]
         print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {fmt(r['pred']):>9} "
-              f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f}  {r['p1']:>7.3f} "
+              f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f} {r['computed'][:6]:>6}  "
+              f"{r['p1']:>7.3f} "
               f"{fmt(r['x2']):>7} "
               f"{r['p2']:>5.3f}  {xs:>9} {es:>7}", flush=True)
     if pool is not None:

@@ -301,6 +301,17 @@ class SelectionMethod:
         of term names, ``options`` the planned call's arguments."""
         return listed_probability(curator, truth) if exact else None
 
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+        """A model of the call's statistics that :func:`dpstats.plan` uses instead of simulating
+        whole calls, or None (the default: whole calls).  Public inputs only: the planned p, the
+        true size s, the plan's resolved design (``rho``, ``snr``, ...), the simulated bounds, the
+        sign share, whether the size is chosen privately, and the planned call's other arguments.
+        The model is a :class:`dpstats.plan_model.NearFarModel`: ``near`` (columns simulated row by
+        row), ``applies(n, epsilon)``, ``describe()`` (what it assumes, for the plan's printout) and
+        ``simulate_one(n, epsilon, data_seed, mech_seed)`` -> (q, 1.0, power, fdp), q the
+        mechanism's probability of the true support given the modelled statistics."""
+        return None
+
     def planning_regime(self, n, p, options, epsilon) -> tuple:
         """Public switches of the method's defaults at (n, epsilon) that :class:`dpstats.planning.Plan`
         searches piecewise (recovery can fall where a default switches, e.g. to buying private

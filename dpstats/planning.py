@@ -18,12 +18,20 @@ true support, by simulation with dpstats' own mechanisms:
      over its size) or, when ``mistakes``' guard ran top-R, that list; the canonical
      Lipschitz top-k's probability of the non-private top k (``dp_sis``, when that set is the
      true one).  q_i is that probability;
-   * **empirical** otherwise (the truth not listed, ``kendall``, the other methods): q_i = 1 if
-     the call returned the true support, else 0.
+   * **empirical** otherwise (the truth not listed, ``kendall``'s whole calls, the other methods):
+     q_i = 1 if the call returned the true support, else 0.
 
-   Both are unbiased, so mixing them per data set is too; the exact values remove the
-   mechanism's own noise.  ``exact_share`` in :attr:`Plan.table` is the share of data sets
-   whose q_i was exact; ``computed`` is "exact", "mixed" or "empirical".
+   * **approximate** from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on, for
+     the methods that offer a model of their statistics (``kendall``, ``dp_sis``;
+     :meth:`dpstats.methods.SelectionMethod.planning_model`): no call is made; the terms near
+     the true ones are simulated, the others' statistics drawn from their normal
+     approximation, and q_i is the mechanism's probability of the true support on them
+     (:mod:`dpstats.plan_model`); ``plan(..., exact=True)`` simulates whole calls instead.
+
+   Exact and empirical q_i are unbiased, so mixing them per data set is too; the exact values
+   remove the mechanism's own noise.  ``exact_share`` in :attr:`Plan.table` is the share of
+   data sets whose q_i was a probability; ``computed`` is "exact", "mixed", "empirical" or
+   "approximate".
 
 4. The prediction is mean(q_i).  Its 95 % Monte Carlo interval is a Student t interval
    of the mean when some q_i are exact and the Wilson score interval for counts only;
@@ -93,7 +101,7 @@ from scipy import stats
 
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
-from .method_options import Custom, Integer, Later, Real, is_integer, validate_arguments
+from .method_options import Boolean, Custom, Integer, Later, Real, is_integer, validate_arguments
 from .plan_search import RequiredSearch
 from .simulate import response_sd, snr_of_r2
 
@@ -272,6 +280,8 @@ PLAN_ARGUMENTS = (
     Integer("s0", argument=True, minimum=1, allow_none=True, doc="true size with s='auto'"),
     Custom("like", argument=True, allow_none=True, check_value=_check_like,
            accepted="None or a dp_select result", doc="plan a follow-up of this fit's public call"),
+    Boolean("exact", argument=True, default=False,
+            doc="simulate whole calls even where the method offers a model of its statistics"),
 )
 
 #: ``release()["call"]`` keys that ``plan(like=fit)`` passes to the planned calls as they are.
@@ -319,7 +329,7 @@ def _public_call_of(fit):
 
 
 def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BOUNDS, design=None, reps=100,
-         random_state=None, level=0.95, signs=None, s0=None, like=None, **select_options) -> "Plan":
+         random_state=None, level=0.95, signs=None, s0=None, like=None, exact=False, **select_options) -> "Plan":
     """Predicted probability that ``dp_select`` returns the true support, for a planned design.
 
     Parameters
@@ -361,6 +371,10 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         standard deviation 1, so ``(1, 1)`` clips a third of them).  Default: from
         ``design["spread"]`` and ``design["spread_y"]``; none for a method that uses no bounds.
         Giving ``bounds`` with either is an error.
+    exact : bool, default False
+        True: simulate whole calls even where the method offers a model of its statistics
+        (``kendall`` and ``dp_sis`` from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned
+        terms on: near terms simulated, far terms' statistics drawn; :mod:`dpstats.plan_model`).
     like : a ``dp_select`` result, optional
         Plan a follow-up of this fit's call from its public call only (``fit.release()["call"]``
         and its candidate terms, :func:`_public_call_of`): method, n (where the row count is
@@ -397,7 +411,7 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
                                    "own data and spends no budget.")
     given = dict(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
-                 random_state=random_state, level=level, signs=signs, s0=s0, like=like)
+                 random_state=random_state, level=level, signs=signs, s0=s0, like=like, exact=exact)
     bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
     like_bounds, intercept, public = None, True, None
     if like is not None:
@@ -424,9 +438,11 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     if meth.needs_bounds and not bounds_given:
         bounds = spread_bounds(p, s, design["rho"], design["snr"], design["spread"], design.get("spread_y"))
     signs = False if args["signs"] is None else args["signs"]
+    model = None if args["exact"] else meth.planning_model(p, s, design, bounds=bounds, signs=signs,
+                                                           auto_size=select_s == "auto", options=dict(select_options))
     return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=design,
                 reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
-                options=dict(select_options), select_s=select_s, intercept=intercept,
+                options=dict(select_options), select_s=select_s, intercept=intercept, model=model,
                 like=None if like is None else {"n_public": public["n"] is not None},
                 default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated)
 
@@ -532,15 +548,18 @@ class Plan:
         false-discovery-rate control), ``exact_share`` (share of data sets
         whose probability was exact), ``reps`` (simulated data sets: all for the planned point
         and the points a search read its answer from, the pilot's third for the others) and
-        ``computed`` ("exact", "mixed" or "empirical").
+        ``computed`` ("exact", "mixed", "empirical" or "approximate").
     probability, interval : the prediction at the planned n and epsilon.
     truth : list of str
         The true support of the planned design.
     """
 
     def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None,
-                 intercept=True, like=None, default_spread=False):
+                 intercept=True, like=None, default_spread=False, model=None):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        #: None (whole calls simulated), or the method's model of its statistics (:meth:`dpstats.methods.
+        #: SelectionMethod.planning_model`), used from a public size on unless ``plan(..., exact=True)``.
+        self.model = model
         #: The planned calls' formula: with an intercept unless ``like``'s formula had none.
         self.formula = "y ~ ." if intercept else "y ~ . - 1"
         #: None, or what ``like=fit`` gave (the plan's printout says so).
@@ -571,6 +590,8 @@ class Plan:
         and ``exact_share`` (:func:`truth_probability` reads more methods' curators)."""
         from .methods import get_method
 
+        if self.model is not None:
+            return self.model.kind
         return get_method(self.method).planning_kind(self.p, self.s, self.options, auto_size=self.select_s == "auto")
 
     def simulate_one(self, n, epsilon, data_seed, mech_seed):
@@ -588,6 +609,9 @@ class Plan:
         from .light_curator import light_curator
         from .methods import get_method
 
+        if self.model is not None and self.model.applies(n, epsilon):
+            check_simulable(n, self.model.near)
+            return self.model.simulate_one(n, epsilon, data_seed, mech_seed)
         sim = self._simulate(n, data_seed)
         meth = get_method(self.method)
         # a method whose mechanism makes its own signs takes no signs= (dp_select refuses one)
@@ -642,7 +666,8 @@ class Plan:
             centre = (k + z * z / 2) / (reps + z * z)
             half = z * math.sqrt(k * (reps - k) / reps + z * z / 4) / (reps + z * z)
             lower, upper = centre - half, centre + half
-        computed = "exact" if share == 1 else "empirical" if share == 0 else "mixed"
+        computed = (self.model.kind if self.model is not None and self.model.applies(*key) else
+                    "exact" if share == 1 else "empirical" if share == 0 else "mixed")
         row = {"n": key[0], "epsilon": key[1], "probability": mean, "lower": float(max(0.0, lower)),
                "upper": float(min(1.0, upper)), "power": float(power.mean()), "fdr": float(fdp.mean()),
                "exact_share": share, "reps": reps, "computed": computed}
@@ -807,7 +832,10 @@ class Plan:
         how = {"exact": "exact: the mechanism's own probability of the true support, averaged over simulated data sets",
                "mixed": "mixed: the mechanism's own probability of the true support where the fit lists it, "
                         "else whether the call returned it",
-               "empirical": "empirical: frequency of returning the true support"}[kind]
+               "empirical": "empirical: frequency of returning the true support",
+               "approximate": None if self.model is None else self.model.describe()}[kind]
+        if self.model is not None and kind == self.model.kind:
+            how = self.model.describe()
         lines = [
             "Plan (public inputs only; simulated data, no budget spent)",
             f"method: {self.method}   n = {self.n}   p = {self.p}   "

@@ -130,9 +130,10 @@ def test_the_switch_is_reset_after_an_error():
 def test_plan_values_equal_those_of_direct_calls_with_the_full_curator(method, bounds):
     # The plan draws its data sets through NestedDraws and calls dp_select inside
     # light_curator; every per-data-set value must equal that of simulate + dp_select outside
-    # (full curator), at points up and down the n axis.
+    # (full curator), at points up and down the n axis (whole calls: exact=True, which from p = 500
+    # on replaces kendall's and dp_sis's models, tests/test_kendall_plan.py).
     planned = dpstats.plan(method=method, n=150, p=12, s=3, epsilon=2.0, design=dict(snr=1.0), reps=6,
-                           random_state=11, bounds=bounds)
+                           random_state=11, bounds=bounds, exact=True)
     planned.evaluate(n_grid=[60, 150, 300, 90])
     truth = frozenset(planned.truth)
     for n in (60, 150, 300, 90):
@@ -157,7 +158,7 @@ def test_plan_calls_run_inside_the_switch_and_users_calls_do_not(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dpstats.api, "dp_select", recording)
-    dpstats.plan(method="kendall", n=80, p=8, s=2, epsilon=2.0, reps=3, random_state=1)
+    dpstats.plan(method="kendall", n=80, p=8, s=2, epsilon=2.0, reps=3, random_state=1, exact=True)
     assert seen == [True] * 3
     sim = dpstats.simulate(80, 8, 2, random_state=1)
     fit = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=2.0, s=2, random_state=1)

@@ -44,7 +44,10 @@ Sensitivity under replace-one neighbours (values mapped to [-b_x, b_x] and [-b_y
 
 * no intercept: with ||b|| <= r, |x_S'b| <= b_x r sqrt(s), so one record changes R(S) by at
   most Delta = (b_y + b_x r sqrt(s))^2 (evaluate D's objective at the neighbour's minimiser;
-  the ridge term cancels);
+  the ridge term cancels).  No smaller bound holds for every data set: data on which a
+  replaced record moves R(S) by exactly Delta exist at finite n (the ball pins the fit at a
+  corner-aligned boundary point; tests/test_score_sensitivity_sup.py), so the half of Delta
+  that an audit sees on ordinary data is not slack that a proof could remove;
 * profiled intercept: Delta = 4 (b_y + b_x r sqrt(s))^2.  Let D and D' differ in record n
   and b' minimise D''s objective.  Write e_i = y_i - x_i,S'b'; every e_i lies in
   [-B, B] with B = b_y + b_x r sqrt(s).  The profiled objective at b' is the centred sum of

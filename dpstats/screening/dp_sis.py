@@ -388,6 +388,19 @@ class DPSISMethod(SelectionMethod):
             return float(curator["probability_true_topk"])
         return None
 
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+        # Near terms simulated, far terms' scores drawn (dp_sis_plan), from its public size on, for the
+        # Gaussian design with public pair bounds, the default options and the whole epsilon on the
+        # selection; at points where the defaults buy private means the plan simulates whole calls.
+        from ..plan_model import MODEL_MIN_TERMS
+        from .dp_sis_plan import DPSISPlanModel
+
+        pair = isinstance(bounds, tuple) and len(bounds) == 2
+        if (p < MODEL_MIN_TERMS or auto_size or signs or options or not pair
+                or design.get("family", "gaussian") != "gaussian"):
+            return None
+        return DPSISPlanModel(p, s, design, bounds, options, sis_sensitivity(1.0, 1.0))
+
     def planning_regime(self, n, p, options, epsilon):
         # the private means and standard deviations are bought from a public n and epsilon on
         center = resolved_center(options.get("center", "auto"), d=p + 1, n=n, epsilon=epsilon)

@@ -72,11 +72,9 @@ from .. import conditions
 from ..methods import SIGNS_FROM_LEAST_SQUARES, MethodOutcome, SelectionMethod, leading_scores
 from ..privacy.ledger import ADD_REMOVE, LedgerEntry
 from ..privacy.progress import Progress
-from .kendall_statistic import KendallPanel, TieBreak
+from .kendall_statistic import REDUNDANT_SENSITIVITY, TAU_SENSITIVITY, KendallPanel, TieBreak, round_sensitivity
 from ..light_curator import LEFT_OUT, light_curator_active
 
-TAU_SENSITIVITY = 1.5  # Dick, Gillenwater and Joseph (2023), Lemma 3.2
-REDUNDANT_SENSITIVITY = 3.0  # |tau(X_j, y)| and the mean of |tau(X_j, X_l)| each move by 3/2
 DEFAULT_SIGN_BLOCKS = 10
 # The curator's exact sequence probabilities need |tau(X_j, X_l)| for every feature j and
 # every chosen l (one pass over the data per l, which the selection itself avoids); they
@@ -89,11 +87,6 @@ SEARCH_HEAD = 256  # features ranked by a partial sort before a full one is need
 # in round t costs up to t passes over the rows; the rounds of such a call took 2.5 ms
 # instead of 10 (benchmarks/README.md, plan section, fourth pass).
 SEARCH_BATCH = 1
-
-
-def round_sensitivity(t: int) -> float:
-    """Delta of the round-t scores (t = 0 for the first round)."""
-    return TAU_SENSITIVITY if t == 0 else REDUNDANT_SENSITIVITY
 
 
 class KendallScores:
@@ -381,6 +374,19 @@ class KendallMethod(SelectionMethod):
 
     def recovery_probability(self, curator, p, size):
         return conditions.sequence_probability(curator, p, size)
+
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+        # Near terms simulated, far terms' taus drawn (kendall_plan), from its public size on, for the
+        # Gaussian design with the whole epsilon on the selection (the sign step does not move it).
+        # Below that size whole calls: the model with every term simulated gives exact probabilities
+        # but costs s + 1 passes over the terms where a call makes one (2.5x a prediction's CPU at
+        # p = 100, n = 3,400, s = 5: benchmarks/README.md).
+        from ..plan_model import MODEL_MIN_TERMS
+        from .kendall_plan import KendallPlanModel
+
+        if p < MODEL_MIN_TERMS or auto_size or signs or design.get("family", "gaussian") != "gaussian":
+            return None
+        return KendallPlanModel(p, s, design)
 
     run = staticmethod(run)
 

@@ -66,6 +66,17 @@ _SIGN_BIT = np.uint64(1 << 63)
 
 _TWO_POW_53 = float(2**53)
 
+#: Sensitivities of DP-Kendall's round scores under add/remove neighbours (the statistic below
+#: in units n/2): |tau(X_j, y)| moves by 3/2 (Dick, Gillenwater and Joseph 2023, Lemma 3.2);
+#: a later round's |tau(X_j, y)| minus the mean of |tau(X_j, X_l)| by 3/2 + 3/2.
+TAU_SENSITIVITY = 1.5
+REDUNDANT_SENSITIVITY = 3.0
+
+
+def round_sensitivity(t: int) -> float:
+    """Delta of DP-Kendall's round-t scores (t = 0 for the first round)."""
+    return TAU_SENSITIVITY if t == 0 else REDUNDANT_SENSITIVITY
+
 
 class TieBreak:
     """I.i.d. uniform tie-break keys u_v[i] for variable v at input row i.
