@@ -40,7 +40,7 @@ from .formula import check_na_action, materialise, plan_pandas_design
 from .bss.intercept import intercept_step
 from .bss.sign_votes import block_sign_votes
 from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
-from .method_options import (Boolean, Custom, InstanceOf, Integer, Later, Real, is_real,
+from .method_options import (Boolean, Custom, InstanceOf, Integer, Later, Real, is_integer, is_real,
                              validate_arguments)
 from .methods import COMMON_PARAMETERS, SelectionTask, available_methods, get_method, missing_requirements
 from .privacy.accountant import Accountant
@@ -348,12 +348,13 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, d
     rho = design.get("rho")
     strong = rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and ("snr" in design or "r2" in design)
     p = _public_term_count(formula, data) if strong else None
+    size = s if s is not None else k
     name, reason = choose_method(bounds_given=bounds is not None, design=design,
-                                 epsilon=epsilon if is_real(epsilon) else 1.0, p=p)  # a bad epsilon is refused later
+                                 epsilon=epsilon if is_real(epsilon) else 1.0, p=p,  # a bad epsilon is refused later
+                                 s=size if is_integer(size) else None)
     meth = get_method(name)
     if "radius" in meth.uses and radius is None and is_real(epsilon) and math.isinf(epsilon):
         radius = NON_PRIVATE_RADIUS  # the choice at epsilon = inf is least squares: a ball that never binds
-    size = s if s is not None else k
     s, k = (None, size) if meth.size_argument == "k" else (size, None)
     if not meth.needs_bounds:
         bounds = None

@@ -106,7 +106,7 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     meths = [get_method(m) for m in names]
     if not isinstance(random_state, int) or isinstance(random_state, bool) or random_state < 0:
         raise InvalidArgumentError(f"random_state must be a non-negative integer; got {random_state!r}.")
-    auto, reason = choose_method(bounds_given=True, design=design, p=p)
+    auto, reason = choose_method(bounds_given=True, design=design, p=p, s=s)
     rows = _simulate(args, design, meths, random_state)
     return Comparison(n=n, p=p, s=s, epsilon=args["epsilon"], design=design, reps=reps, table=rows,
                       auto_choice=auto, auto_reason=reason)

@@ -33,8 +33,9 @@ is in benchmarks/README.md, "Which method needs the fewest rows"):
 So ``auto`` takes ``dp_sis`` when the stated design has ``|rho| <= 0.2`` and ``spread <= 1.5``
 and public ranges are given; ``samp_agg`` when the stated design has ``|rho| >= 0.7``, public
 ranges are given and scikit-learn is installed, unless the formula has more than
-:data:`SAMP_AGG_MAX_TERMS` candidate terms and the stated signal is strong (``snr >= 1``, or
-``r2 >= 0.5``); and ``kendall`` otherwise (also when nothing is
+:data:`SAMP_AGG_MAX_TERMS` candidate terms, the stated signal is strong (``snr >= 1``, or
+``r2 >= 0.5``) and at most :data:`KENDALL_MAX_SIZE` terms are asked (at s = 10 samp_agg needed 1.4
+times fewer rows than kendall there); and ``kendall`` otherwise (also when nothing is
 stated: the choice that was never far from the best).  Within the benchmark's resolution (10
 seeds, rows on a grid of factor 1.41) the rule needed the fewest rows in 35 of the 36 cells
 measured at p = 100 and one grid step more in the other; it was written from the snr 5 cells.
@@ -55,7 +56,7 @@ import math
 from collections.abc import Mapping
 
 from .errors import InvalidArgumentError, InvalidTypeError
-from .method_options import is_real
+from .method_options import is_integer, is_real
 
 #: ``epsilon = inf``: the radius of ``top_r``'s ball, on the mapped scale (coefficients up to 10^6
 #: times the response's range per unit of a term's range: least squares is not cut on real data).
@@ -71,6 +72,11 @@ SAMP_AGG_MIN_RHO = 0.7
 #: the threshold is their geometric middle, rounded).
 SAMP_AGG_MAX_TERMS = 300
 KENDALL_MIN_SNR = 1.0
+#: ... and the asked size is at most this: at p = 1000, rho 0.8, snr 5 kendall needed 2-4 times fewer rows
+#: than samp_agg at s = 5, and 1.4 times more at s = 10 with ranges of 3 standard deviations (epsilon 2, 40
+#: seeds; a tie at 1 standard deviation); sizes 6-9 were not measured: the threshold is their geometric
+#: middle, rounded down.
+KENDALL_MAX_SIZE = 7
 #: ``dp_sis`` when the stated correlation and range width are at most these.
 MARGINAL_MAX_RHO = 0.2
 MARGINAL_MAX_SPREAD = 1.5
@@ -103,12 +109,12 @@ def check_design(design) -> dict:
     return out
 
 
-def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None) -> tuple:
+def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None, s=None) -> tuple:
     """(method name, reason): the rule of the module docstring, from public inputs only.
 
     ``p``: the number of candidate terms (public: from the formula and the column names), or None
-    when it is not known (the rule then reads it as small).  The signal (``snr`` or ``r2``) is read
-    only when it is stated."""
+    when it is not known (the rule then reads it as small); ``s``: the asked size (an integer, or None
+    when not known or chosen privately).  The signal (``snr`` or ``r2``) is read only when it is stated."""
     design = check_design(design)
     if math.isinf(epsilon) and bounds_given:
         return "top_r", ("epsilon = inf: least-squares best subset (top_r, every support scored or the best one "
@@ -122,11 +128,13 @@ def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None) -> tuple:
     if not bounds_given:
         return "kendall", "no public ranges were given: kendall ranks and needs none"
     snr = design.get("snr", design["r2"] / (1.0 - design["r2"]) if "r2" in design else None)
+    small = s is None or not is_integer(s) or int(s) <= KENDALL_MAX_SIZE
     if (rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and p is not None and p > SAMP_AGG_MAX_TERMS
-            and snr is not None and snr >= KENDALL_MIN_SNR):
+            and snr is not None and snr >= KENDALL_MIN_SNR and small):
         return "kendall", (f"the stated design has strongly correlated columns (|rho| >= {SAMP_AGG_MIN_RHO}), more "
-                           f"than {SAMP_AGG_MAX_TERMS} candidate terms and a strong signal (snr >= {KENDALL_MIN_SNR:g}): "
-                           "kendall needed the fewest rows there (samp_agg 2-4 times as many at p = 1000, snr 5)")
+                           f"than {SAMP_AGG_MAX_TERMS} candidate terms, a strong signal (snr >= {KENDALL_MIN_SNR:g}) "
+                           f"and at most {KENDALL_MAX_SIZE} terms asked: kendall needed the fewest rows there "
+                           "(samp_agg 2-4 times as many at p = 1000, snr 5, s = 5)")
     if rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO:
         from .methods import get_method, missing_requirements
 

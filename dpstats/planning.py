@@ -906,7 +906,8 @@ class Plan:
             spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
         design = {"rho": d["rho"], **({"spread": spread} if spread is not None else {}),
                   **({"spread_y": d["spread_y"]} if "spread_y" in d else {})}
-        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p)
+        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p,
+                                s=self.select_s if is_integer(self.select_s) else None)
         effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
                 f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"

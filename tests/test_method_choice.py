@@ -114,7 +114,7 @@ def test_under_strong_correlation_the_rule_reads_the_public_term_count():
     """samp_agg at rho >= 0.7, except above SAMP_AGG_MAX_TERMS candidate terms with a stated strong signal
     (it needed 2-4x kendall's rows at p = 1000, snr 5; at snr 0.5 only it reached 0.9); the count comes from
     the formula and the column names, the same on neighbours."""
-    from dpstats.method_choice import SAMP_AGG_MAX_TERMS
+    from dpstats.method_choice import KENDALL_MAX_SIZE, SAMP_AGG_MAX_TERMS
 
     strong = dict(rho=0.8, snr=5.0)
     assert choose_method(bounds_given=True, design=dict(rho=0.8), p=10**4)[0] == "samp_agg"  # signal not stated
@@ -123,14 +123,20 @@ def test_under_strong_correlation_the_rule_reads_the_public_term_count():
     assert choose_method(bounds_given=True, design=strong, p=None)[0] == "samp_agg"
     assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS)[0] == "samp_agg"
     assert choose_method(bounds_given=True, design=strong, p=SAMP_AGG_MAX_TERMS + 1)[0] == "kendall"
+    # ... for at most KENDALL_MAX_SIZE asked terms (at s = 10 samp_agg needed 1.4 times fewer rows)
+    big = SAMP_AGG_MAX_TERMS + 1
+    assert choose_method(bounds_given=True, design=strong, p=big, s=KENDALL_MAX_SIZE)[0] == "kendall"
+    assert choose_method(bounds_given=True, design=strong, p=big, s=KENDALL_MAX_SIZE + 1)[0] == "samp_agg"
+    assert choose_method(bounds_given=True, design=strong, p=big, s=None)[0] == "kendall"
     assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0), p=10**4)[0] == "dp_sis"
     wide = make_regression(n=60, p=SAMP_AGG_MAX_TERMS + 1, seed=2)
     narrow = wide.iloc[:, :12]
-    for data, formula, expected in ((wide, "y ~ .", "kendall"), (narrow, "y ~ .", "samp_agg"),
-                                    (wide, "y ~ x0 + x1 + x2", "samp_agg")):
-        fit = dpstats.dp_select(formula, data, method="auto", s=2, epsilon=1.0, bounds=(3, 3), design=strong,
+    for data, formula, expected, size in ((wide, "y ~ .", "kendall", 2), (narrow, "y ~ .", "samp_agg", 2),
+                                          (wide, "y ~ x0 + x1 + x2", "samp_agg", 2),
+                                          (wide, "y ~ .", "samp_agg", KENDALL_MAX_SIZE + 1)):
+        fit = dpstats.dp_select(formula, data, method="auto", s=size, epsilon=1.0, bounds=(3, 3), design=strong,
                                 random_state=1)
-        assert fit.method == expected, (formula, data.shape)
+        assert fit.method == expected, (formula, data.shape, size)
     # neighbours (one row's values replaced): the same choice
     other = wide.copy()
     other.iloc[0, :] = 100.0
