@@ -337,7 +337,7 @@ def _public_term_count(formula, data):
 def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, data=None):
     """``method="auto"``: (method, s, k, bounds, radius, method options, the public choice) from
     the arguments alone (:func:`dpstats.method_choice.choose_method`)."""
-    from .method_choice import NON_PRIVATE_RADIUS, SAMP_AGG_MIN_RHO, check_design, choose_method
+    from .method_choice import NON_PRIVATE_RADIUS, SAMP_AGG_MIN_RHO, check_design, choose_method, chosen_options
 
     options = dict(method_options)
     design = check_design(options.pop("design", None))
@@ -358,7 +358,9 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, d
     s, k = (None, size) if meth.size_argument == "k" else (size, None)
     if not meth.needs_bounds:
         bounds = None
-    return name, s, k, bounds, radius, {}, {"method": name, "reason": reason, "design": design}
+    chosen = chosen_options(name, design=design, p=p, s=size)
+    choice = {"method": name, "reason": reason, "design": design, **({"options": chosen} if chosen else {})}
+    return name, s, k, bounds, radius, chosen, choice
 
 
 def _run_charged(call, formula, data, plan, frame_data, deadline):

@@ -8,7 +8,9 @@ data), and runs each method through ``dp_select("y ~ . - 1", ..., signs=False)``
 data sets (common random numbers).  It reports, per method, the share of calls that returned
 the true support (with a 95 % Wilson interval of the simulation), the expected number of true
 terms in the released set, and the seconds per call; and which method ``method="auto"`` takes
-for these inputs (:mod:`dpstats.method_choice`).
+for these inputs (:mod:`dpstats.method_choice`); when ``auto`` passes its method options other
+than the defaults (``frank_wolfe`` on a weak signal), the table has a row ``auto`` that runs
+exactly that call.
 
 Like :func:`dpstats.plan`, a comparison touches no user data, spends no budget and releases
 nothing: it is a function of public inputs.
@@ -18,9 +20,7 @@ from __future__ import annotations
 import math
 import time
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .errors import DPStatsError, InvalidArgumentError
 from .method_options import Integer, Real, Later, validate_arguments
@@ -80,7 +80,7 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     -------
     Comparison
     """
-    from .method_choice import check_design, choose_method
+    from .method_choice import check_design, choose_method, chosen_options
     from .methods import get_method
 
     args = validate_arguments(COMPARE_ARGUMENTS, dict(n=n, p=p, s=s, epsilon=epsilon, reps=reps,
@@ -107,12 +107,17 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
     if not isinstance(random_state, int) or isinstance(random_state, bool) or random_state < 0:
         raise InvalidArgumentError(f"random_state must be a non-negative integer; got {random_state!r}.")
     auto, reason = choose_method(bounds_given=True, design=design, p=p, s=s)
-    rows = _simulate(args, design, meths, random_state)
+    runs = [(m.name, m, {}) for m in meths]
+    auto_options = chosen_options(auto, design=design, p=p, s=s)
+    if auto_options:  # auto runs its method with other options than the defaults: its own row
+        runs.append(("auto", get_method(auto), auto_options))
+    rows = _simulate(args, design, runs, random_state)
     return Comparison(n=n, p=p, s=s, epsilon=args["epsilon"], design=design, reps=reps, table=rows,
-                      auto_choice=auto, auto_reason=reason)
+                      auto_choice=auto, auto_reason=reason, auto_options=auto_options)
 
 
-def _simulate(args, design, meths, seed):
+def _simulate(args, design, runs, seed):
+    """``runs``: (row label, method, options) triples, each simulated on the same data sets."""
     from .api import dp_select
     from .light_curator import light_curator
     from .simulate import simulate
@@ -120,12 +125,12 @@ def _simulate(args, design, meths, seed):
     n, p, s, reps = args["n"], args["p"], args["s"], args["reps"]
     sd_y = response_sd(p, s, design["rho"], design["snr"])
     bounds = (design["spread"], design.get("spread_y", design["spread"]) * sd_y)
-    tally = {m.name: {"hits": 0, "found": 0, "seconds": 0.0, "calls": 0, "status": "ok"} for m in meths}
+    tally = {label: {"hits": 0, "found": 0, "seconds": 0.0, "calls": 0, "status": "ok"} for label, _, _ in runs}
     for r in range(reps):
         sim = simulate(n, p, s, rho=design["rho"], snr=design["snr"], random_state=seed * 100003 + r)
         truth = set(sim.support)
-        for meth in meths:
-            t = tally[meth.name]
+        for label, meth, options in runs:
+            t = tally[label]
             if t["status"] != "ok":
                 continue
             size = {meth.size_argument: s}
@@ -134,7 +139,7 @@ def _simulate(args, design, meths, seed):
             try:
                 with light_curator():
                     fit = dp_select("y ~ . - 1", sim.data, method=meth.name, epsilon=args["epsilon"], signs=False,
-                                    random_state=r, time_limit=args["time_limit"], **size, **extra)
+                                    random_state=r, time_limit=args["time_limit"], **size, **extra, **options)
             except DPStatsError as exc:  # a refusal or a time-out is reported in the table
                 t["status"] = f"{type(exc).__name__}: {str(exc).split(';')[0][:80]}"
                 continue
@@ -143,11 +148,11 @@ def _simulate(args, design, meths, seed):
             t["hits"] += set(fit.support) == truth
             t["found"] += len(set(fit.support) & truth)
     out = []
-    for meth in meths:
-        t = tally[meth.name]
+    for label, _, _ in runs:
+        t = tally[label]
         calls = t["calls"]
         low, high = _wilson(t["hits"], calls) if t["status"] == "ok" else (math.nan, math.nan)
-        out.append({"method": meth.name,
+        out.append({"method": label,
                     "probability": t["hits"] / calls if calls and t["status"] == "ok" else math.nan,
                     "lower": low, "upper": high,
                     "expected_true_terms": t["found"] / calls if calls and t["status"] == "ok" else math.nan,
@@ -159,10 +164,13 @@ def _simulate(args, design, meths, seed):
 class Comparison:
     """The result of :func:`compare`: ``table`` (a DataFrame), ``best`` and ``auto_choice``."""
 
-    def __init__(self, *, n, p, s, epsilon, design, reps, table, auto_choice, auto_reason):
+    def __init__(self, *, n, p, s, epsilon, design, reps, table, auto_choice, auto_reason, auto_options=None):
         self.n, self.p, self.s, self.epsilon, self.design, self.reps = n, p, s, epsilon, design, reps
         self.table = table
         self.auto_choice, self.auto_reason = auto_choice, auto_reason
+        #: the options auto passes with its choice ({} for the method's defaults; then the table has an
+        #: "auto" row, the chosen method with these options)
+        self.auto_options = dict(auto_options or {})
 
     @property
     def best(self) -> str | None:
@@ -188,9 +196,11 @@ class Comparison:
                 continue
             lines.append(f"{row.method:<12} {row.probability:>16.2f} {f'[{row.lower:.2f}, {row.upper:.2f}]':>15} "
                          f"{row.expected_true_terms:>13.2f} of {self.s}")
-        lines += ["", f"method='auto' takes {self.auto_choice!r} for these inputs: {self.auto_reason}."]
+        options = "".join(f", {k}={v!r}" for k, v in self.auto_options.items())
+        row = " (its row 'auto')" if options else ""
+        lines += ["", f"method='auto' takes {self.auto_choice!r}{options}{row} for these inputs: {self.auto_reason}."]
         best = self.best
-        if best is not None and best != self.auto_choice:
+        if best is not None and best != ("auto" if options else self.auto_choice):
             lines.append(f"Here the simulation favours {best!r}; name it to use it.")
         return "\n".join(lines)
 

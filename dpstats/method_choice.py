@@ -30,12 +30,18 @@ is in benchmarks/README.md, "Which method needs the fewest rows"):
   and samp_agg 5,657-16,000 (2-4 times as many); at snr 0.5 samp_agg reached 0.9 with 45,255 rows
   at epsilon 2 where kendall did not by 64,000.
 
+  At p = 1000, s = 5, rho 0.8, snr 0.5 with ranges of one standard deviation, private Frank-Wolfe with
+  radius 0.5 sqrt(s) and 2 s steps (:func:`frank_wolfe_options`) needed the fewest rows (45,255 at
+  epsilon 1, where no other method reached 0.9 by 64,000; about 1.4 times fewer than samp_agg at
+  epsilon 2); with ranges of 3 standard deviations it did not, and samp_agg stays.
+
 So ``auto`` takes ``dp_sis`` when the stated design has ``|rho| <= 0.2`` and ``spread <= 1.5``
-and public ranges are given; ``samp_agg`` when the stated design has ``|rho| >= 0.7``, public
-ranges are given and scikit-learn is installed, unless the formula has more than
-:data:`SAMP_AGG_MAX_TERMS` candidate terms, the stated signal is strong (``snr >= 1``, or
-``r2 >= 0.5``) and at most :data:`KENDALL_MAX_SIZE` terms are asked (at s = 10 samp_agg needed 1.4
-times fewer rows than kendall there); and ``kendall`` otherwise (also when nothing is
+and public ranges are given.  When the stated design has ``|rho| >= 0.7`` and public ranges are
+given, it takes, if the formula has more than :data:`SAMP_AGG_MAX_TERMS` candidate terms and at
+most :data:`KENDALL_MAX_SIZE` terms are asked, ``kendall`` under a stated strong signal (``snr >= 1``,
+or ``r2 >= 0.5``) and ``frank_wolfe`` with :func:`frank_wolfe_options` under a stated weak one with
+``spread <= FRANK_WOLFE_MAX_SPREAD``; else ``samp_agg`` when scikit-learn is installed (at s = 10
+samp_agg needed 1.4 times fewer rows than kendall).  ``kendall`` otherwise (also when nothing is
 stated: the choice that was never far from the best).  Within the benchmark's resolution (10
 seeds, rows on a grid of factor 1.41) the rule needed the fewest rows in 35 of the 36 cells
 measured at p = 100 and one grid step more in the other; it was written from the snr 5 cells.
@@ -74,12 +80,37 @@ SAMP_AGG_MAX_TERMS = 300
 KENDALL_MIN_SNR = 1.0
 #: ... and the asked size is at most this: at p = 1000, rho 0.8, snr 5 kendall needed 2-4 times fewer rows
 #: than samp_agg at s = 5, and 1.4 times more at s = 10 with ranges of 3 standard deviations (epsilon 2, 40
-#: seeds; a tie at 1 standard deviation); sizes 6-9 were not measured: the threshold is their geometric
-#: middle, rounded down.
+#: seeds; a tie at 1 standard deviation); the threshold is their geometric middle, rounded down, and at s = 7
+#: kendall needed as few rows as samp_agg or fewer in all four cells (sizes 6, 8 and 9 not measured).
 KENDALL_MAX_SIZE = 7
 #: ``dp_sis`` when the stated correlation and range width are at most these.
 MARGINAL_MAX_RHO = 0.2
 MARGINAL_MAX_SPREAD = 1.5
+#: ``frank_wolfe`` with :func:`frank_wolfe_options` when, besides a strong correlation and more than
+#: SAMP_AGG_MAX_TERMS terms, the stated signal is weak (snr < KENDALL_MIN_SNR), the ranges tight (spread at
+#: most this) and at most KENDALL_MAX_SIZE terms are asked: at p = 1000, rho 0.8, s = 5, snr 0.5, ranges of
+#: one standard deviation it needed 45,255 rows at epsilon 1 (no other method reached 0.9 by 64,000) and
+#: 22,627-32,000 at epsilon 2 against samp_agg's 45,255; with ranges of 3 standard deviations it did not
+#: reach 0.9 by 45,255 rows at epsilon 2 (at radius 0.5 sqrt(s) or a third of it), where samp_agg did.
+FRANK_WOLFE_MAX_SPREAD = 1.5
+
+
+def frank_wolfe_options(s) -> dict:
+    """The options ``auto`` gives ``frank_wolfe`` on a weak signal: radius 0.5 sqrt(s), 2 s steps.
+
+    With a weak signal the mapped coefficients' L1 norm is below the default radius 1, so the path
+    overshoots and spends steps on the opposite vertex of a term it already holds (shrinking it);
+    s + 2 steps then rarely reach s distinct terms, even at epsilon = inf (benchmarks/README.md,
+    "frank_wolfe on a weak signal").  2 s steps leave room for those corrections; the radius is that
+    of the external Frank-Wolfe baseline that led these cells (Talwar, Thakurta and Zhang 2015)."""
+    return {"l1_radius": round(0.5 * math.sqrt(int(s)), 6), "steps": 2 * int(s)}
+
+
+def chosen_options(name, *, design=None, p=None, s=None) -> dict:
+    """The method options ``auto`` passes with its choice ``name`` (public inputs only; {} for the defaults)."""
+    if name == "frank_wolfe" and s is not None and is_integer(s):
+        return frank_wolfe_options(s)
+    return {}
 
 
 def check_design(design) -> dict:
@@ -129,6 +160,16 @@ def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None, s=None) -> 
         return "kendall", "no public ranges were given: kendall ranks and needs none"
     snr = design.get("snr", design["r2"] / (1.0 - design["r2"]) if "r2" in design else None)
     small = s is None or not is_integer(s) or int(s) <= KENDALL_MAX_SIZE
+    if (rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and p is not None and p > SAMP_AGG_MAX_TERMS
+            and snr is not None and snr < KENDALL_MIN_SNR and spread is not None
+            and spread <= FRANK_WOLFE_MAX_SPREAD and s is not None and is_integer(s) and int(s) <= KENDALL_MAX_SIZE):
+        options = frank_wolfe_options(s)
+        return "frank_wolfe", (f"the stated design has strongly correlated columns (|rho| >= {SAMP_AGG_MIN_RHO}), more "
+                               f"than {SAMP_AGG_MAX_TERMS} candidate terms, a weak signal (snr < {KENDALL_MIN_SNR:g}), "
+                               f"ranges of at most {FRANK_WOLFE_MAX_SPREAD:g} standard deviations and at most "
+                               f"{KENDALL_MAX_SIZE} terms asked: private Frank-Wolfe with radius 0.5 sqrt(s) = "
+                               f"{options['l1_radius']:g} and 2 s = {options['steps']} steps needed the fewest rows "
+                               "there (samp_agg 1.4 times as many at p = 1000, s = 5, snr 0.5)")
     if (rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and p is not None and p > SAMP_AGG_MAX_TERMS
             and snr is not None and snr >= KENDALL_MIN_SNR and small):
         return "kendall", (f"the stated design has strongly correlated columns (|rho| >= {SAMP_AGG_MIN_RHO}), more "

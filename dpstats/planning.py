@@ -898,23 +898,25 @@ class Plan:
 
     def _other_methods_line(self) -> str:
         """Where to compare methods on this design, and what method="auto" would take (public)."""
-        from .method_choice import choose_method
+        from .method_choice import choose_method, chosen_options
 
         d = self.design
         spread = d.get("spread")
         if spread is None and isinstance(self.bounds, tuple) and len(self.bounds) == 2:
             spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
         design = {"rho": d["rho"], **({"spread": spread} if spread is not None else {}),
-                  **({"spread_y": d["spread_y"]} if "spread_y" in d else {})}
-        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p,
-                                s=self.select_s if is_integer(self.select_s) else None)
+                  **({"spread_y": d["spread_y"]} if "spread_y" in d else {}),
+                  **({"r2": d["r2"]} if "r2" in d else {"snr": d["snr"]})}
+        size = self.select_s if is_integer(self.select_s) else None
+        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p, s=size)
+        options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, design=design, p=self.p, s=size).items())
         effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
                 f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"
                 + (f", spread={spread:g}" if spread is not None else "")
                 + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect
                 + f")); method=\"auto\" would take "
-                f"{auto!r}.")
+                f"{auto!r}{options}.")
 
     def __repr__(self):
         return (f"<Plan method={self.method!r} n={self.n} epsilon={self.epsilon:g} "

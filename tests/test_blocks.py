@@ -283,8 +283,14 @@ PREFIX_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", PREFIX_CASES)
-@pytest.mark.parametrize("test_from, test_nodes", [(1, 10**6), (4, 256), (1, 0), (10**9, 256)])
+# The s = 7 case (the slowest) runs with the default prefix settings by default; its three other
+# settings are exhaustive checks of the same tree (about 7 s): pytest -m slow.
+REMOVAL_PREFIX_PARAMS = [pytest.param(case, test_from, test_nodes,
+                                      marks=(pytest.mark.slow,) if case[2] == 7 and (test_from, test_nodes) != (4, 256) else ())
+                         for test_from, test_nodes in [(1, 10**6), (4, 256), (1, 0), (10**9, 256)] for case in PREFIX_CASES]
+
+
+@pytest.mark.parametrize("case, test_from, test_nodes", REMOVAL_PREFIX_PARAMS)
 def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, monkeypatch):
     """Superset bound on removal prefixes: both block queries equal brute force.
 
@@ -460,8 +466,13 @@ def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch
         assert any(after < before for before, after, pruned in outcomes if not pruned)
 
 
-@pytest.mark.parametrize("bound", ["ridge", "eigen", "ball"])
-@pytest.mark.parametrize("case", CASES + PREFIX_CASES)
+# The larger PREFIX_CASES run with the ball bound by default; the other two bounds on them are
+# exhaustive checks of the same block code (about 13 s): pytest -m slow.
+EITHER_BRANCH_PARAMS = [pytest.param(case, bound, marks=(pytest.mark.slow,) if case in PREFIX_CASES and bound != "ball" else ())
+                        for case in CASES + PREFIX_CASES for bound in ("ridge", "eigen", "ball")]
+
+
+@pytest.mark.parametrize("case, bound", EITHER_BRANCH_PARAMS)
 def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
     """Delta(Q | P) <= sum(gains) / gamma, <= sum(gains * kappa) and <= g(|u~_Q|) (the ball
     bound): each alone is exact."""
@@ -762,9 +773,13 @@ def test_ball_need_inverts_the_ball_gain():
     assert ball_need(-1.0, 1.0, 1.0) < 0  # nothing passes a negative need
 
 
-@pytest.mark.parametrize("path", ["gram", "matrix_free", "lazy"])
-@pytest.mark.parametrize("bound", [None, "ball"])
-@pytest.mark.parametrize("case", BALL_CASES)
+# The p = 16, s = 5 case (the slowest) runs on the Gram source by default; on the two other sources
+# it is an exhaustive check of the same bound (about 8 s): pytest -m slow.
+BALL_BOUND_PARAMS = [pytest.param(case, bound, path, marks=(pytest.mark.slow,) if case[1] == 16 and path != "gram" else ())
+                     for case in BALL_CASES for bound in (None, "ball") for path in ("gram", "matrix_free", "lazy")]
+
+
+@pytest.mark.parametrize("case, bound, path", BALL_BOUND_PARAMS)
 def test_ball_bound_keeps_correlated_blocks_exact(case, bound, path, monkeypatch):
     """rho 0.95 and 0.99, ridges 1e-3 to 0.5, the ball binding or not: every support of each
     block below a threshold (low, middle and top of the block) is listed, alone ("ball") and

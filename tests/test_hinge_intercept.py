@@ -173,7 +173,9 @@ def _corner_rows(k):
     return [np.array(c, dtype=float) for c in np.array(np.meshgrid(*[[-1, 1]] * k)).T.reshape(-1, k)] + [np.zeros(k)]
 
 
-@pytest.mark.parametrize("lam, r", [(1.0, 1.0), (0.0, 2.0), (0.2, 5.0)])
+# (1, 1) runs by default; the other two settings (about 9 s) are exhaustive checks: pytest -m slow.
+@pytest.mark.parametrize("lam, r", [(1.0, 1.0), pytest.param(0.0, 2.0, marks=pytest.mark.slow),
+                                    pytest.param(0.2, 5.0, marks=pytest.mark.slow)])
 def test_sensitivity_brute_force_with_the_intercept(lam, r):
     # Every support's certified value on D and on each neighbour D' (one row replaced by a
     # random row, a corner row or the zero row, with either label): the change stays within

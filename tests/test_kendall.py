@@ -59,8 +59,12 @@ def test_count_inversions_against_brute_force():
         rows = np.array([gen.permutation(n) for _ in range(5)])
         brute = [sum(int(r[i] > r[j]) for i in range(n) for j in range(i + 1, n)) for r in rows]
         assert list(count_inversions(rows)) == brute
-        # both counting paths (scipy's compiled counter and the numpy merge sort fallback)
+        # every counting path (scipy's compiled counter, the numpy merge sort fallback, pair by pair)
         assert list(kendall_statistic.count_inversions_numpy(rows)) == brute
+        if n > 1:
+            assert list(kendall_statistic.count_inversions_pairwise(rows)) == brute
+            many = np.array([gen.permutation(n) for _ in range(kendall_statistic.PAIRWISE_MIN_ROWS + 3)])
+            assert list(count_inversions(many)) == list(kendall_statistic.count_inversions_numpy(many))
         if n > 1 and kendall_statistic.compiled_discordant is not None:
             assert list(kendall_statistic.count_inversions_compiled(rows)) == brute
 

@@ -145,3 +145,66 @@ def test_under_strong_correlation_the_rule_reads_the_public_term_count():
     assert fit.method == "kendall"
     assert dpstats.compare(n=200, p=400, s=2, epsilon=1.0, design=strong, reps=2, methods=["kendall"],
                            random_state=1).auto_choice == "kendall"
+
+
+def test_weak_signal_under_strong_correlation_takes_frank_wolfe_with_its_options():
+    """Above SAMP_AGG_MAX_TERMS terms, rho >= 0.7, a stated weak signal, ranges of at most
+    FRANK_WOLFE_MAX_SPREAD standard deviations and at most KENDALL_MAX_SIZE terms: frank_wolfe with radius
+    0.5 sqrt(s) and 2 s steps (benchmarks/README.md, "frank_wolfe on a weak signal"); otherwise samp_agg
+    as before.  The call runs exactly what naming the method with those options runs."""
+    from dpstats.method_choice import (FRANK_WOLFE_MAX_SPREAD, KENDALL_MAX_SIZE, SAMP_AGG_MAX_TERMS,
+                                       chosen_options, frank_wolfe_options)
+
+    weak = dict(rho=0.8, snr=0.5, spread=1.0)
+    big = SAMP_AGG_MAX_TERMS + 1
+    assert choose_method(bounds_given=True, design=weak, p=big, s=5)[0] == "frank_wolfe"
+    assert choose_method(bounds_given=True, design=dict(weak, rho=-0.75), p=big, s=KENDALL_MAX_SIZE)[0] == "frank_wolfe"
+    assert choose_method(bounds_given=True, design=dict(rho=0.8, r2=0.3, spread=1.0), p=big, s=5)[0] == "frank_wolfe"
+    for design, p, s in ((weak, SAMP_AGG_MAX_TERMS, 5), (weak, big, KENDALL_MAX_SIZE + 1), (weak, big, None),
+                         (dict(weak, spread=FRANK_WOLFE_MAX_SPREAD * 2), big, 5), (dict(rho=0.8, snr=0.5), big, 5),
+                         (dict(rho=0.8, spread=1.0), big, 5), (dict(weak, rho=0.6), big, 5)):
+        assert choose_method(bounds_given=True, design=design, p=p, s=s)[0] in ("samp_agg", "kendall"), (design, p, s)
+    assert choose_method(bounds_given=False, design=weak, p=big, s=5)[0] == "kendall"
+    assert choose_method(bounds_given=True, design=weak, p=big, s=5, epsilon=math.inf)[0] == "top_r"
+    assert frank_wolfe_options(5) == {"l1_radius": pytest.approx(0.5 * math.sqrt(5), abs=1e-6), "steps": 10}
+    assert chosen_options("frank_wolfe", design=weak, p=big, s=3) == frank_wolfe_options(3)
+    assert chosen_options("samp_agg", design=weak, p=big, s=3) == {}
+
+    data = make_regression(n=80, p=big, seed=3)
+    auto = dpstats.dp_select("y ~ .", data, method="auto", s=3, epsilon=2.0, bounds=(3, 3), design=weak,
+                             random_state=4)
+    named = dpstats.dp_select("y ~ .", data, method="frank_wolfe", s=3, epsilon=2.0, bounds=(3, 3), random_state=4,
+                              **frank_wolfe_options(3))
+    assert auto.method == "frank_wolfe" and auto.release()["selected"] == named.release()["selected"]
+    assert auto.public_call["method_choice"]["options"] == frank_wolfe_options(3)
+    default = dpstats.dp_select("y ~ .", data, method="frank_wolfe", s=3, epsilon=2.0, bounds=(3, 3), random_state=4)
+    def steps(fit):
+        return next(e.details["steps"] for e in fit.ledger.entries if "steps" in e.details)
+
+    assert steps(auto) == 6 != steps(default)
+    other = data.copy()
+    other.iloc[0, :] = 100.0  # a neighbour: the same choice and options
+    again = dpstats.dp_select("y ~ .", other, method="auto", s=3, epsilon=2.0, bounds=(3, 3), design=weak,
+                              random_state=4)
+    assert again.public_call["method_choice"] == auto.public_call["method_choice"]
+
+    c = dpstats.compare(n=60, p=big, s=3, epsilon=2.0, design=weak, reps=2, methods=["frank_wolfe"], random_state=1)
+    assert c.auto_choice == "frank_wolfe" and c.auto_options == frank_wolfe_options(3)
+    assert list(c.table["method"]) == ["frank_wolfe", "auto"] and (c.table["status"] == "ok").all()
+    assert "steps=6" in str(c) and "its row 'auto'" in str(c)
+
+
+def test_plan_names_autos_choice_with_the_stated_signal_and_its_options():
+    """plan's line on other methods passes the stated signal to the rule (a weak one under strong correlation
+    at more than SAMP_AGG_MAX_TERMS terms: frank_wolfe with its options; a strong one: kendall)."""
+    from dpstats.method_choice import SAMP_AGG_MAX_TERMS, frank_wolfe_options
+
+    p = SAMP_AGG_MAX_TERMS + 100
+    weak = dpstats.plan(method="frank_wolfe", n=300, p=p, s=3, epsilon=2.0, reps=2, random_state=1,
+                        design=dict(rho=0.8, r2=0.3, spread=1.0))
+    options = frank_wolfe_options(3)
+    assert (f"would take 'frank_wolfe', l1_radius={options['l1_radius']!r}, steps={options['steps']!r}."
+            in str(weak))
+    strong = dpstats.plan(method="frank_wolfe", n=300, p=p, s=3, epsilon=2.0, reps=2, random_state=1,
+                          design=dict(rho=0.8, r2=0.8, spread=1.0))
+    assert "would take 'kendall'." in str(strong)

@@ -87,7 +87,10 @@ def default_steps(s) -> int:
     """T = s + 2 by default: enough steps to choose s distinct vertices with two to spare for a
     noisy draw, few enough that each step keeps a useful share of epsilon.  Measured on
     simulate(n, 100, s) at epsilon 1-2 (benchmarks/bench_gradient_defaults.py): T = s and s + 2 led
-    at s = 5, s + 2 at s = 10; 2 s and more lost everywhere."""
+    at s = 5, s + 2 at s = 10; 2 s and more lost everywhere.  On a weak signal (mapped coefficients
+    with an L1 norm below the radius) the path spends steps shrinking terms it holds, and s + 2 steps
+    rarely reach s distinct terms: there 2 s steps won by far (``method="auto"`` passes them,
+    :func:`dpstats.method_choice.frank_wolfe_options`)."""
     return int(s) + 2
 
 
