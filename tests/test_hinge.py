@@ -410,7 +410,8 @@ def _hinge_values(X, y, lam, r, s):
     return HingeObjective(X, y, lam, r, gap_tolerance=1e-9).values(supports, with_gaps=True)
 
 
-@pytest.mark.parametrize("eps", [0.5, 3.0])
+# epsilon 0.5 by default; 3 (the same audit at another scale) under pytest -m slow
+@pytest.mark.parametrize("eps", [0.5, pytest.param(3.0, marks=pytest.mark.slow)])
 def test_privacy_audit_on_neighbour_pairs(eps):
     """Against the REQUESTED epsilon: the mechanism samples with eps / (1 + 2 tolerance)."""
     b_x, r, lam, s = 1.0, 1.0, 2.0, 2
@@ -560,7 +561,9 @@ def _band_batch(monkeypatch, band):
     return X, y, calls, settings
 
 
-@pytest.mark.parametrize("lam, r", [(20.0, 0.8), (2.0, 3.0), (0.0, 1.0)])
+# no ridge (the hardest case) by default; the two ridged settings under pytest -m slow
+@pytest.mark.parametrize("lam, r", [pytest.param(20.0, 0.8, marks=pytest.mark.slow),
+                                    pytest.param(2.0, 3.0, marks=pytest.mark.slow), (0.0, 1.0)])
 def test_band_levels_certify_without_the_plain_schedule(monkeypatch, lam, r):
     # Warm starts one column away (the engine's use): the band levels alone certify every
     # value (no batch falls back to all rows), and the values agree with the plain schedule

@@ -46,7 +46,9 @@ def direct_frequency(spec, calls, seed):
     return hits, calls
 
 
-@pytest.mark.parametrize("name", list(DESIGNS))
+# The correlated top_r design (400 direct calls) under pytest -m slow; the other two by default.
+@pytest.mark.parametrize("name", [pytest.param(name, marks=(pytest.mark.slow,) if name == "top_r, correlated" else ())
+                                  for name in DESIGNS])
 def test_prediction_lies_in_the_interval_of_a_direct_simulation(name):
     spec = DESIGNS[name]
     planned = dpstats.plan(reps=150, random_state=2024, **spec)

@@ -54,7 +54,8 @@ def test_density_integrates_to_one():
     assert total == pytest.approx(1.0, abs=2e-3)
 
 
-@pytest.mark.parametrize("d", [1, 4])
+# one column by default; four (the same sampler per column) under pytest -m slow
+@pytest.mark.parametrize("d", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_sampler_matches_the_exact_law(d):
     # ||Z||_inf ~ Gamma(d, scale) and Z / ||Z||_inf is uniform on the cube's surface: the
     # largest coordinate is each of the d axes with each sign equally often, and the other
