@@ -358,7 +358,7 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, d
     s, k = (None, size) if meth.size_argument == "k" else (size, None)
     if not meth.needs_bounds:
         bounds = None
-    chosen = chosen_options(name, design=design, p=p, s=size)
+    chosen = chosen_options(name, size)
     choice = {"method": name, "reason": reason, "design": design, **({"options": chosen} if chosen else {})}
     return name, s, k, bounds, radius, chosen, choice
 

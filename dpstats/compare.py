@@ -108,7 +108,7 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
         raise InvalidArgumentError(f"random_state must be a non-negative integer; got {random_state!r}.")
     auto, reason = choose_method(bounds_given=True, design=design, p=p, s=s)
     runs = [(m.name, m, {}) for m in meths]
-    auto_options = chosen_options(auto, design=design, p=p, s=s)
+    auto_options = chosen_options(auto, s)
     if auto_options:  # auto runs its method with other options than the defaults: its own row
         runs.append(("auto", get_method(auto), auto_options))
     rows = _simulate(args, design, runs, random_state)

@@ -909,7 +909,7 @@ class Plan:
                   **({"r2": d["r2"]} if "r2" in d else {"snr": d["snr"]})}
         size = self.select_s if is_integer(self.select_s) else None
         auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p, s=size)
-        options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, design=design, p=self.p, s=size).items())
+        options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, size).items())
         effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
                 f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"

@@ -167,8 +167,8 @@ def test_weak_signal_under_strong_correlation_takes_frank_wolfe_with_its_options
     assert choose_method(bounds_given=False, design=weak, p=big, s=5)[0] == "kendall"
     assert choose_method(bounds_given=True, design=weak, p=big, s=5, epsilon=math.inf)[0] == "top_r"
     assert frank_wolfe_options(5) == {"l1_radius": pytest.approx(0.5 * math.sqrt(5), abs=1e-6), "steps": 10}
-    assert chosen_options("frank_wolfe", design=weak, p=big, s=3) == frank_wolfe_options(3)
-    assert chosen_options("samp_agg", design=weak, p=big, s=3) == {}
+    assert chosen_options("frank_wolfe", 3) == frank_wolfe_options(3)
+    assert chosen_options("samp_agg", 3) == {} and chosen_options("frank_wolfe", None) == {}
 
     data = make_regression(n=80, p=big, seed=3)
     auto = dpstats.dp_select("y ~ .", data, method="auto", s=3, epsilon=2.0, bounds=(3, 3), design=weak,
