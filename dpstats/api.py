@@ -37,6 +37,7 @@ from .errors import InvalidArgumentError, InvalidTypeError, SolverError
 from .backends import backend_of
 from .dask_engine import dask_clip_to_bounds
 from .formula import check_na_action, materialise, plan_pandas_design
+from .light_curator import light_curator_active
 from .bss.intercept import intercept_step
 from .bss.sign_votes import block_sign_votes
 from .mechanisms.signs import SIGNS_SHARE, default_sign_blocks, sample_signs, sign_log_probabilities, vote_counts
@@ -377,8 +378,6 @@ def _run_charged(call, formula, data, plan, frame_data, deadline):
         raise AssertionError(f"ledger total {ledger.total_epsilon} exceeds the planned cost {call.total_epsilon}")
     fit = _assemble(call, formula, data, plan, support_idx, signs_series, signs_private, ledger, outcome, curator,
                     clipped)
-    from .light_curator import light_curator_active
-
     if not light_curator_active():  # plan's internal calls are read by no analyst
         from .curator_warnings import warn_at_the_call
 
@@ -727,6 +726,11 @@ def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
         return signs_series, True, curator
     signs_series[support] = pd.NA
     if not (call.sign_share > 0 and support):
+        return signs_series, False, curator
+    if light_curator_active():
+        # plan's internal calls read the support only.  The sign step's share (call.sign_eps)
+        # was set aside before the selection, and its votes draw from the random source after
+        # it, so leaving the step out changes no draw of the selection (dpstats.light_curator).
         return signs_series, False, curator
     sign_data = clipped if clipped is not None else _unclipped_data(frame)
     drawn, counts, n_blocks = _private_signs(sign_data, support_idx, call.meth, call.radius, call.ridge,

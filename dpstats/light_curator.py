@@ -19,8 +19,14 @@ a call on curator-only summaries that plan never reads.  Inside :func:`light_cur
   ``tau_hat_needed`` are absent, so the margin row of the conditions table says "not
   computed" (about a tenth of a call at p = 100, s = 3).
 
-The selection, its random draws, the ledger and every other curator item are those of the
-same call outside it.  A user's ``dp_select`` call never runs inside it, so its curator
+* the shared private sign step (stage 7 of ``dp_select``) is left out: its share of epsilon
+  is still set aside before the selection, and its votes draw from the random source only
+  after the selection, so the support is that of the same call outside; the fit's signs on
+  the support are missing and its ledger has no sign entry (about two thirds of a call of
+  the README's ``exponential`` plan at n = 1000, p = 10).
+
+The selection, its random draws and every other curator item are those of the same call
+outside it; the ledger differs only by the left-out sign entry.  A user's ``dp_select`` call never runs inside it, so its curator
 report is complete.
 
 A context variable rather than an argument of ``dp_select``: only ``plan`` sets it, around

@@ -16,11 +16,27 @@ def _fit(method, sim, seed, signs=False, **kwargs):
                              **kwargs)
 
 
+#: The sign step's curator items: left out inside the switch, with its ledger entry.
+SIGN_KEYS = {"sign_votes", "probability_sign_is_block_majority"}
+
+
+def _without_signs(ledger):
+    return [repr(e) for e in ledger.entries if "sign" not in e.mechanism]
+
+
 def _same_fit_but(full, light, keys):
     assert list(full.support) == list(light.support)
-    assert repr(full.ledger) == repr(light.ledger)
+    assert _without_signs(full.ledger) == [repr(e) for e in light.ledger.entries]
+    keys = set(keys) | SIGN_KEYS
     np.testing.assert_equal({k: v for k, v in full.curator.items() if k not in keys},
                             {k: v for k, v in light.curator.items() if k not in keys})
+
+
+def _signs_left_out(full, light):
+    """The full call drew signs on its support; the light call (same support) left them missing."""
+    support = list(full.support)
+    assert SIGN_KEYS <= set(full.curator) and not SIGN_KEYS & set(light.curator)
+    assert full.signs[support].notna().all() and light.signs[support].isna().all()
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -66,13 +82,12 @@ def _same_truth_probability(method, full, light, p=12):
 def test_top_r_inside_leaves_out_only_the_margin_items(seed):
     # exact path (C(12, 3) = 220 supports > R = 100): tau_hat from every mistake block,
     # the concentration bound and tau_hat_needed are curator-only and left out
-    # signs=True: the sign step draws after the selection, so its votes show that the light
-    # call leaves the random stream where the full one does
+    # signs=True: the sign step is left out inside the switch (it draws after the selection)
     sim = dpstats.simulate(120, 12, 3, snr=1.0, random_state=seed)
     full = _fit("top_r", sim, seed, bounds=(1, 1), signs=True)
     with light_curator():
         light = _fit("top_r", sim, seed, bounds=(1, 1), signs=True)
-    assert "sign_votes" in full.curator and list(full.signs) == list(light.signs)
+    _signs_left_out(full, light)
     assert full.curator["certificate"]["path"].startswith("exact enumeration")
     assert MARGIN_KEYS <= set(full.curator) and not MARGIN_KEYS & set(light.curator)
     _same_fit_but(full, light, MARGIN_KEYS | {"conditions"})
@@ -101,7 +116,7 @@ def test_mistakes_inside_leaves_out_only_the_margin_items(n, epsilon, options, b
     with light_curator():
         light = fit()
     assert full.curator.get("guard_branch") == light.curator.get("guard_branch") == branch
-    assert "sign_votes" in full.curator and list(full.signs) == list(light.signs)
+    _signs_left_out(full, light)
     if branch == "top_r":
         assert MARGIN_KEYS <= set(full.curator["fallback_top_r"])
         assert not MARGIN_KEYS & set(light.curator["fallback_top_r"])
@@ -163,3 +178,40 @@ def test_plan_calls_run_inside_the_switch_and_users_calls_do_not(monkeypatch):
     sim = dpstats.simulate(80, 8, 2, random_state=1)
     fit = dpstats.dp_select("y ~ .", sim.data, method="kendall", epsilon=2.0, s=2, random_state=1)
     assert fit.curator["probability_of_released_sequence"] != LEFT_OUT
+
+
+@pytest.mark.parametrize("method, seed", [("exponential", 0), ("exponential", 1), ("top_r", 2), ("dp_sis", 3)])
+def test_the_sign_step_is_left_out_and_the_selection_is_the_same(method, seed, monkeypatch):
+    import dpstats.api
+
+    sim = dpstats.simulate(150, 8, 3, snr=1.0, random_state=seed)
+    full = _fit(method, sim, seed, signs=True, bounds=(1, 1))
+
+    def no_votes(*args, **kwargs):
+        raise AssertionError("the sign votes were computed inside light_curator")
+
+    monkeypatch.setattr(dpstats.api, "block_sign_votes", no_votes)
+    with light_curator():
+        light = _fit(method, sim, seed, signs=True, bounds=(1, 1))
+    _signs_left_out(full, light)
+    # the selection's entries are the same (its epsilon is the call's minus the sign share);
+    # only the sign entry is missing
+    assert sum(e.epsilon for e in full.ledger.entries if "sign" in e.mechanism) > 0
+    _same_fit_but(full, light, MARGIN_KEYS | DP_SIS_KEYS | {"conditions", "fit_warnings"})
+
+
+def test_plan_with_signs_equals_direct_calls_with_signs():
+    # plan(signs=True) leaves the sign votes out of its calls; its per-data-set values must
+    # still be those of the user's call with signs=True (the selection at the reduced epsilon)
+    planned = dpstats.plan(method="exponential", n=120, p=8, s=3, epsilon=2.0, signs=True, design=dict(snr=1.0),
+                           reps=5, random_state=3, bounds=(1, 1), exact=True)
+    planned.evaluate(n_grid=[120, 240])
+    truth = frozenset(planned.truth)
+    for n in (120, 240):
+        want = []
+        for data_seed, mech_seed in planned._seeds:
+            sim = dpstats.simulate(n, 8, 3, rho=0.1, snr=1.0, random_state=data_seed)
+            fit = dpstats.dp_select("y ~ .", sim.data, method="exponential", epsilon=2.0, s=3, bounds=(1, 1),
+                                    random_state=mech_seed, signs=True)
+            want.append(truth_probability("exponential", fit.curator, truth, 8, {}))
+        assert planned._values[(n, 2.0)][0].tolist() == want, n
