@@ -1,0 +1,70 @@
+"""What `s="auto"` costs with `top_r` against a fixed-size call at s_max, and where it goes (issue 46, item 3).
+
+ISLR's College (``real_data_cases.CASES["college"]``, n = 777, codebook ranges), its first
+``--terms`` numeric terms and all their pairwise interactions (13 terms: p = 91 candidates), through
+``dp_select(..., method="top_r", epsilon=2, signs=False, random_state=0)``:
+
+* ``fixed``: s = s_max with the default R = 100 (the call `s="auto"` is compared with);
+* ``auto``: ``s="auto", s_max=s_max`` (a size stage that certifies the best support of every size
+  1..s_max, then top_r at the released size);
+* ``per size``: s = 1..s_max with R = 1, each size's certificate alone (what the size stage runs),
+  with the certificate's path.
+
+Each call has ``--time-limit`` seconds (dp_select's own ``time_limit``); a call that runs out says so.
+
+Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+warnings.simplefilter("ignore")
+
+import dpstats  # noqa: E402
+from real_data_cases import CASES  # noqa: E402
+
+
+def timed(formula, frame, bounds, limit, **kwargs):
+    start = time.perf_counter()
+    try:
+        fit = dpstats.dp_select(formula, frame, method="top_r", epsilon=2.0, bounds=bounds, random_state=0,
+                                signs=False, time_limit=limit, **kwargs)
+    except dpstats.DPStatsError as exc:
+        return time.perf_counter() - start, f"{type(exc).__name__}"
+    return time.perf_counter() - start, f"size {len(fit.support)}; {fit.curator.get('certificate', {}).get('path', 'size stage')[:60]}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--terms", type=int, default=13)
+    ap.add_argument("--s-max", type=int, default=10)
+    ap.add_argument("--time-limit", type=float, default=900.0)
+    args = ap.parse_args()
+    case = CASES["college"]
+    frame = case.frame()
+    terms = case.terms[:args.terms]
+    formula = f"{case.response} ~ (" + " + ".join(terms) + ")**2"
+    bounds = {k: v for k, v in case.ranges.items() if k in terms or k == case.response}
+    print(f"college: n = {len(frame)}, {len(terms)} terms and their interactions; load {os.getloadavg()[0]:.2f}",
+          flush=True)
+    fixed, what = timed(formula, frame, bounds, args.time_limit, s=args.s_max)
+    print(f"fixed s = {args.s_max}, R = 100: {fixed:.1f} s ({what})", flush=True)
+    auto, what = timed(formula, frame, bounds, args.time_limit, s="auto", s_max=args.s_max)
+    print(f's = "auto", s_max = {args.s_max}: {auto:.1f} s ({what}); ratio {auto / fixed:.2f}', flush=True)
+    total = 0.0
+    for k in range(1, args.s_max + 1):
+        seconds, what = timed(formula, frame, bounds, args.time_limit, s=k, R=1)
+        total += seconds
+        print(f"s = {k}, R = 1: {seconds:.1f} s (cumulative {total:.1f}; {what})", flush=True)
+    print(f"load at end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
