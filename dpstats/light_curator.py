@@ -22,12 +22,12 @@ a call on curator-only summaries that plan never reads.  Inside :func:`light_cur
 * the shared private sign step (stage 7 of ``dp_select``) is left out: its share of epsilon
   is still set aside before the selection, and its votes draw from the random source only
   after the selection, so the support is that of the same call outside; the fit's signs on
-  the support are missing and its ledger has no sign entry (about two thirds of a call of
-  the README's ``exponential`` plan at n = 1000, p = 10).
+  the support are missing and its ledger has no sign entry (about two thirds of the CPU of
+  an ``exponential`` plan with ``signs=True`` at p = 10).
 
 The selection, its random draws and every other curator item are those of the same call
-outside it; the ledger differs only by the left-out sign entry.  A user's ``dp_select`` call never runs inside it, so its curator
-report is complete.
+outside it; the ledger differs only by the left-out sign entry.  A user's ``dp_select`` call
+never runs inside it, so its curator report is complete.
 
 A context variable rather than an argument of ``dp_select``: only ``plan`` sets it, around
 its own calls, and it stays with the thread or task that set it.  It lives here, outside
