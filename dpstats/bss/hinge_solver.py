@@ -90,19 +90,18 @@ def _rows_of(A, rows, name):
 
 def _smoothed_hessian(ridge_hessian, Ai, u, gamma, Wi, per_support):
     """H = sum over the rows on the smoothed margin (0 < u < gamma) of w_i a_i a_i' / gamma + 2 lam I, per
-    support (rows of np.nonzero come grouped by support, so one reduceat sums each support's outer
-    products)."""
-    K, k = Ai.shape[0], ridge_hessian.shape[0]
-    H = np.broadcast_to(ridge_hessian, (K, k, k)).copy()
-    sup_of, row_of = np.nonzero((u > 0) & (u < gamma))
-    if sup_of.size:
-        a_band = Ai[sup_of, row_of]
-        first = np.flatnonzero(np.concatenate(([True], sup_of[1:] != sup_of[:-1])))
-        outer = a_band[:, :, None] * a_band[:, None, :]
-        if Wi is not None:
-            outer *= (Wi[sup_of, row_of] if per_support else Wi[row_of])[:, None, None]
-        H[sup_of[first]] += np.add.reduceat(outer, first, axis=0) / gamma
-    return H
+    support: one batched product A' D A with D the rows' weights (0 off the margin).
+
+    (Gathering the margin's rows and summing their outer products per support touches fewer
+    numbers, but its index work cost more than the product where a good share of the rows lies
+    on the margin and supports are small, as on the hinge vignette's solves: benchmarks/README.md,
+    "the hinge solver's Hessian and line search".)"""
+    wgt = ((u > 0) & (u < gamma)) * (1.0 / gamma)
+    if Wi is not None:
+        wgt = wgt * (Wi if per_support else Wi[None, :])
+    K, m, k = Ai.shape
+    scaled = np.multiply(np.swapaxes(Ai, 1, 2), wgt[:, None, :], out=work_array("hessian rows", (K, k, m)))
+    return ridge_hessian + np.matmul(scaled, Ai)
 
 
 class HingeSteps:
@@ -227,23 +226,39 @@ class HingeSteps:
         multiplied by w_i.
         """
         lamv = self._ridge_weights(d.shape[1])
-        K = u.shape[0]
-        w = ud * ud / gamma
+        K, shape = u.shape[0], u.shape
+        # The (K, m) temporaries live in work arrays (:mod:`~dpstats.bss.scratch`): fresh ones
+        # are page faults on every call, which cost as much system time as the arithmetic.
+        w = np.multiply(ud, ud, out=work_array("line search w", shape))
+        w /= gamma
         if weights is not None:
-            w = w * weights
+            w *= weights
+        t0, t1 = work_array("line search t0", shape), work_array("line search t1", shape)
         with np.errstate(divide="ignore", invalid="ignore"):  # ud_i = 0: NaN or inf, never a breakpoint
-            t0 = u / ud
-            t1 = (u - gamma) / ud
-        ta, tb = np.minimum(t0, t1), np.maximum(t0, t1)
-        slope0 = 2.0 * np.sum(lamv * d * d, axis=1) + np.sum(np.where((ta <= 0) & (tb > 0), w, 0.0), axis=1)
-        slope_rows = ud * np.clip(u / gamma, 0.0, 1.0)
+            np.divide(u, ud, out=t0)
+            np.subtract(u, gamma, out=t1)
+            np.divide(t1, ud, out=t1)
+        ta = np.minimum(t0, t1, out=work_array("line search ta", shape))
+        tb = np.maximum(t0, t1, out=t0)
+        mask = work_array("line search mask", shape, dtype=bool)
+        other = work_array("line search mask 2", shape, dtype=bool)
+        np.less_equal(ta, 0, out=mask)
+        mask &= np.greater(tb, 0, out=other)
+        slope0 = 2.0 * np.sum(lamv * d * d, axis=1) + np.sum(w, axis=1, where=mask)
+        slope_rows = np.divide(u, gamma, out=t1)
+        np.clip(slope_rows, 0.0, 1.0, out=slope_rows)
+        slope_rows *= ud
         if weights is not None:
             slope_rows *= weights
         dphi0 = base - np.sum(slope_rows, axis=1)
         # the breakpoints inside (0, 1), flattened and sorted by (support, time): few rows
         # cross the margin along one step, so this is much less than K x 2m
-        ka, ia = np.nonzero((ta > 0) & (ta < 1))
-        kb, ib = np.nonzero((tb > 0) & (tb < 1))
+        np.greater(ta, 0, out=mask)
+        mask &= np.less(ta, 1, out=other)
+        ka, ia = np.nonzero(mask)
+        np.greater(tb, 0, out=mask)
+        mask &= np.less(tb, 1, out=other)
+        kb, ib = np.nonzero(mask)
         sup = np.concatenate([ka, kb])
         time = np.concatenate([ta[ka, ia], tb[kb, ib]])
         jump = np.concatenate([w[ka, ia], -w[kb, ib]])
@@ -251,9 +266,12 @@ class HingeSteps:
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = np.where(slope0 > 0, -dphi0 / slope0, np.inf)
             return np.where(dphi0 <= 0, np.clip(t, 0.0, 1.0), 0.0)
-        # lexicographic (support, then time): a key like ``sup + time`` rounds a time just
-        # below 1 up into the next support, and the groups then interleave
-        order = np.lexsort((time, sup))
+        # by (support, then time) through one float key: times lie in (0, 1), so 2 sup + time
+        # stays below 2 (sup + 1) even when rounding carries (``sup + time`` could round a time
+        # just below 1 into the next support, and the groups would interleave); within a
+        # support, times closer than the key's rounding (about 2 K 2^-52) may swap, which moves
+        # phi' by rounding only.  A quarter of np.lexsort's time on these arrays.
+        order = np.argsort(sup * 2.0 + time)
         sup, time, jump = sup[order], time[order], jump[order]
         first = np.ones(sup.size, dtype=bool)
         first[1:] = sup[1:] != sup[:-1]
