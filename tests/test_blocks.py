@@ -274,6 +274,19 @@ def test_later_top_sums_bound_every_suffix(k):
     np.testing.assert_allclose(upper[grid], exact[grid], rtol=1e-12)  # and exact where computed
 
 
+@pytest.mark.parametrize("k", [0, 1, 3, 9])
+def test_top_sums_after_every_start_equal_a_sort_of_the_suffix(k):
+    from dpstats.bss.blocks import _top_sums_after
+
+    rng = np.random.default_rng(40 + k)
+    for x in (rng.exponential(size=50), np.round(rng.uniform(size=50), 1), np.array([2.0])):  # ties too
+        for count in (1, max(1, x.size // 3)):  # a few starts (one partition each) and many (one sort)
+            starts = np.sort(rng.choice(x.size, size=count, replace=False))
+            got = _top_sums_after(x, k, starts)
+            exact = np.array([np.sort(x[t + 1:])[::-1][:k].sum() for t in starts])
+            np.testing.assert_allclose(got, exact, rtol=1e-12, atol=0)
+
+
 # s = 6 and 7: removed sets D with many extensions, so the removal-prefix tree tests prefixes
 PREFIX_CASES = [
     # seed, p, s, rho, snr, lam, r, intercept
