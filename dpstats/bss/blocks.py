@@ -292,8 +292,9 @@ def block_gamma(M, i, eigen=True, hints=None):
 
 
 def _square_block(M, idx):
-    """M[idx, idx] as a new array: the rows, then their columns (a third to a quarter of the
-    time of M[np.ix_(idx, idx)] at a few hundred indices, the same numbers)."""
+    """M[idx, idx] as a new array: the rows, then their columns (the same numbers as
+    M[np.ix_(idx, idx)], in less time at a few hundred indices: benchmarks/README.md, "The block
+    search's matrices and later-gain sums")."""
     return M[idx][:, idx]
 
 
@@ -365,8 +366,8 @@ def _later_top_sums(x, k, count):
     return np.repeat(exact, step)[:count]
 
 
-#: :func:`_top_sums_after` partitions each suffix on its own up to this many starts (one sort
-#: for all of them cost more below it, at 60 and 400 columns).
+#: :func:`_top_sums_after` partitions each suffix on its own up to this many starts (below it
+#: one sort for all of them measured slower, at 60 and 400 columns).
 FEW_STARTS = 5
 
 

@@ -270,7 +270,8 @@ class HingeSteps:
         # stays below 2 (sup + 1) even when rounding carries (``sup + time`` could round a time
         # just below 1 into the next support, and the groups would interleave); within a
         # support, times closer than the key's rounding (about 2 K 2^-52) may swap, which moves
-        # phi' by rounding only.  A quarter of np.lexsort's time on these arrays.
+        # phi' by rounding only.  (Cheaper than np.lexsort: benchmarks/README.md, "the hinge
+        # solver's Hessian and line search".)
         order = np.argsort(sup * 2.0 + time)
         sup, time, jump = sup[order], time[order], jump[order]
         first = np.ones(sup.size, dtype=bool)
