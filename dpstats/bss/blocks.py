@@ -1032,13 +1032,21 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     """
     search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
                           pruned_prefixes, prefix_budgets)
-    thr = float(threshold)
+    current = threshold if callable(threshold) else (lambda: threshold)
+    used = [float(current())]
+
+    def thr():
+        # never above an earlier threshold of this block (the prefixes pruned so far are pruned
+        # at any lower one); a supports left out at a threshold has R >= the smallest one used
+        used.append(min(used[-1], float(current())))
+        return used[-1]
+
     sups_all, vals_all = [], []
     try:
-        for sups in search.leaves_per_set(lambda: thr):
+        for sups in search.leaves_per_set(thr):
             sups_all.extend(tuple(int(j) for j in row) for row in sups)
             vals_all.append(_evaluate_in_chunks(evaluate, sups))
     except _TooLarge:
         return None
     vals = np.concatenate(vals_all) if vals_all else np.empty(0)
-    return BlockEnumeration(sups_all, vals, thr, search.nodes, search.leaves, search.pruned)
+    return BlockEnumeration(sups_all, vals, used[-1], search.nodes, search.leaves, search.pruned)

@@ -39,6 +39,24 @@ import numpy as np
 from .engine_problem import Certificate
 
 
+class KthSmallest:
+    """The k-th smallest of the memoised values (a dict that only grows), as a callable.
+
+    The block searches read their threshold from it once per removed set; it is computed
+    again only when values were added since the last read, so the reads cost nothing while a
+    search scores no new support."""
+
+    def __init__(self, values, k):
+        self.values, self.k = values, int(k)
+        self._count, self._value = -1, math.inf
+
+    def __call__(self):
+        if len(self.values) != self._count:
+            self._count = len(self.values)
+            self._value = heapq.nsmallest(self.k, self.values.values())[-1]
+        return self._value
+
+
 @dataclass
 class Far:
     """A route's answer for the supports with two or more mistakes from S_1 outside the list."""
@@ -74,8 +92,9 @@ class BlockSearchRoute:
 
         :func:`dpstats.bss.blocks.block_supports_below` scores exactly every support of the
         block that could lie below the threshold; the others have R >= it.  reference() is
-        read afresh per block and only falls as scored supports enter the candidates, so the
-        smallest threshold used (returned) bounds every support of these blocks not scored.
+        read afresh per removed set (not only per block) and only falls as scored supports
+        enter the candidates, so each search prunes against the best list found so far, and
+        the smallest threshold used (returned) bounds every support of these blocks not scored.
         None when a block is too large for the search (the caller then runs the MILP).
         """
         from .blocks import block_supports_below
@@ -96,8 +115,8 @@ class BlockSearchRoute:
             progress.update(done)
             clock.check()
             t0 = time.perf_counter()
-            thr = reference() - problem.tau_mip / 2.0
-            res = block_supports_below(problem.source, full, problem.offset, i, thr,
+            res = block_supports_below(problem.source, full, problem.offset, i,
+                                       lambda: reference() - problem.tau_mip / 2.0,
                                        eng.candidates.evaluate, mu=mu, settings=eng.settings.block_search,
                                        check_time=clock.check, pruned_prefixes=pruned_prefixes,
                                        prefix_budgets=prefix_budgets)
@@ -108,7 +127,7 @@ class BlockSearchRoute:
                          if res is not None else "too large, MILP") + f" in {time.perf_counter() - t0:.2f}s")
             if res is None:
                 return None
-            bound = min(bound, thr)
+            bound = min(bound, res.threshold)
         progress.update(last - first_i + 1)
         return bound
 
@@ -122,7 +141,7 @@ class BlockSearchRoute:
         if not self.on():
             return None
         cand = self.engine.candidates
-        bound = self._search_blocks_below(anchor, 1, lambda: min(cand.values.values()), "best", "best_block")
+        bound = self._search_blocks_below(anchor, 1, KthSmallest(cand.values, 1), "best", "best_block")
         if bound is None:
             return None
         sup, val = cand.best_known()
@@ -140,8 +159,7 @@ class BlockSearchRoute:
         problem, R = self.engine.problem, q.R
         if not self.on() or problem.s < 2 or problem.p - problem.s < 2 or self.far_too_large:
             return None
-        values = self.engine.candidates.values
-        bound = self._search_blocks_below(q.s1, 2, lambda: heapq.nsmallest(R, values.values())[-1],
+        bound = self._search_blocks_below(q.s1, 2, KthSmallest(self.engine.candidates.values, R),
                                           f"top-{R}", "top_block")
         if bound is None:
             self.far_too_large = True  # the MILP takes over; do not search again
