@@ -174,6 +174,48 @@ def test_block_supports_below_lists_every_support_under_the_threshold(case, cohe
                 np.testing.assert_allclose(res.values, evaluate(np.array(res.supports)) if listed else [], atol=1e-9)
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_a_falling_threshold_lists_every_support_under_the_smallest_one_read(case):
+    """A callable threshold read afresh per removed set (as the certified lists do): every
+    support of the block below the smallest threshold read (the one returned) is listed,
+    whether the threshold falls fast or not at all."""
+    from dpstats.bss import blocks
+
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    for i in range(2, min(s, p - s) + 1):
+        members = np.nonzero(count == i)[0]
+        ranked = np.sort(vals[members])
+        for step in (0, 1, 3):  # how many ranks the threshold falls per read
+            reads = []
+
+            def threshold():
+                reads.append(float(ranked[max(min(20, ranked.size - 1) - step * len(reads), 0)]))
+                return reads[-1]
+
+            res = blocks.block_supports_below(GramSource(stats, lam, r), full, offset, i, threshold, evaluate)
+            assert res.threshold == min(reads)
+            below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < res.threshold}
+            assert below <= set(res.supports)
+            if step == 0:  # a constant threshold: the fixed-threshold call's list
+                fixed = blocks.block_supports_below(GramSource(stats, lam, r), full, offset, i, reads[0], evaluate)
+                assert set(fixed.supports) == set(res.supports) and fixed.threshold == res.threshold
+
+
+def test_kth_smallest_reads_the_values_again_only_when_they_grew():
+    from dpstats.bss.certificate_routes import KthSmallest
+
+    values = {(0, 1): 5.0, (0, 2): 3.0, (1, 2): 4.0}
+    third, first = KthSmallest(values, 3), KthSmallest(values, 1)
+    assert third() == 5.0 and first() == 3.0
+    values[(0, 3)] = 1.0
+    assert third() == 4.0 and first() == 1.0
+    values[(1, 3)] = 9.0
+    assert third() == 4.0 and KthSmallest(values, 5)() == 9.0
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("design", ["hidden", "toeplitz"])
 def test_coherence_gamma_bounds_every_subset(seed, design):

@@ -1020,7 +1020,9 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
-    the block that are not returned have R >= threshold.  Arguments as in
+    the block that are not returned have R >= threshold.  ``threshold`` may be a number or a
+    callable read afresh per removed set (the list's v_R - slack as it falls); then the result's
+    ``threshold`` is the smallest value read, and the guarantee holds for it.  Arguments as in
     :func:`minimise_block`; returns a :class:`BlockEnumeration` (which may list supports
     at or above the threshold too), or None when the search is too large.
 
@@ -1037,7 +1039,7 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
 
     def thr():
         # never above an earlier threshold of this block (the prefixes pruned so far are pruned
-        # at any lower one); a supports left out at a threshold has R >= the smallest one used
+        # at any lower one); a support left out at a threshold has R >= the smallest one read
         used.append(min(used[-1], float(current())))
         return used[-1]
 
