@@ -149,6 +149,19 @@ def test_coherence_screen_keeps_blocks_exact(case, matrix_free, monkeypatch):
     test_block_minimum_matches_brute_force(case, matrix_free)
 
 
+def case_blocks(case):
+    """A CASES case's (stats, sups, vals, evaluate, full anchor, anchor, offset, (ridge, radius),
+    [(i, the block's members, their values sorted)] for the blocks i >= 2)."""
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    per_block = []
+    for i in range(2, min(s, p - s) + 1):
+        members = np.nonzero(count == i)[0]
+        per_block.append((i, members, np.sort(vals[members])))
+    return stats, sups, vals, evaluate, full, anchor, (1 if icpt else 0), (lam, r), per_block
+
+
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("coherence", [False, True])
 def test_block_supports_below_lists_every_support_under_the_threshold(case, coherence, monkeypatch):
@@ -156,13 +169,8 @@ def test_block_supports_below_lists_every_support_under_the_threshold(case, cohe
 
     if coherence:
         declare(monkeypatch, coherence_above=0)
-    seed, p, s, rho, snr, lam, r, icpt = case
-    stats, Xf, y = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
-    offset = 1 if icpt else 0
-    for i in range(2, min(s, p - s) + 1):
-        members = np.nonzero(count == i)[0]
-        ranked = np.sort(vals[members])
+    stats, sups, vals, evaluate, full, anchor, offset, (lam, r), per_block = case_blocks(case)
+    for i, members, ranked in per_block:
         for q in (0, 3, min(20, ranked.size - 1)):
             thr = float(ranked[q])
             for mu in (0.0, 2.0):
@@ -181,13 +189,8 @@ def test_a_falling_threshold_lists_every_support_under_the_smallest_one_read(cas
     whether the threshold falls fast or not at all."""
     from dpstats.bss import blocks
 
-    seed, p, s, rho, snr, lam, r, icpt = case
-    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
-    offset = 1 if icpt else 0
-    for i in range(2, min(s, p - s) + 1):
-        members = np.nonzero(count == i)[0]
-        ranked = np.sort(vals[members])
+    stats, sups, vals, evaluate, full, anchor, offset, (lam, r), per_block = case_blocks(case)
+    for i, members, ranked in per_block:
         for step in (0, 1, 3):  # how many ranks the threshold falls per read
             reads = []
 
