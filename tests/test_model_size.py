@@ -230,11 +230,31 @@ def test_joint_law_equals_the_direct_formula(method, R):
     assert max(abs(got[k] - (logw[k] - norm)) for k in logw) < 1e-8
 
 
+def assert_run_auto_draws_the_law(X, y, eps, law, kappa, mechanism, seed):
+    """run_auto is one draw of ``draw_from_joint_law`` from the law it computes: the same support and
+    size as a draw from the precomputed law with the same seed, seed by seed (so the sampling test below
+    may draw from the law once computed, not through 4000 whole calls)."""
+    p = X.shape[1]
+    for k in range(12):
+        out = MS.run_auto("top_r", task_for(X, y, eps, "top_r", R=2, seed=seed + k), 2, "bic", PUBLIC_NOISE_SD,
+                          kappa, mechanism)
+        size, chosen, _ = MS.draw_from_joint_law(law, p, RandomSource(seed + k))
+        assert tuple(int(j) for j in out.support) == tuple(sorted(chosen))
+        assert out.released["s_selected"] == size
+
+
+def law_draws_tv(exact, law, p, draws, seed):
+    rng = RandomSource(seed)
+    return draws_tv(exact, draws, lambda: np.array(sorted(MS.draw_from_joint_law(law, p, rng)[1])))
+
+
 def draws_tv(exact, draws, run):
-    """Total variation between ``draws`` supports from ``run()`` and the exact log-law ``exact``."""
+    """Total variation between ``draws`` supports from ``run()`` (an outcome or a support) and the exact
+    log-law ``exact``."""
     counts = dict.fromkeys(exact, 0)
     for _ in range(draws):
-        counts[tuple(int(j) for j in run().support)] += 1
+        out = run()
+        counts[tuple(int(j) for j in getattr(out, "support", out))] += 1
     return 0.5 * sum(abs(counts[k] / draws - math.exp(exact[k])) for k in exact)
 
 
@@ -244,8 +264,8 @@ def test_sampling_matches_the_exact_law():
     eps = 6.0
     law, _ = law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
-    task = task_for(X, y, eps, "top_r", R=2, seed=11)
-    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", PUBLIC_NOISE_SD, 1.0))
+    assert_run_auto_draws_the_law(X, y, eps, law, 1.0, "joint", seed=11)
+    tv = law_draws_tv(exact, law, 4, 4000, seed=11)
     # 10 outputs, 4000 draws: E[TV] is about 0.02; 0.06 has a false-alarm rate below 1e-4.
     assert tv < 0.06, tv
 
@@ -771,8 +791,8 @@ def test_gem_sampling_matches_the_exact_law():
     eps = 30.0
     law, _ = gem_law_of(X, y, eps, "top_r", s_max=2, R=2)
     exact = MS.output_log_probabilities(law, 4)
-    task = task_for(X, y, eps, "top_r", R=2, seed=12)
-    tv = draws_tv(exact, 4000, lambda: MS.run_auto("top_r", task, 2, "bic", PUBLIC_NOISE_SD, None, "generalized"))
+    assert_run_auto_draws_the_law(X, y, eps, law, None, "generalized", seed=12)
+    tv = law_draws_tv(exact, law, 4, 4000, seed=12)
     assert tv < 0.06, tv
 
 

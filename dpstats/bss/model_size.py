@@ -894,22 +894,27 @@ def output_log_probabilities(law: JointLaw, p) -> dict:
     return out
 
 
+def draw_from_joint_law(law, p, rng):
+    """One draw (size, support, tries) from a joint or generalised law over ``p`` terms: a listed group and
+    position, or a uniform support of that size outside its list (the group's tail)."""
+    from .certified import draw_uniform_outside
+
+    g, k = sample_listed(law.groups, law.nominal, law.sensitivity, rng)
+    s_chosen = law.sizes[g]
+    supports = law.scored[s_chosen][0]
+    if k >= 0:
+        return s_chosen, tuple(int(j) for j in supports[k]), 0
+    chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), rng)
+    return s_chosen, chosen, tries
+
+
 def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint") -> MethodOutcome:
     """The joint (s, S) exponential mechanism, or the generalised one (module docstring); ``method``: a
     :class:`SelectionMethod` or its name."""
-    from .certified import draw_uniform_outside
-
     method = as_method(method)
     p, R = len(task.terms), int(task.R)
     law = joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism)
-    g, k = sample_listed(law.groups, law.nominal, law.sensitivity, task.rng)
-    s_chosen = law.sizes[g]
-    supports = law.scored[s_chosen][0]
-    tries = 0
-    if k >= 0:
-        chosen = tuple(int(j) for j in supports[k])
-    else:
-        chosen, tries, _ = draw_uniform_outside(p, s_chosen, set(map(tuple, supports.tolist())), task.rng)
+    s_chosen, chosen, tries = draw_from_joint_law(law, p, task.rng)
     terms = [task.terms[j] for j in sorted(chosen)]
     from_scale, released_scale = law.scale.route({
         "penalty_per_term (mapped units)": size_penalty(1, law.n, criterion, law.sigma2),
