@@ -20,6 +20,7 @@ columns it is plain ``X.T @ X`` (same numbers as before).
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -64,8 +65,29 @@ def single_threaded_blas():
     lasts (threadpoolctl's limits are global), so it is entered around a whole loop or query,
     not by concurrent tasks (Dask partitions).
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+    controller = _blas_controller()
+    if controller is None:  # pragma: no cover - scikit-learn depends on threadpoolctl
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return controller.limit(limits=1, user_api="blas")
+
+
+_CONTROLLER = {"modules": -1, "controller": None}
+
+
+def _blas_controller():
+    """threadpoolctl's view of the loaded BLAS libraries, found again only when modules were imported
+    since the last look.
+
+    ``threadpool_limits`` scans the process's loaded libraries (``/proc/self/maps``) on every
+    call: 1-3 ms, more than a small selection call's own work.  A BLAS arrives with the import of
+    the module that links it (numpy, scipy.linalg, scikit-learn), so the count of imported modules
+    tells when to look again; a library found late is only left at its own thread count."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
+        return None
+    modules = len(sys.modules)
+    if _CONTROLLER["modules"] != modules:
+        _CONTROLLER["controller"] = ThreadpoolController()
+        _CONTROLLER["modules"] = len(sys.modules)  # the scan itself may import
+    return _CONTROLLER["controller"]

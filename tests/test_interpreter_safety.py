@@ -124,3 +124,28 @@ def test_sufficient_stats_of_a_wide_design_do_not_crash():
         print("ok", st.G.shape)
     """, timeout=600)
     assert "ok" in out
+
+
+def test_single_threaded_blas_limits_every_loaded_blas_and_restores_it():
+    """The cached controller (dpstats._linalg._blas_controller) still sets every BLAS that
+    threadpoolctl finds to one thread inside the context and restores the counts after; a module
+    imported since the last look makes it look again."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from dpstats import _linalg
+
+    def blas_threads():
+        return {d["filepath"]: d["num_threads"] for d in threadpoolctl.threadpool_info() if d["user_api"] == "blas"}
+
+    before = blas_threads()
+    assert before
+    for _ in range(2):  # the second entry reuses the controller
+        with _linalg.single_threaded_blas():
+            assert set(blas_threads().values()) == {1}
+        assert blas_threads() == before
+    first = _linalg._blas_controller()
+    assert _linalg._blas_controller() is first  # nothing imported in between: no new scan
+    sys.modules["dpstats_test_new_module"] = type(sys)("dpstats_test_new_module")
+    try:
+        assert _linalg._blas_controller() is not first
+    finally:
+        del sys.modules["dpstats_test_new_module"]
