@@ -97,13 +97,15 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ._lazy import lazy_module
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Boolean, Custom, Integer, Later, Real, is_integer, validate_arguments
 from .plan_search import RequiredSearch
 from .simulate import response_sd, snr_of_r2
+
+stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).

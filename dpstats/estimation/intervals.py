@@ -118,11 +118,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from .._lazy import lazy_module
 from . import adassp
 from . import bootstrap as boot
 from .objective_perturbation import draw_noise, solve_squared
+
+stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 #: No interval when the ridge exceeds this multiple of A_bar's smallest eigenvalue.
 RIDGE_DOMINANCE = 1.0

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from .._lazy import lazy_module
 from ..errors import InvalidArgumentError
 from ..display import _fmt
 from ..published import PublishedResult
@@ -36,6 +36,8 @@ from . import residual_step
 from .arguments import check_flag as _check_flag, check_level  # noqa: F401  (check_level: cli)
 from .prediction import NO_INTERVALS_NOTE, EstimatePrediction
 from .result_text import EstimateText
+
+stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 INTERCEPT = "Intercept"
 

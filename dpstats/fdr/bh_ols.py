@@ -94,8 +94,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as st
 
+from .._lazy import lazy_module
 from ..errors import InvalidArgumentError
 from ..estimation import adassp, bootstrap, intervals
 from ..estimation.gaussian_dp import gdp_mu
@@ -109,6 +109,8 @@ from ..privacy.randomness import RandomSource
 from ..screening.kendall_forward import TauTable, forward_select
 from ..screening.kendall_statistic import TieBreak
 from .bh import DEFAULT_FDR, half_sizes, kendall_s, non_private_curator, split_labels, statistic_sensitivity
+
+st = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 #: Default number of bootstrap draws behind each p-value (the smallest p-value is 1 / (draws + 1)).
 DEFAULT_DRAWS = 2000

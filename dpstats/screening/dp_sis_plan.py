@@ -28,12 +28,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from .._lazy import lazy_module
 from ..mechanisms.lipschitz_topk import sample_lipschitz_topk, set_log_probability
 from ..plan_model import NearFarModel
 from ..privacy.randomness import RandomSource
 from ..private_scale import resolved_center, resolved_scale
+
+stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 
 def clipped_second_moment(b) -> float:
