@@ -100,12 +100,13 @@ def grid_counts_of(data, plan, columns, grid) -> np.ndarray:
 
     columns = np.asarray(columns, dtype=np.int64)
     if not plan.backend.rows_in_memory:
-        from ..dask_engine import _grid_counts_partition, _sum_arrays, _tree_sum, require_dask
+        from ..dask_engine import _grid_counts_partition, _sum_arrays, _tree_sum, require_dask, shared_argument
 
         dask, _ = require_dask()
         out = []
+        spec = shared_argument(plan.spec)
         for which, cols in (("x", columns), ("y", None)):
-            parts = [dask.delayed(_grid_counts_partition)(part, plan.spec, which, cols, grid)
+            parts = [dask.delayed(_grid_counts_partition)(part, spec, which, cols, grid)
                      for part in plan.ddf.to_delayed()]
             out.append(np.asarray(_tree_sum(dask, parts, _sum_arrays).compute()))
         return np.concatenate(out)
@@ -166,11 +167,11 @@ class MappedRows:
         """sum over rows of ``statistic(Z, y, *args)`` (an array), on pandas or partition by partition."""
         if self._rows is not None:
             return np.asarray(statistic(*self._rows, *args), dtype=np.float64)
-        from ..dask_engine import _sum_arrays, _tree_sum, require_dask
+        from ..dask_engine import _sum_arrays, _tree_sum, require_dask, shared_argument
 
         dask, _ = require_dask()
-        parts = [dask.delayed(_partition_statistic)(part, self.plan.spec, self.columns, self.ranges, self.intercept,
-                                                    statistic, args)
+        spec, ranges = shared_argument(self.plan.spec), shared_argument(self.ranges)
+        parts = [dask.delayed(_partition_statistic)(part, spec, self.columns, ranges, self.intercept, statistic, args)
                  for part in self.plan.ddf.to_delayed()]
         return np.asarray(_tree_sum(dask, parts, _sum_arrays).compute(), dtype=np.float64)
 
@@ -194,10 +195,11 @@ def _partition_gram(pdf, plan, columns, ranges):
 
 
 def _dask_gram(frame, columns, ranges):
-    from ..dask_engine import _sum_arrays, _tree_sum, require_dask
+    from ..dask_engine import _sum_arrays, _tree_sum, require_dask, shared_argument
 
     dask, _ = require_dask()
-    parts = [dask.delayed(_partition_gram)(part, frame.spec, columns, ranges) for part in frame.ddf.to_delayed()]
+    spec, shared_ranges = shared_argument(frame.spec), shared_argument(ranges)
+    parts = [dask.delayed(_partition_gram)(part, spec, columns, shared_ranges) for part in frame.ddf.to_delayed()]
     return np.asarray(_tree_sum(dask, parts, _sum_arrays).compute(), dtype=np.float64)
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dask_engine import partition_design, require_dask
+from ..dask_engine import partition_design, require_dask, shared_argument
 from .kendall_statistic import KendallPanel, TieBreak, scaled_tau_from_discordant
 
 #: Bytes of design a task may hold (a union of two groups of partitions; :func:`union_groups`).
@@ -110,7 +110,8 @@ class DaskKendallPanel:
         if self.before_pass is not None:
             self.before_pass(reference)
         offsets = np.concatenate([[0], np.cumsum(self.frame.partition_rows)[:-1]])
-        designs = [dask.delayed(_rows_design, pure=False)(part, self.frame.spec, int(off))
+        spec = shared_argument(self.frame.spec)
+        designs = [dask.delayed(_rows_design, pure=False)(part, spec, int(off))
                    for part, off in zip(self.frame.ddf.to_delayed(), offsets)]
         groups = [[designs[p] for p in members] for members in self.groups]
         G = len(groups)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dask_engine import _clip_partition, partition_design, require_dask
+from ..dask_engine import _clip_partition, partition_design, require_dask, shared_argument
 
 
 #: The most pieces (partition x group) the shuffle of rows into block groups may have.
@@ -83,8 +83,9 @@ def dask_block_counts(data, k, blocks, rng, alpha, assignment, n_input, vote):
     # MAX_PIECES pieces in the shuffle graph (P pieces per group).
     groups = max(1, min(P, blocks, MAX_PIECES // P))
     offsets = np.concatenate([[0], np.cumsum(frame.partition_rows)])
+    spec, clip = shared_argument(frame.spec), shared_argument(data.clip)
     pieces = [dask.delayed(_partition_pieces, pure=False, nout=groups)(
-        part, frame.spec, data.clip, labels[offsets[p]:offsets[p + 1]], keys[offsets[p]:offsets[p + 1]], groups)
+        part, spec, clip, labels[offsets[p]:offsets[p + 1]], keys[offsets[p]:offsets[p + 1]], groups)
         for p, part in enumerate(frame.ddf.to_delayed())]
     counts = [dask.delayed(_group_counts, pure=False)(vote, g, groups, blocks, d, k, alpha, bool(data.intercept),
                                                       *[piece[g] for piece in pieces])

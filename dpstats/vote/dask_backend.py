@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dask_engine import partition_design, require_dask
+from ..dask_engine import partition_design, require_dask, shared_argument
 from .local import DEFAULT_NULL_LEVEL, local_sign_vector
 
 
@@ -52,7 +52,8 @@ def dask_sign_matrix(frame, *, lam, max_nonzero, total_rows=None, rule="binomial
     # One task per partition (not map_partitions, which would have to tokenize the design
     # plan); pure=False: nothing is cached between calls.
     parts = frame.ddf.to_delayed()
-    vectors = [dask.delayed(_partition_signs, pure=False)(part, frame.spec, total_rows, lam, max_nonzero,
-                                                          len(parts), rule, level)
+    spec = shared_argument(frame.spec)
+    vectors = [dask.delayed(_partition_signs, pure=False)(part, spec, total_rows, lam, max_nonzero, len(parts),
+                                                          rule, level)
                for part in parts]
     return dask.delayed(stack_sign_vectors, pure=False)(*vectors).compute().astype(np.int64)
