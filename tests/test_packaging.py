@@ -1,5 +1,6 @@
 """Packaging: README commands, CI script, package list, shipped data, vignettes."""
 import configparser
+import os
 import pathlib
 import re
 import subprocess
@@ -69,3 +70,14 @@ def test_main_job_runs_as_a_module(script, script_runs):
     code, out, err = finished(script_runs, script)
     assert code == 0 and "Traceback" not in err, err[-3000:]
     assert "Private best subset of 3 predictors" in out and "P(best subset)" in out
+
+
+def test_import_leaves_scipy_stats_for_first_use():
+    """``import dpstats`` does not import scipy.stats (dpstats._lazy; about 0.7 s at every start of
+    the command-line tool), and a module that holds the lazy stand-in reaches it on first use."""
+    code = ("import sys, dpstats; assert 'scipy.stats' not in sys.modules, 'scipy.stats imported';"
+            "from dpstats.planning import stats; assert stats.norm.ppf(0.5) == 0.0;"
+            "assert 'scipy.stats' in sys.modules")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=str(ROOT.parent))
+    assert res.returncode == 0, res.stderr[-2000:]
