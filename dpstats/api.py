@@ -715,16 +715,26 @@ def _add_fit_diagnostics(call, task, outcome):
                 "a larger radius (at a higher sensitivity) remove this")
 
 
+def _sign_series(terms, values, unknown=None):
+    """The result's signs: a nullable-integer Series over the terms, <NA> where ``unknown``.  Built from
+    arrays in one step (label assignment into an Int64 Series cost about 1.5 ms a call, a third of a
+    small call's time)."""
+    mask = np.zeros(len(terms), dtype=bool) if unknown is None else unknown
+    return pd.Series(pd.arrays.IntegerArray(values.astype(np.int64, copy=True), mask.copy()), index=terms,
+                     dtype="Int64")
+
+
 def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
     """Stage 7: the method's native signs, or the shared private sign step."""
     terms = plan.terms
     support = [terms[j] for j in support_idx]
-    signs_series = pd.Series(0, index=terms, dtype="Int64")
     curator = dict(outcome.curator)
     if outcome.signs is not None:
-        signs_series[:] = np.asarray(outcome.signs, dtype=np.int64)
-        return signs_series, True, curator
-    signs_series[support] = pd.NA
+        return _sign_series(terms, np.asarray(outcome.signs, dtype=np.int64)), True, curator
+    # a selected term's sign is <NA> unless the sign step releases it; the others are 0
+    values, unknown = np.zeros(len(terms), dtype=np.int64), np.zeros(len(terms), dtype=bool)
+    unknown[np.asarray(support_idx, dtype=np.int64)] = True
+    signs_series = _sign_series(terms, values, unknown)
     if not (call.sign_share > 0 and support):
         return signs_series, False, curator
     if light_curator_active():
@@ -737,7 +747,8 @@ def _signs(call, plan, frame, clipped, outcome, support_idx, ledger):
                                              call.sign_eps, outcome, call.rng, n_input=plan.n_rows_input,
                                              rows_may_drop=True,
                                              kept_rows=getattr(frame, "kept_rows", None))
-    signs_series[support] = drawn
+    values[np.asarray(support_idx, dtype=np.int64)] = np.asarray(drawn, dtype=np.int64)
+    signs_series = _sign_series(terms, values)
     ledger.add(LedgerEntry(
         mechanism="private signs by block majority vote (exponential mechanism per term)",
         epsilon=call.sign_eps, neighbours=call.meth.neighbours,
