@@ -24,7 +24,8 @@ interpolation on the grid n x 1/4 .. 8) against the new search on the same plan,
 checked by ``--seeds`` direct calls at its answer.
 
 ``--model-error``: the models at p = 40 with their far terms drawn against the same models with
-every column simulated (then q is the call's own probability), 3 x ``--seeds`` data sets each.
+every column simulated (then q is the call's own probability; for top_r and mistakes every
+support is scored, as on the call's exact path), 3 x ``--seeds`` data sets each.
 
 ``--exact`` passes ``plan(..., exact=True)``: whole calls simulated even where the method offers a
 model of its statistics (``kendall`` from p = 500 on, :mod:`dpstats.screening.kendall_plan`); the
@@ -191,12 +192,16 @@ MODEL_ERROR_CASES = [
     ("kendall", 0.5, 5.0, 5, 400, 2.0), ("kendall", 0.5, 5.0, 5, 800, 2.0), ("kendall", 0.1, 0.5, 3, 600, 2.0),
     ("dp_sis", 0.1, 5.0, 3, 200, 1.0), ("dp_sis", 0.1, 5.0, 3, 300, 1.0), ("dp_sis", 0.5, 5.0, 3, 400, 1.0),
     ("dp_sis", 0.5, 5.0, 3, 800, 1.0), ("dp_sis", 0.1, 0.5, 3, 600, 1.0),
+    ("top_r", 0.1, 5.0, 3, 300, 1.0), ("top_r", 0.1, 5.0, 3, 800, 2.0), ("top_r", 0.1, 5.0, 3, 900, 2.0),
+    ("top_r", 0.5, 5.0, 3, 1000, 2.0), ("top_r", 0.1, 0.5, 3, 3000, 2.0), ("top_r", 0.1, 5.0, 4, 1200, 2.0),
+    ("mistakes", 0.1, 5.0, 3, 900, 2.0), ("mistakes", 0.5, 5.0, 3, 1200, 2.0), ("mistakes", 0.1, 5.0, 3, 2500, 4.0),
 ]
 
 
 def model_error(reps):
     """plan's models of the statistics at p = 40: far terms drawn against every column simulated
     (no far terms: q is then the call's own probability), the same data and mechanism seeds."""
+    from dpstats.bss.certified_plan import MistakesPlanModel, TopRPlanModel
     from dpstats.screening.dp_sis import sis_sensitivity
     from dpstats.screening.dp_sis_plan import DPSISPlanModel
     from dpstats.screening.kendall_plan import KendallPlanModel
@@ -210,6 +215,9 @@ def model_error(reps):
         design = dict(rho=rho, snr=snr)
         if method == "kendall":
             model, whole = KendallPlanModel(p, s, design), KendallPlanModel(p, s, design, near=p)
+        elif method in ("top_r", "mistakes"):  # every support of the 40 terms scored in ``whole``
+            cls = TopRPlanModel if method == "top_r" else MistakesPlanModel
+            model, whole = cls(p, s, design, (1, 1)), cls(p, s, design, (1, 1), near=p, enumeration=10**6)
         else:
             delta = sis_sensitivity(1.0, 1.0)
             model, whole = (DPSISPlanModel(p, s, design, (1, 1), {}, delta),

@@ -301,11 +301,12 @@ class SelectionMethod:
         of term names, ``options`` the planned call's arguments."""
         return listed_probability(curator, truth) if exact else None
 
-    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         """A model of the call's statistics that :func:`dpstats.plan` uses instead of simulating
         whole calls, or None (the default: whole calls).  Public inputs only: the planned p, the
         true size s, the plan's resolved design (``rho``, ``snr``, ...), the simulated bounds, the
-        sign share, whether the size is chosen privately, and the planned call's other arguments.
+        sign share, whether the size is chosen privately, the planned call's other arguments and
+        whether its formula has an intercept.
         The model is a :class:`dpstats.plan_model.NearFarModel`: ``near`` (columns simulated row by
         row), ``applies(n, epsilon)``, ``describe()`` (what it assumes, for the plan's printout) and
         ``simulate_one(n, epsilon, data_seed, mech_seed)`` -> (q, 1.0, power, fdp), q the

@@ -441,7 +441,8 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         bounds = spread_bounds(p, s, design["rho"], design["snr"], design["spread"], design.get("spread_y"))
     signs = False if args["signs"] is None else args["signs"]
     model = None if args["exact"] else meth.planning_model(p, s, design, bounds=bounds, signs=signs,
-                                                           auto_size=select_s == "auto", options=dict(select_options))
+                                                           auto_size=select_s == "auto", options=dict(select_options),
+                                                           intercept=intercept)
     return Plan(method=method, n=n, p=p, s=s, epsilon=args["epsilon"], bounds=bounds, design=design,
                 reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
                 options=dict(select_options), select_s=select_s, intercept=intercept, model=model,

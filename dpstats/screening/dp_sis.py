@@ -388,7 +388,7 @@ class DPSISMethod(SelectionMethod):
             return float(curator["probability_true_topk"])
         return None
 
-    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # Near terms simulated, far terms' scores drawn (dp_sis_plan), from its public size on, for the
         # Gaussian design with public pair bounds, the default options and the whole epsilon on the
         # selection; at points where the defaults buy private means the plan simulates whole calls.

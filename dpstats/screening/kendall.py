@@ -375,7 +375,7 @@ class KendallMethod(SelectionMethod):
     def recovery_probability(self, curator, p, size):
         return conditions.sequence_probability(curator, p, size)
 
-    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options):
+    def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # Near terms simulated, far terms' taus drawn (kendall_plan), from its public size on, for the
         # Gaussian design with the whole epsilon on the selection (the sign step does not move it).
         # Below that size whole calls: the model with every term simulated gives exact probabilities

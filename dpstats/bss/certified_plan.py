@@ -1,0 +1,338 @@
+"""plan's model of top_r's statistics at many candidate terms (:mod:`dpstats.plan_model`).
+
+A ``top_r`` call at p = 1000 forms X'X (67 ms at n = 2800), the anchor's smallest eigenvalue
+(67 ms) and runs the certified search for the R best supports (about 90 ms): 0.26-0.30 s a
+call, and a prediction simulates 100-110 of them (28-30 s of CPU).  Recovery is decided by few
+supports: at the plan's crossings on ``bench_plan_calibration``'s design 3 the call's listed top
+20 were the true support and 19 of its one-term swaps in every data set, and the mechanism's
+probability of the truth is w(S*) / (sum_k w(S_k) + (N - R) w(S_R)), w(S) = exp(-eps R(S) /
+(2 Delta)).  So the model needs the values of the supports near the truth, not X'X.
+
+Where it applies (public inputs only): the squared loss with the call's defaults (``R``,
+``radius``, ``ridge``, ``tolerance``, no ``max_tries``), public bounds (b_x, b_y) given as a
+pair, a formula with an intercept, the whole epsilon on the selection (no sign share), and at
+the points where the intercept is profiled (:func:`dpstats.bss.intercept.resolved_intercept`;
+where the defaults buy private means the plan simulates whole calls).
+
+The model
+---------
+1. Near terms (:mod:`dpstats.plan_model`): simulated and mapped as the call maps them
+   (x / b_x and y / b_y clipped to [-1, 1]), then centred: the profiled statistics
+   G = U'U of U = the centred [X_near, y] (:mod:`dpstats.bss.objective`).
+2. Far terms: a far column x_j is independent of the near block, with iid entries of mean 0
+   and variance m2 = E[clip(X / b_x, -1, 1)^2], so its centred products with the columns of U
+   (x_j - xbar_j 1)'U = x_j'U are approximately normal with mean 0 and covariance m2 U'U; its
+   own centred sum of squares has mean (n - 1) m2 and variance about n (m4 - m2^2); two far
+   columns' centred product has mean 0 and variance about n m2^2 (drawn only where a scored
+   support holds both).
+3. The list.  Scored with the call's own objective (:class:`~dpstats.bss.objective.
+   RidgeBallObjective`, the call's ridge and radius): the true support, every one-term swap of
+   it, the two-term swaps combining two of the R best one-term swaps (a two-term swap's loss
+   increase is about the sum of its parts', so one whose parts are not both among the R best
+   one-term swaps is rarely among the R best supports), and every support inside the near
+   block while there are at most :data:`NEAR_ENUMERATION` of them.  The R best of these stand
+   for the call's certified list.  Supports farther from the truth are missed, which can only
+   raise the list's R-th value, hence overstate the truth's probability; near the plan's target
+   probabilities the list is the truth and its one-term swaps (above), so the error is small
+   there and larger at low recovery (benchmarks/README.md measures it).
+4. q = the top-R mechanism's probability of the true support on that list (the call's nominal
+   epsilon, slack split included, and its Delta); power and false discoveries from one draw of
+   the mechanism on it (:func:`dpstats.bss.top_r.sample_top_r`).
+
+With every column simulated (``near=p``) and C(p, s) <= :data:`NEAR_ENUMERATION` every support
+is scored, so q is the call's own probability on the exact path at the plan's data set
+(tests/test_plan_models.py checks it against whole calls).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Callable
+
+import numpy as np
+
+from .._lazy import lazy_module
+from ..plan_model import NearFarModel
+from ..privacy.randomness import RandomSource
+from ..sufficient_stats import SufficientStats
+from .certified import (DEFAULT_TOLERANCE, certified_default_radius, certified_default_ridge, exact_path_count,
+                        top_r_uses_slack)
+from .enumeration import enumerate_supports, log_n_supports, n_supports
+from ..mechanisms.private_means import MEANS_SHARE, centre_values, linf_noise, means_sensitivity
+from .intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
+from .objective import RidgeBallObjective, least_squares_sensitivity
+
+stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
+
+#: Supports inside the near block scored all together up to this many (C(J, s)).
+NEAR_ENUMERATION = 20_000
+#: Far columns per scoring block of the one-term swaps (memory (J + block)^2 floats).
+_FAR_BLOCK = 512
+
+
+def clipped_moments(b):
+    """(E[c^2], E[c^4]) of c = clip(X / b, -1, 1) for X ~ N(0, 1) and a bound b > 0."""
+    b = float(b)
+    inside = 2.0 * stats.norm.cdf(b) - 1.0
+    phi, tail = stats.norm.pdf(b), 2.0 * stats.norm.sf(b)
+    m2 = (inside - 2.0 * b * phi) / b**2 + tail  # E[X^2; |X| < b] / b^2 + P(|X| >= b)
+    m4 = (3.0 * inside - 2.0 * phi * (b**3 + 3.0 * b)) / b**4 + tail
+    return m2, m4
+
+
+def _symmetric_normal(k, sd, rng):
+    """A symmetric k x k matrix with independent normal(0, sd^2) entries above the diagonal and 0 on it."""
+    out = np.zeros((k, k))
+    upper = np.triu_indices(k, 1)
+    out[upper] = sd * rng.standard_normal(upper[0].size)
+    return out + out.T
+
+
+def _symmetric_root(A):
+    """A symmetric square root of a positive semi-definite matrix (negative rounding set to 0)."""
+    e, Q = np.linalg.eigh(A)
+    return (Q * np.sqrt(np.clip(e, 0.0, None))) @ Q.T
+
+
+@dataclass
+class DrawnStatistics:
+    """The statistics a scored support reads, on the call's scale: the near columns' (``G``, ``c``,
+    ``yy``; with the centred intercept the constant column first, forced into every support), each
+    far column's products with them (rows of ``far_near``), with the response (``far_y``) and with
+    itself (``far_sq``), and ``far_pairs(index)`` -> the products among the far columns ``index``."""
+
+    G: np.ndarray
+    c: np.ndarray
+    yy: float
+    far_near: np.ndarray
+    far_y: np.ndarray
+    far_sq: np.ndarray
+    far_pairs: Callable
+    forced: int  # 1 with the constant column of the centred intercept, else 0
+
+    def restricted(self, far_index, pairs=False) -> SufficientStats:
+        """SufficientStats of the near columns and the far columns ``far_index`` (their mutual
+        products drawn when ``pairs``, else 0: one-term swaps never hold two of them)."""
+        k, m = self.G.shape[0], len(far_index)
+        G = np.zeros((k + m, k + m))
+        G[:k, :k] = self.G
+        G[k:, :k] = self.far_near[far_index]
+        G[:k, k:] = G[k:, :k].T
+        if pairs and m > 1:
+            G[k:, k:] = self.far_pairs(far_index)
+        G[np.arange(k, k + m), np.arange(k, k + m)] = self.far_sq[far_index]
+        c = np.concatenate([self.c, self.far_y[far_index]])
+        return SufficientStats(G=G, c=c, yy=float(self.yy), n=0, intercept=bool(self.forced),
+                               profiled=not self.forced)
+
+
+class CertifiedPlanModel(NearFarModel):
+    """Near terms simulated, far terms' statistics drawn, the list around the truth scored (module docstring)."""
+
+    statistic = "sufficient statistics X'X and X'y"
+    module = "dpstats.bss.certified_plan"
+
+    def __init__(self, p, s, design, bounds, near=None, R=100, enumeration=NEAR_ENUMERATION):
+        super().__init__(p, s, design, near=near)
+        #: the near block's supports are all scored up to this many (benchmarks raise it to compare with
+        #: every support scored)
+        self.enumeration = int(enumeration)
+        self.b_x, self.b_y = float(bounds[0]), float(bounds[1])
+        self.R = int(R)
+        self.m2, self.m4 = clipped_moments(self.b_x)
+
+    # -- the call's public parameters at (n, epsilon) -------------------------------------
+    def intercept(self, n, epsilon) -> str:
+        """"centred" or "profiled": the call's default at (n, epsilon) (public inputs only)."""
+        return resolved_intercept({}, intercept=True, n=n, p=self.p, epsilon=epsilon)
+
+    def parameters(self, n, epsilon):
+        """(ridge, radius, Delta, options, selection epsilon, means epsilon) as the call resolves them
+        from public inputs at (n, epsilon) (``options`` with ``max_enumerate`` resolved by the exact
+        path's cost rule; the means' epsilon 0 where the intercept is profiled)."""
+        options = {"max_enumerate": None, "loss": "squared"}
+        options["max_enumerate"] = exact_path_count(self.p, self.s, options, n)
+        radius = certified_default_radius(self.p, self.s, options)
+        ridge = certified_default_ridge(n, self.p, self.s, options, radius)
+        if self.intercept(n, epsilon) == "centred":
+            eps_m = epsilon if math.isinf(epsilon) else MEANS_SHARE * epsilon
+            return (ridge, radius, in_ball_sensitivity(1.0, 1.0, radius, self.s), options,
+                    epsilon if math.isinf(epsilon) else epsilon - eps_m, eps_m)
+        return ridge, radius, least_squares_sensitivity(1.0, 1.0, radius, self.s, intercept=True), options, epsilon, 0.0
+
+    def is_truth(self, support) -> bool:
+        return tuple(int(j) for j in support) == tuple(int(t) for t in self.truth)
+
+    # -- statistics ------------------------------------------------------------------------
+    def statistics(self, n, data_seed, eps_m, means_rng):
+        """DrawnStatistics on the call's scale (steps 1 and 2): profiled (``eps_m`` 0), or centred by
+        private means drawn with ``means_rng`` at ``eps_m`` (step 2')."""
+        X, y = self.near_block(n, data_seed)
+        xm, ym = np.clip(X / self.b_x, -1.0, 1.0), np.clip(y / self.b_y, -1.0, 1.0)
+        rng = self.far_generator(data_seed)
+        far, m2 = self.far, self.m2
+        if eps_m == 0:
+            U = np.column_stack([xm, ym])
+            U -= U.mean(axis=0)
+            M = U.T @ U
+            drawn = rng.standard_normal((far, M.shape[0])) @ _symmetric_root(m2 * M)
+            sq = (n - 1.0) * m2 + math.sqrt(n * max(self.m4 - m2 * m2, 0.0)) * rng.standard_normal(far)
+
+            def pairs(index):
+                return _symmetric_normal(len(index), math.sqrt(n) * m2, rng)
+
+            return DrawnStatistics(M[:-1, :-1], M[:-1, -1], float(M[-1, -1]), drawn[:, :-1], drawn[:, -1],
+                                   np.maximum(sq, 0.0), pairs, 0)
+        # the call's private means: terms, then the response (the noise is drawn before the far sums,
+        # which it does not depend on)
+        noise = np.zeros(self.p + 1) if math.isinf(eps_m) else linf_noise(self.p + 1, means_sensitivity(n) / eps_m,
+                                                                          means_rng)
+        means_near = np.clip(xm.mean(axis=0) + noise[:self.near], -1.0, 1.0)
+        mean_y = float(np.clip(ym.mean() + noise[-1], -1.0, 1.0))
+        xt, yt = centre_values(xm, means_near), centre_response(ym, mean_y)
+        A = np.column_stack([np.full(n, INTERCEPT_COLUMN), xt])
+        B = np.column_stack([np.ones(n), xt, yt])  # a far column's raw products with these are drawn
+        drawn = rng.standard_normal((far, B.shape[1])) @ _symmetric_root(m2 * (B.T @ B))
+        sums = drawn[:, 0]
+        means_far = np.clip(sums / n + noise[self.near:self.p], -1.0, 1.0)
+        scale = 1.0 + np.abs(means_far)
+        raw_sq = n * m2 + math.sqrt(n * max(self.m4 - m2 * m2, 0.0)) * rng.standard_normal(far)
+        far_near = np.column_stack([INTERCEPT_COLUMN * (sums - n * means_far),
+                                    drawn[:, 1:-1] - np.outer(means_far, xt.sum(axis=0))]) / scale[:, None]
+        far_y = (drawn[:, -1] - means_far * yt.sum()) / scale
+        far_sq = np.maximum(raw_sq - 2.0 * means_far * sums + n * means_far**2, 0.0) / scale**2
+
+        def pairs(index):
+            index = np.asarray(index)
+            m, s_, a = means_far[index], sums[index], scale[index]
+            raw = _symmetric_normal(len(index), math.sqrt(n) * m2, rng)
+            return (raw - np.outer(s_, m) - np.outer(m, s_) + n * np.outer(m, m)) / np.outer(a, a)
+
+        return DrawnStatistics(A.T @ A, A.T @ yt, float(yt @ yt), far_near, far_y, far_sq, pairs, 1)
+
+    # -- the list ----------------------------------------------------------------------------
+    def scored_list(self, stats_, ridge, radius):
+        """(supports, values) of the candidate supports of step 3, in the plan's column indices."""
+        J, f, truth = self.near, stats_.forced, [int(t) for t in self.truth]
+        found = {}
+
+        def score(restricted, supports, columns):
+            # supports in the restricted statistics' candidate indices from 0; ``columns`` maps them to the plan's
+            if not len(supports):
+                return
+            supports = np.sort(np.asarray(supports, dtype=np.int64), axis=1)
+            values = RidgeBallObjective(restricted, ridge, radius).candidate_values(supports + f)
+            for row, value in zip(columns[supports].tolist(), values.tolist()):
+                found[tuple(row)] = value
+
+        near_columns = np.arange(J)
+        near_stats = stats_.restricted(np.arange(0))
+        count = n_supports(J, self.s)
+        if count is not None and count <= self.enumeration:
+            score(near_stats, enumerate_supports(J, self.s), near_columns)
+        others = [j for j in range(J) if j not in truth]
+        score(near_stats, [sorted(set(truth) - {t} | {j}) for t in truth for j in others] + [truth], near_columns)
+        for start in range(0, self.far, _FAR_BLOCK):  # one-term swaps to far columns, block by block
+            index = np.arange(start, min(start + _FAR_BLOCK, self.far))
+            local = range(J, J + index.size)
+            score(stats_.restricted(index), [[*(set(truth) - {t}), j] for t in truth for j in local],
+                  np.concatenate([near_columns, J + index]))
+        # two-term swaps combining two of the R best one-term swaps
+        tset = set(truth)
+        ones = sorted((value, sup) for sup, value in found.items() if len(tset - set(sup)) == 1)
+        moves = [(next(iter(tset - set(sup))), next(iter(set(sup) - tset))) for _, sup in ones[:self.R]]
+        far_terms = sorted({j for _, j in moves if j >= J})
+        local = {j: J + k for k, j in enumerate(far_terms)}
+        pairs = [[*(tset - {t1, t2}), local.get(j1, j1), local.get(j2, j2)]
+                 for (t1, j1), (t2, j2) in combinations(moves, 2) if t1 != t2 and j1 != j2]
+        score(stats_.restricted(np.array(far_terms, dtype=np.int64) - J, pairs=True), pairs,
+              np.concatenate([near_columns, np.array(far_terms, dtype=np.int64)]))
+        supports = np.array(list(found), dtype=np.int64).reshape(-1, self.s)
+        return supports, np.array(list(found.values()))
+
+    # -- the mechanisms on the list -----------------------------------------------------------
+    def ranked(self, n, epsilon, data_seed, rng):
+        """(supports, values, Delta, options, selection epsilon): the scored candidates by ascending
+        value, ties lexicographic (the certified lists' order), on the statistics the call would see
+        at (n, epsilon); ``rng`` (the mechanism's stream) draws the private means first, as the call's does."""
+        ridge, radius, delta, options, eps_sel, eps_m = self.parameters(n, epsilon)
+        supports, values = self.scored_list(self.statistics(n, data_seed, eps_m, rng), ridge, radius)
+        order = np.lexsort((*supports.T[::-1], values))
+        return supports[order], values[order], delta, options, eps_sel
+
+    def top_r_probability(self, sups, vals, nominal, delta):
+        """The top-R mechanism's probability of the truth on the R best candidates."""
+        from .top_r import top_r_log_weights
+
+        sups, vals = sups[:self.R], vals[:self.R]
+        log_n = log_n_supports(self.p, self.s)
+        logw = top_r_log_weights(vals, log_n, nominal, delta)
+        logp = logw - np.logaddexp.reduce(logw)
+        listed = [tuple(row) for row in sups.tolist()]
+        truth = tuple(int(t) for t in self.truth)
+        if truth in listed:
+            return math.exp(logp[listed.index(truth)])
+        # outside the list: its share of P(a = R + 1), spread uniformly over the N - R others
+        return math.exp(logp[-1] - (log_n + math.log1p(-math.exp(math.log(len(listed)) - log_n))))
+
+    def simulate_one(self, n, epsilon, data_seed, mech_seed):
+        rng = RandomSource(mech_seed)
+        sups, vals, delta, options, eps_sel = self.ranked(n, epsilon, data_seed, rng)
+        if math.isinf(epsilon):
+            return self.outcome(float(self.is_truth(sups[0])), sups[0])
+        return self.outcome(*self.probability_and_draw(n, sups, vals, delta, options, eps_sel, rng))
+
+
+class TopRPlanModel(CertifiedPlanModel):
+    """``top_r``: the top-R mechanism on the R best candidates (module docstring, step 4)."""
+
+    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
+        from .top_r import mechanism_epsilon, sample_top_r
+
+        nominal = mechanism_epsilon(eps_sel, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
+        chosen, _ = sample_top_r(sups[:self.R], vals[:self.R], self.p, self.s, nominal, delta, rng)
+        return self.top_r_probability(sups, vals, nominal, delta), chosen
+
+
+class MistakesPlanModel(CertifiedPlanModel):
+    """``mistakes`` with its default propose-test-release guard (module docstring, step 4): q is the guard's
+    pass probability times the mistakes mechanism's probability of the truth plus the rest times the
+    top-R fallback's; the draw takes the guard's branch with its pass probability."""
+
+    def branches(self, n, sups, vals, delta, options, eps_sel):
+        """(P(the guard passes), q of the mistakes mechanism, q of the top-R fallback, block scores,
+        nominal epsilons of the mistakes mechanism and of the fallback) on the list."""
+        from ..mechanisms.ptr import ptr_pass_probability
+        from .mistakes import (DEFAULT_DELTA, DEFAULT_PTR_SHARE, block_cap, capped_scores, log_block_sizes,
+                               mistakes_log_weights, ptr_distance, split_budget, uses_slack)
+        from .top_r import mechanism_epsilon
+
+        slack = uses_slack(self.p, self.s, options, n)
+        tau = DEFAULT_TOLERANCE * delta if slack else 0.0
+        eps_t, eps_m = split_budget(eps_sel, {"ptr_share": DEFAULT_PTR_SHARE})
+        nominal = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, slack)
+        nominal_t = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
+        # the certified gap lies in [g - tau, g] (exact without slack): its middle
+        gap = float(vals[1] - vals[0]) - tau / 2.0 if len(vals) > 1 else math.inf
+        passed = ptr_pass_probability(ptr_distance(gap, delta, tau), eps_t, DEFAULT_DELTA)
+        mistakes = (~np.isin(sups, sups[0])).sum(axis=1)
+        cap = vals[0] + block_cap(self.p, self.s, delta, nominal, {})
+        # a block without a scored candidate is taken at the cap (its supports lie far from the truth)
+        scores = capped_scores([vals[mistakes == i].min() if np.any(mistakes == i) else cap
+                                for i in range(min(self.s, self.p - self.s) + 1)], cap)
+        logw = mistakes_log_weights(scores, self.p, self.s, nominal, delta)
+        i = len(set(self.truth.tolist()) - set(sups[0].tolist()))
+        q_m = math.exp(logw[i] - np.logaddexp.reduce(logw) - log_block_sizes(self.p, self.s)[i])
+        return passed, q_m, self.top_r_probability(sups, vals, nominal_t, delta), scores, nominal, nominal_t
+
+    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
+        from .mistakes import sample_mistakes
+        from .top_r import sample_top_r
+
+        passed, q_m, q_t, scores, nominal, nominal_t = self.branches(n, sups, vals, delta, options, eps_sel)
+        if rng.uniform() < passed:
+            chosen = sample_mistakes(sups[0], scores, self.p, self.s, nominal, delta, rng)
+        else:
+            chosen, _ = sample_top_r(sups[:self.R], vals[:self.R], self.p, self.s, nominal_t, delta, rng)
+        return passed * q_m + (1.0 - passed) * q_t, chosen
