@@ -9,7 +9,7 @@ CPU.  In the design of :func:`dpstats.simulate` (Toeplitz correlation rho^|j - k
 to the mechanism, and their statistics have a known approximate law given the rest.
 
 Shared by the methods' models (:mod:`dpstats.screening.kendall_plan`,
-:mod:`dpstats.screening.dp_sis_plan`):
+:mod:`dpstats.screening.dp_sis_plan`, :mod:`dpstats.bss.certified_plan` for ``top_r`` and ``mistakes``):
 
 * the near block: the first J = min(p, 2s + L) columns, L the smallest lag with
   |rho|^L <= :data:`NEAR_CORRELATION`, and the response, drawn exactly (the first J columns of

@@ -22,7 +22,8 @@ true support, by simulation with dpstats' own mechanisms:
      q_i = 1 if the call returned the true support, else 0.
 
    * **approximate** from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on, for
-     the methods that offer a model of their statistics (``kendall``, ``dp_sis``;
+     the methods that offer a model of their statistics (``kendall``, ``dp_sis``, ``top_r``,
+     ``mistakes``;
      :meth:`dpstats.methods.SelectionMethod.planning_model`): no call is made; the terms near
      the true ones are simulated, the others' statistics drawn from their normal
      approximation, and q_i is the mechanism's probability of the true support on them
@@ -375,8 +376,9 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         Giving ``bounds`` with either is an error.
     exact : bool, default False
         True: simulate whole calls even where the method offers a model of its statistics
-        (``kendall`` and ``dp_sis`` from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned
-        terms on: near terms simulated, far terms' statistics drawn; :mod:`dpstats.plan_model`).
+        (``kendall``, ``dp_sis``, ``top_r`` and ``mistakes`` from
+        :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on: near terms simulated, far
+        terms' statistics drawn; :mod:`dpstats.plan_model`).
     like : a ``dp_select`` result, optional
         Plan a follow-up of this fit's call from its public call only (``fit.release()["call"]``
         and its candidate terms, :func:`_public_call_of`): method, n (where the row count is

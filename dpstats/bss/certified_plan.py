@@ -1,30 +1,40 @@
-"""plan's model of top_r's statistics at many candidate terms (:mod:`dpstats.plan_model`).
+"""plan's model of top_r's and mistakes' statistics at many candidate terms (:mod:`dpstats.plan_model`).
 
 A ``top_r`` call at p = 1000 forms X'X (67 ms at n = 2800), the anchor's smallest eigenvalue
 (67 ms) and runs the certified search for the R best supports (about 90 ms): 0.26-0.30 s a
-call, and a prediction simulates 100-110 of them (28-30 s of CPU).  Recovery is decided by few
+call, and a prediction simulates 100-110 of them (28-30 s of CPU; ``mistakes`` alike).  Recovery is decided by few
 supports: at the plan's crossings on ``bench_plan_calibration``'s design 3 the call's listed top
 20 were the true support and 19 of its one-term swaps in every data set, and the mechanism's
 probability of the truth is w(S*) / (sum_k w(S_k) + (N - R) w(S_R)), w(S) = exp(-eps R(S) /
 (2 Delta)).  So the model needs the values of the supports near the truth, not X'X.
 
 Where it applies (public inputs only): the squared loss with the call's defaults (``R``,
-``radius``, ``ridge``, ``tolerance``, no ``max_tries``), public bounds (b_x, b_y) given as a
-pair, a formula with an intercept, the whole epsilon on the selection (no sign share), and at
-the points where the intercept is profiled (:func:`dpstats.bss.intercept.resolved_intercept`;
-where the defaults buy private means the plan simulates whole calls).
+``radius``, ``ridge``, ``tolerance``, no ``max_tries``; ``mistakes`` with its default guard), public
+bounds (b_x, b_y) given as a pair, a formula with an intercept and the whole epsilon on the
+selection (no sign share), from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on;
+``plan(..., exact=True)`` simulates whole calls instead.
 
 The model
 ---------
 1. Near terms (:mod:`dpstats.plan_model`): simulated and mapped as the call maps them
-   (x / b_x and y / b_y clipped to [-1, 1]), then centred: the profiled statistics
-   G = U'U of U = the centred [X_near, y] (:mod:`dpstats.bss.objective`).
-2. Far terms: a far column x_j is independent of the near block, with iid entries of mean 0
-   and variance m2 = E[clip(X / b_x, -1, 1)^2], so its centred products with the columns of U
-   (x_j - xbar_j 1)'U = x_j'U are approximately normal with mean 0 and covariance m2 U'U; its
-   own centred sum of squares has mean (n - 1) m2 and variance about n (m4 - m2^2); two far
-   columns' centred product has mean 0 and variance about n m2^2 (drawn only where a scored
-   support holds both).
+   (x / b_x and y / b_y clipped to [-1, 1]).
+2. The intercept as the call's default treats it at (n, epsilon)
+   (:func:`dpstats.bss.intercept.resolved_intercept`, public):
+
+   * profiled: the statistics G = U'U, c, yy of U = the centred [X_near, y]
+     (:mod:`dpstats.bss.objective`).  A far column x_j is independent of the near block with iid
+     entries of mean 0 and variance m2 = E[clip(X / b_x, -1, 1)^2], so its centred products with
+     the columns of U, (x_j - xbar_j 1)'U = x_j'U, are approximately normal with mean 0 and
+     covariance m2 U'U; its centred sum of squares has mean (n - 1) m2 and variance about
+     n (m4 - m2^2); two far columns' centred product has mean 0 and variance about n m2^2
+     (drawn only where a scored support holds both);
+   * centred: the private means of every term and the response are drawn as the call draws them
+     (:func:`dpstats.mechanisms.private_means.linf_noise` from the mechanism's stream, with the
+     call's share of epsilon), the near block is centred and rescaled by them
+     (:mod:`dpstats.bss.intercept`) with the constant column v = 1/2 forced into every support, and
+     a far column's raw products with [1, the centred near terms, the centred response] are drawn
+     as above (covariance m2 B'B); its private mean, centred products, own sum of squares
+     (mean n m2) and products with other far columns follow from them algebraically.
 3. The list.  Scored with the call's own objective (:class:`~dpstats.bss.objective.
    RidgeBallObjective`, the call's ridge and radius): the true support, every one-term swap of
    it, the two-term swaps combining two of the R best one-term swaps (a two-term swap's loss
@@ -34,20 +44,24 @@ The model
    for the call's certified list.  Supports farther from the truth are missed, which can only
    raise the list's R-th value, hence overstate the truth's probability; near the plan's target
    probabilities the list is the truth and its one-term swaps (above), so the error is small
-   there and larger at low recovery (benchmarks/README.md measures it).
-4. q = the top-R mechanism's probability of the true support on that list (the call's nominal
-   epsilon, slack split included, and its Delta); power and false discoveries from one draw of
-   the mechanism on it (:func:`dpstats.bss.top_r.sample_top_r`).
+   there (benchmarks/README.md measures it).
+4. q = the mechanism's probability of the true support on that list, with the call's Delta and
+   nominal epsilon (intercept share and solver slack split as the call splits them):
+   ``top_r``'s top-R mechanism; for ``mistakes``, the guard's exact pass probability on the
+   list's gap (:func:`dpstats.mechanisms.ptr.ptr_pass_probability`; the certified gap taken in the
+   middle of [g - tau, g]) times the mistakes mechanism's probability (blocks from the list,
+   capped as the call caps them; a block without a scored member is taken at the cap) plus the
+   rest times the top-R fallback's.  Power and false discoveries from one draw on the list.
 
 With every column simulated (``near=p``) and C(p, s) <= :data:`NEAR_ENUMERATION` every support
-is scored, so q is the call's own probability on the exact path at the plan's data set
-(tests/test_plan_models.py checks it against whole calls).
+is scored, so q is the call's own probability on the exact path at the plan's data set, in both
+intercept regimes, and the draw is the call's (tests/test_certified_plan.py checks it against
+whole calls).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Callable
 
 import numpy as np
@@ -142,6 +156,13 @@ class CertifiedPlanModel(NearFarModel):
         self.R = int(R)
         self.m2, self.m4 = clipped_moments(self.b_x)
 
+    def describe(self) -> str:
+        # the list is part of the approximation even where every term is simulated
+        return (f"approximate: the mechanism's own probability of the true support on the best of the true support, "
+                f"its one- and two-term swaps and the supports of the first {self.near} terms, scored on the "
+                f"{self.statistic} of those terms simulated and those of the {self.far} others drawn from their "
+                f"normal approximation (help({self.module})); plan(..., exact=True) simulates whole calls")
+
     # -- the call's public parameters at (n, epsilon) -------------------------------------
     def intercept(self, n, epsilon) -> str:
         """"centred" or "profiled": the call's default at (n, epsilon) (public inputs only)."""
@@ -213,43 +234,58 @@ class CertifiedPlanModel(NearFarModel):
 
     # -- the list ----------------------------------------------------------------------------
     def scored_list(self, stats_, ridge, radius):
-        """(supports, values) of the candidate supports of step 3, in the plan's column indices."""
-        J, f, truth = self.near, stats_.forced, [int(t) for t in self.truth]
-        found = {}
+        """(supports, values) of the candidate supports of step 3, in the plan's column indices, each once."""
+        J, f, truth = self.near, stats_.forced, np.array(self.truth, dtype=np.int64)
+        found_sups, found_vals = [], []
 
         def score(restricted, supports, columns):
             # supports in the restricted statistics' candidate indices from 0; ``columns`` maps them to the plan's
-            if not len(supports):
-                return
-            supports = np.sort(np.asarray(supports, dtype=np.int64), axis=1)
+            supports = np.sort(np.asarray(supports, dtype=np.int64).reshape(-1, self.s), axis=1)
             values = RidgeBallObjective(restricted, ridge, radius).candidate_values(supports + f)
-            for row, value in zip(columns[supports].tolist(), values.tolist()):
-                found[tuple(row)] = value
+            found_sups.append(np.sort(columns[supports], axis=1))
+            found_vals.append(values)
+            return values
+
+        def one_swaps(replacements):
+            # (supports, position swapped out, replacement) of truth minus one term plus one of ``replacements``
+            rows, out, into = [], [], []
+            for k in range(self.s):
+                rest = np.delete(truth, k)
+                rows.append(np.column_stack([np.tile(rest, (replacements.size, 1)), replacements]))
+                out.append(np.full(replacements.size, truth[k]))
+                into.append(replacements)
+            return np.vstack(rows), np.concatenate(out), np.concatenate(into)
 
         near_columns = np.arange(J)
         near_stats = stats_.restricted(np.arange(0))
         count = n_supports(J, self.s)
         if count is not None and count <= self.enumeration:
             score(near_stats, enumerate_supports(J, self.s), near_columns)
-        others = [j for j in range(J) if j not in truth]
-        score(near_stats, [sorted(set(truth) - {t} | {j}) for t in truth for j in others] + [truth], near_columns)
+        score(near_stats, truth, near_columns)
+        sups, out, into = one_swaps(np.setdiff1d(near_columns, truth))
+        moves = [(out, into, score(near_stats, sups, near_columns))]
         for start in range(0, self.far, _FAR_BLOCK):  # one-term swaps to far columns, block by block
             index = np.arange(start, min(start + _FAR_BLOCK, self.far))
-            local = range(J, J + index.size)
-            score(stats_.restricted(index), [[*(set(truth) - {t}), j] for t in truth for j in local],
-                  np.concatenate([near_columns, J + index]))
-        # two-term swaps combining two of the R best one-term swaps
-        tset = set(truth)
-        ones = sorted((value, sup) for sup, value in found.items() if len(tset - set(sup)) == 1)
-        moves = [(next(iter(tset - set(sup))), next(iter(set(sup) - tset))) for _, sup in ones[:self.R]]
-        far_terms = sorted({j for _, j in moves if j >= J})
-        local = {j: J + k for k, j in enumerate(far_terms)}
-        pairs = [[*(tset - {t1, t2}), local.get(j1, j1), local.get(j2, j2)]
-                 for (t1, j1), (t2, j2) in combinations(moves, 2) if t1 != t2 and j1 != j2]
-        score(stats_.restricted(np.array(far_terms, dtype=np.int64) - J, pairs=True), pairs,
-              np.concatenate([near_columns, np.array(far_terms, dtype=np.int64)]))
-        supports = np.array(list(found), dtype=np.int64).reshape(-1, self.s)
-        return supports, np.array(list(found.values()))
+            sups, out, into = one_swaps(J + np.arange(index.size))
+            values = score(stats_.restricted(index), sups, np.concatenate([near_columns, J + index]))
+            moves.append((out, into + start, values))
+        # two-term swaps combining two of the R best one-term swaps (ties: the smaller replacement first)
+        out, into, values = (np.concatenate(parts) for parts in zip(*moves))
+        best = np.lexsort((into, out, values))[:self.R]
+        out, into = out[best], into[best]
+        far_terms = np.unique(into[into >= J])
+        local = np.where(into >= J, J + np.searchsorted(far_terms, into), into)
+        first, second = np.triu_indices(best.size, 1)
+        keep = (out[first] != out[second]) & (into[first] != into[second])
+        first, second = first[keep], second[keep]
+        if first.size:
+            kept = (truth != out[first, None]) & (truth != out[second, None])
+            rest = np.broadcast_to(truth, kept.shape)[kept].reshape(first.size, self.s - 2)
+            score(stats_.restricted(far_terms - J, pairs=True), np.column_stack([rest, local[first], local[second]]),
+                  np.concatenate([near_columns, far_terms]))
+        supports, values = np.vstack(found_sups), np.concatenate(found_vals)
+        supports, first_seen = np.unique(supports, axis=0, return_index=True)
+        return supports, values[first_seen]
 
     # -- the mechanisms on the list -----------------------------------------------------------
     def ranked(self, n, epsilon, data_seed, rng):
