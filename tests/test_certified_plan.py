@@ -12,7 +12,7 @@ import pytest
 
 import dpstats
 from dpstats.api import dp_select
-from dpstats.bss.certified_plan import MistakesPlanModel, TopRPlanModel, clipped_moments
+from dpstats.bss.certified_plan import MistakesPlanModel, TopRPlanModel, clipped_moments, signs_share
 from dpstats.bss.intercept import resolved_intercept
 from dpstats.plan_model import MODEL_MIN_TERMS
 from dpstats.privacy.randomness import RandomSource
@@ -26,15 +26,18 @@ def test_clipped_moments(b):
     assert m4 == pytest.approx(np.mean(c**4), rel=5e-3)
 
 
-@pytest.mark.parametrize("n, eps, regime", [(300, 1.0, "profiled"), (400, 2.0, "centred")])
-def test_top_r_model_with_every_column_simulated_is_the_call(n, eps, regime):
+@pytest.mark.parametrize("n, eps, regime, signs", [(300, 1.0, "profiled", False), (400, 2.0, "centred", False),
+                                                   (450, 2.0, "centred", True), (300, 1.0, "profiled", 0.3)])
+def test_top_r_model_with_every_column_simulated_is_the_call(n, eps, regime, signs):
     # near = p and C(p, s) within the enumeration: every support scored, as on the call's exact path;
     # the private means (centred) come from the mechanism's stream as the call's do, so q, the draw,
-    # power and false discoveries are the call's
+    # power and false discoveries are the call's; with a sign step the selection has the rest of epsilon
     p, s = 20, 3
-    assert resolved_intercept({}, intercept=True, n=n, p=p, epsilon=eps) == regime
-    planned = dpstats.plan(method="top_r", n=n, p=p, s=s, epsilon=eps, bounds=(1, 1), reps=6, random_state=3)
-    model = TopRPlanModel(p, s, planned.design, (1, 1), near=p)
+    share = signs_share(signs)
+    assert resolved_intercept({}, intercept=True, n=n, p=p, epsilon=eps * (1 - share)) == regime
+    planned = dpstats.plan(method="top_r", n=n, p=p, s=s, epsilon=eps, bounds=(1, 1), reps=6, random_state=3,
+                           signs=signs)
+    model = TopRPlanModel(p, s, planned.design, (1, 1), near=p, signs_share=share)
     qs = []
     for data_seed, mech_seed in planned._seeds:
         ours, call = model.simulate_one(n, eps, data_seed, mech_seed), planned.simulate_one(n, eps, data_seed, mech_seed)
@@ -121,8 +124,9 @@ def test_plan_uses_the_model_from_its_public_size(method):
     planned = dpstats.plan(n=300, p=p, **common)
     assert planned.computed == "approximate" and list(planned.table["computed"]) == ["approximate"]
     assert "X'X and X'y" in str(planned) and "exact=True" in str(planned)
-    for other in (dict(p=p, exact=True), dict(p=p - 1), dict(p=p, R=50), dict(p=p, signs=True)):
+    for other in (dict(p=p, exact=True), dict(p=p - 1), dict(p=p, R=50)):
         assert dpstats.plan(n=300, **{**common, **other}).model is None
+    assert dpstats.plan(n=300, p=p, signs=True, **{k: v for k, v in common.items()}).model.signs_share == 0.1
 
 
 def test_model_draw_and_probability_at_p_1000():

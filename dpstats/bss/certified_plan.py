@@ -10,8 +10,8 @@ probability of the truth is w(S*) / (sum_k w(S_k) + (N - R) w(S_R)), w(S) = exp(
 
 Where it applies (public inputs only): the squared loss with the call's defaults (``R``,
 ``radius``, ``ridge``, ``tolerance``, no ``max_tries``; ``mistakes`` with its default guard), public
-bounds (b_x, b_y) given as a pair, a formula with an intercept and the whole epsilon on the
-selection (no sign share), from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on;
+bounds (b_x, b_y) given as a pair and a formula with an intercept (with or without the sign step,
+whose share of epsilon the selection does not have), from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on;
 ``plan(..., exact=True)`` simulates whole calls instead.
 
 The model
@@ -73,6 +73,7 @@ from ..sufficient_stats import SufficientStats
 from .certified import (DEFAULT_TOLERANCE, certified_default_radius, certified_default_ridge, exact_path_count,
                         top_r_uses_slack)
 from .enumeration import enumerate_supports, log_n_supports, n_supports
+from ..mechanisms.signs import SIGNS_SHARE
 from ..mechanisms.private_means import MEANS_SHARE, centre_values, linf_noise, means_sensitivity
 from .intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
 from .objective import RidgeBallObjective, least_squares_sensitivity
@@ -93,6 +94,13 @@ def clipped_moments(b):
     m2 = (inside - 2.0 * b * phi) / b**2 + tail  # E[X^2; |X| < b] / b^2 + P(|X| >= b)
     m4 = (3.0 * inside - 2.0 * phi * (b**3 + 3.0 * b)) / b**4 + tail
     return m2, m4
+
+
+def signs_share(signs) -> float:
+    """The sign step's share of epsilon for ``plan``'s ``signs`` (False, True or a share)."""
+    if signs is False or signs is None:
+        return 0.0
+    return SIGNS_SHARE if signs is True else float(signs)
 
 
 def _symmetric_normal(k, sd, rng):
@@ -147,8 +155,10 @@ class CertifiedPlanModel(NearFarModel):
     statistic = "sufficient statistics X'X and X'y"
     module = "dpstats.bss.certified_plan"
 
-    def __init__(self, p, s, design, bounds, near=None, R=100, enumeration=NEAR_ENUMERATION):
+    def __init__(self, p, s, design, bounds, near=None, R=100, enumeration=NEAR_ENUMERATION, signs_share=0.0):
         super().__init__(p, s, design, near=near)
+        #: the sign step's share of epsilon (``dp_select``'s ``signs``): the selection has the rest
+        self.signs_share = float(signs_share)
         #: the near block's supports are all scored up to this many (benchmarks raise it to compare with
         #: every support scored)
         self.enumeration = int(enumeration)
@@ -165,18 +175,20 @@ class CertifiedPlanModel(NearFarModel):
 
     # -- the call's public parameters at (n, epsilon) -------------------------------------
     def intercept(self, n, epsilon) -> str:
-        """"centred" or "profiled": the call's default at (n, epsilon) (public inputs only)."""
+        """"centred" or "profiled": the call's default at (n, epsilon), epsilon the selection's (public inputs only)."""
         return resolved_intercept({}, intercept=True, n=n, p=self.p, epsilon=epsilon)
 
     def parameters(self, n, epsilon):
         """(ridge, radius, Delta, options, selection epsilon, means epsilon) as the call resolves them
         from public inputs at (n, epsilon) (``options`` with ``max_enumerate`` resolved by the exact
         path's cost rule; the means' epsilon 0 where the intercept is profiled)."""
+        if not math.isinf(epsilon):
+            epsilon = epsilon * (1.0 - self.signs_share)
         options = {"max_enumerate": None, "loss": "squared"}
         options["max_enumerate"] = exact_path_count(self.p, self.s, options, n)
         radius = certified_default_radius(self.p, self.s, options)
         ridge = certified_default_ridge(n, self.p, self.s, options, radius)
-        if self.intercept(n, epsilon) == "centred":
+        if self.intercept(n, epsilon) == "centred":  # the share of the selection's epsilon, as dp_select splits it
             eps_m = epsilon if math.isinf(epsilon) else MEANS_SHARE * epsilon
             return (ridge, radius, in_ball_sensitivity(1.0, 1.0, radius, self.s), options,
                     epsilon if math.isinf(epsilon) else epsilon - eps_m, eps_m)

@@ -395,16 +395,15 @@ class TopRMethod(CertifiedMethod):
     def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # The truth, its swaps and the near block scored on drawn statistics (certified_plan), from the
         # public size on, for the Gaussian design with public pair bounds, the call's defaults, an
-        # intercept and the whole epsilon on the selection; where the defaults buy private means the
-        # plan simulates whole calls (TopRPlanModel.applies).
+        # intercept and any sign share.
         from ..plan_model import MODEL_MIN_TERMS
-        from .certified_plan import TopRPlanModel
+        from .certified_plan import TopRPlanModel, signs_share
 
         pair = isinstance(bounds, tuple) and len(bounds) == 2
-        if (p < MODEL_MIN_TERMS or auto_size or signs or options or not pair or not intercept
+        if (p < MODEL_MIN_TERMS or auto_size or options or not pair or not intercept
                 or design.get("family", "gaussian") != "gaussian"):
             return None
-        return TopRPlanModel(p, s, design, bounds)
+        return TopRPlanModel(p, s, design, bounds, signs_share=signs_share(signs))
 
     def truth_probability(self, curator, truth, p, options, exact=False):
         # the top-R list's exact probabilities; with max_tries they ignore the retry cap's fallback
