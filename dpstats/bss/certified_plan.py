@@ -96,6 +96,18 @@ def clipped_moments(b):
     return m2, m4
 
 
+def planning_model_of(cls, p, s, design, *, bounds, signs, auto_size, options, intercept):
+    """``cls`` (a model of this module) for ``plan``'s planned call, or None where the model does not
+    describe it (module docstring, "Where it applies"): the methods' ``planning_model`` hook."""
+    from ..plan_model import MODEL_MIN_TERMS
+
+    pair = isinstance(bounds, tuple) and len(bounds) == 2
+    if (p < MODEL_MIN_TERMS or auto_size or options or not pair or not intercept
+            or design.get("family", "gaussian") != "gaussian"):
+        return None
+    return cls(p, s, design, bounds, signs_share=signs_share(signs))
+
+
 def signs_share(signs) -> float:
     """The sign step's share of epsilon for ``plan``'s ``signs`` (False, True or a share)."""
     if signs is False or signs is None:

@@ -461,14 +461,10 @@ class MistakesMethod(CertifiedMethod):
 
     def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # as top_r's (dpstats.bss.certified_plan): the blocks and the guard's gap read from the modelled list
-        from ..plan_model import MODEL_MIN_TERMS
-        from .certified_plan import MistakesPlanModel, signs_share
+        from .certified_plan import MistakesPlanModel, planning_model_of
 
-        pair = isinstance(bounds, tuple) and len(bounds) == 2
-        if (p < MODEL_MIN_TERMS or auto_size or options or not pair or not intercept
-                or design.get("family", "gaussian") != "gaussian"):
-            return None
-        return MistakesPlanModel(p, s, design, bounds, signs_share=signs_share(signs))
+        return planning_model_of(MistakesPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
+                                 options=options, intercept=intercept)
 
     def truth_probability(self, curator, truth, p, options, exact=False):
         """The guard's branch is part of the draw, so the probability is that of the branch taken

@@ -396,14 +396,10 @@ class TopRMethod(CertifiedMethod):
         # The truth, its swaps and the near block scored on drawn statistics (certified_plan), from the
         # public size on, for the Gaussian design with public pair bounds, the call's defaults, an
         # intercept and any sign share.
-        from ..plan_model import MODEL_MIN_TERMS
-        from .certified_plan import TopRPlanModel, signs_share
+        from .certified_plan import TopRPlanModel, planning_model_of
 
-        pair = isinstance(bounds, tuple) and len(bounds) == 2
-        if (p < MODEL_MIN_TERMS or auto_size or options or not pair or not intercept
-                or design.get("family", "gaussian") != "gaussian"):
-            return None
-        return TopRPlanModel(p, s, design, bounds, signs_share=signs_share(signs))
+        return planning_model_of(TopRPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
+                                 options=options, intercept=intercept)
 
     def truth_probability(self, curator, truth, p, options, exact=False):
         # the top-R list's exact probabilities; with max_tries they ignore the retry cap's fallback
