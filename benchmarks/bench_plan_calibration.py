@@ -202,7 +202,8 @@ MODEL_ERROR_CASES = [
 def model_error(reps, methods=None):
     """plan's models of the statistics at p = 40: far terms drawn against every column simulated
     (no far terms: q is then the call's own probability), the same data and mechanism seeds."""
-    from dpstats.bss.certified_plan import MistakesPlanModel, TopRPlanModel
+    from dpstats.bss.mistakes import MistakesPlanModel
+    from dpstats.bss.top_r import TopRPlanModel
     from dpstats.screening.dp_sis import sis_sensitivity
     from dpstats.screening.dp_sis_plan import DPSISPlanModel
     from dpstats.screening.kendall_plan import KendallPlanModel

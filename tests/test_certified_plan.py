@@ -12,7 +12,9 @@ import pytest
 
 import dpstats
 from dpstats.api import dp_select
-from dpstats.bss.certified_plan import MistakesPlanModel, TopRPlanModel, clipped_moments, signs_share
+from dpstats.bss.certified_plan import clipped_moments, signs_share
+from dpstats.bss.mistakes import MistakesPlanModel
+from dpstats.bss.top_r import TopRPlanModel
 from dpstats.bss.intercept import resolved_intercept
 from dpstats.plan_model import MODEL_MIN_TERMS
 from dpstats.privacy.randomness import RandomSource

@@ -67,14 +67,13 @@ from typing import Callable
 import numpy as np
 
 from .._lazy import lazy_module
+from ..mechanisms.private_means import MEANS_SHARE, centre_values, linf_noise, means_sensitivity
+from ..mechanisms.signs import SIGNS_SHARE
 from ..plan_model import NearFarModel
 from ..privacy.randomness import RandomSource
 from ..sufficient_stats import SufficientStats
-from .certified import (DEFAULT_TOLERANCE, certified_default_radius, certified_default_ridge, exact_path_count,
-                        top_r_uses_slack)
-from .enumeration import enumerate_supports, log_n_supports, n_supports
-from ..mechanisms.signs import SIGNS_SHARE
-from ..mechanisms.private_means import MEANS_SHARE, centre_values, linf_noise, means_sensitivity
+from .certified import certified_default_radius, certified_default_ridge, exact_path_count
+from .enumeration import enumerate_supports, n_supports
 from .intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
@@ -321,20 +320,10 @@ class CertifiedPlanModel(NearFarModel):
         order = np.lexsort((*supports.T[::-1], values))
         return supports[order], values[order], delta, options, eps_sel
 
-    def top_r_probability(self, sups, vals, nominal, delta):
-        """The top-R mechanism's probability of the truth on the R best candidates."""
-        from .top_r import top_r_log_weights
-
-        sups, vals = sups[:self.R], vals[:self.R]
-        log_n = log_n_supports(self.p, self.s)
-        logw = top_r_log_weights(vals, log_n, nominal, delta)
-        logp = logw - np.logaddexp.reduce(logw)
-        listed = [tuple(row) for row in sups.tolist()]
-        truth = tuple(int(t) for t in self.truth)
-        if truth in listed:
-            return math.exp(logp[listed.index(truth)])
-        # outside the list: its share of P(a = R + 1), spread uniformly over the N - R others
-        return math.exp(logp[-1] - (log_n + math.log1p(-math.exp(math.log(len(listed)) - log_n))))
+    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
+        """(q, one draw of the method's mechanism) on the ranked candidates: the method's subclass
+        (:class:`dpstats.bss.top_r.TopRPlanModel`, :class:`dpstats.bss.mistakes.MistakesPlanModel`)."""
+        raise NotImplementedError
 
     def simulate_one(self, n, epsilon, data_seed, mech_seed):
         rng = RandomSource(mech_seed)
@@ -342,57 +331,3 @@ class CertifiedPlanModel(NearFarModel):
         if math.isinf(epsilon):
             return self.outcome(float(self.is_truth(sups[0])), sups[0])
         return self.outcome(*self.probability_and_draw(n, sups, vals, delta, options, eps_sel, rng))
-
-
-class TopRPlanModel(CertifiedPlanModel):
-    """``top_r``: the top-R mechanism on the R best candidates (module docstring, step 4)."""
-
-    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
-        from .top_r import mechanism_epsilon, sample_top_r
-
-        nominal = mechanism_epsilon(eps_sel, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
-        chosen, _ = sample_top_r(sups[:self.R], vals[:self.R], self.p, self.s, nominal, delta, rng)
-        return self.top_r_probability(sups, vals, nominal, delta), chosen
-
-
-class MistakesPlanModel(CertifiedPlanModel):
-    """``mistakes`` with its default propose-test-release guard (module docstring, step 4): q is the guard's
-    pass probability times the mistakes mechanism's probability of the truth plus the rest times the
-    top-R fallback's; the draw takes the guard's branch with its pass probability."""
-
-    def branches(self, n, sups, vals, delta, options, eps_sel):
-        """(P(the guard passes), q of the mistakes mechanism, q of the top-R fallback, block scores,
-        nominal epsilons of the mistakes mechanism and of the fallback) on the list."""
-        from ..mechanisms.ptr import ptr_pass_probability
-        from .mistakes import (DEFAULT_DELTA, DEFAULT_PTR_SHARE, block_cap, capped_scores, log_block_sizes,
-                               mistakes_log_weights, ptr_distance, split_budget, uses_slack)
-        from .top_r import mechanism_epsilon
-
-        slack = uses_slack(self.p, self.s, options, n)
-        tau = DEFAULT_TOLERANCE * delta if slack else 0.0
-        eps_t, eps_m = split_budget(eps_sel, {"ptr_share": DEFAULT_PTR_SHARE})
-        nominal = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, slack)
-        nominal_t = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
-        # the certified gap lies in [g - tau, g] (exact without slack): its middle
-        gap = float(vals[1] - vals[0]) - tau / 2.0 if len(vals) > 1 else math.inf
-        passed = ptr_pass_probability(ptr_distance(gap, delta, tau), eps_t, DEFAULT_DELTA)
-        mistakes = (~np.isin(sups, sups[0])).sum(axis=1)
-        cap = vals[0] + block_cap(self.p, self.s, delta, nominal, {})
-        # a block without a scored candidate is taken at the cap (its supports lie far from the truth)
-        scores = capped_scores([vals[mistakes == i].min() if np.any(mistakes == i) else cap
-                                for i in range(min(self.s, self.p - self.s) + 1)], cap)
-        logw = mistakes_log_weights(scores, self.p, self.s, nominal, delta)
-        i = len(set(self.truth.tolist()) - set(sups[0].tolist()))
-        q_m = math.exp(logw[i] - np.logaddexp.reduce(logw) - log_block_sizes(self.p, self.s)[i])
-        return passed, q_m, self.top_r_probability(sups, vals, nominal_t, delta), scores, nominal, nominal_t
-
-    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
-        from .mistakes import sample_mistakes
-        from .top_r import sample_top_r
-
-        passed, q_m, q_t, scores, nominal, nominal_t = self.branches(n, sups, vals, delta, options, eps_sel)
-        if rng.uniform() < passed:
-            chosen = sample_mistakes(sups[0], scores, self.p, self.s, nominal, delta, rng)
-        else:
-            chosen, _ = sample_top_r(sups[:self.R], vals[:self.R], self.p, self.s, nominal_t, delta, rng)
-        return passed * q_m + (1.0 - passed) * q_t, chosen

@@ -98,8 +98,9 @@ from ..method_options import Choice, Real
 from .. import conditions
 from ..methods import MethodOutcome, get_method, listed_probability
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine, sensitivity_of,
-                        task_rows, task_uses_exact_path, uses_exact_path)
+from .certified import (CERTIFIED_OPTIONS, DEFAULT_TOLERANCE, CertifiedMethod, exact_scores, loss_items, make_engine,
+                        sensitivity_of, task_rows, task_uses_exact_path, uses_exact_path)
+from .certified_plan import CertifiedPlanModel
 from .engine import OuterApproximationEngine
 from .enumeration import log_n_supports, slack_parts
 from .losses import loss_of
@@ -430,6 +431,46 @@ def run(task) -> MethodOutcome:
                          released=released)
 
 
+class MistakesPlanModel(CertifiedPlanModel):
+    """plan's model of a ``mistakes`` call at many candidate terms (:mod:`dpstats.bss.certified_plan`), with its default propose-test-release guard (module docstring, step 4): q is the guard's
+    pass probability times the mistakes mechanism's probability of the truth plus the rest times the
+    top-R fallback's; the draw takes the guard's branch with its pass probability."""
+
+    def branches(self, n, sups, vals, delta, options, eps_sel):
+        """(P(the guard passes), q of the mistakes mechanism, q of the top-R fallback, block scores,
+        nominal epsilons of the mistakes mechanism and of the fallback) on the list."""
+        from .top_r import listed_truth_probability, mechanism_epsilon, uses_slack as top_r_uses_slack  # the fallback's
+
+        slack = uses_slack(self.p, self.s, options, n)
+        tau = DEFAULT_TOLERANCE * delta if slack else 0.0
+        eps_t, eps_m = split_budget(eps_sel, {"ptr_share": DEFAULT_PTR_SHARE})
+        nominal = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, slack)
+        nominal_t = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
+        # the certified gap lies in [g - tau, g] (exact without slack): its middle
+        gap = float(vals[1] - vals[0]) - tau / 2.0 if len(vals) > 1 else math.inf
+        passed = ptr_pass_probability(ptr_distance(gap, delta, tau), eps_t, DEFAULT_DELTA)
+        mistakes = (~np.isin(sups, sups[0])).sum(axis=1)
+        cap = vals[0] + block_cap(self.p, self.s, delta, nominal, {})
+        # a block without a scored candidate is taken at the cap (its supports lie far from the truth)
+        scores = capped_scores([vals[mistakes == i].min() if np.any(mistakes == i) else cap
+                                for i in range(min(self.s, self.p - self.s) + 1)], cap)
+        logw = mistakes_log_weights(scores, self.p, self.s, nominal, delta)
+        i = len(set(self.truth.tolist()) - set(sups[0].tolist()))
+        q_m = math.exp(logw[i] - np.logaddexp.reduce(logw) - log_block_sizes(self.p, self.s)[i])
+        q_t = listed_truth_probability(sups[:self.R], vals[:self.R], self.truth, self.p, self.s, nominal_t, delta)
+        return passed, q_m, q_t, scores, nominal, nominal_t
+
+    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
+        from .top_r import sample_top_r
+
+        passed, q_m, q_t, scores, nominal, nominal_t = self.branches(n, sups, vals, delta, options, eps_sel)
+        if rng.uniform() < passed:
+            chosen = sample_mistakes(sups[0], scores, self.p, self.s, nominal, delta, rng)
+        else:
+            chosen, _ = sample_top_r(sups[:self.R], vals[:self.R], self.p, self.s, nominal_t, delta, rng)
+        return passed * q_m + (1.0 - passed) * q_t, chosen
+
+
 class MistakesMethod(CertifiedMethod):
     """The mistakes mechanism over certified block minimisers, guarded by propose-test-release."""
 
@@ -461,7 +502,7 @@ class MistakesMethod(CertifiedMethod):
 
     def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # as top_r's (dpstats.bss.certified_plan): the blocks and the guard's gap read from the modelled list
-        from .certified_plan import MistakesPlanModel, planning_model_of
+        from .certified_plan import planning_model_of
 
         return planning_model_of(MistakesPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
                                  options=options, intercept=intercept)

@@ -82,6 +82,7 @@ from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, DEFAULT_TOLERANCE, E
                         check_certified_size, exact_scores, loss_items, make_engine, response_type, sensitivity_of,
                         task_rows, task_uses_exact_path, uses_exact_path)
 from .certified import certified_top, draw_uniform_outside, top_r_uses_slack as uses_slack  # noqa: F401
+from .certified_plan import CertifiedPlanModel
 from .engine import OuterApproximationEngine
 from .enumeration import curator_summary, log_n_supports, n_supports, slack_parts, slack_split
 from .losses import HINGE, HINGE_EVAL_SHARE, LOSSES, MATRIX_FREE_ABOVE, engine_default_ridge, loss_of  # noqa: F401
@@ -213,6 +214,19 @@ def listed_top_r_log_probabilities(listed, listed_values, all_supports, epsilon,
     return out
 
 
+def listed_truth_probability(sups, vals, truth, p, s, epsilon, sensitivity):
+    """P(the top-R mechanism returns ``truth``) on the list (``sups``, ``vals``), R = len(sups): its
+    weight, or its share of the outside weight spread uniformly over the N - R unlisted supports."""
+    log_n = log_n_supports(p, s)
+    logw = top_r_log_weights(vals, log_n, epsilon, sensitivity)
+    logp = logw - logsumexp(logw)
+    listed = [tuple(row) for row in np.asarray(sups).tolist()]
+    truth = tuple(int(t) for t in truth)
+    if truth in listed:
+        return math.exp(logp[listed.index(truth)])
+    return math.exp(logp[-1] - (log_n + math.log1p(-math.exp(math.log(len(listed)) - log_n))))
+
+
 def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
     """One draw of the top-R mechanism (Behdin et al. 2024, Algorithm 1) from a certified list.
 
@@ -224,6 +238,17 @@ def sample_top_r(sups, vals, p, s, epsilon, sensitivity, rng, max_tries=None):
         return tuple(sups[a]), 0
     chosen, tries, _ = draw_uniform_outside(p, s, set(map(tuple, sups)), rng, max_tries)
     return chosen, tries
+
+
+class TopRPlanModel(CertifiedPlanModel):
+    """plan's model of a ``top_r`` call at many candidate terms (:mod:`dpstats.bss.certified_plan`): the
+    top-R mechanism on the R best of the scored candidates."""
+
+    def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
+        nominal = mechanism_epsilon(eps_sel, DEFAULT_TOLERANCE, uses_slack(self.p, self.s, self.R, options, n))
+        sups, vals = sups[:self.R], vals[:self.R]
+        chosen, _ = sample_top_r(sups, vals, self.p, self.s, nominal, delta, rng)
+        return listed_truth_probability(sups, vals, self.truth, self.p, self.s, nominal, delta), chosen
 
 
 # ---------------------------------------------------------------- the method
@@ -396,7 +421,7 @@ class TopRMethod(CertifiedMethod):
         # The truth, its swaps and the near block scored on drawn statistics (certified_plan), from the
         # public size on, for the Gaussian design with public pair bounds, the call's defaults, an
         # intercept and any sign share.
-        from .certified_plan import TopRPlanModel, planning_model_of
+        from .certified_plan import planning_model_of
 
         return planning_model_of(TopRPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
                                  options=options, intercept=intercept)
