@@ -432,14 +432,16 @@ def run(task) -> MethodOutcome:
 
 
 class MistakesPlanModel(CertifiedPlanModel):
-    """plan's model of a ``mistakes`` call at many candidate terms (:mod:`dpstats.bss.certified_plan`), with its default propose-test-release guard (module docstring, step 4): q is the guard's
-    pass probability times the mistakes mechanism's probability of the truth plus the rest times the
-    top-R fallback's; the draw takes the guard's branch with its pass probability."""
+    """plan's model of a ``mistakes`` call at many candidate terms (:mod:`dpstats.bss.certified_plan`, step
+    4), with its default propose-test-release guard: q is the guard's pass probability times the mistakes
+    mechanism's probability of the truth plus the rest times the top-R fallback's; the draw takes the
+    guard's branch with its pass probability."""
 
     def branches(self, n, sups, vals, delta, options, eps_sel):
         """(P(the guard passes), q of the mistakes mechanism, q of the top-R fallback, block scores,
         nominal epsilons of the mistakes mechanism and of the fallback) on the list."""
-        from .top_r import listed_truth_probability, mechanism_epsilon, uses_slack as top_r_uses_slack  # the fallback's
+        # the top-R fallback's parts (top_r imports nothing from here)
+        from .top_r import listed_truth_probability, mechanism_epsilon, uses_slack as top_r_uses_slack
 
         slack = uses_slack(self.p, self.s, options, n)
         tau = DEFAULT_TOLERANCE * delta if slack else 0.0
