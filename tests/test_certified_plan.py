@@ -14,8 +14,9 @@ import dpstats
 from dpstats.api import dp_select
 from dpstats.bss.certified_plan import clipped_moments, signs_share
 from dpstats.bss.mistakes import MistakesPlanModel
-from dpstats.bss.top_r import TopRPlanModel
+from dpstats.bss.top_r import METHOD as TOP_R, TopRPlanModel
 from dpstats.bss.intercept import resolved_intercept
+from dpstats.errors import InvalidArgumentError, InvalidTypeError
 from dpstats.plan_model import MODEL_MIN_TERMS
 from dpstats.privacy.randomness import RandomSource
 
@@ -48,6 +49,21 @@ def test_top_r_model_with_every_column_simulated_is_the_call(n, eps, regime, sig
         qs.append(ours[0])
     if regime == "centred":
         assert 0.1 < np.mean(qs) < 0.9
+
+
+@pytest.mark.parametrize("n, eps, options", [
+    (400, 2.0, dict(R=20, radius=2.0, ridge=0.3, tolerance=1e-3)), (400, 2.0, dict(intercept="profiled")),
+    (300, 1.0, dict(intercept="centred", means_share=0.25, max_enumerate=10**6))])
+def test_top_r_model_follows_the_call_options(n, eps, options):
+    p, s = 20, 3
+    planned = dpstats.plan(method="top_r", n=n, p=p, s=s, epsilon=eps, bounds=(1, 1), reps=4, random_state=5, **options)
+    call = {k: options[k] for k in ("R", "radius", "ridge") if k in options}
+    method_options = TOP_R.validate_options({k: v for k, v in options.items() if k not in call},
+                                            {"ridge": call.get("ridge", "auto"), "size": s})
+    model = TopRPlanModel(p, s, planned.design, (1, 1), near=p, options=method_options, **call)
+    for data_seed, mech_seed in planned._seeds:
+        ours, whole = model.simulate_one(n, eps, data_seed, mech_seed), planned.simulate_one(n, eps, data_seed, mech_seed)
+        assert ours[0] == pytest.approx(whole[0], rel=1e-9, abs=1e-15) and ours[2:] == whole[2:]
 
 
 @pytest.mark.parametrize("n, eps", [(300, 1.0), (800, 2.0), (3000, 4.0)])
@@ -126,8 +142,13 @@ def test_plan_uses_the_model_from_its_public_size(method):
     planned = dpstats.plan(n=300, p=p, **common)
     assert planned.computed == "approximate" and list(planned.table["computed"]) == ["approximate"]
     assert "X'X and X'y" in str(planned) and "exact=True" in str(planned)
-    for other in (dict(p=p, exact=True), dict(p=p - 1), dict(p=p, R=50)):
+    for other in (dict(p=p, exact=True), dict(p=p - 1), dict(p=p, max_tries=3), dict(p=p, loss="hinge")):
         assert dpstats.plan(n=300, **{**common, **other}).model is None
+    assert dpstats.plan(n=300, p=p, R=50, **common).model.R == 50
+    # the planned call's arguments are checked as dp_select checks them, though no call is made
+    for bad in (dict(R=0), dict(tolerance=5.0), dict(radius=-1.0), dict(intercept="both"), dict(nonsense=1)):
+        with pytest.raises((InvalidArgumentError, InvalidTypeError)):
+            dpstats.plan(n=300, p=p, **bad, **common)
     assert dpstats.plan(n=300, p=p, signs=True, **{k: v for k, v in common.items()}).model.signs_share == 0.1
 
 

@@ -72,7 +72,7 @@ from ..mechanisms.signs import SIGNS_SHARE
 from ..plan_model import NearFarModel
 from ..privacy.randomness import RandomSource
 from ..sufficient_stats import SufficientStats
-from .certified import certified_default_radius, certified_default_ridge, exact_path_count
+from .certified import DEFAULT_TOLERANCE, certified_default_radius, certified_default_ridge, exact_path_count
 from .enumeration import enumerate_supports, n_supports
 from .intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
 from .objective import RidgeBallObjective, least_squares_sensitivity
@@ -95,16 +95,35 @@ def clipped_moments(b):
     return m2, m4
 
 
-def planning_model_of(cls, p, s, design, *, bounds, signs, auto_size, options, intercept):
-    """``cls`` (a model of this module) for ``plan``'s planned call, or None where the model does not
-    describe it (module docstring, "Where it applies"): the methods' ``planning_model`` hook."""
+#: The planned call's arguments besides the method options that the model reads (``dp_select``'s).
+CALL_ARGUMENTS = ("R", "radius", "ridge")
+
+
+def planning_model_of(meth, cls, p, s, design, *, bounds, signs, auto_size, options, intercept):
+    """``cls`` (a model of this module) for ``plan``'s planned call of method ``meth``, or None where the
+    model does not describe it (module docstring, "Where it applies"): the methods' ``planning_model``
+    hook.  The planned call's arguments are checked here as ``dp_select`` checks them (the same errors),
+    since no call is made where the model applies."""
+    from ..api import DP_SELECT_ARGUMENTS
+    from ..method_options import validate_arguments
     from ..plan_model import MODEL_MIN_TERMS
 
     pair = isinstance(bounds, tuple) and len(bounds) == 2
-    if (p < MODEL_MIN_TERMS or auto_size or options or not pair or not intercept
-            or design.get("family", "gaussian") != "gaussian"):
+    if p < MODEL_MIN_TERMS or auto_size or not pair or not intercept or design.get("family", "gaussian") != "gaussian":
         return None
-    return cls(p, s, design, bounds, signs_share=signs_share(signs))
+    given = {k: v for k, v in options.items() if k in CALL_ARGUMENTS}
+    call = validate_arguments([o for o in DP_SELECT_ARGUMENTS if o.name in CALL_ARGUMENTS],
+                              {name: given.get(name, o_default) for name, o_default in
+                               (("R", 100), ("radius", None), ("ridge", "auto"))})
+    context = {"epsilon": None, "size": s, "radius": call["radius"], "R": call["R"], "bounds": bounds,
+               "ridge": call["ridge"], "n_rows": None, "n_candidates": None, "intercept": None}
+    method_options = meth.validate_options({k: v for k, v in options.items() if k not in CALL_ARGUMENTS}, context)
+    if (method_options.get("loss") != "squared" or method_options.get("max_tries") is not None
+            or method_options.get("class_weight") is not None or method_options.get("guard", "ptr") != "ptr"
+            or call["ridge"] == 0):
+        return None  # whole calls (the retry cap, the hinge loss, the unguarded mistakes, ridge 0: not modelled)
+    return cls(p, s, design, bounds, signs_share=signs_share(signs), R=call["R"], radius=call["radius"],
+               ridge=call["ridge"], options=method_options)
 
 
 def signs_share(signs) -> float:
@@ -166,8 +185,14 @@ class CertifiedPlanModel(NearFarModel):
     statistic = "sufficient statistics X'X and X'y"
     module = "dpstats.bss.certified_plan"
 
-    def __init__(self, p, s, design, bounds, near=None, R=100, enumeration=NEAR_ENUMERATION, signs_share=0.0):
+    def __init__(self, p, s, design, bounds, near=None, R=100, enumeration=NEAR_ENUMERATION, signs_share=0.0,
+                 radius=None, ridge="auto", options=None):
         super().__init__(p, s, design, near=near)
+        #: the planned call's ``radius`` (None: the default), ``ridge`` ("auto" or a value) and method options
+        #: (validated; the defaults where not given)
+        self.radius, self.ridge = radius, ridge
+        self.options = {"tolerance": DEFAULT_TOLERANCE, "max_enumerate": None, "loss": "squared", "intercept": None,
+                        "means_share": MEANS_SHARE, **(options or {})}
         #: the sign step's share of epsilon (``dp_select``'s ``signs``): the selection has the rest
         self.signs_share = float(signs_share)
         #: the near block's supports are all scored up to this many (benchmarks raise it to compare with
@@ -187,7 +212,7 @@ class CertifiedPlanModel(NearFarModel):
     # -- the call's public parameters at (n, epsilon) -------------------------------------
     def intercept(self, n, epsilon) -> str:
         """"centred" or "profiled": the call's default at (n, epsilon), epsilon the selection's (public inputs only)."""
-        return resolved_intercept({}, intercept=True, n=n, p=self.p, epsilon=epsilon)
+        return resolved_intercept(self.options, intercept=True, n=n, p=self.p, epsilon=epsilon)
 
     def parameters(self, n, epsilon):
         """(ridge, radius, Delta, options, selection epsilon, means epsilon) as the call resolves them
@@ -195,12 +220,12 @@ class CertifiedPlanModel(NearFarModel):
         path's cost rule; the means' epsilon 0 where the intercept is profiled)."""
         if not math.isinf(epsilon):
             epsilon = epsilon * (1.0 - self.signs_share)
-        options = {"max_enumerate": None, "loss": "squared"}
+        options = dict(self.options)
         options["max_enumerate"] = exact_path_count(self.p, self.s, options, n)
-        radius = certified_default_radius(self.p, self.s, options)
-        ridge = certified_default_ridge(n, self.p, self.s, options, radius)
+        radius = certified_default_radius(self.p, self.s, options) if self.radius is None else float(self.radius)
+        ridge = certified_default_ridge(n, self.p, self.s, options, radius) if self.ridge == "auto" else float(self.ridge)
         if self.intercept(n, epsilon) == "centred":  # the share of the selection's epsilon, as dp_select splits it
-            eps_m = epsilon if math.isinf(epsilon) else MEANS_SHARE * epsilon
+            eps_m = epsilon if math.isinf(epsilon) else options["means_share"] * epsilon
             return (ridge, radius, in_ball_sensitivity(1.0, 1.0, radius, self.s), options,
                     epsilon if math.isinf(epsilon) else epsilon - eps_m, eps_m)
         return ridge, radius, least_squares_sensitivity(1.0, 1.0, radius, self.s, intercept=True), options, epsilon, 0.0

@@ -383,7 +383,9 @@ def best_intercepts(margins, y, n_positive=None, out=None):
     k = int(np.count_nonzero(y > 0)) if n_positive is None else int(n_positive)
     z = np.multiply(margins, -y, out=out)
     z += y
-    if k == 0 or k == n or n == 0:  # one class: any b0 past every row; the nearest such
+    if n == 0:  # no rows (every row incomplete): the loss is 0 for every b0
+        return np.zeros(margins.shape[:-1])
+    if k == 0 or k == n:  # one class: any b0 past every row; the nearest such
         return np.min(z, axis=-1) if k == 0 else np.max(z, axis=-1)
     z.partition(k - 1, axis=-1)  # in place
     return 0.5 * (z[..., k - 1] + np.min(z[..., k:], axis=-1))

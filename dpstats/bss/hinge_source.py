@@ -179,7 +179,7 @@ class HingeDualBounds:
         rows = np.flatnonzero(added >= 0)
         if rows.size == 0 or steps < 0:
             return out, upper
-        chunk = max(1, self.settings.batch_doubles_fw // (6 * self.n))
+        chunk = max(1, self.settings.batch_doubles_fw // (6 * max(self.n, 1)))  # no rows: one chunk
         for first in range(0, rows.size, chunk):
             part = rows[first:first + chunk]
             best, least, cols, coef = self._dual_ascent([sols[k] for k in part], added[part], steps)

@@ -98,7 +98,7 @@ from ..method_options import Choice, Real
 from .. import conditions
 from ..methods import MethodOutcome, get_method, listed_probability
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
-from .certified import (CERTIFIED_OPTIONS, DEFAULT_TOLERANCE, CertifiedMethod, exact_scores, loss_items, make_engine,
+from .certified import (CERTIFIED_OPTIONS, CertifiedMethod, exact_scores, loss_items, make_engine,
                         sensitivity_of, task_rows, task_uses_exact_path, uses_exact_path)
 from .certified_plan import CertifiedPlanModel
 from .engine import OuterApproximationEngine
@@ -443,16 +443,16 @@ class MistakesPlanModel(CertifiedPlanModel):
         # the top-R fallback's parts (top_r imports nothing from here)
         from .top_r import listed_truth_probability, mechanism_epsilon, uses_slack as top_r_uses_slack
 
-        slack = uses_slack(self.p, self.s, options, n)
-        tau = DEFAULT_TOLERANCE * delta if slack else 0.0
-        eps_t, eps_m = split_budget(eps_sel, {"ptr_share": DEFAULT_PTR_SHARE})
-        nominal = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, slack)
-        nominal_t = mechanism_epsilon(eps_m, DEFAULT_TOLERANCE, top_r_uses_slack(self.p, self.s, self.R, options, n))
+        slack, tolerance = uses_slack(self.p, self.s, options, n), options["tolerance"]
+        tau = tolerance * delta if slack else 0.0
+        eps_t, eps_m = split_budget(eps_sel, {"ptr_share": options.get("ptr_share", DEFAULT_PTR_SHARE)})
+        nominal = mechanism_epsilon(eps_m, tolerance, slack)
+        nominal_t = mechanism_epsilon(eps_m, tolerance, top_r_uses_slack(self.p, self.s, self.R, options, n))
         # the certified gap lies in [g - tau, g] (exact without slack): its middle
         gap = float(vals[1] - vals[0]) - tau / 2.0 if len(vals) > 1 else math.inf
-        passed = ptr_pass_probability(ptr_distance(gap, delta, tau), eps_t, DEFAULT_DELTA)
+        passed = ptr_pass_probability(ptr_distance(gap, delta, tau), eps_t, options.get("delta", DEFAULT_DELTA))
         mistakes = (~np.isin(sups, sups[0])).sum(axis=1)
-        cap = vals[0] + block_cap(self.p, self.s, delta, nominal, {})
+        cap = vals[0] + block_cap(self.p, self.s, delta, nominal, options)
         # a block without a scored candidate is taken at the cap (its supports lie far from the truth)
         scores = capped_scores([vals[mistakes == i].min() if np.any(mistakes == i) else cap
                                 for i in range(min(self.s, self.p - self.s) + 1)], cap)
@@ -506,7 +506,7 @@ class MistakesMethod(CertifiedMethod):
         # as top_r's (dpstats.bss.certified_plan): the blocks and the guard's gap read from the modelled list
         from .certified_plan import planning_model_of
 
-        return planning_model_of(MistakesPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
+        return planning_model_of(self, MistakesPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
                                  options=options, intercept=intercept)
 
     def truth_probability(self, curator, truth, p, options, exact=False):

@@ -245,7 +245,7 @@ class TopRPlanModel(CertifiedPlanModel):
     top-R mechanism on the R best of the scored candidates."""
 
     def probability_and_draw(self, n, sups, vals, delta, options, eps_sel, rng):
-        nominal = mechanism_epsilon(eps_sel, DEFAULT_TOLERANCE, uses_slack(self.p, self.s, self.R, options, n))
+        nominal = mechanism_epsilon(eps_sel, options["tolerance"], uses_slack(self.p, self.s, self.R, options, n))
         sups, vals = sups[:self.R], vals[:self.R]
         chosen, _ = sample_top_r(sups, vals, self.p, self.s, nominal, delta, rng)
         return listed_truth_probability(sups, vals, self.truth, self.p, self.s, nominal, delta), chosen
@@ -419,11 +419,11 @@ class TopRMethod(CertifiedMethod):
 
     def planning_model(self, p, s, design, *, bounds, signs, auto_size, options, intercept=True):
         # The truth, its swaps and the near block scored on drawn statistics (certified_plan), from the
-        # public size on, for the Gaussian design with public pair bounds, the call's defaults, an
-        # intercept and any sign share.
+        # public size on, for the Gaussian design with public pair bounds, the squared loss, an
+        # intercept, any sign share and the call's options but a retry cap.
         from .certified_plan import planning_model_of
 
-        return planning_model_of(TopRPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
+        return planning_model_of(self, TopRPlanModel, p, s, design, bounds=bounds, signs=signs, auto_size=auto_size,
                                  options=options, intercept=intercept)
 
     def truth_probability(self, curator, truth, p, options, exact=False):
