@@ -17,6 +17,7 @@ from dpstats.bss.mistakes import MistakesPlanModel
 from dpstats.bss.top_r import METHOD as TOP_R, TopRPlanModel
 from dpstats.bss.intercept import resolved_intercept
 from dpstats.errors import InvalidArgumentError, InvalidTypeError
+from dpstats.methods import get_method
 from dpstats.plan_model import MODEL_MIN_TERMS
 from dpstats.privacy.randomness import RandomSource
 
@@ -142,8 +143,15 @@ def test_plan_uses_the_model_from_its_public_size(method):
     planned = dpstats.plan(n=300, p=p, **common)
     assert planned.computed == "approximate" and list(planned.table["computed"]) == ["approximate"]
     assert "X'X and X'y" in str(planned) and "exact=True" in str(planned)
-    for other in (dict(p=p, exact=True), dict(p=p - 1), dict(p=p, max_tries=3), dict(p=p, loss="hinge")):
-        assert dpstats.plan(n=300, **{**common, **other}).model is None
+    assert dpstats.plan(n=300, p=p, exact=True, **common).model is None
+    hook = get_method(method).planning_model
+    design = dict(rho=0.1, snr=5.0)
+    unmodelled = [dict(loss="hinge"), dict(ridge=0.0)] + ([dict(max_tries=3)] if method == "top_r" else
+                                                          [dict(guard="none")])
+    for options in unmodelled:
+        assert hook(p, 3, design, bounds=(1.0, 1.0), signs=False, auto_size=False, options=options) is None
+    assert hook(p - 1, 3, design, bounds=(1.0, 1.0), signs=False, auto_size=False, options={}) is None
+    assert hook(p, 3, design, bounds=(1.0, 1.0), signs=False, auto_size=False, options={}, intercept=False) is None
     assert dpstats.plan(n=300, p=p, R=50, **common).model.R == 50
     # the planned call's arguments are checked as dp_select checks them, though no call is made
     for bad in (dict(R=0), dict(tolerance=5.0), dict(radius=-1.0), dict(intercept="both"), dict(nonsense=1)):
@@ -174,3 +182,16 @@ def test_far_terms_approximation_at_small_p(cls, rho, n):
     q_whole = np.array([whole.simulate_one(n, eps, 100 + i, 200 + i)[0] for i in range(reps)])
     assert 0.2 < q_whole.mean() < 0.9
     assert abs(q_model.mean() - q_whole.mean()) < 0.04
+
+
+def test_plan_like_a_fit_uses_the_model():
+    # plan(like=fit) passes the fit's resolved radius, ridge, R and options: the model takes them
+    sim = dpstats.simulate(300, MODEL_MIN_TERMS, 3, random_state=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = dp_select("y ~ .", sim.data, method="top_r", s=3, epsilon=2.0, bounds=(4, 4), random_state=1)
+    planned = dpstats.plan(like=fit, design=dict(rho=0.1, snr=5.0, spread=4), reps=3, random_state=2)
+    call = fit.release()["call"]
+    assert planned.computed == "approximate" and planned.model.signs_share == 0.1
+    assert (planned.model.radius, planned.model.ridge, planned.model.R) == (call["radius"], call["ridge"], call["R"])
+    assert planned.model.options["tolerance"] == call["options"]["tolerance"]
