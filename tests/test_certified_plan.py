@@ -13,7 +13,7 @@ import pytest
 import dpstats
 from dpstats.api import dp_select
 from dpstats.bss.certified_plan import clipped_moments, signs_share
-from dpstats.bss.mistakes import MistakesPlanModel
+from dpstats.bss.mistakes import METHOD as MISTAKES, MistakesPlanModel
 from dpstats.bss.top_r import METHOD as TOP_R, TopRPlanModel
 from dpstats.bss.intercept import resolved_intercept
 from dpstats.errors import InvalidArgumentError, InvalidTypeError
@@ -67,29 +67,31 @@ def test_top_r_model_follows_the_call_options(n, eps, options):
         assert ours[0] == pytest.approx(whole[0], rel=1e-9, abs=1e-15) and ours[2:] == whole[2:]
 
 
-@pytest.mark.parametrize("n, eps", [(300, 1.0), (800, 2.0), (3000, 4.0)])
-def test_mistakes_model_with_every_column_simulated_is_the_call(n, eps):
+@pytest.mark.parametrize("n, eps, options", [(300, 1.0, {}), (800, 2.0, {}), (3000, 4.0, {}),
+                                             (1500, 4.0, dict(ptr_share=0.4, delta=1e-3, cap_tv=1e-4, R=30))])
+def test_mistakes_model_with_every_column_simulated_is_the_call(n, eps, options):
     # the guard's pass probability is the curator's; the branch the call took has the call's q
     p, s = 20, 3
     planned = dpstats.plan(method="mistakes", n=n, p=p, s=s, epsilon=eps, bounds=(1, 1), reps=3, random_state=3,
-                           exact=True)
-    model = MistakesPlanModel(p, s, planned.design, (1, 1), near=p)
+                           exact=True, **options)
+    method_options = MISTAKES.validate_options({k: v for k, v in options.items() if k != "R"}, {"size": s})
+    model = MistakesPlanModel(p, s, planned.design, (1, 1), near=p, R=options.get("R", 100), options=method_options)
     branches = set()
     for data_seed, mech_seed in planned._seeds:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the bounds (1, 1) clip the simulated design (a curator warning)
             fit = dp_select(planned.formula, planned._simulate(n, data_seed).data, method="mistakes", epsilon=eps,
-                            s=s, bounds=(1, 1), random_state=mech_seed, signs=False)
+                            s=s, bounds=(1, 1), random_state=mech_seed, signs=False, **options)
         q_call = planned.simulate_one(n, eps, data_seed, mech_seed)[0]
-        sups, vals, delta, options, eps_sel = model.ranked(n, eps, data_seed, RandomSource(mech_seed))
-        passed, q_m, q_t, *_ = model.branches(n, sups, vals, delta, options, eps_sel)
+        sups, vals, delta, resolved, eps_sel = model.ranked(n, eps, data_seed, RandomSource(mech_seed))
+        passed, q_m, q_t, *_ = model.branches(n, sups, vals, delta, resolved, eps_sel)
         assert passed == pytest.approx(fit.curator["ptr_pass_probability"], rel=1e-9, abs=1e-300)
         branch = fit.curator["guard_branch"]
         branches.add(branch)
         assert (q_m if branch == "mistakes" else q_t) == pytest.approx(q_call, rel=1e-9)
         q = model.simulate_one(n, eps, data_seed, mech_seed)[0]
         assert q == pytest.approx(passed * q_m + (1 - passed) * q_t, rel=1e-12)
-    assert branches == ({"mistakes"} if n == 3000 else {"top_r"})
+    assert branches == ({"mistakes"} if n == 3000 or options else {"top_r"})
 
 
 def test_far_statistics_follow_the_model_law():
