@@ -54,7 +54,8 @@ def test_top_r_model_with_every_column_simulated_is_the_call(n, eps, regime, sig
 
 @pytest.mark.parametrize("n, eps, options", [
     (400, 2.0, dict(R=20, radius=2.0, ridge=0.3, tolerance=1e-3)), (400, 2.0, dict(intercept="profiled")),
-    (300, 1.0, dict(intercept="centred", means_share=0.25, max_enumerate=10**6))])
+    (300, 1.0, dict(intercept="centred", means_share=0.25, max_enumerate=10**6)),
+    (400, 2.0, dict(max_enumerate=1, tolerance=0.02))])  # the engine's path: its ridge and the slack split
 def test_top_r_model_follows_the_call_options(n, eps, options):
     p, s = 20, 3
     planned = dpstats.plan(method="top_r", n=n, p=p, s=s, epsilon=eps, bounds=(1, 1), reps=4, random_state=5, **options)
