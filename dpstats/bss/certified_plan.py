@@ -8,11 +8,13 @@ supports: at the plan's crossings on ``bench_plan_calibration``'s design 3 the c
 probability of the truth is w(S*) / (sum_k w(S_k) + (N - R) w(S_R)), w(S) = exp(-eps R(S) /
 (2 Delta)).  So the model needs the values of the supports near the truth, not X'X.
 
-Where it applies (public inputs only): the squared loss with the call's defaults (``R``,
-``radius``, ``ridge``, ``tolerance``, no ``max_tries``; ``mistakes`` with its default guard), public
-bounds (b_x, b_y) given as a pair and a formula with an intercept (with or without the sign step,
-whose share of epsilon the selection does not have), from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on;
-``plan(..., exact=True)`` simulates whole calls instead.
+Where it applies (public inputs only): the squared loss, public bounds (b_x, b_y) given as a pair
+and a formula with an intercept, from :data:`dpstats.plan_model.MODEL_MIN_TERMS` planned terms on,
+with the planned call's options (``R``, ``radius``, ``ridge``, ``tolerance``, ``max_enumerate``,
+``intercept``, ``means_share``; ``mistakes``' guard options) and sign step as given, checked as
+``dp_select`` checks them (:func:`planning_model_of`), so ``plan(like=fit)`` uses it too.  Not
+modelled (whole calls): a retry cap (``max_tries``), the hinge loss, ``mistakes`` without its guard
+and ``ridge=0``.  ``plan(..., exact=True)`` simulates whole calls instead.
 
 The model
 ---------
@@ -46,7 +48,7 @@ The model
    probabilities the list is the truth and its one-term swaps (above), so the error is small
    there (benchmarks/README.md measures it).
 4. q = the mechanism's probability of the true support on that list, with the call's Delta and
-   nominal epsilon (intercept share and solver slack split as the call splits them):
+   nominal epsilon (sign, intercept and solver slack shares split as the call splits them):
    ``top_r``'s top-R mechanism; for ``mistakes``, the guard's exact pass probability on the
    list's gap (:func:`dpstats.mechanisms.ptr.ptr_pass_probability`; the certified gap taken in the
    middle of [g - tau, g]) times the mistakes mechanism's probability (blocks from the list,
