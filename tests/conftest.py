@@ -66,6 +66,15 @@ BASE = {
 }
 
 
+def model_and_whole_means(model, whole, n, eps, reps):
+    """Mean q of a plan model with far terms drawn and of the same model with every column simulated,
+    over the data and mechanism seeds (100 + i, 200 + i), i < reps (the far-term approximation's check)."""
+    means = []
+    for m in (model, whole):
+        means.append(float(np.mean([m.simulate_one(n, eps, 100 + i, 200 + i)[0] for i in range(reps)])))
+    return tuple(means)
+
+
 def base_call(name):
     from dpstats.methods import get_method
 
