@@ -52,7 +52,17 @@ def r2_table(X, y, s):
     return out
 
 
-def run_case(case, methods, epsilons, seeds, s):
+def method_options(method, given):
+    """The ``--option`` values that ``method`` declares (``auto`` takes none): {name: value}."""
+    if method == "auto" or not given:
+        return {}
+    from dpstats.methods import get_method
+
+    names = {option.name for option in get_method(method).options}
+    return {k: v for k, v in given.items() if k in names}
+
+
+def run_case(case, methods, epsilons, seeds, s, options=None):
     frame = case.frame()
     X = frame[case.terms].to_numpy(float)
     y = frame[case.response].to_numpy(float)
@@ -70,6 +80,7 @@ def run_case(case, methods, epsilons, seeds, s):
                     kw["bounds"] = case.ranges
                 if method in ("exponential", "top_r"):
                     kw["max_enumerate"] = 10 ** 7 if method == "exponential" else None
+                kw.update(method_options(method, options))
                 try:
                     fit = dpstats.dp_select(case.formula, frame, **{k: v for k, v in kw.items() if v is not None})
                 except dpstats.DPStatsError as exc:
@@ -92,14 +103,17 @@ def main():
     ap.add_argument("--s", type=int, default=3)
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a method option (a number) for the methods that declare it, e.g. means_share=0.1")
     args = ap.parse_args()
+    options = {k: float(v) for k, v in (item.split("=", 1) for item in args.option)}
     epsilons = [float(e) for e in args.epsilon.split(",")]
     methods = args.methods.split(",")
     print(f"load {os.getloadavg()[0]:.2f}; s = {args.s}, {args.seeds} seeds; ratio = mean R^2(released) / "
-          "R^2(best support)", flush=True)
+          f"R^2(best support); options {options or 'none'}", flush=True)
     all_rows = []
     for name in args.cases.split(","):
-        rows = run_case(CASES[name], methods, epsilons, args.seeds, args.s)
+        rows = run_case(CASES[name], methods, epsilons, args.seeds, args.s, options)
         all_rows += rows
         for eps in epsilons:
             sel = [r for r in rows if r["epsilon"] == eps]

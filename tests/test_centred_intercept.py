@@ -144,13 +144,19 @@ BOUNDS = {**{f"x{j}": (0.0, 100.0) for j in range(5)}, "y": (-10.0, 20.0)}
 
 
 @pytest.mark.parametrize("method", ["exponential", "top_r", "mistakes", "mcmc"])
-def test_ledger_shows_the_means_and_the_budget_adds_up(method):
+@pytest.mark.parametrize("n, share", [(400, 0.1), (200, 12 / (200 * 1.8 * 0.2)), (60, 0.3), (200, 0.25)])
+def test_ledger_shows_the_means_and_the_budget_adds_up(method, n, share):
+    # the default share brings the means' expected noise radius 2 d / (n share eps_sel) to 0.2 within
+    # [0.1, 0.3] (d = 6 means, the selection's epsilon 1.8 after the sign step): the floor at n = 400,
+    # the rule itself at 200, the cap at 60; a given share (0.25 at n = 200) is used as given
+    options = {"means_share": 0.25} if share == 0.25 else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = dpstats.dp_select("y ~ .", _data(), method=method, epsilon=2.0, s=2, bounds=BOUNDS, random_state=1)
+        fit = dpstats.dp_select("y ~ .", _data(n), method=method, epsilon=2.0, s=2, bounds=BOUNDS, random_state=1,
+                                **options)
     entries = fit.release()["ledger"]["entries"]
     assert entries[0]["mechanism"].startswith("private means")
-    assert entries[0]["epsilon"] == pytest.approx(0.1 * 0.9 * 2.0)  # 10 % of the selection share
+    assert entries[0]["epsilon"] == pytest.approx(share * 0.9 * 2.0, rel=1e-12)  # a share of the selection's
     assert entries[0]["released"] == {}
     assert sum(e["epsilon"] for e in entries) == pytest.approx(2.0, rel=1e-12)
 
@@ -175,9 +181,15 @@ def test_default_selection_and_sensitivity():
 
 
 def test_default_switches_to_profiled_when_the_means_would_be_noise():
-    # public rule: the expected noise radius (p + 1) (2 / n) / (share * epsilon) against 1
+    # public rule: the expected noise radius (p + 1) (2 / n) / (share * epsilon) against 1, at the
+    # default share (0.3 where the radius is that large) or at the share given
     assert resolved_intercept({}, intercept=True, n=4000, p=30, epsilon=1.0) == "centred"
     assert resolved_intercept({}, intercept=True, n=1000, p=1000, epsilon=1.0) == "profiled"
+    switch = 2 * 1001 / 0.3  # n where the radius at share 0.3 and epsilon 1 is 1
+    assert resolved_intercept({}, intercept=True, n=math.ceil(switch), p=1000, epsilon=1.0) == "centred"
+    assert resolved_intercept({}, intercept=True, n=math.floor(switch), p=1000, epsilon=1.0) == "profiled"
+    assert resolved_intercept({"means_share": 0.1}, intercept=True, n=math.ceil(switch), p=1000,
+                              epsilon=1.0) == "profiled"
     assert resolved_intercept({"intercept": "centred"}, intercept=True, n=10, p=1000, epsilon=1.0) == "centred"
     assert resolved_intercept({}, intercept=False, n=4000, p=30, epsilon=1.0) is None
 

@@ -88,8 +88,13 @@ def test_accountant_of_one_accepts_top_r_at_one(options):
                             accountant=acc, random_state=0, **options)
     assert_spends_exactly(fit, acc, 1.0)
     means, entry = fit.ledger.entries[0], fit.ledger.entries[1]  # the intercept's private means come first
-    assert means.mechanism.startswith("private means") and means.epsilon == pytest.approx(0.09, rel=1e-12)
-    assert entry.epsilon == pytest.approx(0.81, rel=1e-12)
+    # the default share brings the means' expected noise radius 2 (p + 1) / (n share eps_sel) to 0.2,
+    # within [0.1, 0.3]; the selection has 0.9 after the sign step
+    n, p = 400, 6  # frame()
+    share = min(0.3, max(0.1, 2 * (p + 1) / (n * 0.9 * 0.2)))
+    assert 0.1 < share < 0.3  # the rule's interior, not a clip
+    assert means.mechanism.startswith("private means") and means.epsilon == pytest.approx(share * 0.9, rel=1e-12)
+    assert entry.epsilon == pytest.approx(0.9 - share * 0.9, rel=1e-12)
     if options:  # certified engine: the slack is inside the selection share
         nominal = check_parts(entry)
         assert entry.details["nominal_epsilon"] == nominal and entry.details["tau"] > 0

@@ -280,7 +280,7 @@ def test_dp_select_ledger_carries_the_caveat_and_release_includes_it():
     assert CALL_CAVEAT in released["ledger"]["caveats"]
     assert released["selected"] == fit.support and len(fit.support) == 2
     assert released["call"]["options"] == {"n_iter": 300, "tv_chains": 200, "intercept": "profiled",
-                                           "means_share": 0.1}
+                                           "means_share": None}
     assert "acceptance_rate" not in str(released)  # curator diagnostics stay out of release()
     assert fit.epsilon_spent == pytest.approx(2.0)
     assert "approximate" in str(fit)

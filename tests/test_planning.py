@@ -220,16 +220,20 @@ def test_required_n_answers_below_a_fall_at_a_regime_switch(monkeypatch):
     # kendall has no such switch: one regime
     kendall = dpstats.plan(method="kendall", n=500, p=100, s=3, epsilon=0.5, reps=4, random_state=0)
     assert kendall.regimes("n", (-math.inf, math.inf)) == [(-math.inf, math.inf)]
-    # top_r's intercept: centred from n = 2 (p + 1) / (0.1 epsilon), the selection's epsilon
-    # (signs=True leaves it 0.9 epsilon)
+    # top_r's intercept: centred from n = 2 (p + 1) / (0.3 epsilon), the selection's epsilon
+    # (signs=True leaves it 0.9 epsilon): at the switch the default share is at its cap 0.3
+    # (the radius at 0.3 is 1, five times the target 0.2)
     top = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0)
-    assert top.regimes("n", (-math.inf, math.inf))[1][0] == 5005
+    assert top.regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.3 * 4.0)) == 1669
     signed = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0, signs=True)
-    assert signed.regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.1 * 4.0 * 0.9))
-    # along epsilon (required_epsilon at n = 2000, p = 100): centred from 2 * 101 / (0.1 * 2000)
+    assert signed.regimes("n", (-math.inf, math.inf))[1][0] == math.ceil(2 * 1001 / (0.3 * 4.0 * 0.9))
+    # a given share moves the switch: 2 (p + 1) / (0.1 epsilon)
+    given = dpstats.plan(method="top_r", n=500, p=1000, s=3, epsilon=4.0, reps=4, random_state=0, means_share=0.1)
+    assert given.regimes("n", (-math.inf, math.inf))[1][0] == 5005
+    # along epsilon (required_epsilon at n = 2000, p = 100): centred from 2 * 101 / (0.3 * 2000)
     at_n = dpstats.plan(method="top_r", n=2000, p=100, s=3, epsilon=2.0, reps=4, random_state=0)
     (low, top), (start, end) = at_n.regimes("epsilon", (-math.inf, math.inf))
-    assert start == pytest.approx(1.01, rel=1e-9) and top < start and end == math.inf
+    assert start == pytest.approx(2 * 101 / (0.3 * 2000), rel=1e-9) and top < start and end == math.inf
     assert at_n.regime(2000, top) == ("profiled",) and at_n.regime(2000, start) == ("centred",)
 
 

@@ -69,14 +69,15 @@ from typing import Callable
 import numpy as np
 
 from .._lazy import lazy_module
-from ..mechanisms.private_means import MEANS_SHARE, centre_values, linf_noise, means_sensitivity
+from ..mechanisms.private_means import centre_values, linf_noise, means_sensitivity
 from ..mechanisms.signs import SIGNS_SHARE
 from ..plan_model import NearFarModel
 from ..privacy.randomness import RandomSource
 from ..sufficient_stats import SufficientStats
 from .certified import DEFAULT_TOLERANCE, certified_default_radius, certified_default_ridge, exact_path_count
 from .enumeration import enumerate_supports, n_supports
-from .intercept import INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept
+from .intercept import (INTERCEPT_COLUMN, centre_response, in_ball_sensitivity, resolved_intercept,
+                        resolved_means_share)
 from .objective import RidgeBallObjective, least_squares_sensitivity
 
 stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
@@ -194,7 +195,7 @@ class CertifiedPlanModel(NearFarModel):
         #: (validated; the defaults where not given)
         self.radius, self.ridge = radius, ridge
         self.options = {"tolerance": DEFAULT_TOLERANCE, "max_enumerate": None, "loss": "squared", "intercept": None,
-                        "means_share": MEANS_SHARE, **(options or {})}
+                        "means_share": None, **(options or {})}
         #: the sign step's share of epsilon (``dp_select``'s ``signs``): the selection has the rest
         self.signs_share = float(signs_share)
         #: the near block's supports are all scored up to this many (benchmarks raise it to compare with
@@ -227,7 +228,8 @@ class CertifiedPlanModel(NearFarModel):
         radius = certified_default_radius(self.p, self.s, options) if self.radius is None else float(self.radius)
         ridge = certified_default_ridge(n, self.p, self.s, options, radius) if self.ridge == "auto" else float(self.ridge)
         if self.intercept(n, epsilon) == "centred":  # the share of the selection's epsilon, as dp_select splits it
-            eps_m = epsilon if math.isinf(epsilon) else options["means_share"] * epsilon
+            eps_m = epsilon if math.isinf(epsilon) else resolved_means_share(options, n=n, p=self.p,
+                                                                             epsilon=epsilon) * epsilon
             return (ridge, radius, in_ball_sensitivity(1.0, 1.0, radius, self.s), options,
                     epsilon if math.isinf(epsilon) else epsilon - eps_m, eps_m)
         return ridge, radius, least_squares_sensitivity(1.0, 1.0, radius, self.s, intercept=True), options, epsilon, 0.0

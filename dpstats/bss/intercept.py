@@ -5,7 +5,7 @@ treatments are offered (option ``intercept=``; ``exponential``, ``top_r``, ``mis
 ``mcmc``, squared loss):
 
 ``"centred"`` (the default where it is expected to pay, see below)
-    1. A share ``means_share`` (default 10 %) of the selection's epsilon buys the means of
+    1. A share ``means_share`` (default: the rule below, 10 % to 30 %) of the selection's epsilon buys the means of
        every mapped term and of the response in one draw
        (:mod:`dpstats.mechanisms.private_means`; one ledger entry).
     2. Every row is centred with them, on the scale where each public range is [-1, 1]
@@ -60,9 +60,21 @@ the constant column up to v r.  v = 1 (the former in-ball intercept of the paper
 mapped scale; in a pilot (exact exponential mechanism, 8 seeds, n = 1500-3000) v = 1/2 gave
 the same or higher P(best) than v = 1.
 
+The means' share (option ``means_share=None``, :func:`default_means_share`): the share of the
+selection's epsilon that brings the means' expected noise radius E||Z||_inf = (p + 1) (2 / n) /
+epsilon_m to ``TARGET_NOISE_RADIUS`` = 0.2, kept within [0.1, 0.3] (public: the number of terms,
+the input row count and the budget).  Why: the constant column absorbs an offset of at most v r
+(1/2 at the default radius), and the means' error moves the centred response and every term at
+once.  With a few terms per hundred rows the floor 0.1 applies (the radius is then below 0.2
+anyway); with hundreds of terms a fixed 0.1 left radii of 0.4 to 1.7, and on some draws terms whose
+own means' noise was largest stood in for the intercept.  Measured with ``plan``'s model
+(benchmarks/README.md, "The intercept's share"): top_r, p = 1000, s = 3, epsilon 4, ranges at 4
+standard deviations, P(true support) at n = 8000 0.46 at share 0.1 against 0.88-0.97 at 0.2-0.3;
+over such scans (p 500 and 1000, top_r and mistakes) the best share put the radius at 0.15-0.4
+wherever P was above 0.5, and a share above 0.3 cost more in the selection's epsilon than it gained.
+
 The default (option ``intercept=None``): ``"centred"`` when the means' expected noise
-radius E||Z||_inf = (p + 1) (2 / n) / epsilon_m (public: the number of terms, the input
-row count and the budget) is at most ``MAX_NOISE_RADIUS`` = 1, else ``"profiled"``.  With
+radius at that share (public) is at most ``MAX_NOISE_RADIUS`` = 1, else ``"profiled"``.  With
 a noise radius above half a public range the centring is a random shift that squeezes every
 column by up to 1/2 (and the response's RSS by up to 1/4), and the factor 4 is then the
 better price (a rule of thumb; the measured case, p = 30, has radius 0.16 at n = 4000).  Where the MIP engine
@@ -91,7 +103,7 @@ import numpy as np
 from .._linalg import gram
 from ..errors import InvalidArgumentError
 from ..mechanisms.private_means import (MAX_NOISE_RADIUS, MEANS_SHARE, centre_values, column_sums,  # noqa: F401
-                                        means_affordable, private_means)
+                                        expected_noise_radius, means_affordable, private_means)
 from ..method_options import Choice, Real
 from ..privacy.bounds import ClippedData
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -99,14 +111,19 @@ from ..sufficient_stats import SufficientStats
 
 #: Value v of the forced constant column whose coefficient lies in the ball.
 INTERCEPT_COLUMN = 0.5
+#: The default means share aims the means' expected noise radius (mapped scale) at this ...
+TARGET_NOISE_RADIUS = 0.2
+#: ... spending at most this share of the selection's epsilon (and at least MEANS_SHARE).
+MAX_MEANS_SHARE = 0.3
 
 INTERCEPT_OPTIONS = (
     Choice("intercept", default=None, choices=("centred", "profiled"), allow_none=True,
            doc="squared loss, formula with an intercept: 'centred' (private means, then a constant column in the "
                "ball; sensitivity about that of a model without intercept) or 'profiled' (free intercept, 4 times "
                "the sensitivity); default: centred unless the means would be too noisy (dpstats.bss.intercept)"),
-    Real("means_share", default=MEANS_SHARE, low=0, high=1,
-         doc="share of the selection's epsilon spent on the means with intercept='centred'"),
+    Real("means_share", default=None, low=0, high=1, allow_none=True,
+         doc="share of the selection's epsilon spent on the means with intercept='centred'; None: the public "
+             "rule of dpstats.bss.intercept.default_means_share (0.1 to 0.3, more with more terms per row)"),
 )
 
 
@@ -127,8 +144,24 @@ def resolved_intercept(options, *, intercept, n, p, epsilon):
     chosen = options.get("intercept")
     if chosen is not None:
         return chosen
-    share = options.get("means_share", MEANS_SHARE)
+    share = resolved_means_share(options, n=n, p=p, epsilon=epsilon)
     return "centred" if means_affordable(p + 1, n, share * epsilon) else "profiled"
+
+
+def default_means_share(d, n, epsilon) -> float:
+    """The share of the selection's epsilon that brings the d means' expected noise radius
+    2 d / (n share epsilon) to :data:`TARGET_NOISE_RADIUS`, within [MEANS_SHARE, MAX_MEANS_SHARE]
+    (public: d, the input row count n and epsilon; module docstring, "The means' share")."""
+    if math.isinf(epsilon):
+        return MEANS_SHARE
+    wanted = expected_noise_radius(d, n, epsilon) / TARGET_NOISE_RADIUS
+    return min(MAX_MEANS_SHARE, max(MEANS_SHARE, wanted))
+
+
+def resolved_means_share(options, *, n, p, epsilon) -> float:
+    """The ``means_share`` given, or :func:`default_means_share` for the p + 1 means at (n, epsilon)."""
+    given = options.get("means_share")
+    return default_means_share(p + 1, n, epsilon) if given is None else float(given)
 
 
 def in_ball_sensitivity(b_x, b_y, radius, s, v=INTERCEPT_COLUMN) -> float:
@@ -295,7 +328,7 @@ def intercept_step(meth, options, data, epsilon, rng, *, n_input, p, least_squar
     if math.isinf(epsilon):
         epsilon_m, rest = math.inf, math.inf
     else:
-        epsilon_m = options["means_share"] * epsilon
+        epsilon_m = resolved_means_share(options, n=n_input, p=p, epsilon=epsilon) * epsilon
         rest = epsilon - epsilon_m
     centred, entry = centre_for_intercept(data, epsilon_m, rng, n_input=n_input)
     return centred, rest, [entry]
