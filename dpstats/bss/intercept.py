@@ -67,11 +67,10 @@ the input row count and the budget).  Why: the constant column absorbs an offset
 (1/2 at the default radius), and the means' error moves the centred response and every term at
 once.  With a few terms per hundred rows the floor 0.1 applies (the radius is then below 0.2
 anyway); with hundreds of terms a fixed 0.1 left radii of 0.4 to 1.7, and on some draws terms whose
-own means' noise was largest stood in for the intercept.  Measured with ``plan``'s model
-(benchmarks/README.md, "The intercept's share"): top_r, p = 1000, s = 3, epsilon 4, ranges at 4
-standard deviations, P(true support) at n = 8000 0.46 at share 0.1 against 0.88-0.97 at 0.2-0.3;
-over such scans (p 500 and 1000, top_r and mistakes) the best share put the radius at 0.15-0.4
-wherever P was above 0.5, and a share above 0.3 cost more in the selection's epsilon than it gained.
+own means' noise was largest stood in for the intercept.  The target and the cap come from scans
+with ``plan``'s model (benchmarks/README.md, "The intercept's share"): where recovery was likely,
+the best share put the radius near 0.15-0.4, and a larger share than 0.3 mostly cost the selection
+more than the means gained.
 
 The default (option ``intercept=None``): ``"centred"`` when the means' expected noise
 radius at that share (public) is at most ``MAX_NOISE_RADIUS`` = 1, else ``"profiled"``.  With
