@@ -533,16 +533,19 @@ def test_two_stage_exact_distribution_audit(score, epsilon):
     assert 0.005 * epsilon < worst <= epsilon * (1 + 1e-9), worst
 
 
-@pytest.mark.parametrize("score, eps, seed", [("criterion", 6.0, 5), ("margin", 30.0, 7)])
-def test_two_stage_sampling_matches_its_exact_law(score, eps, seed):
-    """run_two_stage's draws (size stage, then top_r) against the exact law, by total variation."""
+@pytest.mark.parametrize("score, eps, seed, certify", [("criterion", 6.0, 5, "all"), ("margin", 30.0, 7, "all"),
+                                                     ("margin", 30.0, 7, "needed"), ("margin", 4.0, 11, "needed")])
+def test_two_stage_sampling_matches_its_exact_law(score, eps, seed, certify):
+    """run_two_stage's draws (size stage, then top_r) against the exact law, by total variation; the margin
+    stage's Gumbel-max draw with every size certified and with the sizes certified as needed."""
     X, y = small_data(4, p=4)
     draws = 1500
     exact = two_stage_law(X, y, eps, s_max=2, R=2, score=score)
     from dpstats.methods import get_method
 
     task = task_for(X, y, eps, "top_r", R=2, seed=seed)
-    tv = draws_tv(exact, draws, lambda: MS.run_two_stage(get_method("top_r"), task, 2, "bic", PUBLIC_NOISE_SD, None, 0.7, score))
+    tv = draws_tv(exact, draws, lambda: MS.run_two_stage(get_method("top_r"), task, 2, "bic", PUBLIC_NOISE_SD, None,
+                                                         0.7, score, certify))
     assert tv < 0.08, tv  # 10 outputs, 1500 draws: E[TV] about 0.03
 
 
@@ -680,9 +683,38 @@ def test_margin_ledger_release_and_conditions(data):
     assert size_entry.epsilon == pytest.approx(0.7 * rest, rel=1e-12) and top_entry.epsilon == pytest.approx(0.3 * rest)
     privacy = [r for r in fit.curator["conditions"] if r["kind"] == "privacy"]
     assert any("pairwise margin" in r["condition"] for r in privacy)
-    assert fit.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
+    every = dpstats.dp_select("y ~ .", data, method="top_r", epsilon=2.0, s="auto", s_max=3, bounds=(4, 4),
+                              random_state=3, intercept="profiled", size_certify="all")
+    assert every.size_table()["probability_size"].sum() == pytest.approx(1.0, abs=1e-9)
     fit2 = fit_on_a_neighbour(data, 5, method="top_r", epsilon=2.0, s_max=3, random_state=3, intercept="profiled")
     assert_release_equivalent(fit.release(), fit2.release(), "margin")
+
+
+@pytest.mark.parametrize("method", ["top_r", "mistakes"])
+def test_sizes_certified_as_needed_release_what_every_size_certified_releases(method):
+    # size_certify="needed" (default) certifies a size only while its score's bounds could win the Gumbel-max
+    # draw; with the same draws it must release exactly what certifying every size releases, at small and large
+    # epsilon, with the residual scale bought or public, on the exact path and the engine's
+    skipped = 0
+    for seed, (eps, s0, extra) in enumerate([(0.5, 2, {}), (2.0, 3, {}), (8.0, 3, {}), (30.0, 4, {}),
+                                             (3.0, 3, {"noise_sd": 0.5}), (60.0, 4, {"noise_sd": 0.5}),
+                                             (4.0, 3, {"max_enumerate": 1})]):
+        sim = dpstats.simulate(300, 8, s0, snr=4, random_state=seed)
+        kwargs = dict(method=method, epsilon=eps, s="auto", s_max=5, bounds=(3, 3), random_state=seed, **extra)
+        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+        every = dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs)
+        assert lazy.release() == every.release(), (seed, eps)
+        table, full = lazy.size_table(), every.size_table()
+        certified = table["objective"].notna()
+        skipped += int((~certified).sum())
+        assert certified.sum() >= 1 and table.loc[lazy.release()["s_selected"], "best_support"] != ""
+        for column in ("best_support", "objective", "criterion"):
+            assert list(table.loc[certified, column]) == list(full.loc[certified, column])
+        if certified.all():
+            assert lazy.curator["criterion_choice"] == every.curator["criterion_choice"]
+        elif "criterion_choice" in lazy.curator:  # decided by the bounds: the full table's choice
+            assert lazy.curator["criterion_choice"] == every.curator["criterion_choice"]
+    assert skipped > 0  # the device was used
 
 
 def fit_on_a_neighbour(data, row, **kwargs):

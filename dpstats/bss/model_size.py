@@ -408,6 +408,11 @@ SIZE_OPTIONS = (
          doc="s='auto', two_stage and margin only: the share of the selection epsilon for the size stage (default: "
              "from p, 0.7 at p <= 20 down to 0.25; dpstats.bss.model_size.default_size_share and "
              "default_margin_share)"),
+    Choice("size_certify", default="needed", choices=("needed", "all"),
+           doc="s='auto' with size_mechanism='margin' only: 'needed' certifies a size's best support only while its "
+               "score could still win the size stage's draw (the same release as 'all', which certifies every size "
+               "1..s_max and gives the curator's exact size probabilities; module docstring, 'Sizes certified as "
+               "needed')"),
     Real("size_prior", default=None, low=0.0, low_open=False, allow_none=True,
          doc="s='auto' only: kappa of the size prior exp(-kappa s) (default: max(0, log((s_max + 1) / 0.05) - "
              "eps pen(1) / (2 Delta_max)); with size_mechanism='margin' no prior but the extra penalty lambda, "
@@ -626,7 +631,7 @@ class AutoSize:
             share = rule(self.p) if self.options["size_share"] is None else self.options["size_share"]
             score = "margin" if mechanism == "margin" else "criterion"
             return run_two_stage(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
-                                 self.kappa, share, score)
+                                 self.kappa, share, score, self.options["size_certify"])
         return run_auto(meth, task, self.s_max, self.options["criterion"], self.options["noise_sd"],
                         self.kappa, self.mechanism(meth))
 
@@ -952,13 +957,19 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
                          curator=curator, released={"s_selected": int(s_chosen), **law.scale.released})
 
 
-def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion", scale_epsilon=0.0):
+def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion", scale_epsilon=0.0,
+               draw=None, certify="all"):
     """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
     losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
     epsilon, parts, kappa, scorers, taus, the residual scale) (module docstring, "Two stages" and "Margin size
     stage").  ``scale_epsilon`` > 0 buys sigma0 from v(s_max) before the stage (:func:`residual_scale`).  The
     stage is the same for every method (``method``, a :class:`SelectionMethod` or its name, is not read): each
-    size's certified best support, scored like top_r's list of one."""
+    size's certified best support, scored like top_r's list of one.
+
+    ``draw`` (the call's :class:`~dpstats.privacy.randomness.RandomSource`; margin score, finite epsilon): the
+    size is drawn here by the Gumbel-max form of the exponential mechanism, ``index`` in the result; with
+    ``certify="needed"`` a size is certified only while its score's bounds could still win that draw (module
+    docstring, "Sizes certified as needed"), and the sizes left out have NaN values and no support."""
     from .certified import certified_top
 
     p = len(task.terms)
@@ -972,17 +983,23 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         nominal, parts = slack_parts(epsilon, task.options["tolerance"], "size stage (exponential mechanism)")
     else:
         nominal, parts = epsilon, ()
-    sizes, values, best, scorers, taus = [], [], [], {}, {}
-    for s in range(1, s_max + 1):
-        task_s = dataclasses.replace(task, size=s)
-        delta_s = loss.sensitivity(data, task.radius, s)
-        tau = task.options["tolerance"] * delta_s if _size_slack(p, s, 1, task.options) else 0.0
-        sups, vals, _, scorer = certified_top(task_s, 1, tau)
-        sizes.append(s)
-        values.append(float(vals[0]))
-        best.append(tuple(int(j) for j in sups[0]))
-        scorers[s], taus[s] = scorer, tau
-    scale = residual_scale(task, noise_sd, s_max, values[-1], taus[s_max], scale_epsilon)
+    sizes = list(range(1, s_max + 1))
+    taus = {s: (task.options["tolerance"] * loss.sensitivity(data, task.radius, s)
+                if _size_slack(p, s, 1, task.options) else 0.0) for s in sizes}
+    found, scorers = {}, {}
+
+    def certify_size(s):
+        if s not in found:
+            sups, vals, _, scorer = certified_top(dataclasses.replace(task, size=s), 1, taus[s])
+            found[s] = (float(vals[0]), tuple(int(j) for j in sups[0]))
+            scorers[s] = scorer
+
+    lazy = draw is not None and score == "margin" and certify == "needed" and not math.isinf(nominal)
+    bought = scale_epsilon > 0.0
+    for s in ([s_max] if bought else []) if lazy else sizes:
+        certify_size(s)
+    scale = residual_scale(task, noise_sd, s_max, found[s_max][0] if s_max in found else math.nan, taus[s_max],
+                           scale_epsilon)
     sigma2 = scale.sigma2
     pen1 = size_penalty(1, n, criterion, sigma2)
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
@@ -992,15 +1009,80 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     elif kappa is None:
         kappa = 0.0 if math.isinf(nominal) else max(0.0, math.log(1 / LARGER_SIZE_MASS)
                                                     - nominal * pen1 / (2.0 * delta_max))
-    losses = np.asarray([v + size_penalty(s, n, criterion, sigma2) for s, v in zip(sizes, values)])
-    log_base = -kappa * np.asarray(sizes, dtype=np.float64)
+    size_array = np.asarray(sizes, dtype=np.float64)
+    log_base = -kappa * size_array
+    penalties = np.asarray([size_penalty(s, n, criterion, sigma2) for s in sizes])
+    index = None
+    if draw is not None and score == "margin" and not math.isinf(nominal):
+        gumbel = np.asarray(draw.gumbel(len(sizes)), dtype=np.float64)
+        while True:
+            lower, upper = value_bounds(found, taus, s_max)
+            index = margin_draw_decided(lower + penalties + extra * size_array,
+                                        upper + penalties + extra * size_array, deltas, nominal, log_base, gumbel)
+            if index is not None:
+                break
+            certify_size(min(s for s in sizes if s not in found))  # the smallest size not yet certified
+        certify_size(sizes[index])  # the released size's scorer runs the second stage
+    values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
+    best = [found[s][1] if s in found else None for s in sizes]
+    losses = values + penalties
     if score == "margin":  # sampled as a loss: -q(s) on L(s) + lambda s, sensitivity 1
-        sampled, sensitivity = -margin_scores(losses + extra * np.asarray(sizes, dtype=np.float64), deltas), 1.0
+        sampled, sensitivity = -margin_scores(losses + extra * size_array, deltas), 1.0
     else:
         sampled, sensitivity = losses, delta_max
     return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
                 parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
-                n=n, slack=slack, score=score, extra_penalty=extra, scale=scale)
+                n=n, slack=slack, score=score, extra_penalty=extra, scale=scale, index=index,
+                values=values, penalties=penalties, taus=taus)
+
+
+def value_bounds(found, taus, s_max):
+    """(lower, upper) of each size's certified best value v(s), s = 1..s_max: the value where certified, else
+    v(s) <= v(s') + tau(s) for a certified s' < s and v(s) >= v(s'') - tau(s'') for a certified s'' > s (the best
+    value does not increase with s: a support's superset fits at least as well with the same ball and ridge,
+    and a certified value lies within its tau above the best), else 0 <= v(s) <= inf.  Bounds that are not
+    certified values are widened by 1e-9 of their size against rounding."""
+    lower, upper = np.zeros(s_max), np.full(s_max, np.inf)
+    for s in range(1, s_max + 1):
+        if s in found:
+            lower[s - 1] = upper[s - 1] = found[s][0]
+            continue
+        below = [found[k][0] for k in found if k < s]
+        above = [found[k][0] - taus[k] for k in found if k > s]
+        if below:
+            hi = min(below) + taus[s]
+            upper[s - 1] = hi + 1e-9 * (1.0 + abs(hi))
+        if above:
+            lo = max(above)
+            lower[s - 1] = max(0.0, lo - 1e-9 * (1.0 + abs(lo)))
+    return lower, upper
+
+
+def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel):
+    """The index of argmax_s (log w(s) + G(s)) of the margin stage when the criterion values' bounds
+    ``lower`` <= L(s) + lambda s <= ``upper`` decide it for the drawn Gumbels ``gumbel``, else None.
+
+    q(s) = min over s' of (L(s') - L(s)) / (Delta(s) + Delta(s')) lies within the min over s' of the pair's
+    bounds; log w(s) = epsilon q(s) / 2 + log_base(s) (:func:`~dpstats.mechanisms.exponential.
+    exponential_log_weights` on -q, sensitivity 1).  Where every bound is a value the result is the argmax
+    itself (first index on ties), computed as the full stage computes it."""
+    from ..mechanisms.exponential import exponential_log_weights
+
+    if np.array_equal(lower, upper):
+        logw = exponential_log_weights(-margin_scores(lower, deltas), epsilon, 1.0, log_base)
+        return int(np.argmax(logw + gumbel))
+    d = np.asarray(deltas, dtype=np.float64)[1:lower.size + 1]
+    denominator = d[:, None] + d[None, :]
+    with np.errstate(invalid="ignore"):
+        low_pair = (lower[None, :] - upper[:, None]) / denominator  # row s, column s'
+        high_pair = (upper[None, :] - lower[:, None]) / denominator
+    np.fill_diagonal(low_pair, np.inf)
+    np.fill_diagonal(high_pair, np.inf)
+    low = exponential_log_weights(-low_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
+    high = exponential_log_weights(-high_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
+    winner = int(np.argmax(low))
+    others = np.delete(high, winner)
+    return winner if np.all(others < low[winner]) else None
 
 
 def size_stage_log_probabilities(stage):
@@ -1009,16 +1091,22 @@ def size_stage_log_probabilities(stage):
     return exponential_log_probabilities(stage["sampled"], stage["nominal"], stage["sensitivity"], stage["log_base"])
 
 
-def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="criterion") -> MethodOutcome:
+def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="criterion",
+                  certify="all") -> MethodOutcome:
     """Size stage (exponential mechanism over s = 1..s_max on v(s) + pen(s), or on each size's smallest
-    pairwise margin with ``score="margin"``), then the method at that size."""
+    pairwise margin with ``score="margin"``, drawn in its Gumbel-max form with the sizes certified as
+    ``certify`` says), then the method at that size."""
     from ..mechanisms.exponential import sample_exponential
 
     eps_scale = residual_scale_epsilon(task.epsilon, noise_sd, task.options)
     eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
-    stage = size_stage(meth, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale)
-    index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng, stage["log_base"])
+    stage = size_stage(meth, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale,
+                       draw=task.rng if score == "margin" else None, certify=certify)
+    index = stage["index"]
+    if index is None:  # the criterion score, or epsilon = inf (the argmax)
+        index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng,
+                                   stage["log_base"])
     s_chosen = stage["sizes"][index]
     on = ("each size's smallest pairwise criterion margin, (L(s') - L(s)) / (Delta(s) + Delta(s')), sensitivity 1"
           if score == "margin" else "the best subset's criterion")
@@ -1047,26 +1135,39 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
 
     curator["conditions"] = method_condition_rows(meth, second.curator, p=len(task.terms), size=s_chosen,
                                                   epsilon=eps2, options=task.options)
-    logp = size_stage_log_probabilities(stage)
-    crit_index = int(np.argmin(stage["losses"]))
+    complete = all(b is not None for b in stage["best"])
+    logp = size_stage_log_probabilities(stage) if complete else np.full(len(stage["sizes"]), np.nan)
+    crit_index = criterion_index(stage)
     rows = []
     for i, s in enumerate(stage["sizes"]):
+        if stage["best"][i] is None:  # not certified: its score could not win the draw
+            rows.append(_table_row(task, s, (), math.nan, math.nan, stage["sigma2"], stage["n"], math.nan, None))
+            continue
         rss = float(stage["losses"][i] - size_penalty(s, stage["n"], criterion, stage["sigma2"]))
         rows.append(_table_row(task, s, stage["best"][i], rss, float(stage["losses"][i]), stage["sigma2"],
                                stage["n"], float(np.exp(logp[i])), None))
-    p_size = float(np.exp(logp[crit_index]))
-    p_best_given = curator.get("probability_best") if s_chosen == stage["sizes"][crit_index] else None
+    p_size = float(np.exp(logp[crit_index])) if complete else None
+    p_best_given = curator.get("probability_best") if s_chosen == stage["sizes"][crit_index or 0] else None
+    skipped = [s for s, b in zip(stage["sizes"], stage["best"]) if b is None]
     curator.update({
         "size_table": rows,
-        "criterion_choice": {"s": stage["sizes"][crit_index],
-                             "support": [task.terms[j] for j in stage["best"][crit_index]], "criterion": criterion},
-        "best_support": [task.terms[j] for j in stage["best"][crit_index]],
-        "best_objective": rows[crit_index]["objective"],
         "probability_criterion_size": p_size,
-        "probability_best": None if p_best_given is None else p_size * p_best_given,
+        "probability_best": None if p_best_given is None or p_size is None else p_size * p_best_given,
         "method_detail": f"size stage{' on pairwise margins' if score == 'margin' else ''} over 1..{s_max} "
-                         f"({share:g} of epsilon), then {meth.name} at the chosen size",
+                         f"({share:g} of epsilon), then {meth.name} at the chosen size"
+                         + (f"; sizes {skipped} not certified (their scores could not win the draw; "
+                            "size_certify='all' certifies them)" if skipped else ""),
     })
+    if crit_index is None:  # the certified sizes do not decide the criterion's choice
+        for key in ("best_support", "best_objective", "probability_best"):
+            curator.pop(key, None)
+    else:
+        curator.update({
+            "criterion_choice": {"s": stage["sizes"][crit_index],
+                                 "support": [task.terms[j] for j in stage["best"][crit_index]],
+                                 "criterion": criterion},
+            "best_support": [task.terms[j] for j in stage["best"][crit_index]],
+            "best_objective": rows[crit_index]["objective"]})
     if score == "margin":
         curator["privacy_condition"] = ("size stage: pairwise margin scores of sensitivity 1, each pair of sizes on "
                                         "Delta(s) + Delta(s')")
@@ -1075,6 +1176,18 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
                          entries=([scale.entry] if scale.entry is not None else []) + [entry] + list(second.entries),
                          curator=curator, released={"s_selected": int(s_chosen), **scale.released},
                          caveats=list(second.caveats))
+
+
+def criterion_index(stage):
+    """The index of the criterion's size (min of v(s) + pen(s), first on ties) when the certified sizes decide it,
+    else None: a size not certified is bounded as in :func:`value_bounds` and must lie above the winner."""
+    found = {s: (v, b) for s, v, b in zip(stage["sizes"], stage["values"], stage["best"]) if b is not None}
+    lower, upper = value_bounds(found, stage["taus"], len(stage["sizes"]))
+    if np.array_equal(lower, upper):
+        return int(np.argmin(stage["losses"]))
+    winner = int(np.argmin(np.where(np.isnan(stage["losses"]), np.inf, stage["losses"])))
+    low = lower + stage["penalties"]
+    return winner if np.all(np.delete(low, winner) > stage["losses"][winner]) else None
 
 
 def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best):
@@ -1148,9 +1261,18 @@ def condition_rows(curator, epsilon):
     if math.isinf(epsilon):
         return second_stage + [row("recovery", "epsilon = inf: the criterion's choice is returned", "n/a", "n/a", "holds", ref,
                     note="non-private answer")]
-    p_best = curator["probability_best"]
+    p_best = curator.get("probability_best")
     p_size = curator["probability_criterion_size"]
-    choice = curator["criterion_choice"]
+    choice = curator.get("criterion_choice")
+    if choice is None or p_size is None:  # sizes left uncertified (size_certify="needed"): no exact law
+        what = "the criterion's choice" if choice is None else f"the criterion's size s = {choice['s']}"
+        return [
+            row("privacy", curator.get("privacy_condition", ""), "by construction", "n/a", "holds", ref,
+                note="the public penalty and base measure do not depend on the data", required=True),
+            row("recovery", f"P({what} is returned) >= {RECOVERY_PROBABILITY:g}", "n/a", RECOVERY_PROBABILITY,
+                "not checkable", ref, note="sizes whose scores could not win the draw were not certified, so the "
+                                           "size stage's exact law is unknown; size_certify='all' computes it"),
+        ] + second_stage
     if p_best is None:  # two_stage: the method ran at another size, so P(its best | that size) is unknown
         best_row = row("recovery", f"P(the criterion's choice, s = {choice['s']} and its best support, is returned) "
                                    f">= {RECOVERY_PROBABILITY:g}", "n/a", RECOVERY_PROBABILITY, "not checkable", ref,
