@@ -690,6 +690,41 @@ def test_margin_ledger_release_and_conditions(data):
     assert_release_equivalent(fit.release(), fit2.release(), "margin")
 
 
+@pytest.mark.parametrize("max_enumerate", [None, 1])
+def test_value_bounds_hold_and_decided_draws_are_the_argmax(max_enumerate):
+    # Oracle: every size certified (the stage's own values, exact or within tau), then for every subset of
+    # certified sizes the bounds of the others must contain their values, and a draw that the bounds
+    # decide must be the argmax computed from all the values with the same Gumbels
+    rng = np.random.default_rng(4)
+    decided = 0
+    for seed in range(4):
+        sim = dpstats.simulate(200, 7, 3, snr=3, random_state=seed)
+        X = sim.data.drop(columns="y").to_numpy() / 3
+        y = sim.data["y"].to_numpy() / 3
+        options = {**TOP_R_OPTIONS, **({"max_enumerate": 1} if max_enumerate else {})}  # the engine: within tau
+        task = task_for(np.clip(X, -1, 1), np.clip(y, -1, 1), 2.0, "top_r", R=1, seed=seed, options=options,
+                        ridge=0.05 if max_enumerate else 0.0)
+        stage = MS.size_stage("top_r", task, 5, "bic", PUBLIC_NOISE_SD, None, 2.0, "margin")
+        values, taus = stage["values"], stage["taus"]
+        assert all((tau > 0) == bool(max_enumerate) for tau in taus.values())
+        deltas = MS.size_sensitivities(task.data, task.radius, 5, task.options)
+        for mask in range(1, 2 ** 5):
+            known = [s for s in range(1, 6) if mask >> (s - 1) & 1]
+            found = {s: (float(values[s - 1]), stage["best"][s - 1]) for s in known}
+            lower, upper = MS.value_bounds(found, taus, 5)
+            assert np.all(lower <= values + 1e-12) and np.all(values <= upper + 1e-12), (mask, lower, values, upper)
+            slope = stage["penalties"] + stage["extra_penalty"] * np.arange(1, 6)
+            for _ in range(5):
+                gumbel = rng.gumbel(size=5)
+                scale = float(rng.choice([0.5, 5.0, 50.0]))
+                got = MS.margin_draw_decided(lower + slope, upper + slope, deltas, scale, stage["log_base"], gumbel)
+                full = MS.margin_draw_decided(values + slope, values + slope, deltas, scale, stage["log_base"], gumbel)
+                if got is not None:
+                    decided += 1
+                    assert got == full
+    assert decided > 100
+
+
 @pytest.mark.parametrize("method", ["top_r", "mistakes"])
 def test_sizes_certified_as_needed_release_what_every_size_certified_releases(method):
     # size_certify="needed" (default) certifies a size only while its score's bounds could win the Gumbel-max
