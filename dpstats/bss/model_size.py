@@ -232,6 +232,26 @@ share of eps for the size stage is :func:`default_margin_share` (1.45 / (1.45 + 
 within [0.25, 0.7], fitted to the benchmark like :func:`default_size_share`).  Basic composition, two
 ledger entries, exactly eps.
 
+Sizes certified as needed (``size_certify="needed"``, the default)
+--------------------------------------------------------------------
+The size is drawn in the Gumbel-max form of the exponential mechanism: G(s) standard Gumbel draws,
+one per size, and the size argmax_s (log w(s) + G(s)) with log w(s) = eps_1 q(s) / 2 - kappa s, which
+has the law above (Gumbel 1954; the exponential mechanism as "report noisy max" with Gumbel noise).
+The draws are made before the sizes are certified, so the draw can be decided from bounds: v(s) does
+not increase with s (a superset fits at least as well with the same ball and ridge), and a certified
+value lies within tau_s above the best, so a size not yet certified has v(s'') - tau(s'') <= v(s) <=
+v(s') + tau(s) for certified s' < s < s'' (0 and +inf where there is none).  Each q(s) then lies
+between the minima of its pairs' bounds, and once the winner's lower bound exceeds every other size's
+upper bound the draw is the argmax that certifying every size would give with the same G: the release
+is the same (tests/test_model_size.py checks it against ``size_certify="all"`` and against brute force
+over subsets of certified sizes).  The sizes are certified from the smallest (the cheapest) up, after
+s_max when the residual scale needs v(s_max); with the extra penalty lambda large against the spread
+of v(s) on real data, the larger sizes rarely need a certificate.  What is lost is curator-only: the
+sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is unknown (the
+recovery rows say "not checkable"), and the criterion's choice is reported only when the bounds decide
+it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
+certified (the argmax of the criterion).
+
 Two stages (``size_mechanism="two_stage"``, the default for ``top_r`` before ``margin``)
 ----------------------------------------------------------------------------------------
 With ``top_r`` lists the joint draw above scores the C(p, s) - R supports outside each size's
