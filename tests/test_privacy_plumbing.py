@@ -152,8 +152,13 @@ def test_signs_at_infinite_epsilon_are_block_majority():
 def test_signs_false_spends_nothing_on_signs():
     fit = dpstats.dp_select("y ~ .", make_regression(), method="exponential", epsilon=1, s=2, bounds=(1, 1),
                             signs=False, random_state=0)
-    assert len(fit.ledger) == 1 and fit.epsilon_spent == 1.0
+    # the selection (and the intercept's private means where the default centres) spend it all
+    assert fit.epsilon_spent == 1.0
+    assert not any("signs" in e.mechanism for e in fit.ledger.entries)
     assert fit.signs[fit.support].isna().all() and fit.release()["signs"] is None
+    with_signs = dpstats.dp_select("y ~ .", make_regression(), method="exponential", epsilon=1, s=2, bounds=(1, 1),
+                                   random_state=0)
+    assert len(with_signs.ledger) == len(fit.ledger) + 1 and "signs" in with_signs.ledger.entries[-1].mechanism
 
 
 def test_omit_sign_blocks_a_record_that_drops_out_changes_one_block():
