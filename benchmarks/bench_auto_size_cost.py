@@ -12,7 +12,11 @@ ISLR's College (``real_data_cases.CASES["college"]``, n = 777, codebook ranges),
 
 Each call has ``--time-limit`` seconds (dp_select's own ``time_limit``); a call that runs out says so.
 
-Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900]
+``--public``: instead, simulated designs of ``bench_public.py`` (``dpstats.simulate(n, p, s, rho, snr,
+random_state=1)``, bounds (1, 1), radius 1.1 as there; epsilon ``--epsilon``, 1 as there), the fixed
+s = s_max = s call (R = 100) against ``s="auto"`` with that s_max, the released size and the sizes certified.
+
+Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900] [--public]
 """
 from __future__ import annotations
 
@@ -41,12 +45,44 @@ def timed(formula, frame, bounds, limit, **kwargs):
     return time.perf_counter() - start, f"size {len(fit.support)}; {fit.curator.get('certificate', {}).get('path', 'size stage')[:60]}"
 
 
+#: (n, p, s, rho, snr) of bench_public.py's squared-loss designs that this script times
+PUBLIC_DESIGNS = [(1000, 250, 7, 0.1, 5.0), (1000, 250, 10, 0.1, 5.0), (1000, 250, 7, 0.1, 0.1),
+                  (2000, 500, 15, 0.1, 5.0)]
+
+
+def public_designs(limit, epsilon):
+    for n, p, s, rho, snr in PUBLIC_DESIGNS:
+        frame = dpstats.simulate(n, p, s, rho=rho, snr=snr, random_state=1).data
+        times = {}
+        for label, kwargs in (("fixed", dict(s=s)), ("auto", dict(s="auto", s_max=s))):
+            start = time.perf_counter()
+            try:
+                fit = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=epsilon, bounds=(1.0, 1.0), radius=1.1,
+                                        random_state=1, time_limit=limit, **kwargs)
+                what = f"size {len(fit.support)}"
+                if label == "auto":
+                    table = fit.size_table()
+                    what += f", certified sizes {list(table.index[table['objective'].notna()])}"
+            except dpstats.DPStatsError as exc:
+                what = type(exc).__name__
+            times[label] = time.perf_counter() - start
+            print(f"({n}, {p}, {s}) rho {rho:g} snr {snr:g} epsilon {epsilon:g} {label}: {times[label]:.1f} s ({what})",
+                  flush=True)
+        print(f"({n}, {p}, {s}) rho {rho:g} snr {snr:g}: ratio auto / fixed {times['auto'] / times['fixed']:.2f}; "
+              f"load {os.getloadavg()[0]:.2f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--terms", type=int, default=13)
     ap.add_argument("--s-max", type=int, default=10)
     ap.add_argument("--time-limit", type=float, default=900.0)
+    ap.add_argument("--public", action="store_true")
+    ap.add_argument("--epsilon", type=float, default=1.0, help="with --public (bench_public's is 1)")
     args = ap.parse_args()
+    if args.public:
+        public_designs(args.time_limit, args.epsilon)
+        return
     case = CASES["college"]
     frame = case.frame()
     terms = case.terms[:args.terms]
