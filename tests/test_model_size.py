@@ -749,6 +749,12 @@ def test_sizes_certified_as_needed_release_what_every_size_certified_releases(me
             assert lazy.curator["criterion_choice"] == every.curator["criterion_choice"]
         elif "criterion_choice" in lazy.curator:  # decided by the bounds: the full table's choice
             assert lazy.curator["criterion_choice"] == every.curator["criterion_choice"]
+    for seed, eps in ((1, 1.0), (2, 40.0)):  # the hinge loss: values certified within tau on every path
+        sim = dpstats.simulate(300, 8, 3, snr=4, family="binomial", random_state=seed)
+        kwargs = dict(method=method, epsilon=eps, s="auto", s_max=4, bounds=(3, 3), random_state=seed, loss="hinge")
+        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+        assert lazy.release() == dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
+        skipped += int(lazy.size_table()["objective"].isna().sum())
     assert skipped > 0  # the device was used
 
 
