@@ -178,6 +178,25 @@ def test_curvature_cuts_are_under_estimators_and_tight(case):
     assert np.mean(gain) > 0
 
 
+@pytest.mark.parametrize("case", CURVATURE_CASES + [(15, 10, 4, 0.1, 1e-3, 1.1, True), (16, 10, 5, 0.0, 1e-3, 50.0, False)])
+def test_lower_bounds_for_other_sizes_hold_against_brute_force(case):
+    # engine.lower_bounds(k): what one size's cut pool says about the best value of every size k (the
+    # model-size stage's sizes not certified).  Oracle: every support of every size, exactly.  Each bound
+    # must lie below the best value of its size, and with the data's curvature and a strong signal the
+    # bounds must say something (above the best value of the engine's own size for the smaller sizes).
+    seed, p, s, rho, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=10.0, intercept=icpt)
+    best = {k: float(brute(stats, k, lam, r)[1].min()) for k in range(1, p + 1)}
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6)
+    assert eng.lower_bounds([1]) == {1: -math.inf}  # nothing certified yet: an empty pool says nothing
+    eng.top(5)
+    bounds = eng.lower_bounds(range(1, p + 1))
+    assert set(bounds) == set(range(1, p + 1))
+    for k in range(1, p + 1):
+        assert bounds[k] <= best[k] - eng.tau_eval + 1e-12, (k, bounds[k], best[k])
+    assert all(bounds[k] > best[s] for k in range(1, s))  # a smaller size shown to fit worse, uncertified
+
+
 @pytest.mark.parametrize("case", CURVATURE_CASES)
 @pytest.mark.parametrize("exact_blocks", [False, True])
 def test_small_ridges_match_brute_force(case, exact_blocks):

@@ -68,6 +68,19 @@ class CutPool:
         self.stats.cuts += 1
         return True
 
+    def lower_bound(self, k) -> float:
+        """A lower bound on R over every support of ``k`` candidates (any k, not only the
+        engine's s): each cut is a global under-estimator, min over |z| = k of const + coef . z
+        is const plus the k smallest slopes, and the best cut's is kept (-inf on an empty pool).
+        Floating point as computed: the caller widens it (:meth:`OuterApproximationEngine.
+        lower_bounds`)."""
+        if not self.const:
+            return -np.inf
+        coef = np.asarray(self.coef, dtype=np.float64)
+        k = int(k)
+        smallest = np.partition(coef, k - 1, axis=1)[:, :k].sum(axis=1) if k < coef.shape[1] else coef.sum(axis=1)
+        return float(np.max(np.asarray(self.const, dtype=np.float64) + smallest))
+
     def add_deferred(self):
         """The deferred cuts (the first local optimum's neighbours), before the first MILP."""
         for support in self.deferred:

@@ -991,6 +991,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     ``certify="needed"`` a size is certified only while its score's bounds could still win that draw (module
     docstring, "Sizes certified as needed"), and the sizes left out have NaN values and no support."""
     from .certified import certified_top
+    from .engine import OuterApproximationEngine
 
     p = len(task.terms)
     n = task.n_input if task.n_input is not None else task.stats.n
@@ -1007,14 +1008,19 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     taus = {s: (task.options["tolerance"] * loss.sensitivity(data, task.radius, s)
                 if _size_slack(p, s, 1, task.options) else 0.0) for s in sizes}
     found, scorers = {}, {}
+    lazy = draw is not None and score == "margin" and certify == "needed" and not math.isinf(nominal)
+    cut_lower = {}  # size -> the best lower bound on its value from certified sizes' cuts (lazy only)
 
     def certify_size(s):
         if s not in found:
             sups, vals, _, scorer = certified_top(dataclasses.replace(task, size=s), 1, taus[s])
             found[s] = (float(vals[0]), tuple(int(j) for j in sups[0]))
             scorers[s] = scorer
+            missing = [k for k in sizes if k not in found]
+            if lazy and missing and isinstance(scorer, OuterApproximationEngine):
+                for k, bound in scorer.lower_bounds(missing).items():
+                    cut_lower[k] = max(cut_lower.get(k, -math.inf), bound)
 
-    lazy = draw is not None and score == "margin" and certify == "needed" and not math.isinf(nominal)
     bought = scale_epsilon > 0.0
     for s in ([s_max] if bought else []) if lazy else sizes:
         certify_size(s)
@@ -1036,12 +1042,15 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     if draw is not None and score == "margin" and not math.isinf(nominal):
         gumbel = np.asarray(draw.gumbel(len(sizes)), dtype=np.float64)
         while True:
-            lower, upper = value_bounds(found, taus, s_max)
-            index = margin_draw_decided(lower + penalties + extra * size_array,
-                                        upper + penalties + extra * size_array, deltas, nominal, log_base, gumbel)
+            lower, upper = value_bounds(found, taus, s_max, cut_lower)
+            index, contenders = margin_draw_decided(lower + penalties + extra * size_array,
+                                                    upper + penalties + extra * size_array, deltas, nominal,
+                                                    log_base, gumbel, contenders=True)
             if index is not None:
                 break
-            certify_size(min(s for s in sizes if s not in found))  # the smallest size not yet certified
+            # the smallest size that could still win (the cheapest, mostly), else the smallest not certified
+            open_sizes = [s for s in sizes if s not in found]
+            certify_size(min([s for s in open_sizes if contenders[s - 1]] or open_sizes))
         certify_size(sizes[index])  # the released size's scorer runs the second stage
     values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
     best = [found[s][1] if s in found else None for s in sizes]
@@ -1056,13 +1065,16 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 values=values, penalties=penalties, taus=taus)
 
 
-def value_bounds(found, taus, s_max):
+def value_bounds(found, taus, s_max, cut_lower=None):
     """(lower, upper) of each size's certified best value v(s), s = 1..s_max: the value where certified, else
     v(s) <= v(s') + tau(s) for a certified s' < s and v(s) >= v(s'') - tau(s'') for a certified s'' > s (the best
     value does not increase with s: a support's superset fits at least as well with the same ball and ridge,
     and a certified value lies within its tau above the best), else 0 <= v(s) <= inf.  Bounds that are not
-    certified values are widened by 1e-9 of their size against rounding."""
+    certified values are widened by 1e-9 of their size against rounding.  ``cut_lower`` (size -> bound): lower
+    bounds from the certified sizes' cuts (:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`,
+    already widened), used where they are higher."""
     lower, upper = np.zeros(s_max), np.full(s_max, np.inf)
+    cut_lower = cut_lower or {}
     for s in range(1, s_max + 1):
         if s in found:
             lower[s - 1] = upper[s - 1] = found[s][0]
@@ -1075,22 +1087,28 @@ def value_bounds(found, taus, s_max):
         if above:
             lo = max(above)
             lower[s - 1] = max(0.0, lo - 1e-9 * (1.0 + abs(lo)))
+        if s in cut_lower:
+            lower[s - 1] = max(lower[s - 1], cut_lower[s])
     return lower, upper
 
 
-def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel):
+def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel, contenders=False):
     """The index of argmax_s (log w(s) + G(s)) of the margin stage when the criterion values' bounds
     ``lower`` <= L(s) + lambda s <= ``upper`` decide it for the drawn Gumbels ``gumbel``, else None.
 
     q(s) = min over s' of (L(s') - L(s)) / (Delta(s) + Delta(s')) lies within the min over s' of the pair's
     bounds; log w(s) = epsilon q(s) / 2 + log_base(s) (:func:`~dpstats.mechanisms.exponential.
     exponential_log_weights` on -q, sensitivity 1).  Where every bound is a value the result is the argmax
-    itself (first index on ties), computed as the full stage computes it."""
+    itself (first index on ties), computed as the full stage computes it.
+
+    ``contenders=True``: (index or None, a boolean per size: whether its upper bound reaches the leader's
+    lower bound, i.e. whether it could still win)."""
     from ..mechanisms.exponential import exponential_log_weights
 
     if np.array_equal(lower, upper):
         logw = exponential_log_weights(-margin_scores(lower, deltas), epsilon, 1.0, log_base)
-        return int(np.argmax(logw + gumbel))
+        index = int(np.argmax(logw + gumbel))
+        return (index, np.arange(lower.size) == index) if contenders else index
     d = np.asarray(deltas, dtype=np.float64)[1:lower.size + 1]
     denominator = d[:, None] + d[None, :]
     with np.errstate(invalid="ignore"):
@@ -1102,7 +1120,12 @@ def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel):
     high = exponential_log_weights(-high_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
     winner = int(np.argmax(low))
     others = np.delete(high, winner)
-    return winner if np.all(others < low[winner]) else None
+    index = winner if np.all(others < low[winner]) else None
+    if not contenders:
+        return index
+    could_win = high >= low[winner]
+    could_win[winner] = True
+    return index, could_win
 
 
 def size_stage_log_probabilities(stage):
