@@ -192,6 +192,9 @@ def test_lower_bounds_for_other_sizes_hold_against_brute_force(case):
     eng.top(5)
     bounds = eng.lower_bounds(range(1, p + 1))
     assert set(bounds) == set(range(1, p + 1))
+    naive = {k: max(c + np.sort(g)[:k].sum() for c, g in zip(eng.pool.const, eng.pool.coef)) for k in range(1, p + 1)}
+    for chunk in (1, 3, 256):  # the pool read in chunks: the same bounds as cut by cut
+        assert eng.pool.lower_bounds(range(1, p + 1), chunk=chunk) == pytest.approx(naive, rel=1e-12, abs=1e-12)
     for k in range(1, p + 1):
         assert bounds[k] <= best[k] - eng.tau_eval + 1e-12, (k, bounds[k], best[k])
     assert all(bounds[k] > best[s] for k in range(1, s))  # a smaller size shown to fit worse, uncertified

@@ -68,18 +68,26 @@ class CutPool:
         self.stats.cuts += 1
         return True
 
-    def lower_bound(self, k) -> float:
-        """A lower bound on R over every support of ``k`` candidates (any k, not only the
-        engine's s): each cut is a global under-estimator, min over |z| = k of const + coef . z
-        is const plus the k smallest slopes, and the best cut's is kept (-inf on an empty pool).
-        Floating point as computed: the caller widens it (:meth:`OuterApproximationEngine.
-        lower_bounds`)."""
-        if not self.const:
-            return -np.inf
-        coef = np.asarray(self.coef, dtype=np.float64)
-        k = int(k)
-        smallest = np.partition(coef, k - 1, axis=1)[:, :k].sum(axis=1) if k < coef.shape[1] else coef.sum(axis=1)
-        return float(np.max(np.asarray(self.const, dtype=np.float64) + smallest))
+    def lower_bounds(self, sizes, chunk=256) -> dict:
+        """{k: a lower bound on R over every support of k candidates} for k in ``sizes`` (any k, not only the
+        engine's s): each cut is a global under-estimator, its minimum over |z| = k is const plus its k
+        smallest slopes, and the best cut's is kept (-inf on an empty pool).  Floating point as computed:
+        the caller widens it (:meth:`OuterApproximationEngine.lower_bounds`).  Cuts are read ``chunk`` at a
+        time (a pool of thousands of cuts at p = 5000 would otherwise be copied whole)."""
+        sizes = sorted({int(k) for k in sizes})
+        best = {k: -np.inf for k in sizes}
+        if not sizes or not self.const:
+            return best
+        top = sizes[-1]
+        for start in range(0, len(self.const), chunk):
+            coef = np.asarray(self.coef[start:start + chunk], dtype=np.float64)
+            const = np.asarray(self.const[start:start + chunk], dtype=np.float64)
+            if top < coef.shape[1]:
+                coef = np.partition(coef, top - 1, axis=1)[:, :top]
+            sums = np.cumsum(np.sort(coef, axis=1), axis=1)  # sums[:, k - 1]: the k smallest slopes
+            for k in sizes:
+                best[k] = max(best[k], float(np.max(const + sums[:, min(k, sums.shape[1]) - 1])))
+        return best
 
     def add_deferred(self):
         """The deferred cuts (the first local optimum's neighbours), before the first MILP."""

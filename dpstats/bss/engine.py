@@ -476,17 +476,14 @@ class OuterApproximationEngine:
         ``sizes``: what the pool's cuts say about other sizes of the same objective (the
         model-size stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`),
         with the data's curvature where the source offers it (:meth:`CutPool.use_curvature`).
-        Each cut's bound (:meth:`CutPool.lower_bound`) is lowered by tau_eval, as a certified
-        value may lie that far below its support's R, and by 1e-9 of the pool's magnitudes
-        against rounding."""
+        Each bound (:meth:`CutPool.lower_bounds`) is lowered by tau_eval, as a certified value
+        may lie that far below its support's R, and by 1e-9 of the pool's magnitudes against
+        rounding."""
         with self._blas():
             self.pool.use_curvature()
         magnitude = max((abs(c) for c in self.pool.const), default=0.0)
-        bounds = {}
-        for k in sizes:
-            bound = self.pool.lower_bound(k)
-            bounds[k] = bound - self.tau_eval - 1e-9 * (1.0 + abs(bound) + magnitude)
-        return bounds
+        return {k: bound - self.tau_eval - 1e-9 * (1.0 + abs(bound) + magnitude)
+                for k, bound in self.pool.lower_bounds(sizes).items()}
 
     def mistakes(self, anchor=None, cap_width=math.inf) -> list:
         """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
