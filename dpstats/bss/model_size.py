@@ -244,9 +244,18 @@ v(s') + tau(s) for certified s' < s < s'' (0 and +inf where there is none).  Eac
 between the minima of its pairs' bounds, and once the winner's lower bound exceeds every other size's
 upper bound the draw is the argmax that certifying every size would give with the same G: the release
 is the same (tests/test_model_size.py checks it against ``size_certify="all"`` and against brute force
-over subsets of certified sizes).  The sizes are certified from the smallest (the cheapest) up, after
-s_max when the residual scale needs v(s_max); with the extra penalty lambda large against the spread
-of v(s) on real data, the larger sizes rarely need a certificate.  What is lost is curator-only: the
+over subsets of certified sizes).  Those bounds come from larger sizes only, so showing that a small
+size loses (a large v(s)) would need its certificate, and undersized problems are the engine's hardest
+on strong designs (which true terms to leave out; benchmarks/README.md, "bench_auto_size_cost.py").
+So the engine's cuts also bound the sizes it did not certify: every cut is a global under-estimator of
+the objective (:mod:`dpstats.bss.engine`), so its minimum over the supports of s terms, its constant
+plus its s smallest slopes, is a lower bound on v(s) for every s
+(:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`, lowered by the evaluation error and
+rounding); with the data's curvature in the slopes, dropping a term with a large coefficient costs at
+least d_j b_j^2 there.  A size is certified next when it can still win (its upper bound reaches the
+leader's lower bound), the smallest such first (the cheapest, mostly), after s_max when the residual
+scale needs v(s_max); with the extra penalty lambda large against the spread of v(s) on real data, the
+larger sizes rarely need a certificate.  What is lost is curator-only: the
 sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is unknown (the
 recovery rows say "not checkable"), and the criterion's choice is reported only when the bounds decide
 it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
