@@ -16,7 +16,7 @@ Each call has ``--time-limit`` seconds (dp_select's own ``time_limit``); a call 
 random_state=1)``, bounds (1, 1), radius 1.1 as there; epsilon ``--epsilon``, 1 as there), the fixed
 s = s_max = s call (R = 100) against ``s="auto"`` with that s_max, the released size and the sizes certified.
 
-Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900] [--public]
+Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900] [--public] [--no-per-size]
 """
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--s-max", type=int, default=10)
     ap.add_argument("--time-limit", type=float, default=900.0)
     ap.add_argument("--public", action="store_true")
+    ap.add_argument("--no-per-size", action="store_true", help="only the fixed call and s='auto'")
     ap.add_argument("--epsilon", type=float, default=1.0, help="with --public (bench_public's is 1)")
     args = ap.parse_args()
     if args.public:
@@ -95,7 +96,7 @@ def main():
     auto, what = timed(formula, frame, bounds, args.time_limit, s="auto", s_max=args.s_max)
     print(f's = "auto", s_max = {args.s_max}: {auto:.1f} s ({what}); ratio {auto / fixed:.2f}', flush=True)
     total = 0.0
-    for k in range(1, args.s_max + 1):
+    for k in range(1, 0 if args.no_per_size else args.s_max + 1):
         seconds, what = timed(formula, frame, bounds, args.time_limit, s=k, R=1)
         total += seconds
         print(f"s = {k}, R = 1: {seconds:.1f} s (cumulative {total:.1f}; {what})", flush=True)

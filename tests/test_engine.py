@@ -200,6 +200,36 @@ def test_lower_bounds_for_other_sizes_hold_against_brute_force(case):
     assert all(bounds[k] > best[s] for k in range(1, s))  # a smaller size shown to fit worse, uncertified
 
 
+@pytest.mark.parametrize("case", CURVATURE_CASES + [(15, 10, 4, 0.1, 1e-3, 1.1, True), (16, 10, 5, 0.0, 1e-3, 50.0, False)])
+def test_block_lower_bounds_hold_and_the_list_is_unchanged(case):
+    # engine.block_lower_bounds(anchor, i): the pool's bound over the supports with exactly i mistakes from
+    # the anchor, which lets the block search skip a block.  Oracle: every support, exactly.  The bounds
+    # must lie below every block's smallest value; the top-R list certified with the skips must be brute
+    # force's, and with the strong signal some blocks must have been skipped.
+    seed, p, s, rho, lam, r, icpt = case
+    stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=10.0, intercept=icpt)
+    sups, vals, order = brute(stats, s, lam, r)
+    R = 5
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6)
+    top = eng.top(R)
+    assert np.allclose(top.values, vals[order[:R]], atol=1e-6)
+    anchor = tuple(int(j) for j in sups[order[0]])
+    blocks = range(1, min(s, p - s) + 1)
+    bounds = eng.block_lower_bounds(anchor, blocks)
+    mistakes = np.array([len(set(row) - set(anchor)) for row in sups.tolist()])
+    naive = {i: max(c + np.sort(g[list(anchor)])[:s - i].sum() + np.sort(np.delete(g, list(anchor)))[:i].sum()
+                    for c, g in zip(eng.pool.const, eng.pool.coef)) for i in blocks}
+    for chunk in (1, 256):
+        assert eng.pool.block_lower_bounds(anchor, blocks, chunk=chunk) == pytest.approx(naive, rel=1e-12, abs=1e-12)
+    for i in blocks:
+        assert bounds[i] <= vals[mistakes == i].min() - eng.tau_eval + 1e-12, (i, bounds[i], vals[mistakes == i].min())
+    skipped = [e for e in eng.stats.log if e.get("by_cuts")]
+    assert skipped and all(e["nodes"] == 0 for e in skipped)
+    plain = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6, block_cut_bounds=False)
+    assert [tuple(x) for x in plain.top(R).supports] == [tuple(x) for x in top.supports]
+    assert not any(e.get("by_cuts") for e in plain.stats.log)
+
+
 @pytest.mark.parametrize("case", CURVATURE_CASES)
 @pytest.mark.parametrize("exact_blocks", [False, True])
 def test_small_ridges_match_brute_force(case, exact_blocks):

@@ -110,11 +110,23 @@ class BlockSearchRoute:
         # largest block first: a removal prefix it prunes is pruned in every smaller block
         # (blocks.block_supports_below, ``pruned_prefixes``; the thresholds never rise)
         pruned_prefixes, prefix_budgets = {}, {}
+        # the pool's cuts bound whole blocks at once (strongest far from the anchor, where the
+        # Schur-complement search prunes late): a block whose bound reaches the threshold holds no
+        # support below it
+        cut_bounds = (eng.block_lower_bounds(anchor, range(first_i, last + 1))
+                      if eng.settings.block_cut_bounds else {})
         for done, i in enumerate(range(last, first_i - 1, -1)):
             clock.reached = f"{done} of {n_blocks} blocks of the exact search done"
             progress.update(done)
             clock.check()
             t0 = time.perf_counter()
+            threshold = reference() - problem.tau_mip / 2.0
+            if cut_bounds.get(i, -math.inf) >= threshold:
+                stats.log.append({log_key: i, "exact": True, "seconds": time.perf_counter() - t0, "nodes": 0,
+                                  "leaves": 0, "by_cuts": True})
+                clock.say(f"[engine] {label} block i={i}: bounded by the cut pool")
+                bound = min(bound, threshold)
+                continue
             res = block_supports_below(problem.source, full, problem.offset, i,
                                        lambda: reference() - problem.tau_mip / 2.0,
                                        eng.candidates.evaluate, mu=mu, settings=eng.settings.block_search,

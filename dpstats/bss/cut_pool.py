@@ -82,11 +82,32 @@ class CutPool:
         for start in range(0, len(self.const), chunk):
             coef = np.asarray(self.coef[start:start + chunk], dtype=np.float64)
             const = np.asarray(self.const[start:start + chunk], dtype=np.float64)
-            if top < coef.shape[1]:
-                coef = np.partition(coef, top - 1, axis=1)[:, :top]
-            sums = np.cumsum(np.sort(coef, axis=1), axis=1)  # sums[:, k - 1]: the k smallest slopes
+            sums = _smallest_sums(coef, min(top, coef.shape[1]))  # sums[:, k]: the k smallest slopes
             for k in sizes:
-                best[k] = max(best[k], float(np.max(const + sums[:, min(k, sums.shape[1]) - 1])))
+                best[k] = max(best[k], float(np.max(const + sums[:, min(k, sums.shape[1] - 1)])))
+        return best
+
+    def block_lower_bounds(self, anchor, blocks, chunk=256) -> dict:
+        """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in
+        ``blocks``: such a support keeps s - i of the anchor's columns and takes i others, so a cut's
+        minimum over the block is const plus the s - i smallest slopes inside the anchor and the i
+        smallest outside; the best cut's is kept (-inf on an empty pool).  Floating point as computed
+        (the caller widens it)."""
+        blocks = sorted({int(i) for i in blocks})
+        best = {i: -np.inf for i in blocks}
+        if not blocks or not self.const:
+            return best
+        anchor = np.asarray(sorted(anchor), dtype=np.int64)
+        s, top = anchor.size, blocks[-1]
+        inside = np.zeros(len(self.coef[0]), dtype=bool)
+        inside[anchor] = True
+        for start in range(0, len(self.const), chunk):
+            coef = np.asarray(self.coef[start:start + chunk], dtype=np.float64)
+            const = np.asarray(self.const[start:start + chunk], dtype=np.float64)
+            kept = _smallest_sums(coef[:, inside], s)  # kept[:, k]: the k smallest slopes inside, k = 0..s
+            taken = _smallest_sums(coef[:, ~inside], top)  # taken[:, k]: the k smallest outside
+            for i in blocks:
+                best[i] = max(best[i], float(np.max(const + kept[:, s - i] + taken[:, i])))
         return best
 
     def add_deferred(self):
@@ -115,3 +136,11 @@ class CutPool:
         for support, k in self._at.items():
             full = self.problem.full(np.array(support))
             self.const[k], self.coef[k] = self.terms(support, full, source.cross(full))
+
+
+def _smallest_sums(coef, k):
+    """(rows, k + 1): column j the sum of each row's j smallest entries (j = 0..k, k <= the row length)."""
+    if k < coef.shape[1]:
+        coef = np.partition(coef, k - 1, axis=1)[:, :k] if k > 0 else coef[:, :0]
+    sums = np.cumsum(np.sort(coef, axis=1), axis=1)
+    return np.hstack([np.zeros((coef.shape[0], 1)), sums])

@@ -122,6 +122,10 @@ class EngineSettings:
         The Schur-complement block search (sources with ``block_search``), and its budgets
         and switches (:class:`~dpstats.bss.blocks.BlockSearchSettings`: among them the node
         budget per block before the MILP takes over; None: the block search's defaults).
+    block_cut_bounds
+        Before each block of the block search, the cut pool's bound over the block
+        (:meth:`OuterApproximationEngine.block_lower_bounds`): a block whose bound reaches the
+        threshold is certified without a search.
     dual_bounds
         One certified dual per block (sources with ``dual_blocks``).
     dual_search, dual_search_solves
@@ -150,6 +154,7 @@ class EngineSettings:
 
     exact_blocks: bool = True
     block_search: BlockSearchSettings | None = None
+    block_cut_bounds: bool = True
     dual_bounds: bool = True
     dual_search: bool = True
     dual_search_solves: int = 4000
@@ -476,14 +481,27 @@ class OuterApproximationEngine:
         ``sizes``: what the pool's cuts say about other sizes of the same objective (the
         model-size stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`),
         with the data's curvature where the source offers it (:meth:`CutPool.use_curvature`).
-        Each bound (:meth:`CutPool.lower_bounds`) is lowered by tau_eval, as a certified value
-        may lie that far below its support's R, and by 1e-9 of the pool's magnitudes against
-        rounding."""
+        Each bound (:meth:`CutPool.lower_bounds`) is widened by :meth:`_widened`."""
         with self._blas():
             self.pool.use_curvature()
+        return self._widened(self.pool.lower_bounds(sizes))
+
+    def block_lower_bounds(self, anchor, blocks) -> dict:
+        """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in
+        ``blocks`` (:meth:`CutPool.block_lower_bounds`), from the pool with a cut at the anchor and the
+        data's curvature where the source offers it, widened as :meth:`lower_bounds`; the block
+        search skips a block whose bound reaches its threshold (:class:`~dpstats.bss.
+        certificate_routes.BlockSearchRoute`)."""
+        with self._blas():
+            self.pool.add(anchor)
+            self.pool.use_curvature()
+        return self._widened(self.pool.block_lower_bounds(anchor, blocks))
+
+    def _widened(self, bounds) -> dict:
+        """Cut bounds lowered by tau_eval (a certified value may lie that far below its support's R)
+        and by 1e-9 of the pool's magnitudes against rounding."""
         magnitude = max((abs(c) for c in self.pool.const), default=0.0)
-        return {k: bound - self.tau_eval - 1e-9 * (1.0 + abs(bound) + magnitude)
-                for k, bound in self.pool.lower_bounds(sizes).items()}
+        return {k: bound - self.tau_eval - 1e-9 * (1.0 + abs(bound) + magnitude) for k, bound in bounds.items()}
 
     def mistakes(self, anchor=None, cap_width=math.inf) -> list:
         """Certified S^(i) = argmin {R(S): |S minus S^(0)| = i}, i = 1..min(s, p - s).
