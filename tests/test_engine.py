@@ -210,7 +210,7 @@ def test_block_lower_bounds_hold_and_the_list_is_unchanged(case):
     stats, _, _ = instance(seed, p=p, s=s, rho=rho, snr=10.0, intercept=icpt)
     sups, vals, order = brute(stats, s, lam, r)
     R = 5
-    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6)
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6, block_cut_bounds_after_nodes=0)
     top = eng.top(R)
     assert np.allclose(top.values, vals[order[:R]], atol=1e-6)
     anchor = tuple(int(j) for j in sups[order[0]])

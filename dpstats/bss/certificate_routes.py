@@ -112,16 +112,18 @@ class BlockSearchRoute:
         pruned_prefixes, prefix_budgets = {}, {}
         # the pool's cuts bound whole blocks at once (strongest far from the anchor, where the
         # Schur-complement search prunes late): a block whose bound reaches the threshold holds no
-        # support below it
-        cut_bounds = (eng.block_lower_bounds(anchor, range(first_i, last + 1))
-                      if eng.settings.block_cut_bounds else {})
+        # support below it.  Asked once the search has spent some nodes (EngineSettings).
+        cut_bounds, nodes = None, 0
         for done, i in enumerate(range(last, first_i - 1, -1)):
             clock.reached = f"{done} of {n_blocks} blocks of the exact search done"
             progress.update(done)
             clock.check()
             t0 = time.perf_counter()
+            if (cut_bounds is None and eng.settings.block_cut_bounds
+                    and nodes >= eng.settings.block_cut_bounds_after_nodes):
+                cut_bounds = eng.block_lower_bounds(anchor, range(first_i, i + 1))
             threshold = reference() - problem.tau_mip / 2.0
-            if cut_bounds.get(i, -math.inf) >= threshold:
+            if (cut_bounds or {}).get(i, -math.inf) >= threshold:
                 stats.log.append({log_key: i, "exact": True, "seconds": time.perf_counter() - t0, "nodes": 0,
                                   "leaves": 0, "by_cuts": True})
                 clock.say(f"[engine] {label} block i={i}: bounded by the cut pool")
@@ -139,6 +141,7 @@ class BlockSearchRoute:
                          if res is not None else "too large, MILP") + f" in {time.perf_counter() - t0:.2f}s")
             if res is None:
                 return None
+            nodes += res.nodes
             bound = min(bound, res.threshold)
         progress.update(last - first_i + 1)
         return bound

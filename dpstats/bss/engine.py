@@ -45,6 +45,17 @@ benchmarks/README.md):
   in a fraction of a second what the MILP alone takes minutes for or does not finish
   (benchmarks/README.md): the MILP's LP bound is what small ridges make weak; the block
   bound does not depend on it.
+* **Whole blocks bounded by the cut pool (squared loss).**  Before the block search takes
+  block i of an anchor S_1 (the supports with i mistakes), the pool's cuts bound the whole
+  block: a support there keeps s - i columns of S_1 and takes i others, so each cut's minimum
+  over the block is its constant plus its s - i smallest slopes on S_1 and its i smallest
+  elsewhere (:meth:`OuterApproximationEngine.block_lower_bounds`, with the data's curvature in
+  the slopes).  A block whose bound reaches the threshold is not searched.  The bound grows with
+  i (dropping many terms with large coefficients costs at least d_j b_j^2 each), which is where
+  the Schur-complement search prunes late; it is weak where the curvature d is small against
+  the Gram matrix's diagonal (correlated columns, p near n).  The model-size stage of
+  ``s="auto"`` asks the same pool for bounds on the sizes it did not certify
+  (:meth:`OuterApproximationEngine.lower_bounds`).
 * **Dual branch and bound (hinge loss).**  Outside the 1-swap ball of S_1 the top-R query
   bounds the supports by weak duality, branching on the columns that keep a block's bound
   low (:meth:`dpstats.bss.hinge_source.HingeSource.search_blocks`): supports it meets below
@@ -122,10 +133,12 @@ class EngineSettings:
         The Schur-complement block search (sources with ``block_search``), and its budgets
         and switches (:class:`~dpstats.bss.blocks.BlockSearchSettings`: among them the node
         budget per block before the MILP takes over; None: the block search's defaults).
-    block_cut_bounds
+    block_cut_bounds, block_cut_bounds_after_nodes
         Before each block of the block search, the cut pool's bound over the block
         (:meth:`OuterApproximationEngine.block_lower_bounds`): a block whose bound reaches the
-        threshold is certified without a search.
+        threshold is certified without a search.  Asked once a query's search has spent this
+        many nodes: the bounds need the data's curvature (one smallest eigenvalue, 0.3 s at
+        p = 1000), which searches that prune at once do not repay.
     dual_bounds
         One certified dual per block (sources with ``dual_blocks``).
     dual_search, dual_search_solves
@@ -155,6 +168,7 @@ class EngineSettings:
     exact_blocks: bool = True
     block_search: BlockSearchSettings | None = None
     block_cut_bounds: bool = True
+    block_cut_bounds_after_nodes: int = 100
     dual_bounds: bool = True
     dual_search: bool = True
     dual_search_solves: int = 4000
