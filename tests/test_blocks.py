@@ -385,11 +385,13 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, mon
             assert res.dropped_sets == comb(s, i)  # every removed set D visited or skipped exactly once
 
 
-def test_removal_prefix_tree_skips_removed_sets():
+def test_removal_prefix_tree_skips_removed_sets(monkeypatch):
     """With a strong signal, dropping one true column already costs more than any B recovers."""
     from math import comb
 
     from dpstats.bss import blocks
+
+    declare(monkeypatch, full_model_bound=False)  # it would decide these blocks before any prefix test
 
     stats, _, _ = instance(8, n=200, p=16, s=7, rho=0.2, snr=30.0, intercept=True)
     lam, r = 5.0, 100.0
@@ -428,7 +430,8 @@ def test_prefixes_pruned_in_larger_blocks_keep_smaller_blocks_exact(case, descen
     every support below the threshold, and going down the shared prefixes save nodes."""
     from dpstats.bss import blocks
 
-    declare(monkeypatch, prefix_test_from=1)  # test many prefixes
+    # test many prefixes; the full model's bound would decide these strong blocks before any prefix test
+    declare(monkeypatch, prefix_test_from=1, full_model_bound=False)
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, _, _ = instance(seed, n=200, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
@@ -495,7 +498,8 @@ def test_prefix_budgets_change_the_work_not_the_lists(case, budgets, monkeypatch
     from dpstats.bss import blocks
 
     low, high = budgets
-    declare(monkeypatch, prefix_test_from=1, prefix_test_min_nodes=low, prefix_test_nodes=high)  # test many prefixes
+    # test many prefixes (the full model's bound, which would decide most of them first, off)
+    declare(monkeypatch, prefix_test_from=1, prefix_test_min_nodes=low, prefix_test_nodes=high, full_model_bound=False)
     outcomes = []
     test_prefix = blocks.BlockSearch.try_prefix
 
@@ -666,6 +670,59 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
                 smallest = min(smallest, float(np.linalg.eigvalsh(Sch)[0]))
         assert floor <= smallest + 1e-9 * smallest
         assert floor >= 0.999 * smallest or floor == lam2  # the whole anchor attains it (up to the margin)
+
+
+FULL_MODEL_CASES = CASES + PREFIX_CASES + [
+    (9, 12, 5, 0.5, 10.0, 1e-3, 50.0, True),    # a ridge near 0, the ball loose
+    (10, 12, 5, 0.9, 5.0, 1e-2, 0.6, False),    # strong correlation, the ball binding
+]
+
+
+@pytest.mark.parametrize("case", FULL_MODEL_CASES)
+def test_full_model_bound_holds_under_every_removal_prefix(case):
+    """FullModelBound.prefix(D', i) <= R of every support of block i whose removed set starts
+    with D' (brute force over every support), for ball multipliers mu = 0 and mu > 0; and it is
+    informative: on some case it exceeds the anchor's value (a whole block decided at once)."""
+    from itertools import combinations
+
+    from dpstats.bss import blocks
+
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    position = {j: k for k, j in enumerate(anchor)}
+    removed = [tuple(sorted(position[j] for j in anchor if j not in set(sup))) for sup in sups.tolist()]
+    decided = 0
+    for mu in (0.0, 1.5):
+        for i in range(1, min(s, p - s) + 1):
+            search = blocks.BlockSearch(GramSource(stats, lam, r), full, offset, i, mu, BlockSearchSettings())
+            bound = search.full_bound()
+            assert bound is not None
+            members = [k for k, D in enumerate(removed) if len(D) == i]
+            for length in range(0, i + 1):
+                for prefix in combinations(range(s), length):
+                    under = [k for k in members if removed[k][:length] == prefix]
+                    value = bound.prefix(prefix, i)
+                    if not under:
+                        continue
+                    smallest = float(vals[under].min())
+                    assert value <= smallest + 1e-9 * (1.0 + abs(smallest)), (mu, i, prefix)
+                    decided += value > float(vals[count == 0].min())
+    if snr >= 5 and r >= 1:  # a strong signal and a loose ball: whole removals decided
+        assert decided > 0
+
+
+def test_full_model_bound_needs_more_rows_than_columns_and_the_gram_matrix(monkeypatch):
+    """None where the full model interpolates (n <= p), matrix-free, or switched off."""
+    from dpstats.bss import blocks
+
+    for n, p, free, on, expect in ((30, 40, False, True, False), (60, 10, True, True, False),
+                                   (60, 10, False, False, False), (60, 10, False, True, True)):
+        stats, X, y = instance(1, n=n, p=p, s=3)
+        src = MatrixFreeSource(X, y, 1.0, 1.1) if free else GramSource(stats, 1.0, 1.1)
+        search = blocks.BlockSearch(src, np.array([0, 1, 2]), 0, 2, 0.0, BlockSearchSettings(full_model_bound=on))
+        assert (search.full_bound() is not None) == expect
 
 
 @pytest.mark.parametrize("shift", [0.0, 3.0])

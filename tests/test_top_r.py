@@ -239,28 +239,38 @@ def test_engine_default_ridge_grows_when_rows_are_fewer_than_terms(method):
     assert fit.release()["call"]["ridge"] == pytest.approx(0.1 * math.sqrt(12 * 16))
 
 
-@pytest.mark.parametrize("prefix_from", [1, 4])
-def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, monkeypatch):
+@pytest.mark.parametrize("prefix_from, full", [(1, False), (4, False), (4, True)])
+def test_privacy_audit_top_r_through_the_block_search_at_s5(prefix_from, full, monkeypatch):
     """Exact-distribution audit on the engine path where the block search's removal-prefix
-    tree and its ridge bound with the spectral floor decide the certificate (s = 5): the
-    released distribution equals the exponential mechanism on R-hat computed by brute
-    force, and neighbouring data sets stay within the requested epsilon."""
+    tree and its ridge bound with the spectral floor decide the certificate (s = 5), and with
+    the full model's bound deciding removed sets first (``full``): the released distribution
+    equals the exponential mechanism on R-hat computed by brute force, and neighbouring data
+    sets stay within the requested epsilon."""
     from dpstats.bss import blocks
 
-    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS", blocks.BlockSearchSettings(prefix_test_from=prefix_from))
-    calls = []
-    leaves_at = blocks.BlockSearch.leaves_at
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_SETTINGS",
+                        blocks.BlockSearchSettings(prefix_test_from=prefix_from, full_model_bound=full))
+    calls, searches = [], []
+    leaves_at, full_bound = blocks.BlockSearch.leaves_at, blocks.BlockSearch.full_bound
 
     def counting(self, T_, threshold, first_only=False, budget=None):
         calls.append(first_only)
         return leaves_at(self, T_, threshold, first_only, budget)
 
+    def recorded(self):
+        searches.append(self)
+        return full_bound(self)
+
     monkeypatch.setattr(blocks.BlockSearch, "leaves_at", counting)
+    monkeypatch.setattr(blocks.BlockSearch, "full_bound", recorded)
     X, y = dataset(0, n=40, p=10, s=5)  # a design where a 3x floor (mutation) changes the list
     s, R, eps = 5, 8, 1.0
     nominal = T.mechanism_epsilon(eps, T.DEFAULT_TOLERANCE)
     base, delta = engine_distribution(X, y, s, nominal, R)
-    assert any(calls)  # prefixes were tested, not only whole removed sets
+    if full:  # the full model's bound decided removed sets
+        assert sum(search.full_pruned for search in searches) > 0
+    else:
+        assert any(calls)  # prefixes were tested, not only whole removed sets
     task = task_for(X, y, s, nominal, R)
     obj = RidgeBallObjective(task.stats, task.ridge, task.radius)
     allsup = enumerate_supports(10, s)

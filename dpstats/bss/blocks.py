@@ -467,6 +467,10 @@ class BlockSearchSettings:
     force_bound
         None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one
         (each bound alone must keep the search exact).
+    full_model_bound
+        Bound each removal prefix (the whole block first) by the model with every column
+        (:mod:`dpstats.bss.full_model_bound`) where the Gram matrix is at hand, there are more rows
+        than columns and at most ``floor_max_columns`` columns (one Cholesky factor per ridge).
     """
 
     max_nodes: int = 200_000
@@ -479,6 +483,7 @@ class BlockSearchSettings:
     prefix_test_nodes: int = 256
     prefix_test_min_nodes: int = 32
     force_bound: str | None = None
+    full_model_bound: bool = True
 
 
 #: The block search's settings where none are declared.
@@ -672,8 +677,10 @@ class BlockSearch(BlockReduction):
         mask[:self.offset] = False
         self.O = np.nonzero(mask)[0]
         self.nodes = self.leaves = self.pruned = self.sets = 0
+        self.full_pruned = 0  # removed sets decided by the full model's bound (:meth:`full_bound`)
         self.check_time = check_time
         self._floor = None
+        self._full = False  # the full model's bound: not asked yet (None: not available)
         self._eig_hints = {}  # the last node's lambda_min bound (:func:`block_gamma`)
         # prefix length -> the superset test's node budget (:meth:`try_prefix`), shared like
         # pruned_prefixes by the blocks of one anchor
@@ -714,6 +721,18 @@ class BlockSearch(BlockReduction):
         X_C' W X_C (W = I minus the ridge hat matrix of T, positive definite) over that many
         columns is singular, and the smallest eigenvalue of Sch is lam' itself."""
         return self.source.n < columns
+
+    def full_bound(self):
+        """The :class:`~dpstats.bss.full_model_bound.FullModelBound` of this anchor and lam', or None
+        (switched off, matrix-free, fewer rows than columns, or more than ``floor_max_columns``)."""
+        if self._full is False:
+            self._full = None
+            src = self.source
+            if self.settings.full_model_bound and src.G is not None and src.n_columns <= self.settings.floor_max_columns:
+                from .full_model_bound import full_model_bound
+
+                self._full = full_model_bound(src, self.anchor_full[self.offset:], self.lam, self.shift)
+        return self._full
 
     def schur_at(self, T, threshold):
         """(GOT, K, u_all, h) of the Schur complement at T for this threshold."""
@@ -784,6 +803,12 @@ class BlockSearch(BlockReduction):
         >= threshold, and S0 + B is never worse than S0, whose value is usually below the
         thresholds used (the anchor is the best or a locally best support).
 
+        Before that, every prefix (the empty one, the whole block, first) is tested by the
+        model with every column (:meth:`full_bound`, :mod:`dpstats.bss.full_model_bound`):
+        a few operations per prefix, which count the i - |D'| removals still to come, where
+        the superset test counts only D'.  It is not recorded in ``pruned_prefixes`` (a
+        smaller block completes the prefix with fewer removals).
+
         ``pruned_prefixes`` (shared by the blocks of one anchor, searched from the largest i
         down, at thresholds that never rise) maps a prefix D' to the largest block size i whose
         test pruned it.  That test showed R(T' + B) >= threshold for every |B| = i, so also
@@ -797,9 +822,18 @@ class BlockSearch(BlockReduction):
         if i > m:
             return
         known = self.pruned_prefixes
+        full = self.full_bound()
         stack = [()]
         while stack:
             prefix = stack.pop()
+            if full is not None and full.prefix(prefix, i) >= threshold():
+                # dropping these anchor columns (and the cheapest completion) costs the model with
+                # every column more than the threshold leaves: no support under the prefix is below it
+                below = comb(m - (prefix[-1] if prefix else -1) - 1, i - len(prefix))
+                self.sets += below
+                self.pruned += below
+                self.full_pruned += below
+                continue
             if len(prefix) == i:
                 self.sets += 1
                 if known.get(prefix, 0) >= i:
