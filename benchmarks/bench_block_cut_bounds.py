@@ -1,16 +1,21 @@
-"""What the cut pool's block bounds save the block search, through the public call (issue 46, item 2).
+"""What a bound of the block search saves, through the public call (issue 46, items 1 and 2).
 
-Before searching block i (the supports with i mistakes from the anchor), the engine asks its cut pool
-for a lower bound over the whole block (``OuterApproximationEngine.block_lower_bounds``, engine setting
-``block_cut_bounds``); a block whose bound reaches the search's threshold is not searched.  This script
-times ``dp_select("y ~ .", df, method="top_r", epsilon=1, s=s, bounds=(1, 1), radius=1.1, R=R,
-random_state=1)`` (bench_public.py's call, default ridge) on ``dpstats.simulate(n, p, s, rho, snr=5,
-random_state=1)`` with the setting on (the default) and off (``engine.DEFAULT_SETTINGS`` swapped in this
-process), alternating, ``--reps`` times each, and prints the median seconds, the ratio on / off, our own
-R = 100 / R = 1 ratio with the setting on, and whether the releases are equal (they must be: the setting
-changes speed only).  Run with ``OPENBLAS_NUM_THREADS=1``; the load is printed.
+``--setting block_cut_bounds`` (the default): before searching block i (the supports with i mistakes
+from the anchor), the engine asks its cut pool for a lower bound over the whole block
+(``OuterApproximationEngine.block_lower_bounds``, engine setting ``block_cut_bounds``); a block whose
+bound reaches the search's threshold is not searched.  ``--setting full_model_bound``: the block search
+bounds each removal prefix, the whole block first, by the model with every column
+(``dpstats.bss.full_model_bound``, block-search setting ``full_model_bound``).
 
-Run:  python benchmarks/bench_block_cut_bounds.py [--reps 3] [--designs 2000,500,15,0.1;...]
+This script times ``dp_select("y ~ .", df, method="top_r", epsilon=1, s=s, bounds=(1, 1), radius=1.1,
+R=R, random_state=1)`` (bench_public.py's call, default ridge) on ``dpstats.simulate(n, p, s, rho, snr=5,
+random_state=1)`` with the setting on (the default) and off (the module's default settings swapped in
+this process), alternating, ``--reps`` times each, and prints the median seconds, the ratio on / off, our
+own R = 100 / R = 1 ratio with the setting on, and whether the releases are equal (they must be: the
+settings change speed only).  Run with ``OPENBLAS_NUM_THREADS=1``; the load is printed.
+
+Run:  python benchmarks/bench_block_cut_bounds.py [--setting full_model_bound] [--reps 3]
+      [--designs 2000,500,15,0.1;...]
 """
 from __future__ import annotations
 
@@ -27,29 +32,35 @@ sys.path.insert(0, os.path.dirname(HERE))
 warnings.simplefilter("ignore")
 
 import dpstats  # noqa: E402
-from dpstats.bss import engine  # noqa: E402
+from dpstats.bss import blocks, engine  # noqa: E402
 
 DESIGNS = "1000,250,7,0.1;1000,250,10,0.1;2000,500,15,0.1;2000,500,20,0.1;2000,500,20,0.3;2000,1000,10,0.1;2000,1000,10,0.3"
 
 
-def timed_call(frame, s, R, on):
-    default = engine.DEFAULT_SETTINGS
-    engine.DEFAULT_SETTINGS = dataclasses.replace(default, block_cut_bounds=on)
+#: setting -> the module whose DEFAULT_* settings hold it, and that attribute's name
+SETTINGS = {"block_cut_bounds": (engine, "DEFAULT_SETTINGS"), "full_model_bound": (blocks, "DEFAULT_BLOCK_SETTINGS")}
+
+
+def timed_call(frame, s, R, setting, on):
+    module, name = SETTINGS[setting]
+    default = getattr(module, name)
+    setattr(module, name, dataclasses.replace(default, **{setting: on}))
     try:
         start = time.perf_counter()
         fit = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=1.0, s=s, bounds=(1.0, 1.0), radius=1.1,
                                 R=R, random_state=1)
         return time.perf_counter() - start, fit.release()
     finally:
-        engine.DEFAULT_SETTINGS = default
+        setattr(module, name, default)
 
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--setting", choices=sorted(SETTINGS), default="block_cut_bounds")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--designs", default=DESIGNS, help="n,p,s,rho separated by ';'")
     args = ap.parse_args()
-    print(f"load at start {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
+    print(f"setting {args.setting}; load at start {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
     for design in args.designs.split(";"):
         n, p, s, rho = design.split(",")
         n, p, s, rho = int(n), int(p), int(s), float(rho)
@@ -60,7 +71,7 @@ def main():
             releases = {}
             for _ in range(args.reps):
                 for on in (True, False):
-                    seconds, release = timed_call(frame, s, R, on)
+                    seconds, release = timed_call(frame, s, R, args.setting, on)
                     times[on].append(seconds)
                     releases[on] = release
             medians[R] = {on: statistics.median(v) for on, v in times.items()}

@@ -700,15 +700,22 @@ def test_full_model_bound_holds_under_every_removal_prefix(case):
             bound = search.full_bound()
             assert bound is not None
             members = [k for k, D in enumerate(removed) if len(D) == i]
+            rng = np.random.default_rng(i)
             for length in range(0, i + 1):
                 for prefix in combinations(range(s), length):
-                    under = [k for k in members if removed[k][:length] == prefix]
-                    value = bound.prefix(prefix, i)
-                    if not under:
-                        continue
-                    smallest = float(vals[under].min())
-                    assert value <= smallest + 1e-9 * (1.0 + abs(smallest)), (mu, i, prefix)
-                    decided += value > float(vals[count == 0].min())
+                    others = [k for k in range(s) if k not in prefix]
+                    # the tree's later columns in the given order, and a random part of the others
+                    for later in (range(prefix[-1] + 1 if prefix else 0, s),
+                                  sorted(rng.choice(others, size=rng.integers(0, len(others) + 1), replace=False))):
+                        later = set(int(k) for k in later)
+                        under = [k for k in members
+                                 if set(prefix) <= set(removed[k]) and set(removed[k]) - set(prefix) <= later]
+                        value = bound.prefix(prefix, sorted(later), i)
+                        if not under:
+                            continue
+                        smallest = float(vals[under].min())
+                        assert value <= smallest + 1e-9 * (1.0 + abs(smallest)), (mu, i, prefix, later)
+                        decided += value > float(vals[count == 0].min())
     if snr >= 5 and r >= 1:  # a strong signal and a loose ball: whole removals decided
         assert decided > 0
 

@@ -823,23 +823,31 @@ class BlockSearch(BlockReduction):
             return
         known = self.pruned_prefixes
         full = self.full_bound()
+        # The tree runs over the anchor's columns in this order: the largest full-model
+        # coefficients first when that bound is at hand (a prefix of strong columns has a large
+        # bound and is decided near the root), else as given.  Prefixes are keyed in ``known`` by
+        # the set of columns they remove, which is what a superset test decides.
+        order = np.argsort(-full.b2, kind="stable") if full is not None else np.arange(m)
         stack = [()]
         while stack:
             prefix = stack.pop()
-            if full is not None and full.prefix(prefix, i) >= threshold():
+            last = prefix[-1] if prefix else -1
+            removed = order[list(prefix)]
+            below = comb(m - last - 1, i - len(prefix))  # removed sets D extending this prefix
+            if full is not None and full.prefix(removed, order[last + 1:], i) >= threshold():
                 # dropping these anchor columns (and the cheapest completion) costs the model with
                 # every column more than the threshold leaves: no support under the prefix is below it
-                below = comb(m - (prefix[-1] if prefix else -1) - 1, i - len(prefix))
                 self.sets += below
                 self.pruned += below
                 self.full_pruned += below
                 continue
+            key = tuple(sorted(int(k) for k in removed))
             if len(prefix) == i:
                 self.sets += 1
-                if known.get(prefix, 0) >= i:
+                if known.get(key, 0) >= i:
                     self.pruned += 1
                     continue
-                T = np.concatenate([forced, np.delete(movable, prefix)])
+                T = np.concatenate([forced, np.delete(movable, removed)])
                 found = self.leaves_at(T, threshold())
                 if not found:
                     self.pruned += 1
@@ -847,15 +855,13 @@ class BlockSearch(BlockReduction):
                 self.leaves += len(found)
                 yield np.array(found, dtype=np.int64)
                 continue
-            last = prefix[-1] if prefix else -1
-            below = comb(m - last - 1, i - len(prefix))  # removed sets D extending this prefix
             if prefix and below >= self.settings.prefix_test_from:
-                pruned = known.get(prefix, 0) >= i
+                pruned = known.get(key, 0) >= i
                 if not pruned:
-                    T = np.concatenate([forced, np.delete(movable, prefix)])
+                    T = np.concatenate([forced, np.delete(movable, removed)])
                     pruned = self.try_prefix(T, threshold(), len(prefix))
                     if pruned:
-                        known[prefix] = i
+                        known[key] = i
                 if pruned:
                     self.sets += below
                     self.pruned += below

@@ -56,6 +56,12 @@ benchmarks/README.md):
   the Gram matrix's diagonal (correlated columns, p near n).  The model-size stage of
   ``s="auto"`` asks the same pool for bounds on the sizes it did not certify
   (:meth:`OuterApproximationEngine.lower_bounds`).
+* **Removals bounded by the model with every column (squared loss).**  Inside each block the
+  search first bounds every removal prefix, the whole block first, by the ridge fit on all
+  columns with the removed anchor columns set to zero (:mod:`dpstats.bss.full_model_bound`):
+  with more rows than columns, dropping many strong terms costs that fit more than any other
+  columns can win back, which decides the blocks far from the anchor at once, correlated
+  columns included (the curvature the cuts need is not).
 * **Dual branch and bound (hinge loss).**  Outside the 1-swap ball of S_1 the top-R query
   bounds the supports by weak duality, branching on the columns that keep a block's bound
   low (:meth:`dpstats.bss.hinge_source.HingeSource.search_blocks`): supports it meets below

@@ -59,21 +59,22 @@ class FullModelBound:
     widen: float
     lam_max: float
 
-    def prefix(self, prefix, i) -> float:
-        """A lower bound on R over the supports of block ``i`` whose removed set (positions among
-        the anchor's movable columns, increasing) starts with ``prefix``; inf when none has it."""
-        k = i - len(prefix)
-        later = self.b2[(prefix[-1] + 1 if prefix else 0):]
-        if k > later.size:
+    def prefix(self, removed, later, i) -> float:
+        """A lower bound on R over the supports of block ``i`` whose removed set holds the anchor
+        columns ``removed`` (positions among its movable columns) and i - |removed| of ``later``
+        (positions); inf when ``later`` has too few."""
+        removed = np.asarray(removed, dtype=np.int64)
+        k = i - removed.size
+        rest = self.b2[np.asarray(later, dtype=np.int64)]
+        if k > rest.size:
             return math.inf
-        gain = float(self.b2[list(prefix)].sum()) if prefix else 0.0
+        gain = float(self.b2[removed].sum())
         if k > 0:
-            gain += float(np.partition(later, k - 1)[:k].sum())
-        if k == 0:
-            sub = self.inv[np.ix_(prefix, prefix)]
-            top = float(np.linalg.eigvalsh(sub)[-1]) + self.widen + 64 * len(prefix) * _U * float(np.abs(sub).sum())
-            return self.base + gain / min(top, self.lam_max)
-        return self.base + gain / self.lam_max
+            gain += float(np.partition(rest, k - 1)[:k].sum())
+            return self.base + gain / self.lam_max
+        sub = self.inv[np.ix_(removed, removed)]
+        top = float(np.linalg.eigvalsh(sub)[-1]) + self.widen + 64 * removed.size * _U * float(np.abs(sub).sum())
+        return self.base + gain / min(top, self.lam_max)
 
 
 def factor(G, c, yy, lam):
