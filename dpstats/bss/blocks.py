@@ -823,11 +823,11 @@ class BlockSearch(BlockReduction):
             return
         known = self.pruned_prefixes
         full = self.full_bound()
-        # The tree runs over the anchor's columns in this order: the largest full-model
-        # coefficients first when that bound is at hand (a prefix of strong columns has a large
+        # The tree runs over the anchor's columns in this order: the costliest to drop from the
+        # full model first when that bound is at hand (a prefix of strong columns has a large
         # bound and is decided near the root), else as given.  Prefixes are keyed in ``known`` by
         # the set of columns they remove, which is what a superset test decides.
-        order = np.argsort(-full.b2, kind="stable") if full is not None else np.arange(m)
+        order = np.argsort(-full.cost, kind="stable") if full is not None else np.arange(m)
         stack = [()]
         while stack:
             prefix = stack.pop()

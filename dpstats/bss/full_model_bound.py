@@ -11,15 +11,17 @@ duality, the blocks module's fact 1).  So
 
 K = G + lam' I over F, b* = K^-1 c the ridge solution on every column and f* = y'y - c'b* its
 value: the ridge objective is the quadratic f* + (b - b*)' K (b - b*), and its minimum with
-b_D = 0 exceeds f* by that Schur form.  Every (K^-1)_DD is a principal submatrix of (K^-1)_AA,
-A the anchor's movable columns, so its largest eigenvalue is at most Lambda = lambda_max of
-(K^-1)_AA (Cauchy interlacing) and the form is at least |b*_D|^2 / Lambda.  A removal prefix D'
-of the block's search, whose completions add i - |D'| of the anchor's later columns L, is then
-bounded over all its supports by
+b_D = 0 exceeds f* by that Schur form.  For any positive scales s_j, with C = S^-1 (K^-1)_AA S^-1
+(A the anchor's movable columns, S = diag(s)), the form is (S^-1 b*)_D' (C_DD)^-1 (S^-1 b*)_D, at
+least sum_{j in D} t_j / lambda_max(C_DD) with t_j = b*_j^2 / s_j^2; with s_j^2 = (K^-1)_jj, t_j is
+the exact cost of dropping column j alone and C has a unit diagonal.  Every C_DD is a principal
+submatrix of C, so lambda_max(C_DD) <= Lambda = lambda_max(C) (Cauchy interlacing).  A removal
+prefix D' of the block's search, whose completions add i - |D'| of the columns L, is then bounded
+over all its supports by
 
-    f* - mu r^2 + (|b*_D'|^2 + the i - |D'| smallest b*_j^2 over L) / Lambda,
+    f* - mu r^2 + (sum of t_j over D' + the i - |D'| smallest t_j over L) / Lambda,
 
-and a whole removed set D by f* - mu r^2 + |b*_D|^2 / lambda_max((K^-1)_DD).  One Cholesky
+and a whole removed set D by f* - mu r^2 + sum_D t_j / lambda_max(C_DD).  One Cholesky
 factor of K per ridge serves every anchor, block and prefix.
 
 Why it helps.  The block search bounds what the outside columns can add to T = S0 \\ D by Schur
@@ -31,8 +33,10 @@ list's costliest (benchmarks/README.md, "bench_block_cut_bounds.py").
 
 Rounding.  b^ is a Cholesky solve with residual rho = c - K b^; since lambda_min(K) >= lam',
 f* >= f(b^) - |rho|^2 / lam' and |b*_j - b^_j| <= |rho| / lam'.  The columns of (K^-1)_AA come
-from solves with residuals too, and each enters Lambda by its residual / lam'.  The values are
-further lowered by a margin of 64 d u times their terms' magnitudes (d the number of columns).
+from solves with residuals too: the computed block is within w = (their norm) / lam' of the true
+one in spectral norm, so each eigenvalue of C_DD moves by at most w / min_D s_j^2 (the scales are
+the computed diagonal, any positive numbers serve).  The values are further lowered by a margin
+of 64 d u times their terms' magnitudes (d the number of columns).
 """
 from __future__ import annotations
 
@@ -48,15 +52,16 @@ _U = np.finfo(np.float64).eps
 class FullModelBound:
     """Lower bounds on R over removal prefixes of one anchor at one ridge and ball multiplier.
 
-    ``base`` = f* - mu r^2 (lowered by rounding margins); ``b2[k]`` a lower bound on b*_j^2 for the
-    anchor's k-th movable column; ``inv`` its block (K^-1)_AA; ``widen`` what each eigenvalue of
-    an inv block is raised by (its solves' residuals and rounding); ``lam_max`` Lambda so raised.
+    ``base`` = f* - mu r^2 (lowered by rounding margins); ``cost[k]`` a lower bound on t_j, the cost
+    of dropping the anchor's k-th movable column alone from the full model; ``corr`` the scaled block
+    C of (K^-1)_AA; ``widen[k]`` what an eigenvalue of a block of C holding column k may move by
+    (rounding of the solves); ``lam_max`` Lambda so raised.
     """
 
     base: float
-    b2: np.ndarray
-    inv: np.ndarray
-    widen: float
+    cost: np.ndarray
+    corr: np.ndarray
+    widen: np.ndarray
     lam_max: float
 
     def prefix(self, removed, later, i) -> float:
@@ -65,15 +70,16 @@ class FullModelBound:
         (positions); inf when ``later`` has too few."""
         removed = np.asarray(removed, dtype=np.int64)
         k = i - removed.size
-        rest = self.b2[np.asarray(later, dtype=np.int64)]
+        rest = self.cost[np.asarray(later, dtype=np.int64)]
         if k > rest.size:
             return math.inf
-        gain = float(self.b2[removed].sum())
+        gain = float(self.cost[removed].sum())
         if k > 0:
             gain += float(np.partition(rest, k - 1)[:k].sum())
             return self.base + gain / self.lam_max
-        sub = self.inv[np.ix_(removed, removed)]
-        top = float(np.linalg.eigvalsh(sub)[-1]) + self.widen + 64 * removed.size * _U * float(np.abs(sub).sum())
+        sub = self.corr[np.ix_(removed, removed)]
+        top = (float(np.linalg.eigvalsh(sub)[-1]) + float(self.widen[removed].max())
+               + 64 * removed.size * _U * float(np.abs(sub).sum()))
         return self.base + gain / min(top, self.lam_max)
 
 
@@ -114,7 +120,12 @@ def full_model_bound(source, movable, lam, shift):
     cols = cho_solve(cho, E, check_finite=False)
     res = np.linalg.norm(G @ cols + lam * cols - E, axis=0)
     inv = 0.5 * (cols[movable] + cols[movable].T)
-    widen = float(np.sqrt(np.sum(res ** 2))) / lam + 64 * movable.size * _U * float(np.abs(inv).sum())
-    lam_max = float(np.linalg.eigvalsh(inv)[-1]) + widen
-    b2 = np.maximum(np.abs(b[movable]) - b_err, 0.0) ** 2
-    return FullModelBound(lower - shift, b2, inv, widen, lam_max)
+    scale2 = np.diag(inv).copy()  # (K^-1)_jj > 0: K is positive definite
+    if not np.all(scale2 > 0):
+        return None
+    scale = np.sqrt(scale2)
+    corr = inv / np.outer(scale, scale)
+    widen = float(np.sqrt(np.sum(res ** 2))) / lam / scale2 + 64 * movable.size * _U * float(np.abs(corr).sum())
+    lam_max = float(np.linalg.eigvalsh(corr)[-1]) + float(widen.max())
+    cost = np.maximum(np.abs(b[movable]) - b_err, 0.0) ** 2 / scale2
+    return FullModelBound(lower - shift, cost, corr, widen, lam_max)
