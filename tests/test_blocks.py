@@ -732,6 +732,17 @@ def test_full_model_bound_needs_more_rows_than_columns_and_the_gram_matrix(monke
         assert (search.full_bound() is not None) == expect
 
 
+def test_full_model_bound_steps_aside_where_the_factorisation_fails():
+    """Collinear columns at a ridge near 0: the Cholesky factor fails in floating point, and the
+    bound is not used (None) instead of raising inside the charged call."""
+    from dpstats.bss import blocks
+
+    _, X, y = instance(3, n=60, p=6, s=3)
+    stats = SufficientStats.from_arrays(np.hstack([X, X[:, :2]]), y, False)
+    search = blocks.BlockSearch(GramSource(stats, 1e-30, 1.1), np.array([0, 1, 2]), 0, 2, 0.0, BlockSearchSettings())
+    assert search.full_bound() is None
+
+
 @pytest.mark.parametrize("shift", [0.0, 3.0])
 def test_column_coherence_of_a_centred_matrix_free_source(shift):
     """centre=True (the profiled intercept): coherence of the centred columns, row by row.

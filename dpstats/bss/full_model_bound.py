@@ -112,9 +112,16 @@ def full_model_bound(source, movable, lam, shift):
 
     cache = source._full_model_cache
     if cache is None or cache[0] != lam:
-        cache = (lam, *factor(G, source.c, source.yy, lam))
+        try:
+            cache = (lam, *factor(G, source.c, source.yy, lam))
+        except np.linalg.LinAlgError:
+            # K is positive definite in exact arithmetic; a factorisation that fails in floating
+            # point (collinear columns at a tiny ridge) only means this bound is not used
+            cache = (lam, None, None, None, None)
         source._full_model_cache = cache
     _, cho, b, lower, b_err = cache
+    if cho is None or not (math.isfinite(lower) and math.isfinite(b_err)):
+        return None
     E = np.zeros((d, movable.size))
     E[movable, np.arange(movable.size)] = 1.0
     cols = cho_solve(cho, E, check_finite=False)
