@@ -1036,11 +1036,11 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
-    thresholds = []
+    smallest = [np.inf]  # the smallest threshold read (the incumbent only falls)
 
     def threshold():
-        thresholds.append(inc_val - slack)
-        return thresholds[-1]
+        smallest[0] = min(smallest[0], inc_val - slack)
+        return inc_val - slack
 
     try:
         for sups in search.leaves_per_set(threshold):
@@ -1051,7 +1051,7 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
             lower = min(lower, float(vals.min()))
     except _TooLarge:
         return None
-    lower = min([lower, inc_val] + thresholds)
+    lower = min(lower, inc_val, smallest[0])
     return BlockResult(inc_sup, inc_val, lower, search.nodes, search.leaves, search.sets, search.pruned)
 
 
@@ -1080,7 +1080,7 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     def thr():
         # never above an earlier threshold of this block (the prefixes pruned so far are pruned
         # at any lower one); a support left out at a threshold has R >= the smallest one read
-        used.append(min(used[-1], float(current())))
+        used[-1] = min(used[-1], float(current()))
         return used[-1]
 
     sups_all, vals_all = [], []
