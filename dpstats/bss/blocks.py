@@ -68,6 +68,10 @@ leave two neighbours that carry most of the gain, and then every third column st
 candidate), the search runs with gamma_0 and forms a column of M only when a branch picks
 that column (one X'x_j product), so no |C| x |C| matrix is formed.
 
+Before any of this, a removed set D (and a prefix of it, the whole block first) may be decided
+without T's Schur complement at all, by the fit on every column with D's coefficients set to
+zero (:mod:`dpstats.bss.full_model_bound`, :meth:`BlockSearch.leaves_per_set`).
+
 Branches below h_D are pruned.  Every leaf B left has Delta(B) > h_D and is evaluated
 exactly with the true objective.  Two queries use the search:
 
