@@ -343,23 +343,28 @@ PREFIX_CASES = [
 
 # The s = 7 case (the slowest) runs with the default prefix settings by default; its three other
 # settings are exhaustive checks of the same tree (about 7 s): pytest -m slow.
-REMOVAL_PREFIX_PARAMS = [pytest.param(case, test_from, test_nodes,
+REMOVAL_PREFIX_PARAMS = [pytest.param(case, test_from, test_nodes, lazy,
                                       marks=(pytest.mark.slow,) if case[2] == 7 and (test_from, test_nodes) != (4, 256) else ())
-                         for test_from, test_nodes in [(1, 10**6), (4, 256), (1, 0), (10**9, 256)] for case in PREFIX_CASES]
+                         for test_from, test_nodes, lazy in [(1, 10**6, False), (4, 256, False), (1, 0, False),
+                                                             (10**9, 256, False), (1, 10**6, True)]
+                         for case in PREFIX_CASES]
 
 
-@pytest.mark.parametrize("case, test_from, test_nodes", REMOVAL_PREFIX_PARAMS)
-def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, monkeypatch):
+@pytest.mark.parametrize("case, test_from, test_nodes, lazy", REMOVAL_PREFIX_PARAMS)
+def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, lazy, monkeypatch):
     """Superset bound on removal prefixes: both block queries equal brute force.
 
     (1, 10^6): every prefix tested to the end; (4, 256): the defaults; (1, 0): every test
-    abandoned at once (children always expanded); (10^9, _): no prefix tested (flat loop).
+    abandoned at once (children always expanded); (10^9, _): no prefix tested (flat loop);
+    ``lazy``: every superset test on lazily formed Schur columns (prefix_test_max_columns=0), the
+    full model's bound off so that the tests decide.
     """
     from math import comb
 
     from dpstats.bss import blocks
 
-    declare(monkeypatch, prefix_test_from=test_from, prefix_test_nodes=test_nodes)
+    declare(monkeypatch, prefix_test_from=test_from, prefix_test_nodes=test_nodes,
+            **({"prefix_test_max_columns": 0, "full_model_bound": False} if lazy else {}))
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 80)
     rng = np.random.default_rng(seed)

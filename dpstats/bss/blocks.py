@@ -471,6 +471,12 @@ class BlockSearchSettings:
     force_bound
         None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one
         (each bound alone must keep the search exact).
+    prefix_test_max_columns
+        With the Gram matrix at hand, a superset test whose candidate set holds more columns
+        than this forms its Schur-complement columns lazily (as above ``max_columns``): the test
+        is abandoned after its node budget, so the |C| x |C| matrix and its eigenvalue bound
+        cost more than they save (at (n, p) = (2000, 1000) the failing tests were the whole far
+        search of a top-100 list).
     full_model_bound
         Bound each removal prefix (the whole block first) by the model with every column
         (:mod:`dpstats.bss.full_model_bound`) where the Gram matrix is at hand, there are more rows
@@ -488,6 +494,7 @@ class BlockSearchSettings:
     prefix_test_min_nodes: int = 32
     force_bound: str | None = None
     full_model_bound: bool = True
+    prefix_test_max_columns: int = 256
 
 
 #: The block search's settings where none are declared.
@@ -877,7 +884,12 @@ class BlockSearch(BlockReduction):
     def _branch_and_bound(self, T, GOT, K, u_all, C, h, first_only=False, budget=None):
         i, offset = self.i, self.offset
         last_node = None if budget is None else self.nodes + int(budget)
-        prep = (self.dense_matrix if C.size <= self.max_columns else self.lazy_matrix)(T, GOT, K, u_all, C, h)
+        limit = self.max_columns
+        if first_only and self.source.G is not None:
+            # a superset test stops after a few hundred nodes: forming M over a large C at once
+            # costs more than the nodes it would speed up (BlockSearchSettings.prefix_test_max_columns)
+            limit = min(limit, self.settings.prefix_test_max_columns)
+        prep = (self.dense_matrix if C.size <= limit else self.lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
         gamma, vs, cols, mcol, kappa, sq, rect = prep
