@@ -5,12 +5,14 @@ from the anchor), the engine asks its cut pool for a lower bound over the whole 
 (``OuterApproximationEngine.block_lower_bounds``, engine setting ``block_cut_bounds``); a block whose
 bound reaches the search's threshold is not searched.  ``--setting full_model_bound``: the block search
 bounds each removal prefix, the whole block first, by the model with every column
-(``dpstats.bss.full_model_bound``, block-search setting ``full_model_bound``).
+(``dpstats.bss.full_model_bound``, block-search setting ``full_model_bound``).  ``--setting
+prefix_test_max_columns``: superset tests over more than 256 candidate columns form their Schur
+columns lazily ("off": at once, up to ``max_columns`` as before).
 
 This script times ``dp_select("y ~ .", df, method="top_r", epsilon=1, s=s, bounds=(1, 1), radius=1.1,
 R=R, random_state=1)`` (bench_public.py's call, default ridge) on ``dpstats.simulate(n, p, s, rho, snr=5,
 random_state=1)`` with the setting on (the default) and off (the module's default settings swapped in
-this process), alternating, ``--reps`` times each, and prints the median seconds, the ratio on / off, our
+this process, the other settings at their defaults), alternating, ``--reps`` times each, and prints the median seconds, the ratio on / off, our
 own R = 100 / R = 1 ratio with the setting on, and whether the releases are equal (they must be: the
 settings change speed only).  Run with ``OPENBLAS_NUM_THREADS=1``; the load is printed.
 
@@ -37,14 +39,18 @@ from dpstats.bss import blocks, engine  # noqa: E402
 DESIGNS = "1000,250,7,0.1;1000,250,10,0.1;2000,500,15,0.1;2000,500,20,0.1;2000,500,20,0.3;2000,1000,10,0.1;2000,1000,10,0.3"
 
 
-#: setting -> the module whose DEFAULT_* settings hold it, and that attribute's name
-SETTINGS = {"block_cut_bounds": (engine, "DEFAULT_SETTINGS"), "full_model_bound": (blocks, "DEFAULT_BLOCK_SETTINGS")}
+#: setting -> (the module whose DEFAULT_* settings hold it, that attribute's name, the value "off")
+SETTINGS = {"block_cut_bounds": (engine, "DEFAULT_SETTINGS", False),
+            "full_model_bound": (blocks, "DEFAULT_BLOCK_SETTINGS", False),
+            # off: every superset test forms its matrix at once, as below max_columns before
+            "prefix_test_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns)}
 
 
 def timed_call(frame, s, R, setting, on):
-    module, name = SETTINGS[setting]
+    module, name, off = SETTINGS[setting]
     default = getattr(module, name)
-    setattr(module, name, dataclasses.replace(default, **{setting: on}))
+    if not on:
+        setattr(module, name, dataclasses.replace(default, **{setting: off}))
     try:
         start = time.perf_counter()
         fit = dpstats.dp_select("y ~ .", frame, method="top_r", epsilon=1.0, s=s, bounds=(1.0, 1.0), radius=1.1,
