@@ -7,7 +7,8 @@ bound reaches the search's threshold is not searched.  ``--setting full_model_bo
 bounds each removal prefix, the whole block first, by the model with every column
 (``dpstats.bss.full_model_bound``, block-search setting ``full_model_bound``).  ``--setting
 prefix_test_max_columns``: superset tests over more than 256 candidate columns form their Schur
-columns lazily ("off": at once, up to ``max_columns`` as before).
+columns lazily ("off": at once, up to ``max_columns`` as before); ``--setting gram_max_columns`` the same
+for the search of each removed set.
 
 This script times ``dp_select("y ~ .", df, method="top_r", epsilon=1, s=s, bounds=(1, 1), radius=1.1,
 R=R, random_state=1)`` (bench_public.py's call, default ridge) on ``dpstats.simulate(n, p, s, rho, snr=5,
@@ -43,7 +44,9 @@ DESIGNS = "1000,250,7,0.1;1000,250,10,0.1;2000,500,15,0.1;2000,500,20,0.1;2000,5
 SETTINGS = {"block_cut_bounds": (engine, "DEFAULT_SETTINGS", False),
             "full_model_bound": (blocks, "DEFAULT_BLOCK_SETTINGS", False),
             # off: every superset test forms its matrix at once, as below max_columns before
-            "prefix_test_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns)}
+            "prefix_test_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns),
+            # off: the search of each removed set forms its matrix at once up to max_columns, as before
+            "gram_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns)}
 
 
 def timed_call(frame, s, R, setting, on):

@@ -356,15 +356,15 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, laz
 
     (1, 10^6): every prefix tested to the end; (4, 256): the defaults; (1, 0): every test
     abandoned at once (children always expanded); (10^9, _): no prefix tested (flat loop);
-    ``lazy``: every superset test on lazily formed Schur columns (prefix_test_max_columns=0), the
-    full model's bound off so that the tests decide.
+    ``lazy``: every superset test and removed set's search on lazily formed Schur columns
+    (prefix_test_max_columns = gram_max_columns = 0), the full model's bound off so that they decide.
     """
     from math import comb
 
     from dpstats.bss import blocks
 
     declare(monkeypatch, prefix_test_from=test_from, prefix_test_nodes=test_nodes,
-            **({"prefix_test_max_columns": 0, "full_model_bound": False} if lazy else {}))
+            **({"prefix_test_max_columns": 0, "gram_max_columns": 0, "full_model_bound": False} if lazy else {}))
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 80)
     rng = np.random.default_rng(seed)
@@ -550,7 +550,7 @@ def test_either_branch_bound_keeps_blocks_exact(case, bound, monkeypatch):
         test_block_minimum_matches_brute_force(case, False)
         test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
     else:
-        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, monkeypatch)
+        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, False, monkeypatch)
     # thresholds high in the block: supports whose gain is barely above h_D must be listed
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, _, _ = instance(seed, n=80 if case in PREFIX_CASES else 60, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
@@ -856,7 +856,7 @@ def test_eigenvalue_hints_keep_blocks_exact(case, monkeypatch):
         test_block_minimum_matches_brute_force(case, False)
         test_block_supports_below_lists_every_support_under_the_threshold(case, False, monkeypatch)
     else:
-        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, monkeypatch)
+        test_removal_prefix_tree_keeps_blocks_exact(case, 1, 10**6, False, monkeypatch)
     assert False in calls or len(calls) < 2  # the hinted route ran wherever a node followed another
 
 

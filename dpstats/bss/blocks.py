@@ -66,7 +66,9 @@ by two screens valid for every B containing the column:
 When C is still larger than ``BlockSearchSettings.max_columns`` (at p = 10^4, removing two true columns can
 leave two neighbours that carry most of the gain, and then every third column stays a
 candidate), the search runs with gamma_0 and forms a column of M only when a branch picks
-that column (one X'x_j product), so no |C| x |C| matrix is formed.
+that column (one X'x_j product), so no |C| x |C| matrix is formed.  With the Gram matrix at
+hand the limit is far lower (``gram_max_columns``, ``prefix_test_max_columns``): a column is
+then one slice of G, and most searches end within a few nodes.
 
 Before any of this, a removed set D (and a prefix of it, the whole block first) may be decided
 without T's Schur complement at all, by the fit on every column with D's coefficients set to
@@ -449,7 +451,7 @@ class BlockSearchSettings:
         Nodes per block before the search gives up.
     max_columns
         Above this many candidate columns a node's Schur-complement matrix is formed lazily
-        (module docstring).
+        (module docstring); with the Gram matrix at hand the two limits below apply first.
     coherence_above
         Above this many columns left by the first screen, the coherence screen is used.
     check_every
@@ -471,12 +473,14 @@ class BlockSearchSettings:
     force_bound
         None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one
         (each bound alone must keep the search exact).
-    prefix_test_max_columns
-        With the Gram matrix at hand, a superset test whose candidate set holds more columns
-        than this forms its Schur-complement columns lazily (as above ``max_columns``): the test
-        is abandoned after its node budget, so the |C| x |C| matrix and its eigenvalue bound
-        cost more than they save (at (n, p) = (2000, 1000) the failing tests were the whole far
-        search of a top-100 list).
+    prefix_test_max_columns, gram_max_columns
+        With the Gram matrix at hand, a superset test (``prefix_test_max_columns``) or the
+        search of one removed set (``gram_max_columns``) over more candidate columns than this
+        forms its Schur-complement columns lazily, as above ``max_columns``: a test is abandoned
+        after its node budget and most searches end within a few nodes, so the |C| x |C| matrix
+        and its eigenvalue bound cost more than they save (at (n, p) = (2000, 1000) the failing
+        tests, then the searches of the removed sets, were most of a top-100 list's far search;
+        benchmarks/README.md, "bench_block_cut_bounds.py").
     full_model_bound
         Bound each removal prefix (the whole block first) by the model with every column
         (:mod:`dpstats.bss.full_model_bound`) where the Gram matrix is at hand, there are more rows
@@ -495,6 +499,7 @@ class BlockSearchSettings:
     force_bound: str | None = None
     full_model_bound: bool = True
     prefix_test_max_columns: int = 256
+    gram_max_columns: int = 256
 
 
 #: The block search's settings where none are declared.
@@ -885,10 +890,10 @@ class BlockSearch(BlockReduction):
         i, offset = self.i, self.offset
         last_node = None if budget is None else self.nodes + int(budget)
         limit = self.max_columns
-        if first_only and self.source.G is not None:
-            # a superset test stops after a few hundred nodes: forming M over a large C at once
-            # costs more than the nodes it would speed up (BlockSearchSettings.prefix_test_max_columns)
-            limit = min(limit, self.settings.prefix_test_max_columns)
+        if self.source.G is not None:
+            # most searches stop after a few nodes (a superset test after its budget): forming M over
+            # a large C at once costs more than the nodes it would speed up (BlockSearchSettings)
+            limit = min(limit, self.settings.prefix_test_max_columns if first_only else self.settings.gram_max_columns)
         prep = (self.dense_matrix if C.size <= limit else self.lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
