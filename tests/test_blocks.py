@@ -364,7 +364,8 @@ def test_removal_prefix_tree_keeps_blocks_exact(case, test_from, test_nodes, laz
     from dpstats.bss import blocks
 
     declare(monkeypatch, prefix_test_from=test_from, prefix_test_nodes=test_nodes,
-            **({"prefix_test_max_columns": 0, "gram_max_columns": 0, "full_model_bound": False} if lazy else {}))
+            **({"prefix_test_max_columns": 0, "gram_max_columns": 0, "gram_lazy_below_nodes": 10**9,
+                "full_model_bound": False} if lazy else {}))
     seed, p, s, rho, snr, lam, r, icpt = case
     stats, sups, vals, count, evaluate, full, anchor, offset, source = anchored_case(case, 80)
     rng = np.random.default_rng(seed)

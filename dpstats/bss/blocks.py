@@ -67,8 +67,9 @@ When C is still larger than ``BlockSearchSettings.max_columns`` (at p = 10^4, re
 leave two neighbours that carry most of the gain, and then every third column stays a
 candidate), the search runs with gamma_0 and forms a column of M only when a branch picks
 that column (one X'x_j product), so no |C| x |C| matrix is formed.  With the Gram matrix at
-hand the limit is far lower (``gram_max_columns``, ``prefix_test_max_columns``): a column is
-then one slice of G, and most searches end within a few nodes.
+hand the limit is far lower for superset tests and for the removed sets' searches of a block
+whose searches stay shallow (``prefix_test_max_columns``, ``gram_max_columns``): a column is then
+one slice of G, and such searches end within a few nodes.
 
 Before any of this, a removed set D (and a prefix of it, the whole block first) may be decided
 without T's Schur complement at all, by the fit on every column with D's coefficients set to
@@ -473,14 +474,16 @@ class BlockSearchSettings:
     force_bound
         None: the branch bounds are chosen per search; "ridge" / "eigen" / "ball" force one
         (each bound alone must keep the search exact).
-    prefix_test_max_columns, gram_max_columns
-        With the Gram matrix at hand, a superset test (``prefix_test_max_columns``) or the
-        search of one removed set (``gram_max_columns``) over more candidate columns than this
-        forms its Schur-complement columns lazily, as above ``max_columns``: a test is abandoned
-        after its node budget and most searches end within a few nodes, so the |C| x |C| matrix
-        and its eigenvalue bound cost more than they save (at (n, p) = (2000, 1000) the failing
-        tests, then the searches of the removed sets, were most of a top-100 list's far search;
-        benchmarks/README.md, "bench_block_cut_bounds.py").
+    prefix_test_max_columns, gram_max_columns, gram_lazy_below_nodes
+        With the Gram matrix at hand, a superset test (``prefix_test_max_columns``) over more
+        candidate columns than this forms its Schur-complement columns lazily, as above
+        ``max_columns``, and so does the search of one removed set (``gram_max_columns``) once
+        the block's earlier searches averaged fewer than ``gram_lazy_below_nodes`` nodes: a test
+        is abandoned after its node budget and shallow searches end within a few nodes, so the
+        |C| x |C| matrix and its eigenvalue bound cost more than they save (at (n, p) = (2000,
+        1000) the failing tests, then the removed sets' searches, were most of a top-100 list's
+        far search), while deep searches (strongly correlated columns) need that bound
+        (benchmarks/README.md, "bench_block_cut_bounds.py").
     full_model_bound
         Bound each removal prefix (the whole block first) by the model with every column
         (:mod:`dpstats.bss.full_model_bound`) where the Gram matrix is at hand, there are more rows
@@ -500,6 +503,7 @@ class BlockSearchSettings:
     full_model_bound: bool = True
     prefix_test_max_columns: int = 256
     gram_max_columns: int = 256
+    gram_lazy_below_nodes: int = 64
 
 
 #: The block search's settings where none are declared.
@@ -694,6 +698,7 @@ class BlockSearch(BlockReduction):
         self.O = np.nonzero(mask)[0]
         self.nodes = self.leaves = self.pruned = self.sets = 0
         self.full_pruned = 0  # removed sets decided by the full model's bound (:meth:`full_bound`)
+        self._searches = self._search_nodes = 0  # removed sets' searches so far and their nodes
         self.check_time = check_time
         self._floor = None
         self._full = False  # the full model's bound: not asked yet (None: not available)
@@ -891,9 +896,14 @@ class BlockSearch(BlockReduction):
         last_node = None if budget is None else self.nodes + int(budget)
         limit = self.max_columns
         if self.source.G is not None:
-            # most searches stop after a few nodes (a superset test after its budget): forming M over
-            # a large C at once costs more than the nodes it would speed up (BlockSearchSettings)
-            limit = min(limit, self.settings.prefix_test_max_columns if first_only else self.settings.gram_max_columns)
+            # A superset test stops after its budget, and where this block's searches so far ended
+            # within a few nodes each, forming M over a large C at once costs more than the nodes
+            # it would speed up; deep searches keep M's eigenvalue bound (BlockSearchSettings).
+            if first_only:
+                limit = min(limit, self.settings.prefix_test_max_columns)
+            elif self._searches and self._search_nodes < self.settings.gram_lazy_below_nodes * self._searches:
+                limit = min(limit, self.settings.gram_max_columns)
+        start_nodes = self.nodes
         prep = (self.dense_matrix if C.size <= limit else self.lazy_matrix)(T, GOT, K, u_all, C, h)
         if prep is None:
             return []
@@ -1019,6 +1029,9 @@ class BlockSearch(BlockReduction):
             branch([], 0, None, 0.0)
         except _Found:
             pass
+        if not first_only:
+            self._searches += 1
+            self._search_nodes += self.nodes - start_nodes
         return found
 
 
