@@ -443,3 +443,33 @@ def test_hinge_loss_releases_on_sparse_terms_with_ridge_zero(name):
     fit = dpstats.dp_select("y ~ . - 1", d, method=name, loss="hinge", epsilon=1.0, accountant=acc, random_state=0,
                             s=2, bounds=(1, 1), ridge=0, radius=20)
     _assert_released(fit, acc, 1.0)
+
+
+@pytest.mark.parametrize("method, s", [("top_r", 3), ("top_r", "auto"), ("mistakes", 4)])
+def test_block_search_bounds_release_on_degenerate_columns(method, s, monkeypatch):
+    """The certified engine's block search with the full model's bound and lazy Schur columns, on a
+    constant column, an exact duplicate, a huge column (clipped), NaN and inf (omitted rows): the call
+    releases, and the full model's bound was in use (a Cholesky factor of the degenerate Gram matrix)."""
+    from dpstats.bss import blocks
+
+    rng = np.random.default_rng(0)
+    n, p = 300, 12
+    df = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"x{j}" for j in range(p)])
+    df["x10"] = 0.5
+    df["x11"] = df["x0"]
+    df["x9"] = 1e12
+    df.loc[::7, "x3"] = np.nan
+    df.loc[5, "x4"] = np.inf
+    df["y"] = df["x0"] + 0.5 * rng.normal(size=n)
+    bounds_used = []
+    full_bound = blocks.BlockSearch.full_bound
+
+    def recorded(self):
+        bounds_used.append(full_bound(self))
+        return bounds_used[-1]
+
+    monkeypatch.setattr(blocks.BlockSearch, "full_bound", recorded)
+    fit = dpstats.dp_select("y ~ .", df, method=method, epsilon=2, s=s, bounds=(3.0, 5.0), max_enumerate=1,
+                            random_state=1)
+    assert len(fit.support) >= 1 and set(fit.support) <= set(df.columns)
+    assert any(b is not None for b in bounds_used)
