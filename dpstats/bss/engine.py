@@ -114,7 +114,7 @@ import numpy as np
 from ..deadline import Deadline
 from .._linalg import single_threaded_blas
 from ..errors import InvalidArgumentError, SolverError
-from .blocks import BlockSearchSettings
+from .blocks import DEFAULT_BLOCK_SETTINGS, BlockSearchSettings
 from .candidates import Candidates, TopQuery
 from .certificate_routes import BlockSearchRoute, DualRoute, MilpRoute
 from .checked_cbc import CheckedCbc
@@ -501,10 +501,24 @@ class OuterApproximationEngine:
         ``sizes``: what the pool's cuts say about other sizes of the same objective (the
         model-size stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`),
         with the data's curvature where the source offers it (:meth:`CutPool.use_curvature`).
-        Each bound (:meth:`CutPool.lower_bounds`) is widened by :meth:`_widened`."""
+        Each bound (:meth:`CutPool.lower_bounds`) is widened by :meth:`_widened`.  Once this size's
+        best support is certified, the smaller sizes also get the full model's bound from its
+        columns (:func:`~dpstats.bss.full_model_bound.size_lower_bounds`: a smaller support leaves
+        some of them out), widened the same way, where it is higher."""
         with self._blas():
             self.pool.use_curvature()
-        return self._widened(self.pool.lower_bounds(sizes))
+            bounds = self._widened(self.pool.lower_bounds(sizes))
+            block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
+            # the block search's own conditions for the full model (a Gram matrix, one Cholesky
+            # factor of at most floor_max_columns columns; the block-search setting switches both)
+            if (self._best is not None and self.capabilities.block_search and self.source.G is not None
+                    and block.full_model_bound and self.source.n_columns <= block.floor_max_columns):
+                from .full_model_bound import size_lower_bounds
+
+                movable = self.problem.full(np.array(self._best.support, dtype=np.int64))[self.offset:]
+                for k, bound in self._widened(size_lower_bounds(self.source, movable, sizes)).items():
+                    bounds[k] = max(bounds[k], bound)
+        return bounds
 
     def block_lower_bounds(self, anchor, blocks) -> dict:
         """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in

@@ -24,6 +24,15 @@ over all its supports by
 and a whole removed set D by f* - mu r^2 + sum_D t_j / lambda_max(C_DD).  One Cholesky
 factor of K per ridge serves every anchor, block and prefix.
 
+Other sizes (:func:`size_lower_bounds`).  The same argument bounds the best value of a smaller
+size k < |A| from any set A of candidate columns (the certified best support of a larger size,
+say): a support of k candidates holds at most k of A, so it lies inside F \\ D for a D of at least
+|A| - k columns of A, and R >= f* - mu r^2 + (the |A| - k smallest t_j over A) / Lambda, the
+prefix bound above with nothing removed yet and i = |A| - k.  The model-size stage uses it for the
+sizes it has not certified (:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`):
+where the larger size's columns are strong, leaving several of them out costs more than the
+cuts of one size can say.
+
 Why it helps.  The block search bounds what the outside columns can add to T = S0 \\ D by Schur
 complements at T, one removed set at a time; when dropping many anchor columns costs more than
 every other column together could win back, this bound says so for the whole block at once.
@@ -136,3 +145,17 @@ def full_model_bound(source, movable, lam, shift):
     lam_max = float(np.linalg.eigvalsh(corr)[-1]) + float(widen.max())
     cost = np.maximum(np.abs(b[movable]) - b_err, 0.0) ** 2 / scale2
     return FullModelBound(lower - shift, cost, corr, widen, lam_max)
+
+
+def size_lower_bounds(source, columns, sizes):
+    """{k: a lower bound on R over every support of k candidate columns (the forced ones added)} for
+    the k in ``sizes`` with k < |columns| (module docstring, "Other sizes"), from the candidate
+    ``columns`` (full indices) at the source's own ridge, the ball relaxed (mu = 0); {} where
+    :func:`full_model_bound` gives none."""
+    columns = np.asarray(columns, dtype=np.int64)
+    bound = full_model_bound(source, columns, float(source.ridge), 0.0)
+    if bound is None:
+        return {}
+    m = columns.size
+    nothing, every = np.zeros(0, dtype=np.int64), np.arange(m)
+    return {int(k): bound.prefix(nothing, every, m - int(k)) for k in sizes if 0 <= int(k) < m}
