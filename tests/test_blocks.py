@@ -753,6 +753,27 @@ def test_full_model_size_bounds_hold_for_every_smaller_size(case):
         assert informative
 
 
+def test_engine_lower_bounds_take_the_full_model_size_bounds():
+    """OuterApproximationEngine.lower_bounds: the cut pool's bounds, raised by the full model's bound from
+    the certified best support's columns once it is certified (and only then, and not with the block
+    search's full_model_bound switched off); every bound below the brute-force best of its size."""
+    from dpstats.bss.engine import EngineSettings
+
+    stats, _, _ = instance(7, n=80, p=10, s=4, rho=0.1, snr=10.0, intercept=True)
+    best = {k: float(brute(stats, k, 1e-3, 1.1)[1].min()) for k in range(1, 11)}
+    found = {}
+    for on in (True, False):
+        settings = EngineSettings(block_search=BlockSearchSettings(full_model_bound=on))
+        eng = OuterApproximationEngine.from_stats(stats, 4, 1e-3, 1.1, 1e-6, settings=settings)
+        eng.top(1)
+        found[on] = eng.lower_bounds(range(1, 11))
+        for k, bound in found[on].items():
+            assert bound <= best[k] - eng.tau_eval + 1e-12
+    assert all(found[True][k] >= found[False][k] for k in range(1, 11))
+    assert found[True][1] > found[False][1] and found[True][1] > best[4]
+    assert all(found[True][k] == found[False][k] for k in range(4, 11))  # sizes >= 4: the cuts alone
+
+
 def test_full_model_bound_needs_more_rows_than_columns_and_the_gram_matrix(monkeypatch):
     """None where the full model interpolates (n <= p), matrix-free, or switched off."""
     from dpstats.bss import blocks
