@@ -13,8 +13,9 @@ ISLR's College (``real_data_cases.CASES["college"]``, n = 777, codebook ranges),
 Each call has ``--time-limit`` seconds (dp_select's own ``time_limit``); a call that runs out says so.
 
 ``--public``: instead, simulated designs of ``bench_public.py`` (``dpstats.simulate(n, p, s, rho, snr,
-random_state=1)``, bounds (1, 1), radius 1.1 as there; epsilon ``--epsilon``, 1 as there), the fixed
-s = s_max = s call (R = 100) against ``s="auto"`` with that s_max, the released size and the sizes certified.
+random_state=1)``, bounds (1, 1), radius 1.1 as there; epsilon ``--epsilon``, 1 as there, or a comma-separated
+list), the fixed s = s_max = s call (R = 100) against ``s="auto"`` with that s_max, the released size and the
+sizes certified.
 
 Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900] [--public] [--no-per-size]
 """
@@ -50,7 +51,12 @@ PUBLIC_DESIGNS = [(1000, 250, 7, 0.1, 5.0), (1000, 250, 10, 0.1, 5.0), (1000, 25
                   (2000, 500, 15, 0.1, 5.0)]
 
 
-def public_designs(limit, epsilon):
+def public_designs(limit, epsilons):
+    for epsilon in epsilons:
+        public_designs_at(limit, epsilon)
+
+
+def public_designs_at(limit, epsilon):
     for n, p, s, rho, snr in PUBLIC_DESIGNS:
         frame = dpstats.simulate(n, p, s, rho=rho, snr=snr, random_state=1).data
         times = {}
@@ -66,7 +72,7 @@ def public_designs(limit, epsilon):
             except dpstats.DPStatsError as exc:
                 what = type(exc).__name__
             times[label] = time.perf_counter() - start
-            print(f"({n}, {p}, {s}) rho {rho:g} snr {snr:g} epsilon {epsilon:g} {label}: {times[label]:.1f} s ({what})",
+            print(f"({n}, {p}, {s}) rho {rho:g} snr {snr:g} epsilon {epsilon:g} {label}: {times[label]:.2f} s ({what})",
                   flush=True)
         print(f"({n}, {p}, {s}) rho {rho:g} snr {snr:g}: ratio auto / fixed {times['auto'] / times['fixed']:.2f}; "
               f"load {os.getloadavg()[0]:.2f}", flush=True)
@@ -79,10 +85,10 @@ def main():
     ap.add_argument("--time-limit", type=float, default=900.0)
     ap.add_argument("--public", action="store_true")
     ap.add_argument("--no-per-size", action="store_true", help="only the fixed call and s='auto'")
-    ap.add_argument("--epsilon", type=float, default=1.0, help="with --public (bench_public's is 1)")
+    ap.add_argument("--epsilon", default="1", help="with --public (bench_public's is 1); a comma-separated list")
     args = ap.parse_args()
     if args.public:
-        public_designs(args.time_limit, args.epsilon)
+        public_designs(args.time_limit, [float(e) for e in args.epsilon.split(',')])
         return
     case = CASES["college"]
     frame = case.frame()

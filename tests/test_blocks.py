@@ -726,54 +726,6 @@ def test_full_model_bound_holds_under_every_removal_prefix(case):
         assert decided > 0
 
 
-@pytest.mark.parametrize("case", FULL_MODEL_CASES[::2])
-def test_full_model_size_bounds_hold_for_every_smaller_size(case):
-    """size_lower_bounds(A, k) <= the best value over EVERY support of k candidates (brute force over
-    all sizes), for the best support of size s, a random column set and the best support of a smaller
-    size as A; and informative on the strong, loose-ball cases: some smaller size shown above the best
-    value of size s (what the model-size stage needs to skip certifying it)."""
-    from dpstats.bss.full_model_bound import size_lower_bounds
-
-    seed, p, s, rho, snr, lam, r, icpt = case
-    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
-    offset = 1 if icpt else 0
-    oracle = {k: brute(stats, k, lam, r) for k in range(1, p + 1)}
-    best = {k: float(v[1].min()) for k, v in oracle.items()}
-    rng = np.random.default_rng(seed)
-    sets = [oracle[s][0][int(np.argmin(oracle[s][1]))], np.sort(rng.choice(p, size=s + 1, replace=False)),
-            oracle[max(1, s - 2)][0][int(np.argmin(oracle[max(1, s - 2)][1]))]]
-    informative = False
-    for A in sets:
-        bounds = size_lower_bounds(GramSource(stats, lam, r), np.asarray(A) + offset, range(0, p + 1))
-        assert set(bounds) == set(range(0, len(A)))  # only sizes that must leave some of A out
-        for k in range(1, len(A)):
-            assert bounds[k] <= best[k] + 1e-9 * (1.0 + abs(best[k])), (list(A), k, bounds[k], best[k])
-        informative |= any(bounds[k] > best[s] for k in range(1, len(A)))
-    if snr >= 5 and r >= 1:
-        assert informative
-
-
-def test_engine_lower_bounds_take_the_full_model_size_bounds():
-    """OuterApproximationEngine.lower_bounds: the cut pool's bounds, raised by the full model's bound from
-    the certified best support's columns once it is certified (and only then, and not with the block
-    search's full_model_bound switched off); every bound below the brute-force best of its size."""
-    from dpstats.bss.engine import EngineSettings
-
-    stats, _, _ = instance(7, n=80, p=10, s=4, rho=0.1, snr=10.0, intercept=True)
-    best = {k: float(brute(stats, k, 1e-3, 1.1)[1].min()) for k in range(1, 11)}
-    found = {}
-    for on in (True, False):
-        settings = EngineSettings(block_search=BlockSearchSettings(full_model_bound=on))
-        eng = OuterApproximationEngine.from_stats(stats, 4, 1e-3, 1.1, 1e-6, settings=settings)
-        eng.top(1)
-        found[on] = eng.lower_bounds(range(1, 11))
-        for k, bound in found[on].items():
-            assert bound <= best[k] - eng.tau_eval + 1e-12
-    assert all(found[True][k] >= found[False][k] for k in range(1, 11))
-    assert found[True][1] > found[False][1] and found[True][1] > best[4]
-    assert all(found[True][k] == found[False][k] for k in range(4, 11))  # sizes >= 4: the cuts alone
-
-
 def test_full_model_bound_needs_more_rows_than_columns_and_the_gram_matrix(monkeypatch):
     """None where the full model interpolates (n <= p), matrix-free, or switched off."""
     from dpstats.bss import blocks

@@ -145,6 +145,10 @@ class EngineSettings:
         threshold is certified without a search.  Asked once a query's search has spent this
         many nodes: the bounds need the data's curvature (one smallest eigenvalue, 0.3 s at
         p = 1000), which searches that prune at once do not repay.
+    size_bounds
+        :meth:`OuterApproximationEngine.size_bounds` bounds the smaller sizes also from the
+        certified best support's columns (:mod:`dpstats.bss.size_bounds`), for the model-size
+        stage: every subset of them scored, the supports with outside columns bounded.
     dual_bounds
         One certified dual per block (sources with ``dual_blocks``).
     dual_search, dual_search_solves
@@ -175,6 +179,7 @@ class EngineSettings:
     block_search: BlockSearchSettings | None = None
     block_cut_bounds: bool = True
     block_cut_bounds_after_nodes: int = 100
+    size_bounds: bool = True
     dual_bounds: bool = True
     dual_search: bool = True
     dual_search_solves: int = 4000
@@ -498,27 +503,46 @@ class OuterApproximationEngine:
 
     def lower_bounds(self, sizes) -> dict:
         """{k: a lower bound on the certified best value over supports of k candidates} for k in
-        ``sizes``: what the pool's cuts say about other sizes of the same objective (the
-        model-size stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`),
-        with the data's curvature where the source offers it (:meth:`CutPool.use_curvature`).
-        Each bound (:meth:`CutPool.lower_bounds`) is widened by :meth:`_widened`.  Once this size's
-        best support is certified, the smaller sizes also get the full model's bound from its
-        columns (:func:`~dpstats.bss.full_model_bound.size_lower_bounds`: a smaller support leaves
-        some of them out), widened the same way, where it is higher."""
+        ``sizes``: the lower ends of :meth:`size_bounds`."""
+        return {k: low for k, (low, _) in self.size_bounds(sizes).items()}
+
+    def size_bounds(self, sizes) -> dict:
+        """{k: (lower, upper)} on the certified best value over supports of k candidates, for k in
+        ``sizes``: what this engine knows about other sizes of the same objective (the model-size
+        stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`).
+
+        Lower: what the pool's cuts say (:meth:`CutPool.lower_bounds`, with the data's curvature
+        where the source offers it, :meth:`CutPool.use_curvature`), and once this size's best support
+        is certified, for the smaller sizes, what its columns say (:mod:`dpstats.bss.size_bounds`:
+        every subset of them scored, the supports with outside columns bounded, setting
+        ``size_bounds``); each widened by :meth:`_widened`.  Upper: the best of those subsets' values
+        (inf elsewhere), raised by the evaluation error: a certified value lies at most its
+        tolerance above the size's best (the caller adds the tolerance)."""
         with self._blas():
             self.pool.use_curvature()
-            bounds = self._widened(self.pool.lower_bounds(sizes))
-            block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
-            # the block search's own conditions for the full model (a Gram matrix, one Cholesky
-            # factor of at most floor_max_columns columns; the block-search setting switches both)
-            if (self._best is not None and self.capabilities.block_search and self.source.G is not None
-                    and block.full_model_bound and self.source.n_columns <= block.floor_max_columns):
-                from .full_model_bound import size_lower_bounds
+            lower = self._widened(self.pool.lower_bounds(sizes))
+            upper = {k: math.inf for k in lower}
+            for k, (low, high) in self._anchored_size_bounds(sizes).items():
+                lower[k] = max(lower[k], self._widened({k: low})[k])
+                upper[k] = high + self.tau_eval + 1e-9 * (1.0 + abs(high))
+        return {k: (lower[k], upper[k]) for k in lower}
 
-                movable = self.problem.full(np.array(self._best.support, dtype=np.int64))[self.offset:]
-                for k, bound in self._widened(size_lower_bounds(self.source, movable, sizes)).items():
-                    bounds[k] = max(bounds[k], bound)
-        return bounds
+    def _anchored_size_bounds(self, sizes) -> dict:
+        """:func:`dpstats.bss.size_bounds.size_bounds` from the certified best support, where the
+        Gram matrix is at hand and the block search's floor and full model apply; {} otherwise."""
+        block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
+        src = self.source
+        if not (self.settings.size_bounds and self._best is not None and self.capabilities.block_search
+                and src.G is not None and src.n_columns <= block.floor_max_columns):
+            return {}
+        from .blocks import BlockSearch
+        from .full_model_bound import full_model_bound
+        from .size_bounds import size_bounds
+
+        anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
+        floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
+        full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
+        return size_bounds(src, anchor, self.offset, sizes, floor, full)
 
     def block_lower_bounds(self, anchor, blocks) -> dict:
         """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in

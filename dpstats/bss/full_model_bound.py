@@ -24,14 +24,11 @@ over all its supports by
 and a whole removed set D by f* - mu r^2 + sum_D t_j / lambda_max(C_DD).  One Cholesky
 factor of K per ridge serves every anchor, block and prefix.
 
-Other sizes (:func:`size_lower_bounds`).  The same argument bounds the best value of a smaller
-size k < |A| from any set A of candidate columns (the certified best support of a larger size,
-say): a support of k candidates holds at most k of A, so it lies inside F \\ D for a D of at least
-|A| - k columns of A, and R >= f* - mu r^2 + (the |A| - k smallest t_j over A) / Lambda, the
-prefix bound above with nothing removed yet and i = |A| - k.  The model-size stage uses it for the
-sizes it has not certified (:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`):
-where the larger size's columns are strong, leaving several of them out costs more than the
-cuts of one size can say.
+Exact removal costs (:meth:`FullModelBound.removal`).  For one removed set D the Schur form is
+max over v of 2 v'b*_D - v'(K^-1)_DD v (its maximiser is [(K^-1)_DD]^-1 b*_D), so any v gives a lower
+bound; with the solve's v and the rounding bounds on b* and (K^-1)_AA below, it is a certified lower
+bound on the exact form, without the factor 1 / lambda_max.  The model-size stage's bounds on other
+sizes use its smallest value over every D of one size (:mod:`dpstats.bss.size_bounds`).
 
 Why it helps.  The block search bounds what the outside columns can add to T = S0 \\ D by Schur
 complements at T, one removed set at a time; when dropping many anchor columns costs more than
@@ -49,6 +46,7 @@ of 64 d u times their terms' magnitudes (d the number of columns).
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -64,7 +62,9 @@ class FullModelBound:
     ``base`` = f* - mu r^2 (lowered by rounding margins); ``cost[k]`` a lower bound on t_j, the cost
     of dropping the anchor's k-th movable column alone from the full model; ``corr`` the scaled block
     C of (K^-1)_AA; ``widen[k]`` what an eigenvalue of a block of C holding column k may move by
-    (rounding of the solves); ``lam_max`` Lambda so raised.
+    (rounding of the solves); ``lam_max`` Lambda so raised.  ``inv`` the computed (K^-1)_AA itself,
+    within ``inv_err`` of the true one in spectral norm, and ``coef`` the computed b*_A, within
+    ``coef_err`` of the true one per entry (:meth:`removal`).
     """
 
     base: float
@@ -72,6 +72,40 @@ class FullModelBound:
     corr: np.ndarray
     widen: np.ndarray
     lam_max: float
+    inv: np.ndarray = None
+    inv_err: float = 0.0
+    coef: np.ndarray = None
+    coef_err: float = 0.0
+
+    def removal(self, d, limit=200_000) -> float:
+        """A lower bound on R over every support inside F \\ D for every D of ``d`` or more of the
+        anchor's movable columns: base + the smallest exact Schur form over the d-subsets D
+        (module docstring, "Exact removal costs"; the form grows with D), or the separable bound
+        :meth:`prefix` when there are more than ``limit`` of them; inf when d exceeds them."""
+        m = self.cost.size
+        if d > m:
+            return math.inf
+        if d <= 0:
+            return self.base
+        if math.comb(m, d) > limit or self.inv is None:
+            return self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d)
+        D = np.array(list(itertools.combinations(range(m), d)), dtype=np.int64)
+        smallest = math.inf
+        for rows in np.array_split(D, max(1, D.shape[0] // 4096)):
+            P = self.inv[rows[:, :, None], rows[:, None, :]]
+            b = self.coef[rows]
+            try:
+                v = np.linalg.solve(P, b[..., None])[..., 0]
+            except np.linalg.LinAlgError:  # a singular block in floating point: the separable bound
+                return self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d)
+            vb = np.einsum("ij,ij->i", v, b)
+            vPv = np.einsum("ij,ijk,ik->i", v, P, v)
+            form = (2.0 * vb - vPv - 2.0 * self.coef_err * np.abs(v).sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
+                    - 64 * d * _U * (np.abs(vb) + np.abs(vPv) + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
+            form = np.where(np.isfinite(form), form, -math.inf)
+            smallest = min(smallest, float(form.min()))
+        return max(self.base + max(smallest, 0.0),
+                   self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d))
 
     def prefix(self, removed, later, i) -> float:
         """A lower bound on R over the supports of block ``i`` whose removed set holds the anchor
@@ -144,18 +178,6 @@ def full_model_bound(source, movable, lam, shift):
     widen = float(np.sqrt(np.sum(res ** 2))) / lam / scale2 + 64 * movable.size * _U * float(np.abs(corr).sum())
     lam_max = float(np.linalg.eigvalsh(corr)[-1]) + float(widen.max())
     cost = np.maximum(np.abs(b[movable]) - b_err, 0.0) ** 2 / scale2
-    return FullModelBound(lower - shift, cost, corr, widen, lam_max)
+    return FullModelBound(lower - shift, cost, corr, widen, lam_max, inv=inv,
+                          inv_err=float(np.sqrt(np.sum(res ** 2))) / lam, coef=b[movable].copy(), coef_err=b_err)
 
-
-def size_lower_bounds(source, columns, sizes):
-    """{k: a lower bound on R over every support of k candidate columns (the forced ones added)} for
-    the k in ``sizes`` with k < |columns| (module docstring, "Other sizes"), from the candidate
-    ``columns`` (full indices) at the source's own ridge, the ball relaxed (mu = 0); {} where
-    :func:`full_model_bound` gives none."""
-    columns = np.asarray(columns, dtype=np.int64)
-    bound = full_model_bound(source, columns, float(source.ridge), 0.0)
-    if bound is None:
-        return {}
-    m = columns.size
-    nothing, every = np.zeros(0, dtype=np.int64), np.arange(m)
-    return {int(k): bound.prefix(nothing, every, m - int(k)) for k in sizes if 0 <= int(k) < m}

@@ -1018,7 +1018,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 if _size_slack(p, s, 1, task.options) else 0.0) for s in sizes}
     found, scorers = {}, {}
     lazy = draw is not None and score == "margin" and certify == "needed" and not math.isinf(nominal)
-    cut_lower = {}  # size -> the best lower bound on its value from certified sizes' cuts (lazy only)
+    # size -> the best lower / upper bound on its value from the certified sizes' engines (lazy only:
+    # their cuts, and their best supports' columns, OuterApproximationEngine.size_bounds)
+    known_lower, known_upper = {}, {}
 
     def certify_size(s):
         if s not in found:
@@ -1027,8 +1029,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             scorers[s] = scorer
             missing = [k for k in sizes if k not in found]
             if lazy and missing and isinstance(scorer, OuterApproximationEngine):
-                for k, bound in scorer.lower_bounds(missing).items():
-                    cut_lower[k] = max(cut_lower.get(k, -math.inf), bound)
+                for k, (low, high) in scorer.size_bounds(missing).items():
+                    known_lower[k] = max(known_lower.get(k, -math.inf), low)
+                    known_upper[k] = min(known_upper.get(k, math.inf), high)
 
     bought = scale_epsilon > 0.0
     for s in ([s_max] if bought else []) if lazy else sizes:
@@ -1051,7 +1054,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     if draw is not None and score == "margin" and not math.isinf(nominal):
         gumbel = np.asarray(draw.gumbel(len(sizes)), dtype=np.float64)
         while True:
-            lower, upper = value_bounds(found, taus, s_max, cut_lower)
+            lower, upper = value_bounds(found, taus, s_max, known_lower, known_upper)
             index, contenders = margin_draw_decided(lower + penalties + extra * size_array,
                                                     upper + penalties + extra * size_array, deltas, nominal,
                                                     log_base, gumbel, contenders=True)
@@ -1074,16 +1077,17 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 values=values, penalties=penalties, taus=taus)
 
 
-def value_bounds(found, taus, s_max, cut_lower=None):
+def value_bounds(found, taus, s_max, cut_lower=None, known_upper=None):
     """(lower, upper) of each size's certified best value v(s), s = 1..s_max: the value where certified, else
     v(s) <= v(s') + tau(s) for a certified s' < s and v(s) >= v(s'') - tau(s'') for a certified s'' > s (the best
     value does not increase with s: a support's superset fits at least as well with the same ball and ridge,
     and a certified value lies within its tau above the best), else 0 <= v(s) <= inf.  Bounds that are not
     certified values are widened by 1e-9 of their size against rounding.  ``cut_lower`` (size -> bound): lower
-    bounds from the certified sizes' cuts (:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`,
-    already widened), used where they are higher."""
+    bounds from the certified sizes' engines (:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_bounds`,
+    already widened), used where they are higher; ``known_upper`` (size -> bound): upper bounds on the size's
+    best value from the same (the value of a support of that size), used plus tau(s) where they are lower."""
     lower, upper = np.zeros(s_max), np.full(s_max, np.inf)
-    cut_lower = cut_lower or {}
+    cut_lower, known_upper = cut_lower or {}, known_upper or {}
     for s in range(1, s_max + 1):
         if s in found:
             lower[s - 1] = upper[s - 1] = found[s][0]
@@ -1098,6 +1102,9 @@ def value_bounds(found, taus, s_max, cut_lower=None):
             lower[s - 1] = max(0.0, lo - 1e-9 * (1.0 + abs(lo)))
         if s in cut_lower:
             lower[s - 1] = max(lower[s - 1], cut_lower[s])
+        if s in known_upper:
+            hi = known_upper[s] + taus[s]
+            upper[s - 1] = min(upper[s - 1], hi + 1e-9 * (1.0 + abs(hi)))
     return lower, upper
 
 

@@ -1,0 +1,140 @@
+"""Bounds on smaller sizes' best values from one support's columns (:mod:`dpstats.bss.size_bounds`,
+:meth:`FullModelBound.removal`), against brute force over every support of every size."""
+import math
+
+import numpy as np
+import pytest
+
+from dpstats.bss.blocks import BlockSearch, BlockSearchSettings
+from dpstats.bss.engine import EngineSettings, OuterApproximationEngine
+from dpstats.bss.full_model_bound import full_model_bound
+from dpstats.bss.gram import GramSource
+
+from test_engine import brute, instance
+
+CASES = [
+    # seed, n, p, s, rho, snr, lam, r, intercept
+    (1, 80, 10, 5, 0.1, 10.0, 1e-3, 50.0, True),  # strong signal, loose ball: the bounds meet
+    (2, 80, 10, 5, 0.5, 2.0, 1e-2, 1.1, False),
+    (3, 60, 9, 4, 0.8, 1.0, 1e-3, 0.6, True),  # strong correlation, the ball binding
+    (4, 80, 11, 6, 0.3, 0.2, 0.5, 1.1, False),  # a weak signal: outside columns win
+]
+
+
+def oracle(case):
+    seed, n, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=n, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    every = {k: brute(stats, k, lam, r)[:2] for k in range(1, p + 1)}
+    return stats, every
+
+
+def anchors(case, every):
+    """The best support of size s, a random set of s + 1 columns and the best support of size s - 2
+    (candidate indices)."""
+    seed, _, p, s = case[:4]
+    best = lambda k: every[k][0][int(np.argmin(every[k][1]))]  # noqa: E731
+    return [best(s), np.sort(np.random.default_rng(seed).choice(p, size=s + 1, replace=False)), best(s - 2)]
+
+
+def close(value):
+    return 1e-9 * (1.0 + abs(value))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_full_model_removal_bound_holds_for_every_support_leaving_out_d_columns(case):
+    """FullModelBound.removal(d) <= R(S) for every support S (every size) leaving out at least d of the
+    anchor's columns; never below the separable prefix bound, and above it somewhere (the exact Schur
+    form of the removed columns, not the 1 / lambda_max of the separable one)."""
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    sharper = False
+    for A in anchors(case, every):
+        bound = full_model_bound(GramSource(stats, lam, r), np.asarray(A) + offset, lam, 0.0)
+        for d in range(0, len(A) + 2):
+            value = bound.removal(d)
+            if d > len(A):
+                assert value == math.inf
+                continue
+            separable = bound.prefix(np.zeros(0, dtype=np.int64), np.arange(len(A)), d) if d else bound.base
+            assert value >= separable - close(separable)
+            sharper |= value > separable + 1e-6 * (1.0 + abs(separable))
+            for k, (sups, vals) in every.items():
+                left_out = np.array([len(set(A) - set(row)) for row in sups.tolist()])
+                if np.any(left_out >= d):
+                    smallest = float(vals[left_out >= d].min())
+                    assert value <= smallest + close(smallest), (list(A), d, k)
+    assert sharper
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_size_bounds_hold_against_every_support_of_every_smaller_size(case):
+    """size_bounds(A): lower <= the best value of size k <= upper, and upper is the best value among
+    the k-subsets of A, for k < |A|; with the best support of size s on the strong case, the two meet
+    (every smaller size known without a certificate of its own)."""
+    from dpstats.bss.size_bounds import size_bounds
+
+    stats, every = oracle(case)
+    p, s, lam, r, icpt = case[2], case[3], case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    for a, A in enumerate(anchors(case, every)):
+        anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+        floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+        for full in (full_model_bound(src, anchor[offset:], lam, 0.0), None):
+            bounds = size_bounds(src, anchor, offset, range(0, p + 2), floor, full)
+            assert set(bounds) == set(range(1, len(A)))
+            for k, (low, high) in bounds.items():
+                sups, vals = every[k]
+                best = float(vals.min())
+                inside = np.array([set(row) <= set(A) for row in sups.tolist()])
+                assert low <= best + close(best), (list(A), k, low, best)
+                assert high == pytest.approx(float(vals[inside].min()), rel=1e-9)
+                if case[0] == 1 and a == 0:  # strong signal, loose ball, the best support of size s
+                    assert low >= best - 1e-6 * (1.0 + abs(best)), (k, low, best)
+
+
+def test_size_bounds_use_the_gain_of_outside_columns_where_they_win():
+    """On the weak case with a random anchor, the best support of some smaller size holds outside
+    columns: there the lower bound comes from the bound on what outside columns add (below the
+    subsets' best), and it still holds."""
+    from dpstats.bss.size_bounds import size_bounds
+
+    case = CASES[3]
+    stats, every = oracle(case)
+    lam, r = case[6], case[7]
+    src = GramSource(stats, lam, r)
+    A = anchors(case, every)[1]
+    floor = BlockSearch(src, np.asarray(A), 0, 1, 0.0, BlockSearchSettings()).floor()
+    bounds = size_bounds(src, np.asarray(A), 0, range(1, len(A)), floor, full_model_bound(src, np.asarray(A), lam, 0.0))
+    below_subsets = 0
+    for k, (low, high) in bounds.items():
+        best = float(every[k][1].min())
+        assert low <= best + close(best)
+        below_subsets += best < high - 1e-9 and low < high
+    assert below_subsets > 0
+
+
+@pytest.mark.parametrize("case", CASES[:2])
+def test_engine_size_bounds_take_the_certified_supports_columns(case):
+    """OuterApproximationEngine.size_bounds: the cut pool's lower bounds, raised by the certified best
+    support's columns once it is certified (setting size_bounds), with upper bounds from its subsets;
+    lower_bounds returns the lower ends; every bound holds against brute force."""
+    stats, every = oracle(case)
+    p, s, lam, r = case[2], case[3], case[6], case[7]
+    best = {k: float(every[k][1].min()) for k in every}
+    found = {}
+    for on in (True, False):
+        eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6, settings=EngineSettings(size_bounds=on))
+        assert all(high == math.inf for _, high in eng.size_bounds(range(1, p + 1)).values())  # nothing certified
+        eng.top(1)
+        found[on] = eng.size_bounds(range(1, p + 1))
+        assert eng.lower_bounds(range(1, p + 1)) == {k: low for k, (low, _) in found[on].items()}
+        for k, (low, high) in found[on].items():
+            assert low <= best[k] - eng.tau_eval + 1e-12
+            assert high >= best[k]
+    assert all(found[True][k][0] >= found[False][k][0] for k in range(1, p + 1))
+    assert all(found[False][k][1] == math.inf for k in range(1, p + 1))
+    assert all(found[True][k][1] < math.inf for k in range(1, s))
+    if case[0] == 1:  # the strong case: every smaller size pinned down
+        assert all(found[True][k][0] >= best[k] - 1e-6 * (1.0 + best[k]) for k in range(1, s))
