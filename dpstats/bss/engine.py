@@ -146,9 +146,8 @@ class EngineSettings:
         many nodes: the bounds need the data's curvature (one smallest eigenvalue, 0.3 s at
         p = 1000), which searches that prune at once do not repay.
     size_bounds
-        :meth:`OuterApproximationEngine.size_bounds` bounds the smaller sizes also from the
-        certified best support's columns (:mod:`dpstats.bss.size_bounds`), for the model-size
-        stage: every subset of them scored, the supports with outside columns bounded.
+        :meth:`OuterApproximationEngine.size_bounds`: the model-size stage's bounds on smaller
+        sizes from the certified best support's columns (:mod:`dpstats.bss.size_bounds`).
     dual_bounds
         One certified dual per block (sources with ``dual_blocks``).
     dual_search, dual_search_solves
@@ -503,33 +502,23 @@ class OuterApproximationEngine:
 
     def lower_bounds(self, sizes) -> dict:
         """{k: a lower bound on the certified best value over supports of k candidates} for k in
-        ``sizes``: the lower ends of :meth:`size_bounds`."""
-        return {k: low for k, (low, _) in self.size_bounds(sizes).items()}
-
-    def size_bounds(self, sizes) -> dict:
-        """{k: (lower, upper)} on the certified best value over supports of k candidates, for k in
-        ``sizes``: what this engine knows about other sizes of the same objective (the model-size
-        stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`).
-
-        Lower: what the pool's cuts say (:meth:`CutPool.lower_bounds`, with the data's curvature
-        where the source offers it, :meth:`CutPool.use_curvature`), and once this size's best support
-        is certified, for the smaller sizes, what its columns say (:mod:`dpstats.bss.size_bounds`:
-        every subset of them scored, the supports with outside columns bounded, setting
-        ``size_bounds``); each widened by :meth:`_widened`.  Upper: the best of those subsets' values
-        (inf elsewhere), raised by the evaluation error: a certified value lies at most its
-        tolerance above the size's best (the caller adds the tolerance)."""
+        ``sizes``: what the pool's cuts say about other sizes of the same objective (the
+        model-size stage's sizes not certified, :func:`dpstats.bss.model_size.value_bounds`),
+        with the data's curvature where the source offers it (:meth:`CutPool.use_curvature`).
+        Each bound (:meth:`CutPool.lower_bounds`) is widened by :meth:`_widened`."""
         with self._blas():
             self.pool.use_curvature()
-            lower = self._widened(self.pool.lower_bounds(sizes))
-            upper = {k: math.inf for k in lower}
-            for k, (low, high) in self._anchored_size_bounds(sizes).items():
-                lower[k] = max(lower[k], self._widened({k: low})[k])
-                upper[k] = high + self.tau_eval + 1e-9 * (1.0 + abs(high))
-        return {k: (lower[k], upper[k]) for k in lower}
+        return self._widened(self.pool.lower_bounds(sizes))
 
-    def _anchored_size_bounds(self, sizes) -> dict:
-        """:func:`dpstats.bss.size_bounds.size_bounds` from the certified best support, where the
-        Gram matrix is at hand and the block search's floor and full model apply; {} otherwise."""
+    def size_bounds(self, sizes) -> dict:
+        """{k: (lower, upper)} on the certified best value over supports of k candidates, for the
+        smaller sizes k in ``sizes``, from this size's certified best support's columns
+        (:mod:`dpstats.bss.size_bounds`: its k-subsets scored exactly, what outside columns can add
+        bounded; setting ``size_bounds``); {} before the best support is certified, without the
+        Gram matrix or above the block search's ``floor_max_columns``.  The lower ends are widened
+        by :meth:`_widened`; the upper ends (the best subset's value) are raised by the evaluation
+        error (a certified value lies at most its tolerance above the size's best: the caller adds
+        the tolerance)."""
         block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
         src = self.source
         if not (self.settings.size_bounds and self._best is not None and self.capabilities.block_search
@@ -540,9 +529,12 @@ class OuterApproximationEngine:
         from .size_bounds import size_bounds
 
         anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
-        floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
-        full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
-        return size_bounds(src, anchor, self.offset, sizes, floor, full)
+        with self._blas():
+            floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
+            full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
+            found = size_bounds(src, anchor, self.offset, sizes, floor, full)
+        return {k: (self._widened({k: low})[k], high + self.tau_eval + 1e-9 * (1.0 + abs(high)))
+                for k, (low, high) in found.items()}
 
     def block_lower_bounds(self, anchor, blocks) -> dict:
         """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in

@@ -1029,9 +1029,24 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             scorers[s] = scorer
             missing = [k for k in sizes if k not in found]
             if lazy and missing and isinstance(scorer, OuterApproximationEngine):
-                for k, (low, high) in scorer.size_bounds(missing).items():
-                    known_lower[k] = max(known_lower.get(k, -math.inf), low)
-                    known_upper[k] = min(known_upper.get(k, math.inf), high)
+                for k, bound in scorer.lower_bounds(missing).items():
+                    known_lower[k] = max(known_lower.get(k, -math.inf), bound)
+
+    bounded = set()
+
+    def bound_size(s):
+        # Before certifying size s: what the largest certified size's best support says about it
+        # (OuterApproximationEngine.size_bounds), once per size.  True when it gave bounds.
+        if s in bounded:
+            return False
+        bounded.add(s)
+        larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
+        got = scorers[max(larger)].size_bounds([s]).get(s) if larger else None
+        if got is None:
+            return False
+        known_lower[s] = max(known_lower.get(s, -math.inf), got[0])
+        known_upper[s] = min(known_upper.get(s, math.inf), got[1])
+        return True
 
     bought = scale_epsilon > 0.0
     for s in ([s_max] if bought else []) if lazy else sizes:
@@ -1062,7 +1077,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 break
             # the smallest size that could still win (the cheapest, mostly), else the smallest not certified
             open_sizes = [s for s in sizes if s not in found]
-            certify_size(min([s for s in open_sizes if contenders[s - 1]] or open_sizes))
+            chosen = min([s for s in open_sizes if contenders[s - 1]] or open_sizes)
+            if not bound_size(chosen):  # bounds without a certificate first, where a larger size gives them
+                certify_size(chosen)
         certify_size(sizes[index])  # the released size's scorer runs the second stage
     values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
     best = [found[s][1] if s in found else None for s in sizes]

@@ -47,11 +47,11 @@ import numpy as np
 
 _U = np.finfo(np.float64).eps
 
-#: Work per call: supports scored exactly (j = 0) and (subset x outside column) products (j >= 1).
+#: Work per size: supports scored exactly (j = 0), and (subset x outside column) entries (j >= 1).
 MAX_EXACT_SUPPORTS = 50_000
-MAX_PRODUCTS = 200_000_000
-#: Entries of one batch of the fits' (subsets x columns x outside columns) arrays.
-_BATCH_ENTRIES = 1 << 22
+MAX_ENTRIES = 50_000_000
+#: Entries of one batch of (subsets x outside columns) arrays.
+_BATCH_ENTRIES = 1 << 21
 
 
 def size_bounds(source, anchor_full, offset, sizes, floor, full=None):
@@ -62,96 +62,113 @@ def size_bounds(source, anchor_full, offset, sizes, floor, full=None):
     ``full``: the anchor's :class:`~dpstats.bss.full_model_bound.FullModelBound` at mu = 0, or None.
     ``upper`` is inf where the k-subsets of the anchor were too many to score; ``lower`` is -inf where
     nothing could be said.  Values are the objective's R, not yet lowered by its evaluation error."""
-    anchor_full = np.asarray(anchor_full, dtype=np.int64)
-    forced, A = anchor_full[:offset], anchor_full[offset:]
-    m = A.size
-    mask = np.ones(source.n_columns, dtype=bool)
-    mask[anchor_full] = False
-    mask[:offset] = False
-    O = np.nonzero(mask)[0]
-    products = [0]
-    out = {}
-    for k in sorted({int(k) for k in sizes if 1 <= int(k) < m}, reverse=True):
-        out[k] = _one_size(source, forced, A, O, k, floor, full, products)
-    return out
-
-
-def _subsets(columns, t):
-    """Every t-subset of ``columns`` as the rows of a (C(m, t), t) array (one empty row at t = 0)."""
-    rows = list(itertools.combinations(columns, t))
-    return np.array(rows, dtype=np.int64).reshape(len(rows), t)
-
-
-def _one_size(source, forced, A, O, k, floor, full, products):
-    m = A.size
+    anchor = _Anchor(source, np.asarray(anchor_full, dtype=np.int64), int(offset), max(float(floor), float(source.ridge)))
     tail = (lambda d: full.removal(d)) if full is not None else (lambda d: -math.inf)
-    if math.comb(m, k) > MAX_EXACT_SUPPORTS:
-        return tail(m - k), math.inf
-    subsets = _subsets(A, k)
-    supports = np.hstack([np.broadcast_to(forced, (subsets.shape[0], forced.size)), subsets])
-    upper = float(np.min(source.values(supports)))
-    lower = upper
-    for j in range(1, k + 1):
-        rest = tail(m - k + j)  # every support with j or more outside columns
-        if rest >= lower:
-            return lower, upper
-        work = math.comb(m, k - j) * (forced.size + k - j + 1) * max(O.size, 1)
-        if O.size < j or products[0] + work > MAX_PRODUCTS:
-            return (min(lower, rest) if O.size >= j else lower), upper
-        products[0] += work
-        lower = min(lower, _added_columns_bound(source, forced, A, O, k - j, j, floor))
-    return lower, upper
+    return {k: anchor.bounds(k, tail) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
 
 
-def _added_columns_bound(source, forced, A, O, t, j, floor):
-    """min over the t-subsets T of A (forced columns added) of R_lam(T) - (the gain bound of j outside
-    columns at T), certified against rounding (module docstring)."""
-    G, c, yy, lam = source.G, source.c, float(source.yy), float(source.ridge)
-    floor = max(float(floor), lam)
-    subsets = _subsets(A, t)
-    T_all = np.hstack([np.broadcast_to(forced, (subsets.shape[0], forced.size)), subsets])
-    width = T_all.shape[1]
-    c_O, d_O = c[O], source.diag[O]
-    best = math.inf
-    per = max(1, _BATCH_ENTRIES // max(1, width * max(O.size, 1)))
-    for start in range(0, T_all.shape[0], per):
-        T = T_all[start:start + per]
-        N = T.shape[0]
-        if width == 0:
-            value = np.full(N, yy)
-            u_up = np.broadcast_to(np.abs(c_O), (N, O.size))
-            sch = np.broadcast_to(d_O + lam, (N, O.size))
-        else:
-            K = G[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
-            cT = c[T]
-            GTO = G[T[:, :, None], O[None, None, :]]  # (N, t, |O|)
-            b = np.linalg.solve(K, cT[..., None])[..., 0]
-            Kb = np.einsum("nij,nj->ni", K, b)
-            res_b = np.linalg.norm(cT - Kb, axis=1)
-            cb = np.einsum("ni,ni->n", cT, b)
-            bKb = np.einsum("ni,ni->n", b, Kb)
-            value = (yy - 2.0 * cb + bKb - res_b ** 2 / lam
-                     - 64 * width * _U * (abs(yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.abs(cT) @ np.ones(width)
-                                          * np.abs(b).max(axis=1)))
-            Gb = np.einsum("nio,ni->no", GTO, b)
-            col_norm = np.linalg.norm(GTO, axis=1)  # |G_Tb| per outside column
-            u_up = (np.abs(c_O[None, :] - Gb) + col_norm * (res_b / lam)[:, None]
-                    + 64 * width * _U * (np.abs(c_O)[None, :] + np.einsum("nio,ni->no", np.abs(GTO), np.abs(b))))
-            if j == 1:
-                Z = np.linalg.solve(K, GTO)  # K^-1 G_TO
-                quad = np.einsum("nio,nio->no", GTO, Z)
-                res_Z = np.linalg.norm(np.einsum("nij,njo->nio", K, Z) - GTO, axis=1)
-                sch = (d_O[None, :] + lam - quad - col_norm * res_Z / lam
-                       - 64 * width * _U * (d_O[None, :] + np.abs(quad)))
-                sch = np.maximum(sch, floor)
-            else:
-                sch = None
-        if j == 1:
-            gain = np.max(u_up * u_up / sch, axis=1)
-        else:
+def _subsets(offset, m, t):
+    """Every t-subset of the anchor's movable positions (offset..offset + m - 1), the forced
+    positions 0..offset - 1 first, as the rows of a (C(m, t), offset + t) array."""
+    rows = list(itertools.combinations(range(offset, offset + m), t))
+    sub = np.array(rows, dtype=np.int64).reshape(len(rows), t)
+    return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub])
+
+
+class _Anchor:
+    """The anchor's blocks of the Gram matrix, read once for every size and subset."""
+
+    def __init__(self, source, anchor_full, offset, floor):
+        self.source, self.offset, self.floor = source, offset, floor
+        self.full = anchor_full
+        self.m = anchor_full.size - offset
+        mask = np.ones(source.n_columns, dtype=bool)
+        mask[anchor_full] = False
+        mask[:offset] = False
+        self.O = np.nonzero(mask)[0]
+        G = source.G
+        self.lam, self.yy = float(source.ridge), float(source.yy)
+        self.G_AA = G[np.ix_(anchor_full, anchor_full)]
+        self.c_A = source.c[anchor_full]
+        self.G_OA = G[np.ix_(self.O, anchor_full)]  # |O| x (offset + m)
+        self.c_O, self.d_O = source.c[self.O], source.diag[self.O]
+
+    def bounds(self, k, tail):
+        m, offset = self.m, self.offset
+        if math.comb(m, k) > MAX_EXACT_SUPPORTS:
+            return tail(m - k), math.inf
+        supports = self.full[_subsets(offset, m, k)]
+        upper = float(np.min(self.source.values(supports)))
+        lower = upper
+        for j in range(1, k + 1):
+            rest = tail(m - k + j)  # every support with j or more outside columns
+            if rest >= lower:
+                return lower, upper
+            if self.O.size < j:
+                return lower, upper
+            if math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
+                return min(lower, rest), upper
+            lower = min(lower, self._added_columns_bound(k - j, j, lower))
+        return lower, upper
+
+    def _added_columns_bound(self, t, j, target):
+        """min(target, min over the t-subsets T of the anchor's movable columns (the forced ones
+        added) of R_lam(T) - the gain bound of j outside columns at T), certified against rounding
+        (module docstring); the exact one-column Schur complement only where the floor's bound
+        falls below ``target``."""
+        T_all = _subsets(self.offset, self.m, t)
+        width, lam = T_all.shape[1], self.lam
+        best = target
+        per = max(1, _BATCH_ENTRIES // max(1, self.O.size, width * width))
+        for start in range(0, T_all.shape[0], per):
+            T = T_all[start:start + per]
+            value, u_up, b, res = self._fits(T)
             sq = u_up * u_up
-            gain = np.partition(sq, sq.shape[1] - j, axis=1)[:, sq.shape[1] - j:].sum(axis=1) / floor
-        bound = value - gain * (1.0 + 64 * _U)
-        bound = np.where(np.isfinite(bound), bound, -math.inf)
-        best = min(best, float(bound.min()))
-    return best
+            top = np.partition(sq, sq.shape[1] - j, axis=1)[:, sq.shape[1] - j:].sum(axis=1)
+            bound = value - top / self.floor * (1.0 + 64 * _U)
+            if j == 1 and width:
+                low = np.nonzero(bound < best)[0]
+                if low.size:  # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb there
+                    bound[low] = value[low] - np.max(sq[low] / self._schur_diagonal(T[low]), axis=1) * (1.0 + 64 * _U)
+            bound = np.where(np.isfinite(bound), bound, -math.inf)
+            best = min(best, float(bound.min()))
+        return best
+
+    def _fits(self, T):
+        """(lower bounds on R_lam(T), upper bounds on |u| over the outside columns, b_T, the solves'
+        residual norms) for the rows T (positions in the anchor), by one product with G_OA."""
+        N, width, lam = T.shape[0], T.shape[1], self.lam
+        if width == 0:
+            return np.full(N, self.yy), np.broadcast_to(np.abs(self.c_O), (N, self.O.size)), None, None
+        K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
+        cT = self.c_A[T]
+        b = np.linalg.solve(K, cT[..., None])[..., 0]
+        Kb = np.einsum("nij,nj->ni", K, b)
+        res = np.linalg.norm(cT - Kb, axis=1)
+        cb = np.einsum("ni,ni->n", cT, b)
+        bKb = np.einsum("ni,ni->n", b, Kb)
+        mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
+        value = self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag
+        B = np.zeros((N, self.full.size))
+        np.put_along_axis(B, T, b, axis=1)
+        M = np.zeros((N, self.full.size))
+        np.put_along_axis(M, T, 1.0, axis=1)
+        Gb = B @ self.G_OA.T  # G_OT b_T
+        col_norm = np.sqrt(M @ (self.G_OA * self.G_OA).T)  # |G_Tb|
+        u_up = (np.abs(self.c_O[None, :] - Gb) + col_norm * (res / lam)[:, None]
+                + 64 * width * _U * (np.abs(self.c_O)[None, :] + np.abs(B) @ np.abs(self.G_OA).T))
+        return value, u_up, b, res
+
+    def _schur_diagonal(self, T):
+        """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
+        below the floor (which holds for every T inside the anchor)."""
+        width, lam = T.shape[1], self.lam
+        K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
+        GTO = np.transpose(self.G_OA[:, T], (1, 2, 0))  # (N, t, |O|)
+        Z = np.linalg.solve(K, GTO)
+        quad = np.einsum("nio,nio->no", GTO, Z)
+        res_Z = np.linalg.norm(np.einsum("nij,njo->nio", K, Z) - GTO, axis=1)
+        col_norm = np.linalg.norm(GTO, axis=1)
+        sch = (self.d_O[None, :] + lam - quad - col_norm * res_Z / lam
+               - 64 * width * _U * (self.d_O[None, :] + np.abs(quad)))
+        return np.maximum(sch, self.floor)
