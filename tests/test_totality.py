@@ -473,3 +473,44 @@ def test_block_search_bounds_release_on_degenerate_columns(method, s, monkeypatc
                             random_state=1)
     assert len(fit.support) >= 1 and set(fit.support) <= set(df.columns)
     assert any(b is not None for b in bounds_used)
+
+
+@pytest.mark.parametrize("epsilon", [5.0, 20.0])
+def test_size_stage_bounds_release_on_degenerate_columns(epsilon, monkeypatch):
+    """s="auto" with top_r on the engine, on a constant column, an exact duplicate, a huge column
+    (clipped), NaN and inf (omitted rows): the size stage's bounds from the certified support's
+    columns run (OuterApproximationEngine.size_bounds) and the call releases; where a solve inside
+    them fails, the engine gives no bounds instead of an error after the charge."""
+    from dpstats.bss import engine, size_bounds
+
+    rng = np.random.default_rng(3)
+    n, p = 400, 12
+    df = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"x{j}" for j in range(p)])
+    df["x10"] = 0.5
+    df["x11"] = df["x0"]
+    df["x9"] = 1e12
+    df.loc[::7, "x3"] = np.nan
+    df.loc[5, "x4"] = np.inf
+    df["y"] = df[["x0", "x1", "x2", "x5", "x6"]].sum(axis=1) + 0.3 * rng.normal(size=n)
+    asked = []
+    original = engine.OuterApproximationEngine.size_bounds
+
+    def recorded(self, sizes):
+        asked.append(original(self, sizes))
+        return asked[-1]
+
+    monkeypatch.setattr(engine.OuterApproximationEngine, "size_bounds", recorded)
+    call = dict(method="top_r", epsilon=epsilon, s="auto", s_max=6, bounds=(3.0, 5.0), max_enumerate=1,
+                random_state=1)
+    fit = dpstats.dp_select("y ~ .", df, **call)
+    assert 1 <= len(fit.support) <= 6 and set(fit.support) <= set(df.columns)
+    assert any(asked)  # the bounds were computed on these data
+
+    def failing(*args, **kwargs):
+        raise np.linalg.LinAlgError("singular in floating point")
+
+    monkeypatch.setattr(size_bounds, "size_bounds", failing)
+    asked.clear()
+    again = dpstats.dp_select("y ~ .", df, **call)
+    assert again.support == fit.support  # the same release: bounds change which sizes are certified only
+    assert asked and not any(asked)

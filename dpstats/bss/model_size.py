@@ -255,7 +255,13 @@ rounding); with the data's curvature in the slopes, dropping a term with a large
 least d_j b_j^2 there.  A size is certified next when it can still win (its upper bound reaches the
 leader's lower bound), the smallest such first (the cheapest, mostly), after s_max when the residual
 scale needs v(s_max); with the extra penalty lambda large against the spread of v(s) on real data, the
-larger sizes rarely need a certificate.  What is lost is curator-only: the
+larger sizes rarely need a certificate.  Before a smaller size is certified, the largest certified
+size's best support bounds it (:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_bounds`,
+:mod:`dpstats.bss.size_bounds`): its subsets of that size are scored exactly (an upper bound on v(s)),
+and the supports holding other columns are bounded from below (what those columns can add to a
+subset's ridge fit; the model with every column, the left-out ones' removal cost exact).  Where the
+signal is strong the two meet (one more true term left out costs more than any other column wins back)
+and the size is decided without its certificate; otherwise it is certified as before.  What is lost is curator-only: the
 sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is unknown (the
 recovery rows say "not checkable"), and the criterion's choice is reported only when the bounds decide
 it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
