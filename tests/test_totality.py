@@ -509,7 +509,7 @@ def test_size_stage_bounds_release_on_degenerate_columns(epsilon, monkeypatch):
     def failing(*args, **kwargs):
         raise np.linalg.LinAlgError("singular in floating point")
 
-    monkeypatch.setattr(size_bounds, "size_bounds", failing)
+    monkeypatch.setattr(size_bounds.AnchorBounds, "bounds", failing)
     asked.clear()
     again = dpstats.dp_select("y ~ .", df, **call)
     assert again.support == fit.support  # the same release: bounds change which sizes are certified only

@@ -291,6 +291,7 @@ class OuterApproximationEngine:
         self.milp_route = MilpRoute(self)
         self._best = None
         self._tops = {}  # R -> TopCertificate (a second query for the same R reuses it)
+        self._size_anchor = None  # the AnchorBounds of the certified best support (size_bounds)
 
     # ------------------------------------------------------------------ construction
     @property
@@ -526,14 +527,17 @@ class OuterApproximationEngine:
             return {}
         from .blocks import BlockSearch
         from .full_model_bound import full_model_bound
-        from .size_bounds import size_bounds
+        from .size_bounds import AnchorBounds
 
         anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
         with self._blas():
             try:
-                floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
-                full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
-                found = size_bounds(src, anchor, self.offset, sizes, floor, full)
+                if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
+                    floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
+                    full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
+                    self._size_anchor = AnchorBounds(src, anchor, self.offset, floor, full)
+                found = {k: self._size_anchor.bounds(k) for k in sorted({int(k) for k in sizes})
+                         if 1 <= k < self._size_anchor.m}
             except np.linalg.LinAlgError:
                 # a solve that fails in floating point (collinear columns at a tiny ridge): no bounds,
                 # the size is certified instead (never an error after the charge)

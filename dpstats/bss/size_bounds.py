@@ -50,21 +50,18 @@ _U = np.finfo(np.float64).eps
 #: Work per size: supports scored exactly (j = 0), and (subset x outside column) entries (j >= 1).
 MAX_EXACT_SUPPORTS = 50_000
 MAX_ENTRIES = 50_000_000
+#: The largest number of outside columns j bounded by enumeration (beyond, the full model's bound).
+MAX_ADDED = 8
 #: Entries of one batch of (subsets x outside columns) arrays.
 _BATCH_ENTRIES = 1 << 21
 
 
 def size_bounds(source, anchor_full, offset, sizes, floor, full=None):
     """{k: (lower, upper)} on the best value over supports of k candidate columns, for the k in
-    ``sizes`` with 1 <= k < m (module docstring), from the anchor's columns ``anchor_full`` (full
-    indices, the ``offset`` forced ones first).  ``floor``: a lower bound on the smallest eigenvalue
-    of the Schur complement over the outside columns at the whole anchor (at least the ridge);
-    ``full``: the anchor's :class:`~dpstats.bss.full_model_bound.FullModelBound` at mu = 0, or None.
-    ``upper`` is inf where the k-subsets of the anchor were too many to score; ``lower`` is -inf where
-    nothing could be said.  Values are the objective's R, not yet lowered by its evaluation error."""
-    anchor = _Anchor(source, np.asarray(anchor_full, dtype=np.int64), int(offset), max(float(floor), float(source.ridge)))
-    tail = (lambda d: full.removal(d)) if full is not None else (lambda d: -math.inf)
-    return {k: anchor.bounds(k, tail) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
+    ``sizes`` with 1 <= k < m (module docstring): :meth:`AnchorBounds.bounds` of one
+    :class:`AnchorBounds`."""
+    anchor = AnchorBounds(source, anchor_full, offset, floor, full)
+    return {k: anchor.bounds(k) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
 
 
 def _subsets(offset, m, t):
@@ -75,38 +72,61 @@ def _subsets(offset, m, t):
     return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub])
 
 
-class _Anchor:
-    """The anchor's blocks of the Gram matrix, read once for every size and subset."""
+class AnchorBounds:
+    """Bounds on the best values of the sizes below the anchor's, from its columns (module docstring).
 
-    def __init__(self, source, anchor_full, offset, floor):
-        self.source, self.offset, self.floor = source, offset, floor
+    ``anchor_full``: the anchor's full column indices, the ``offset`` forced ones first; ``floor``: a
+    lower bound on the smallest eigenvalue of the Schur complement over the outside columns at the
+    whole anchor (at least the ridge is used); ``full``: the anchor's
+    :class:`~dpstats.bss.full_model_bound.FullModelBound` at mu = 0, or None.  The ridge fits of the
+    anchor's subsets are computed once per subset size and kept, so the bounds of several sizes share
+    them (a size k with j outside columns reads the (k - j)-subsets)."""
+
+    def __init__(self, source, anchor_full, offset, floor, full=None):
+        anchor_full = np.asarray(anchor_full, dtype=np.int64)
+        self.source, self.offset, self.full_model = source, int(offset), full
         self.full = anchor_full
-        self.m = anchor_full.size - offset
+        self.m = anchor_full.size - self.offset
         mask = np.ones(source.n_columns, dtype=bool)
         mask[anchor_full] = False
-        mask[:offset] = False
+        mask[:self.offset] = False
         self.O = np.nonzero(mask)[0]
         G = source.G
         self.lam, self.yy = float(source.ridge), float(source.yy)
+        self.floor = max(float(floor), self.lam)
         self.G_AA = G[np.ix_(anchor_full, anchor_full)]
         self.c_A = source.c[anchor_full]
         self.G_OA = G[np.ix_(self.O, anchor_full)]  # |O| x (offset + m)
         self.c_O, self.d_O = source.c[self.O], source.diag[self.O]
+        # per outside column: |G_bA| >= |G_bT| for every T, and the sum of |G_ba| (rounding margins)
+        self.row_norm = np.linalg.norm(self.G_OA, axis=1)
+        self.row_abs = np.abs(self.G_OA).sum(axis=1)
+        self._fits_of = {}  # t -> (lower bounds on R_lam(T), the largest u_b^2 per T, descending)
+        self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
 
-    def bounds(self, k, tail):
+    def tail(self, d):
+        """The full model's bound over every support leaving out d or more of the anchor's columns."""
+        if self.full_model is None:
+            return -math.inf
+        if d not in self._removal:
+            self._removal[d] = self.full_model.removal(d)
+        return self._removal[d]
+
+    def bounds(self, k):
+        """(lower, upper) on the best value over supports of k < m candidate columns: upper the best
+        k-subset's value (inf where there are more than MAX_EXACT_SUPPORTS), lower -inf where nothing
+        could be said; the objective's R, not yet lowered by its evaluation error."""
         m, offset = self.m, self.offset
         if math.comb(m, k) > MAX_EXACT_SUPPORTS:
-            return tail(m - k), math.inf
+            return self.tail(m - k), math.inf
         supports = self.full[_subsets(offset, m, k)]
         upper = float(np.min(self.source.values(supports)))
         lower = upper
         for j in range(1, k + 1):
-            rest = tail(m - k + j)  # every support with j or more outside columns
-            if rest >= lower:
+            rest = self.tail(m - k + j)  # every support with j or more outside columns
+            if rest >= lower or self.O.size < j:
                 return lower, upper
-            if self.O.size < j:
-                return lower, upper
-            if math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
+            if j > MAX_ADDED or math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
                 return min(lower, rest), upper
             lower = min(lower, self._added_columns_bound(k - j, j, lower))
         return lower, upper
@@ -116,30 +136,43 @@ class _Anchor:
         added) of R_lam(T) - the gain bound of j outside columns at T), certified against rounding
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
-        T_all = _subsets(self.offset, self.m, t)
-        width, lam = T_all.shape[1], self.lam
-        best = target
-        per = max(1, _BATCH_ENTRIES // max(1, self.O.size, width * width))
-        for start in range(0, T_all.shape[0], per):
-            T = T_all[start:start + per]
-            value, u_up, b, res = self._fits(T)
-            sq = u_up * u_up
-            top = np.partition(sq, sq.shape[1] - j, axis=1)[:, sq.shape[1] - j:].sum(axis=1)
-            bound = value - top / self.floor * (1.0 + 64 * _U)
-            if j == 1 and width:
-                low = np.nonzero(bound < best)[0]
-                if low.size:  # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb there
-                    bound[low] = value[low] - np.max(sq[low] / self._schur_diagonal(T[low]), axis=1) * (1.0 + 64 * _U)
-            bound = np.where(np.isfinite(bound), bound, -math.inf)
-            best = min(best, float(bound.min()))
-        return best
+        value, top = self._fits_at(t)
+        bound = value - top[:, :j].sum(axis=1) / self.floor * (1.0 + 64 * _U)
+        if j == 1 and self.offset + t > 0:
+            low = np.nonzero(bound < target)[0]
+            T_all = _subsets(self.offset, self.m, t)
+            per = max(1, _BATCH_ENTRIES // max(1, self.O.size * (self.offset + t)))
+            for start in range(0, low.size, per):
+                rows = low[start:start + per]
+                T = T_all[rows]
+                _, u_up = self._fits(T)
+                # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb for these T
+                bound[rows] = value[rows] - np.max(u_up * u_up / self._schur_diagonal(T), axis=1) * (1.0 + 64 * _U)
+        bound = np.where(np.isfinite(bound), bound, -math.inf)
+        return min(target, float(bound.min(initial=math.inf)))
+
+    def _fits_at(self, t):
+        if t not in self._fits_of:
+            T_all = _subsets(self.offset, self.m, t)
+            keep = min(MAX_ADDED, self.O.size)
+            value, top = np.empty(T_all.shape[0]), np.empty((T_all.shape[0], keep))
+            per = max(1, _BATCH_ENTRIES // max(1, self.O.size))
+            for start in range(0, T_all.shape[0], per):
+                rows = slice(start, start + per)
+                value[rows], u_up = self._fits(T_all[rows])
+                sq = u_up * u_up
+                if keep < sq.shape[1]:
+                    sq = np.partition(sq, sq.shape[1] - keep, axis=1)[:, sq.shape[1] - keep:]
+                top[rows] = -np.sort(-sq, axis=1)
+            self._fits_of[t] = (value, top)
+        return self._fits_of[t]
 
     def _fits(self, T):
-        """(lower bounds on R_lam(T), upper bounds on |u| over the outside columns, b_T, the solves'
-        residual norms) for the rows T (positions in the anchor), by one product with G_OA."""
+        """(lower bounds on R_lam(T), upper bounds on |u| over the outside columns) for the rows T
+        (positions in the anchor), by one product with G_OA."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
         if width == 0:
-            return np.full(N, self.yy), np.broadcast_to(np.abs(self.c_O), (N, self.O.size)), None, None
+            return np.full(N, self.yy), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
         K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
         cT = self.c_A[T]
         b = np.linalg.solve(K, cT[..., None])[..., 0]
@@ -151,13 +184,11 @@ class _Anchor:
         value = self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag
         B = np.zeros((N, self.full.size))
         np.put_along_axis(B, T, b, axis=1)
-        M = np.zeros((N, self.full.size))
-        np.put_along_axis(M, T, 1.0, axis=1)
-        Gb = B @ self.G_OA.T  # G_OT b_T
-        col_norm = np.sqrt(M @ (self.G_OA * self.G_OA).T)  # |G_Tb|
-        u_up = (np.abs(self.c_O[None, :] - Gb) + col_norm * (res / lam)[:, None]
-                + 64 * width * _U * (np.abs(self.c_O)[None, :] + np.abs(B) @ np.abs(self.G_OA).T))
-        return value, u_up, b, res
+        u = np.abs(self.c_O[None, :] - B @ self.G_OA.T)  # |c_b - G_bT b_T|
+        # |G_bT| |b^ - b*| <= |G_bA| |rho| / lam; rounding: 64 t u (|c_b| + max|b| sum_a |G_ba|)
+        u += np.outer(res / lam, self.row_norm)
+        u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(b).max(axis=1), self.row_abs))
+        return value, u
 
     def _schur_diagonal(self, T):
         """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
@@ -168,7 +199,6 @@ class _Anchor:
         Z = np.linalg.solve(K, GTO)
         quad = np.einsum("nio,nio->no", GTO, Z)
         res_Z = np.linalg.norm(np.einsum("nij,njo->nio", K, Z) - GTO, axis=1)
-        col_norm = np.linalg.norm(GTO, axis=1)
-        sch = (self.d_O[None, :] + lam - quad - col_norm * res_Z / lam
+        sch = (self.d_O[None, :] + lam - quad - self.row_norm[None, :] * res_Z / lam
                - 64 * width * _U * (self.d_O[None, :] + np.abs(quad)))
         return np.maximum(sch, self.floor)
