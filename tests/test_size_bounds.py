@@ -80,9 +80,12 @@ def test_size_bounds_hold_against_every_support_of_every_smaller_size(case):
     src = GramSource(stats, lam, r)
     for a, A in enumerate(anchors(case, every)):
         anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
-        floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
-        for full in (full_model_bound(src, anchor[offset:], lam, 0.0), None):
-            bounds = size_bounds(src, anchor, offset, range(0, p + 2), floor, full)
+        obj, local = src.local_objective(anchor[None, :])
+        own = float(obj.solve(local[0]).mu)  # the anchor's ball multiplier (0 inside the ball)
+        for mu, full_on in ((0.0, True), (0.0, False), (own, True), (2.0, True)):
+            floor = BlockSearch(src, anchor, offset, 1, mu, BlockSearchSettings()).floor()
+            full = full_model_bound(src, anchor[offset:], lam + mu, mu * r * r) if full_on else None
+            bounds = size_bounds(src, anchor, offset, range(0, p + 2), floor, full, mu)
             assert set(bounds) == set(range(1, len(A)))
             for k, (low, high) in bounds.items():
                 sups, vals = every[k]
@@ -90,7 +93,7 @@ def test_size_bounds_hold_against_every_support_of_every_smaller_size(case):
                 inside = np.array([set(row) <= set(A) for row in sups.tolist()])
                 assert low <= best + close(best), (list(A), k, low, best)
                 assert high == pytest.approx(float(vals[inside].min()), rel=1e-9)
-                if case[0] == 1 and a == 0:  # strong signal, loose ball, the best support of size s
+                if case[0] == 1 and a == 0 and mu == own:  # strong signal, the best support of size s
                     assert low >= best - 1e-6 * (1.0 + abs(best)), (k, low, best)
 
 
@@ -137,3 +140,27 @@ def test_engine_size_bounds_come_from_the_certified_support(case):
             assert best[k] <= high < math.inf
             if case[0] == 1:
                 assert low >= best[k] - 1e-6 * (1.0 + best[k])
+
+
+def test_size_bounds_at_the_anchors_ball_multiplier_where_the_ball_binds():
+    """Where the ball binds (radius 0.6), the bounds at the anchor's own ball multiplier lie above the
+    ones with the ball dropped (mu = 0) for some smaller size, and both hold (brute force)."""
+    from dpstats.bss.size_bounds import size_bounds
+
+    case = CASES[2]
+    stats, every = oracle(case)
+    p, s, lam, r = case[2], case[3], case[6], case[7]
+    src = GramSource(stats, lam, r)
+    A = anchors(case, every)[0]
+    anchor = np.r_[0, np.asarray(A) + 1]
+    obj, local = src.local_objective(anchor[None, :])
+    own = float(obj.solve(local[0]).mu)
+    assert own > 0
+    found = {}
+    for mu in (0.0, own):
+        floor = BlockSearch(src, anchor, 1, 1, mu, BlockSearchSettings()).floor()
+        found[mu] = size_bounds(src, anchor, 1, range(1, s), floor, full_model_bound(src, A + 1, lam + mu, mu * r * r), mu)
+        for k, (low, _) in found[mu].items():
+            best = float(every[k][1].min())
+            assert low <= best + close(best)
+    assert any(found[own][k][0] > found[0.0][k][0] + 1e-6 for k in found[own])

@@ -533,9 +533,12 @@ class OuterApproximationEngine:
         with self._blas():
             try:
                 if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
-                    floor = BlockSearch(src, anchor, self.offset, 1, 0.0, block).floor()
-                    full = full_model_bound(src, anchor[self.offset:], self.ridge, 0.0) if block.full_model_bound else None
-                    self._size_anchor = AnchorBounds(src, anchor, self.offset, floor, full)
+                    # at the anchor's own ball multiplier (the block search's choice, BlockSearchRoute)
+                    _, mu = self.blocks.ball_multiplier(self._best.support)
+                    floor = BlockSearch(src, anchor, self.offset, 1, mu, block).floor()
+                    full = (full_model_bound(src, anchor[self.offset:], self.ridge + mu, mu * self.radius ** 2)
+                            if block.full_model_bound else None)
+                    self._size_anchor = AnchorBounds(src, anchor, self.offset, floor, full, mu)
                 found = {k: self._size_anchor.bounds(k) for k in sorted({int(k) for k in sizes})
                          if 1 <= k < self._size_anchor.m}
             except np.linalg.LinAlgError:

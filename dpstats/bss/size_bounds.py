@@ -56,11 +56,11 @@ MAX_ADDED = 8
 _BATCH_ENTRIES = 1 << 21
 
 
-def size_bounds(source, anchor_full, offset, sizes, floor, full=None):
+def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0):
     """{k: (lower, upper)} on the best value over supports of k candidate columns, for the k in
     ``sizes`` with 1 <= k < m (module docstring): :meth:`AnchorBounds.bounds` of one
     :class:`AnchorBounds`."""
-    anchor = AnchorBounds(source, anchor_full, offset, floor, full)
+    anchor = AnchorBounds(source, anchor_full, offset, floor, full, mu)
     return {k: anchor.bounds(k) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
 
 
@@ -76,13 +76,15 @@ class AnchorBounds:
     """Bounds on the best values of the sizes below the anchor's, from its columns (module docstring).
 
     ``anchor_full``: the anchor's full column indices, the ``offset`` forced ones first; ``floor``: a
-    lower bound on the smallest eigenvalue of the Schur complement over the outside columns at the
-    whole anchor (at least the ridge is used); ``full``: the anchor's
-    :class:`~dpstats.bss.full_model_bound.FullModelBound` at mu = 0, or None.  The ridge fits of the
+    lower bound on the smallest eigenvalue of the Schur complement of G + (lam + mu) I over the outside
+    columns at the whole anchor (at least lam + mu is used); ``full``: the anchor's
+    :class:`~dpstats.bss.full_model_bound.FullModelBound` at the same ball multiplier ``mu`` >= 0, or
+    None.  The ridge fits are at lam + mu, less mu r^2 (the ball's weak duality: the anchor's own
+    multiplier makes them tight where the ball binds).  The ridge fits of the
     anchor's subsets are computed once per subset size and kept, so the bounds of several sizes share
     them (a size k with j outside columns reads the (k - j)-subsets)."""
 
-    def __init__(self, source, anchor_full, offset, floor, full=None):
+    def __init__(self, source, anchor_full, offset, floor, full=None, mu=0.0):
         anchor_full = np.asarray(anchor_full, dtype=np.int64)
         self.source, self.offset, self.full_model = source, int(offset), full
         self.full = anchor_full
@@ -92,7 +94,9 @@ class AnchorBounds:
         mask[:self.offset] = False
         self.O = np.nonzero(mask)[0]
         G = source.G
-        self.lam, self.yy = float(source.ridge), float(source.yy)
+        # R >= R_{lam + mu} - mu r^2 for every mu >= 0 (weak duality; mu = 0: the ball dropped)
+        self.lam, self.yy = float(source.ridge) + float(mu), float(source.yy)
+        self.shift = float(mu) * float(source.radius) ** 2
         self.floor = max(float(floor), self.lam)
         self.G_AA = G[np.ix_(anchor_full, anchor_full)]
         self.c_A = source.c[anchor_full]
@@ -172,7 +176,7 @@ class AnchorBounds:
         (positions in the anchor), by one product with G_OA."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
         if width == 0:
-            return np.full(N, self.yy), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
+            return np.full(N, self.yy - self.shift), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
         K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
         cT = self.c_A[T]
         b = np.linalg.solve(K, cT[..., None])[..., 0]
@@ -181,7 +185,7 @@ class AnchorBounds:
         cb = np.einsum("ni,ni->n", cT, b)
         bKb = np.einsum("ni,ni->n", b, Kb)
         mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
-        value = self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag
+        value = self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift
         B = np.zeros((N, self.full.size))
         np.put_along_axis(B, T, b, axis=1)
         u = np.abs(self.c_O[None, :] - B @ self.G_OA.T)  # |c_b - G_bT b_T|
