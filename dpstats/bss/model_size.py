@@ -1083,9 +1083,12 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 break
             # the smallest size that could still win (the cheapest, mostly), else the smallest not certified
             open_sizes = [s for s in sizes if s not in found]
-            chosen = min([s for s in open_sizes if contenders[s - 1]] or open_sizes)
-            if not bound_size(chosen):  # bounds without a certificate first, where a larger size gives them
-                certify_size(chosen)
+            chosen = [s for s in open_sizes if contenders[s - 1]] or open_sizes
+            # bounds without a certificate first (where a larger certified size gives them), for every
+            # size that can still win; a certificate only when they all have them and the draw is open
+            fresh = [s for s in chosen if s not in bounded]
+            if not (fresh and bound_size(fresh[0])):
+                certify_size(chosen[0])
         certify_size(sizes[index])  # the released size's scorer runs the second stage
     values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
     best = [found[s][1] if s in found else None for s in sizes]
