@@ -75,7 +75,7 @@ def test_size_bounds_hold_against_every_support_of_every_smaller_size(case):
     from dpstats.bss.size_bounds import size_bounds
 
     stats, every = oracle(case)
-    p, s, lam, r, icpt = case[2], case[3], case[6], case[7], case[8]
+    p, lam, r, icpt = case[2], case[6], case[7], case[8]
     offset = 1 if icpt else 0
     src = GramSource(stats, lam, r)
     for a, A in enumerate(anchors(case, every)):
@@ -149,7 +149,7 @@ def test_size_bounds_at_the_anchors_ball_multiplier_where_the_ball_binds():
 
     case = CASES[2]
     stats, every = oracle(case)
-    p, s, lam, r = case[2], case[3], case[6], case[7]
+    s, lam, r = case[3], case[6], case[7]
     src = GramSource(stats, lam, r)
     A = anchors(case, every)[0]
     anchor = np.r_[0, np.asarray(A) + 1]

@@ -445,6 +445,20 @@ def test_hinge_loss_releases_on_sparse_terms_with_ridge_zero(name):
     _assert_released(fit, acc, 1.0)
 
 
+def _degenerate_columns(seed, n, signal, noise):
+    """Twelve terms with a constant column (x10), an exact duplicate (x11 = x0), a huge column (x9,
+    clipped by the ranges), NaN and inf (omitted rows); y the sum of the ``signal`` terms plus noise."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 12)), columns=[f"x{j}" for j in range(12)])
+    df["x10"] = 0.5
+    df["x11"] = df["x0"]
+    df["x9"] = 1e12
+    df.loc[::7, "x3"] = np.nan
+    df.loc[5, "x4"] = np.inf
+    df["y"] = df[signal].sum(axis=1) + noise * rng.normal(size=n)
+    return df
+
+
 @pytest.mark.parametrize("method, s", [("top_r", 3), ("top_r", "auto"), ("mistakes", 4)])
 def test_block_search_bounds_release_on_degenerate_columns(method, s, monkeypatch):
     """The certified engine's block search with the full model's bound and lazy Schur columns, on a
@@ -452,15 +466,7 @@ def test_block_search_bounds_release_on_degenerate_columns(method, s, monkeypatc
     releases, and the full model's bound was in use (a Cholesky factor of the degenerate Gram matrix)."""
     from dpstats.bss import blocks
 
-    rng = np.random.default_rng(0)
-    n, p = 300, 12
-    df = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"x{j}" for j in range(p)])
-    df["x10"] = 0.5
-    df["x11"] = df["x0"]
-    df["x9"] = 1e12
-    df.loc[::7, "x3"] = np.nan
-    df.loc[5, "x4"] = np.inf
-    df["y"] = df["x0"] + 0.5 * rng.normal(size=n)
+    df = _degenerate_columns(0, 300, ["x0"], 0.5)
     bounds_used = []
     full_bound = blocks.BlockSearch.full_bound
 
@@ -483,15 +489,7 @@ def test_size_stage_bounds_release_on_degenerate_columns(epsilon, monkeypatch):
     them fails, the engine gives no bounds instead of an error after the charge."""
     from dpstats.bss import engine, size_bounds
 
-    rng = np.random.default_rng(3)
-    n, p = 400, 12
-    df = pd.DataFrame(rng.normal(size=(n, p)), columns=[f"x{j}" for j in range(p)])
-    df["x10"] = 0.5
-    df["x11"] = df["x0"]
-    df["x9"] = 1e12
-    df.loc[::7, "x3"] = np.nan
-    df.loc[5, "x4"] = np.inf
-    df["y"] = df[["x0", "x1", "x2", "x5", "x6"]].sum(axis=1) + 0.3 * rng.normal(size=n)
+    df = _degenerate_columns(3, 400, ["x0", "x1", "x2", "x5", "x6"], 0.3)
     asked = []
     original = engine.OuterApproximationEngine.size_bounds
 
