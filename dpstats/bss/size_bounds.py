@@ -105,8 +105,9 @@ class AnchorBounds:
         # per outside column: |G_bA| >= |G_bT| for every T, and the sum of |G_ba| (rounding margins)
         self.row_norm = np.linalg.norm(self.G_OA, axis=1)
         self.row_abs = np.abs(self.G_OA).sum(axis=1)
-        self._fits_of = {}  # t -> (lower bounds on R_lam(T), the largest u_b^2 per T, descending)
+        self._fits_of = {}  # t -> (lower bounds on R_lam(T), upper bounds on |b*_A - b*_T|)
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
+        self._lines = None  # the screen's (alpha_b, beta_b) not dominated by another column's
 
     def tail(self, d):
         """The full model's bound over every support leaving out d or more of the anchor's columns."""
@@ -140,43 +141,84 @@ class AnchorBounds:
         added) of R_lam(T) - the gain bound of j outside columns at T), certified against rounding
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
-        value, top = self._fits_at(t)
-        bound = value - top[:, :j].sum(axis=1) / self.floor * (1.0 + 64 * _U)
-        if j == 1 and self.offset + t > 0:
-            low = np.nonzero(bound < target)[0]
-            T_all = _subsets(self.offset, self.m, t)
-            per = max(1, _BATCH_ENTRIES // max(1, self.O.size * (self.offset + t)))
-            for start in range(0, low.size, per):
-                rows = low[start:start + per]
-                T = T_all[rows]
-                _, u_up = self._fits(T)
-                # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb for these T
-                bound[rows] = value[rows] - np.max(u_up * u_up / self._schur_diagonal(T), axis=1) * (1.0 + 64 * _U)
+        value, moved = self._fits_at(t)
+        # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
+        # Cauchy-Schwarz on the change of the fit), so the j largest u_b^2 sum to at most j times the
+        # largest of these squared
+        alpha, beta = self._screen_lines()
+        top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
+        bound = value - j * top * top / self.floor * (1.0 + 64 * _U)
+        low = np.nonzero(~(bound >= target))[0]
+        T_all = _subsets(self.offset, self.m, t)
+        per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
+        for start in range(0, low.size, per):
+            # the subsets the screen leaves below the target: their own correlations, exactly
+            rows = low[start:start + per]
+            T = T_all[rows]
+            _, u_up = self._fits(T)
+            sq = u_up * u_up
+            if j == 1 and self.offset + t > 0:  # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
+                gain = np.max(sq / self._schur_diagonal(T), axis=1)
+            else:
+                gain = np.partition(sq, sq.shape[1] - j, axis=1)[:, sq.shape[1] - j:].sum(axis=1) / self.floor
+            bound[rows] = value[rows] - gain * (1.0 + 64 * _U)
         bound = np.where(np.isfinite(bound), bound, -math.inf)
         return min(target, float(bound.min(initial=math.inf)))
 
+    def _screen_lines(self):
+        """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
+        alpha_b >= |c_b - G_bA b*_A| (the anchor's own fit, its solve's error left to the change term),
+        beta_b = |G_bA|."""
+        if self._lines is None:
+            every = np.arange(self.full.size)[None, :]
+            alpha = np.abs(self.c_O - self.G_OA @ self._coefficients(every)[0][0])
+            alpha += 64 * every.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(self._coefficients(every)[0]).max(initial=0.0)))
+            order = np.argsort(-self.row_norm, kind="stable")
+            best, keep = -math.inf, []
+            for b in order:  # by beta descending: a column is kept when its alpha beats every larger beta's
+                if alpha[b] > best:
+                    keep.append(b)
+                    best = alpha[b]
+            keep = np.array(keep, dtype=np.int64)
+            self._lines = (alpha[keep], self.row_norm[keep])
+        return self._lines
+
     def _fits_at(self, t):
+        """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros) for every
+        t-subset T of the anchor's movable columns (the forced ones added), kept per t."""
         if t not in self._fits_of:
             T_all = _subsets(self.offset, self.m, t)
-            keep = min(MAX_ADDED, self.O.size)
-            value, top = np.empty(T_all.shape[0]), np.empty((T_all.shape[0], keep))
-            per = max(1, _BATCH_ENTRIES // max(1, self.O.size))
+            every = np.arange(self.full.size)[None, :]
+            (b_A,), (res_A,) = self._coefficients(every)
+            value, moved = np.empty(T_all.shape[0]), np.empty(T_all.shape[0])
+            per = max(1, _BATCH_ENTRIES // max(1, self.full.size))
             for start in range(0, T_all.shape[0], per):
                 rows = slice(start, start + per)
-                value[rows], u_up = self._fits(T_all[rows])
-                sq = u_up * u_up
-                if keep < sq.shape[1]:
-                    sq = np.partition(sq, sq.shape[1] - keep, axis=1)[:, sq.shape[1] - keep:]
-                top[rows] = -np.sort(-sq, axis=1)
-            self._fits_of[t] = (value, top)
+                T = T_all[rows]
+                value[rows] = self._values(T)
+                B, res = self._coefficients(T)
+                moved[rows] = (np.linalg.norm(B - b_A[None, :], axis=1) + (res + res_A) / self.lam) * (1.0 + 64 * _U)
+            self._fits_of[t] = (value, moved)
         return self._fits_of[t]
 
-    def _fits(self, T):
-        """(lower bounds on R_lam(T), upper bounds on |u| over the outside columns) for the rows T
-        (positions in the anchor), by one product with G_OA."""
+    def _coefficients(self, T):
+        """(the ridge fits b_T at lam, padded by zeros to the anchor's columns, (N, offset + m); their
+        solves' residual norms |c_T - K_T b_T|) for the rows T (positions in the anchor)."""
+        N, width = T.shape
+        B = np.zeros((N, self.full.size))
+        if width == 0:
+            return B, np.zeros(N)
+        K = self.G_AA[T[:, :, None], T[:, None, :]] + self.lam * np.eye(width)
+        cT = self.c_A[T]
+        b = np.linalg.solve(K, cT[..., None])[..., 0]
+        np.put_along_axis(B, T, b, axis=1)
+        return B, np.linalg.norm(cT - np.einsum("nij,nj->ni", K, b), axis=1)
+
+    def _values(self, T):
+        """Lower bounds on R_lam(T) - mu r^2 for the rows T (positions in the anchor)."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
         if width == 0:
-            return np.full(N, self.yy - self.shift), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
+            return np.full(N, self.yy - self.shift)
         K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
         cT = self.c_A[T]
         b = np.linalg.solve(K, cT[..., None])[..., 0]
@@ -185,14 +227,20 @@ class AnchorBounds:
         cb = np.einsum("ni,ni->n", cT, b)
         bKb = np.einsum("ni,ni->n", b, Kb)
         mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
-        value = self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift
-        B = np.zeros((N, self.full.size))
-        np.put_along_axis(B, T, b, axis=1)
+        return self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift
+
+    def _fits(self, T):
+        """(lower bounds on R_lam(T) - mu r^2, upper bounds on |u| over the outside columns) for the rows
+        T (positions in the anchor), by one product with G_OA."""
+        N, width, lam = T.shape[0], T.shape[1], self.lam
+        if width == 0:
+            return self._values(T), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
+        B, res = self._coefficients(T)
         u = np.abs(self.c_O[None, :] - B @ self.G_OA.T)  # |c_b - G_bT b_T|
         # |G_bT| |b^ - b*| <= |G_bA| |rho| / lam; rounding: 64 t u (|c_b| + max|b| sum_a |G_ba|)
         u += np.outer(res / lam, self.row_norm)
-        u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(b).max(axis=1), self.row_abs))
-        return value, u
+        u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(B).max(axis=1), self.row_abs))
+        return self._values(T), u
 
     def _schur_diagonal(self, T):
         """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
