@@ -22,7 +22,11 @@ columns and the k - j of A, B the j outside ones.
   lambda_min(Sch_BB) <= (the j largest u_b^2) / f, with f <= lambda_min of Sch over all outside
   columns for every T inside A (the block search's floor, :meth:`~dpstats.bss.blocks.BlockSearch.
   floor`: removing columns from T only enlarges Sch).  LB_j = the smallest such bound over the
-  (k - j)-subsets of A.
+  (k - j)-subsets of A.  A screen decides most subsets without the products G_OT b_T: u_b(T) =
+  u_b(A) + G_bA (b_A - b_T) (b_T padded by zeros), so |u_b(T)| <= |u_b(A)| + |G_bA| |b_A - b_T|, one
+  number per subset and two per outside column (only the columns no other one dominates are kept);
+  the j largest u_b^2 sum to at most j times the largest bound squared.  The subsets the screen leaves
+  below the bound sought get their own correlations.
 * every support with j or more outside columns leaves out at least m - k + j columns of A, and the
   full model's bound (:meth:`~dpstats.bss.full_model_bound.FullModelBound.removal`) covers all of
   them at once.
@@ -170,9 +174,9 @@ class AnchorBounds:
         alpha_b >= |c_b - G_bA b*_A| (the anchor's own fit, its solve's error left to the change term),
         beta_b = |G_bA|."""
         if self._lines is None:
-            every = np.arange(self.full.size)[None, :]
-            alpha = np.abs(self.c_O - self.G_OA @ self._coefficients(every)[0][0])
-            alpha += 64 * every.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(self._coefficients(every)[0]).max(initial=0.0)))
+            b_A = self._coefficients(np.arange(self.full.size)[None, :])[0][0]
+            alpha = np.abs(self.c_O - self.G_OA @ b_A)
+            alpha += 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
             order = np.argsort(-self.row_norm, kind="stable")
             best, keep = -math.inf, []
             for b in order:  # by beta descending: a column is kept when its alpha beats every larger beta's
