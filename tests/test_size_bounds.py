@@ -164,3 +164,33 @@ def test_size_bounds_at_the_anchors_ball_multiplier_where_the_ball_binds():
             best = float(every[k][1].min())
             assert low <= best + close(best)
     assert any(found[own][k][0] > found[0.0][k][0] + 1e-6 for k in found[own])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_screen_bounds_every_subsets_correlations(case):
+    """AnchorBounds' screen: for every subset T of the anchor (forced columns added), the largest
+    alpha_b + beta_b |b_A - b_T| over the columns kept is at least the largest |u_b(T)| over all outside
+    columns, u_b(T) = c_b - G_bT b_T at the ridge lam + mu, computed directly by numpy."""
+    from itertools import combinations
+
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    G, c = np.asarray(stats.G), np.asarray(stats.c)
+    A = anchors(case, every)[0]
+    anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+    O = np.setdiff1d(np.arange(offset, G.shape[0]), anchor)
+    for mu in (0.0, 1.5):
+        bounds = AnchorBounds(src, anchor, offset, lam + mu, None, mu)
+        alpha, beta = bounds._screen_lines()
+        assert alpha.size <= O.size
+        for t in range(0, len(A)):
+            _, moved = bounds._fits_at(t)
+            for row, sub in enumerate(combinations(range(len(A)), t)):
+                T = np.r_[anchor[:offset], np.asarray(A)[list(sub)] + offset].astype(np.int64)
+                b = np.linalg.solve(G[np.ix_(T, T)] + (lam + mu) * np.eye(T.size), c[T]) if T.size else np.zeros(0)
+                u = np.abs(c[O] - G[np.ix_(O, T)] @ b)
+                assert float(np.max(alpha + beta * moved[row])) >= float(u.max()) * (1 - 1e-12)
