@@ -112,6 +112,7 @@ class AnchorBounds:
         self._fits_of = {}  # t -> (lower bounds on R_lam(T), upper bounds on |b*_A - b*_T|)
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
         self._lines = None  # the screen's (alpha_b, beta_b) not dominated by another column's
+        self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
 
     def tail(self, d):
         """The full model's bound over every support leaving out d or more of the anchor's columns."""
@@ -153,21 +154,46 @@ class AnchorBounds:
         top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
         bound = value - j * top * top / self.floor * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
-        T_all = _subsets(self.offset, self.m, t)
-        per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
-        for start in range(0, low.size, per):
-            # the subsets the screen leaves below the target: their own correlations, exactly
-            rows = low[start:start + per]
-            T = T_all[rows]
-            _, u_up = self._fits(T)
-            sq = u_up * u_up
-            if j == 1 and self.offset + t > 0:  # the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
-                gain = np.max(sq / self._schur_diagonal(T), axis=1)
-            else:
-                gain = np.partition(sq, sq.shape[1] - j, axis=1)[:, sq.shape[1] - j:].sum(axis=1) / self.floor
-            bound[rows] = value[rows] - gain * (1.0 + 64 * _U)
+        if low.size:  # the subsets the screen leaves below the target: their own correlations
+            top = self._top_at(t, low)
+            bound[low] = value[low] - top[low, :j].sum(axis=1) / self.floor * (1.0 + 64 * _U)
+            if j == 1 and self.offset + t > 0:
+                # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
+                low = low[~(bound[low] >= target)]
+                if low.size:
+                    bound[low] = value[low] - self._gain_at(t, low)[low] * (1.0 + 64 * _U)
         bound = np.where(np.isfinite(bound), bound, -math.inf)
         return min(target, float(bound.min(initial=math.inf)))
+
+    def _kept(self, t, key, rows, width, compute):
+        # per t-subset results kept across sizes: compute(T) for the rows not yet known
+        store = self._exact_of.setdefault((t, key), np.full((math.comb(self.m, t), width), np.nan))
+        todo = rows[np.isnan(store[rows, 0])]
+        if todo.size:
+            T_all = _subsets(self.offset, self.m, t)
+            per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
+            for start in range(0, todo.size, per):
+                chunk = todo[start:start + per]
+                store[chunk] = compute(T_all[chunk]).reshape(chunk.size, width)
+        return store
+
+    def _top_at(self, t, rows):
+        """The MAX_ADDED largest u_b^2 per t-subset (descending), known at least for ``rows``."""
+        keep = min(MAX_ADDED, self.O.size)
+
+        def compute(T):
+            sq = self._fits(T)[1] ** 2
+            if keep < sq.shape[1]:
+                sq = np.partition(sq, sq.shape[1] - keep, axis=1)[:, sq.shape[1] - keep:]
+            return -np.sort(-sq, axis=1)
+
+        return self._kept(t, "top", rows, keep, compute)
+
+    def _gain_at(self, t, rows):
+        """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
+        for ``rows``."""
+        return self._kept(t, "gain", rows, 1,
+                          lambda T: np.max(self._fits(T)[1] ** 2 / self._schur_diagonal(T), axis=1))[:, 0]
 
     def _screen_lines(self):
         """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
