@@ -159,7 +159,8 @@ def test_size_bounds_at_the_anchors_ball_multiplier_where_the_ball_binds():
     found = {}
     for mu in (0.0, own):
         floor = BlockSearch(src, anchor, 1, 1, mu, BlockSearchSettings()).floor()
-        found[mu] = size_bounds(src, anchor, 1, range(1, s), floor, full_model_bound(src, A + 1, lam + mu, mu * r * r), mu)
+        full = full_model_bound(src, A + 1, lam + mu, mu * r * r)
+        found[mu] = size_bounds(src, anchor, 1, range(1, s), floor, full, mu)
         for k, (low, _) in found[mu].items():
             best = float(every[k][1].min())
             assert low <= best + close(best)

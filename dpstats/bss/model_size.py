@@ -262,10 +262,10 @@ and the supports holding other columns are bounded from below (what those column
 subset's ridge fit; the model with every column, the left-out ones' removal cost exact).  Where the
 signal is strong the two meet (one more true term left out costs more than any other column wins back)
 and the size is decided without its certificate.  Every size that can still win is bounded so before
-any is certified; a size whose bounds leave the draw open is then certified as before.  What is lost is curator-only: the
-sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is unknown (the
-recovery rows say "not checkable"), and the criterion's choice is reported only when the bounds decide
-it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
+any is certified; a size whose bounds leave the draw open is then certified as before.  What is lost is
+curator-only: the sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is
+unknown (the recovery rows say "not checkable"), and the criterion's choice is reported only when the
+bounds decide it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
 certified (the argmax of the criterion).
 
 Two stages (``size_mechanism="two_stage"``, the default for ``top_r`` before ``margin``)
