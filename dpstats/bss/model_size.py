@@ -1089,7 +1089,11 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             # size that can still win; a certificate only when they all have them and the draw is open
             fresh = [s for s in chosen if s not in bounded]
             if not (fresh and bound_size(fresh[0])):
-                certify_size(chosen[0])
+                # the size whose bounds are widest (a size bounded to within its tolerance gains
+                # little from its certificate), the smallest on ties
+                width = {s: upper[s - 1] - lower[s - 1] for s in chosen}
+                certify_size(max(chosen, key=lambda s: (width[s] > 2.0 * taus[s] + 1e-9 * (1.0 + abs(upper[s - 1])),
+                                                        -s)))
         certify_size(sizes[index])  # the released size's scorer runs the second stage
     values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
     best = [found[s][1] if s in found else None for s in sizes]

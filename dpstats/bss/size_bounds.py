@@ -52,8 +52,8 @@ import numpy as np
 _U = np.finfo(np.float64).eps
 
 #: Work per size: supports scored exactly (j = 0), and (subset x outside column) entries (j >= 1).
-MAX_EXACT_SUPPORTS = 50_000
-MAX_ENTRIES = 50_000_000
+MAX_EXACT_SUPPORTS = 200_000
+MAX_ENTRIES = 100_000_000
 #: The largest number of outside columns j bounded by enumeration (beyond, the full model's bound).
 MAX_ADDED = 8
 #: Entries of one batch of (subsets x outside columns) arrays.
