@@ -262,7 +262,8 @@ and the supports holding other columns are bounded from below (what those column
 subset's ridge fit; the model with every column, the left-out ones' removal cost exact).  Where the
 signal is strong the two meet (one more true term left out costs more than any other column wins back)
 and the size is decided without its certificate.  Every size that can still win is bounded so before
-any is certified; a size whose bounds leave the draw open is then certified as before.  What is lost is
+any is certified; then the size that can still win with the widest bounds is certified (a size bounded
+to within its tolerance gains little from its certificate; the smallest on ties).  What is lost is
 curator-only: the sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is
 unknown (the recovery rows say "not checkable"), and the criterion's choice is reported only when the
 bounds decide it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
@@ -1082,7 +1083,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                                                     log_base, gumbel, contenders=True)
             if index is not None:
                 break
-            # the smallest size that could still win (the cheapest, mostly), else the smallest not certified
+            # the sizes that could still win, else every size not certified
             open_sizes = [s for s in sizes if s not in found]
             chosen = [s for s in open_sizes if contenders[s - 1]] or open_sizes
             # bounds without a certificate first (where a larger certified size gives them), for every
