@@ -253,8 +253,9 @@ plus its s smallest slopes, is a lower bound on v(s) for every s
 (:meth:`~dpstats.bss.engine.OuterApproximationEngine.lower_bounds`, lowered by the evaluation error and
 rounding); with the data's curvature in the slopes, dropping a term with a large coefficient costs at
 least d_j b_j^2 there.  A size is certified next when it can still win (its upper bound reaches the
-leader's lower bound), after s_max when the residual scale needs v(s_max) (below, which one); with the extra penalty lambda large against the spread of v(s) on real data, the
-larger sizes rarely need a certificate.  Before a smaller size is certified, the largest certified
+leader's lower bound), after s_max when the residual scale needs v(s_max) (below, which one); with
+the extra penalty lambda large against the spread of v(s) on real data, the larger sizes rarely need a
+certificate.  Before a smaller size is certified, the largest certified
 size's best support bounds it (:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_bounds`,
 :mod:`dpstats.bss.size_bounds`): its subsets of that size are scored exactly (an upper bound on v(s)),
 and the supports holding other columns are bounded from below (what those columns can add to a
