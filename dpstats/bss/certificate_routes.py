@@ -81,9 +81,7 @@ class BlockSearchRoute:
         eng = self.engine
         return eng.settings.exact_blocks and eng.problem.capabilities.block_search
 
-    def ball_multiplier(self, support):
-        """(full columns, mu): the ball multiplier of ``support``'s own solution (0 inside the ball),
-        at which the bounds of weak duality, R >= R_{lam + mu} - mu r^2, are tight for it."""
+    def _ball_multiplier(self, support):
         problem = self.engine.problem
         full = problem.full(np.array(support))
         obj, local = problem.source.local_objective(full[None, :])
@@ -103,7 +101,7 @@ class BlockSearchRoute:
 
         eng = self.engine
         problem, clock, stats = eng.problem, eng.clock, eng.stats
-        full, mu = self.ball_multiplier(anchor)
+        full, mu = self._ball_multiplier(anchor)
         bound = math.inf
         last = min(problem.s, problem.p - problem.s)
         n_blocks = last - first_i + 1

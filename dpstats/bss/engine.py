@@ -525,20 +525,13 @@ class OuterApproximationEngine:
         if not (self.settings.size_bounds and self._best is not None and self.capabilities.block_search
                 and src.G is not None and src.n_columns <= block.floor_max_columns):
             return {}
-        from .blocks import BlockSearch
-        from .full_model_bound import full_model_bound
         from .size_bounds import AnchorBounds
 
         anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
         with self._blas():
             try:
                 if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
-                    # at the anchor's own ball multiplier (the block search's choice, BlockSearchRoute)
-                    _, mu = self.blocks.ball_multiplier(self._best.support)
-                    floor = BlockSearch(src, anchor, self.offset, 1, mu, block).floor()
-                    full = (full_model_bound(src, anchor[self.offset:], self.ridge + mu, mu * self.radius ** 2)
-                            if block.full_model_bound else None)
-                    self._size_anchor = AnchorBounds(src, anchor, self.offset, floor, full, mu)
+                    self._size_anchor = AnchorBounds.at_anchor(src, anchor, self.offset, block)
                 found = {k: self._size_anchor.bounds(k) for k in sorted({int(k) for k in sizes})
                          if 1 <= k < self._size_anchor.m}
             except np.linalg.LinAlgError:

@@ -114,6 +114,22 @@ class AnchorBounds:
         self._lines = None  # the screen's (alpha_b, beta_b) not dominated by another column's
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
 
+    @classmethod
+    def at_anchor(cls, source, anchor_full, offset, settings):
+        """The bounds of the anchor at its own ball multiplier (the block search's choice, tight where the
+        ball binds at the anchor), with the block search's floor and, where ``settings`` (the block
+        search's :class:`~dpstats.bss.blocks.BlockSearchSettings`) use it, the full model's bound."""
+        from .blocks import BlockSearch
+        from .full_model_bound import full_model_bound
+
+        anchor_full = np.asarray(anchor_full, dtype=np.int64)
+        obj, local = source.local_objective(anchor_full[None, :])
+        mu = float(obj.solve(local[0]).mu)
+        floor = BlockSearch(source, anchor_full, offset, 1, mu, settings).floor()
+        full = (full_model_bound(source, anchor_full[offset:], float(source.ridge) + mu, mu * float(source.radius) ** 2)
+                if settings.full_model_bound else None)
+        return cls(source, anchor_full, offset, floor, full, mu)
+
     def tail(self, d):
         """The full model's bound over every support leaving out d or more of the anchor's columns."""
         if self.full_model is None:
