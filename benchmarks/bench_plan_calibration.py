@@ -125,18 +125,25 @@ def run_design(args):
     index, (method, p, s, epsilon, n, axis, design), seeds, plan_reps = args[:4]
     plan_only = len(args) > 4 and args[4]
     exact = len(args) > 5 and args[5]
+    precision = args[6] if len(args) > 6 else "default"
     import dpstats
+    from dpstats.plan_search import DEFAULT_PRECISION
+
+    precision = DEFAULT_PRECISION if precision == "default" else precision
 
     t0, c0 = time.perf_counter(), time.process_time()
     planned = dpstats.plan(method=method, n=n, p=p, s=s, epsilon=epsilon, design=design or None,
                            reps=plan_reps, random_state=100 + index, exact=exact, **_bounds_of(method))
-    pred = planned.required_n(TARGET) if axis == "n" else planned.required_epsilon(TARGET)
+    pred = (planned.required_n(TARGET, precision=precision) if axis == "n" else
+            planned.required_epsilon(TARGET, precision=precision))
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     points = len(planned.table)
     calls = int(planned.table["reps"].sum())  # simulated dp_select calls of the prediction
+    answer = planned.answers[(axis, TARGET)]
+    mc = dict(mc_se=answer["error"], dreps=answer["reps"])  # the plan's own error estimate, deciding data sets
     if pred is None or plan_only:
         return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, calls=calls,
-                    exact=float(planned.table["exact_share"].mean()), computed=planned.computed)
+                    exact=float(planned.table["exact_share"].mean()), computed=planned.computed, **mc)
     def at(x):
         x = max(2, int(round(x))) if axis == "n" else x
         nn, ee = (x, epsilon) if axis == "n" else (n, x)
@@ -149,7 +156,7 @@ def run_design(args):
     (xs, ps) = ([x2, x1], [p2, p1]) if x2 < x1 else ([x1, x2], [p1, p2])
     rel, x_sim = crossing(xs, ps)
     return dict(index=index, pred=pred, seconds=seconds, cpu=cpu, points=points, x1=x1, p1=p1, x2=x2, p2=p2, rel=rel,
-                x_sim=x_sim, exact=float(planned.table["exact_share"].mean()), computed=planned.computed)
+                x_sim=x_sim, exact=float(planned.table["exact_share"].mean()), computed=planned.computed, **mc)
 
 
 def old_rule(planned, target):
@@ -248,6 +255,8 @@ def main():
     parser.add_argument("--model-error", action="store_true",
                         help="the models of the statistics at p = 40 against every column simulated")
     parser.add_argument("--methods", default=None, help="with --model-error: comma-separated methods only")
+    parser.add_argument("--precision", default="default",
+                        help="required_n's precision: a number, 'none', or 'default' (the package's)")
     parser.add_argument("--compare", default=None,
                         help="'issue' or a design index: the old rule against the new one on that design")
     args = parser.parse_args()
@@ -259,14 +268,17 @@ def main():
         compare_rules(spec, args.seeds, 100 if args.compare == "issue" else args.plan_reps)
         return
     chosen = range(len(DESIGNS)) if args.only is None else [int(v) for v in args.only.split(",")]
-    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps, args.plan_only, args.exact) for i in chosen]
+    precision = (None if args.precision == "none" else args.precision if args.precision == "default"
+                 else float(args.precision))
+    jobs = [(i, DESIGNS[i], args.seeds, args.plan_reps, args.plan_only, args.exact, precision) for i in chosen]
     se = math.sqrt(TARGET * (1 - TARGET) / args.seeds)
     print(f"plan calibration: target P = {TARGET}; prediction with plan(reps={args.plan_reps}); reference: "
           f"{args.seeds} direct dp_select calls per point (standard error {se:.3f} at P = {TARGET}) at "
-          f"x_pred and x_pred * {BAND}^(+-1) towards the target; load {os.getloadavg()[0]:.1f}", flush=True)
+          f"x_pred and x_pred * {BAND}^(+-1) towards the target; precision {args.precision}; "
+          f"load {os.getloadavg()[0]:.1f}", flush=True)
     header = (f"{'#':>2} {'method':8} {'p':>5} {'s':>2} {'eps':>4} {'rho/snr':>7} {'solve':7} {'predicted':>9} "
               f"{'wall s':>6} {'cpu s':>6} {'pts':>3} {'exact':>5} {'how':>6}  {'P(pred)':>7} {'x2':>7} {'P(x2)':>5}  "
-              f"{'x_sim':>9} {'rel.err':>7}")
+              f"{'x_sim':>9} {'rel.err':>7} {'mc.se':>6} {'dreps':>5}")
     print(header, flush=True)
     errors, count, cpu_total = [], 0, 0.0
     if args.workers > 1:
@@ -283,12 +295,13 @@ def main():
         rs = f"{design.get('rho', 0.1):g}/{design.get('snr', 5.0):g}"
         solve = "n" if axis == "n" else f"eps@{n}"
         fmt = (lambda v: f"{v:.0f}") if axis == "n" else (lambda v: f"{v:.3g}")
+        mc = ("-" if r["mc_se"] is None else f"{r['mc_se']:.1%}") + f" {r['dreps']:>5}"
         if r["pred"] is None or args.plan_only:
             shown = "none" if r["pred"] is None else fmt(r["pred"])
             print(f"{r['index']:>2} {method:8} {p:>5} {s:>2} {eps:>4g} {rs:>7} {solve:7} {shown:>9} "
                   f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f} {r['computed'][:6]:>6}  "
                   f"calls {r['calls']:>4} "
-                  f"cpu/call {r['cpu'] / max(r['calls'], 1):.3f}", flush=True)
+                  f"cpu/call {r['cpu'] / max(r['calls'], 1):.3f}  mc.se {mc}", flush=True)
             continue
         if r["rel"] == "=":
             err = r["pred"] / r["x_sim"] - 1
@@ -301,7 +314,7 @@ def main():
               f"{r['seconds']:>6.1f} {r['cpu']:>6.1f} {r['points']:>3} {r['exact']:>5.2f} {r['computed'][:6]:>6}  "
               f"{r['p1']:>7.3f} "
               f"{fmt(r['x2']):>7} "
-              f"{r['p2']:>5.3f}  {xs:>9} {es:>7}", flush=True)
+              f"{r['p2']:>5.3f}  {xs:>9} {es:>7} {mc:>12}", flush=True)
     if pool is not None:
         pool.close()
     if args.plan_only:

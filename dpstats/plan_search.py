@@ -34,6 +34,16 @@ _PILOT_MIN = 10
 _PILOT_FRACTION = 3
 
 
+#: The answer's Monte Carlo precision that required_n / required_epsilon aim for by default: the
+#: estimated standard error of log(answer) (about the relative standard error).  Where the recovery
+#: curve is flat, a point's Monte Carlo error moves the crossing far (a plan with 30 data sets per
+#: point answered 9,860 to 19,901 rows for a curve that crosses near 12,500, depending on the seed);
+#: the two points the answer is read from then get more data sets, doubling up to
+#: _MAX_REPS_FACTOR times ``reps``.  Steep curves (most designs) meet it with ``reps``.
+DEFAULT_PRECISION = 0.05
+_MAX_REPS_FACTOR = 4
+
+
 def pilot_reps(reps):
     return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
 
@@ -53,6 +63,35 @@ def logistic_crossing(x0, x1, p0, p1, target, reps):
 
 
 
+def logit_slope(x, fitted, reps):
+    """The slope of logit(P) against log x: weighted least squares over the points whose fitted
+    probability lies strictly inside (0, 1), weights reps P (1 - P) (the inverse variance of a
+    logit); nan with fewer than two such points at distinct x."""
+    x, fitted, reps = (np.asarray(v, dtype=float) for v in (x, fitted, reps))
+    inside = (fitted > 0) & (fitted < 1)
+    if np.unique(x[inside]).size < 2:
+        return math.nan
+    u, p = np.log(x[inside]), fitted[inside]
+    w = reps[inside] * p * (1 - p)
+    v = np.log(p / (1 - p))
+    um, vm = np.average(u, weights=w), np.average(v, weights=w)
+    return float(np.sum(w * (u - um) * (v - vm)) / np.sum(w * (u - um) ** 2))
+
+
+def crossing_error(lo, hi, guess, se_lo, se_hi, slope, target):
+    """The standard error of log(guess), the crossing interpolated between ``lo`` and ``hi``
+    whose predictions have Monte Carlo standard errors ``se_lo`` and ``se_hi``: the error of the
+    interpolated prediction (weights 1 - t and t, t the guess's position in log x; the two
+    points' seeds overlap, so the weights' squares understate a positive covariance slightly)
+    over the curve's slope there, slope * target * (1 - target) for a logistic curve in log x
+    with logit ``slope``; infinite when the slope is not positive (a flat or falling curve)."""
+    if not slope > 0:
+        return math.inf
+    t = math.log(guess / lo) / math.log(hi / lo) if hi > lo else 0.5
+    se = math.hypot((1 - t) * se_lo, t * se_hi)
+    return se / (slope * target * (1 - target))
+
+
 def curve(plan, axis, span):
     """The evaluated points of ``plan`` along ``axis`` (the other axis at its planned value) inside
     ``span``, sorted, with their non-decreasing fit (pool-adjacent-violators)."""
@@ -67,8 +106,14 @@ def curve(plan, axis, span):
 class RequiredSearch:
     """The smallest n (or epsilon) at which a plan's predicted probability reaches a target."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, precision=None):
         self.plan = plan
+        #: the standard error of log(answer) aimed for (None: ``reps`` data sets only)
+        self.precision = precision
+        #: data sets at the points the answer is read from: ``reps``, more where precision asks
+        self.deciding = plan.reps
+        #: the answer's estimated standard error of log(answer), once the search has answered
+        self.error = None
 
     def curve(self, axis, span):
         return curve(self.plan, axis, span)
@@ -100,6 +145,13 @@ class RequiredSearch:
         search merely passed through keep their pilot count (the table's ``reps``); they
         cost a third as much, which is where most of a search's points are
         (benchmarks/README.md gives the times).
+
+        Precision (``precision`` not None): once the bracket is final, the answer's Monte
+        Carlo standard error is estimated (:func:`crossing_error`: the two points' standard
+        errors over the slope of the logistic curve fitted to every point of the stretch,
+        :func:`logit_slope`); while it exceeds ``precision``, the two points get twice as
+        many data sets (up to ``_MAX_REPS_FACTOR`` times ``reps``, new seeds from the same
+        root) and the search resumes from them.  The estimate is kept in :attr:`error`.
         """
         if grid is not None:
             self.plan.evaluate(**{f"{axis}_grid": grid})
@@ -197,7 +249,7 @@ class RequiredSearch:
         """The points that decide the answer and were evaluated with fewer than all seeds."""
         deciding = [x[-1]] if reached.size == 0 else [x[0]] if reached[0] == 0 else [x[reached[0] - 1],
                                                                                       x[reached[0]]]
-        return [v for v in deciding if reps is None and self._reps_at(axis, v) < self.plan.reps]
+        return [v for v in deciding if reps is None and self._reps_at(axis, v) < self.deciding]
 
     def _refine(self, axis, target, span, reps):
         """Probe inside the bracket around the target until it is narrow enough; the crossing."""
@@ -210,7 +262,7 @@ class RequiredSearch:
             short = self._short_points(axis, x, reached, reps)
             if short:  # the answer is read from points with every seed: extend pilot points first
                 for v in short:
-                    self._evaluate_at(axis, v)
+                    self._evaluate_at(axis, v, self.deciding)
                 continue
             if reached.size == 0:
                 return None
@@ -220,16 +272,32 @@ class RequiredSearch:
             lo, hi = x[i - 1], x[i]
             guess = logistic_crossing(lo, hi, fitted[i - 1], fitted[i], target, self.plan.reps)
             probes += 1
-            if probes > _MAX_REFINE + 1 or hi / lo <= _REFINE_RATIO:
-                return guess
-            probe = _inner_probe(lo, hi, guess, integer=axis == "n")
+            final = probes > _MAX_REFINE + 1 or hi / lo <= _REFINE_RATIO
+            probe = None if final else _inner_probe(lo, hi, guess, integer=axis == "n")
             if probe is None:
+                if reps is None and self._needs_more_data(axis, span, x, fitted, lo, hi, guess, target):
+                    continue  # the deciding points get more data sets (_short_points) and the search resumes
                 return guess
             self._evaluate_at(axis, probe, reps)
 
+    def _needs_more_data(self, axis, span, x, fitted, lo, hi, guess, target):
+        """Record the answer's Monte Carlo error; True (and twice the deciding data sets) while it
+        exceeds ``precision`` below the cap."""
+        rows = [self.plan._rows[self._key(axis, v)] for v in x]
+        slope = logit_slope(x, fitted, [r["reps"] for r in rows])
+        lo_row, hi_row = self.plan._rows[self._key(axis, lo)], self.plan._rows[self._key(axis, hi)]
+        self.error = crossing_error(lo, hi, guess, lo_row["se"], hi_row["se"], slope, target)
+        cap = _MAX_REPS_FACTOR * self.plan.reps
+        if self.precision is None or self.error <= self.precision or self.deciding >= cap:
+            return False
+        self.deciding = min(2 * self.deciding, cap)
+        return True
+
+    def _key(self, axis, value):
+        return (int(value), float(self.plan.epsilon)) if axis == "n" else (int(self.plan.n), float(value))
+
     def _reps_at(self, axis, value):
-        key = (int(value), float(self.plan.epsilon)) if axis == "n" else (int(self.plan.n), float(value))
-        return self.plan._rows[key]["reps"]
+        return self.plan._rows[self._key(axis, value)]["reps"]
 
     def _evaluate_at(self, axis, value, reps=None):
         if axis == "n":

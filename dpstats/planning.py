@@ -103,7 +103,7 @@ from ._lazy import lazy_module
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Boolean, Custom, Integer, Later, Real, is_integer, validate_arguments
-from .plan_search import RequiredSearch
+from .plan_search import DEFAULT_PRECISION, RequiredSearch
 from .simulate import response_sd, snr_of_r2
 
 stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
@@ -574,12 +574,27 @@ class Plan:
         self.bounds, self.design, self.reps, self.level = bounds, design, reps, level
         self.signs, self.options = signs, options
         self.truth = [f"x{j}" for j in range(1, 2 * s, 2)]
-        # One (data seed, mechanism seed) pair per replication, shared by every grid point.
-        self._seeds = [tuple(int(x) for x in child.generate_state(2, dtype=np.uint32)) for child in seed.spawn(reps)]
+        # One (data seed, mechanism seed) pair per replication, shared by every grid point.  A
+        # search may ask for more at the points its answer is read from (plan_search, "precision"):
+        # they are spawned later from the same root, so the first ``reps`` never change.
+        self._seed_root = seed
+        self._seeds = []
+        self._spawn_seeds(reps)
         self._rows = {}
+        #: (axis, target) -> {"value", "error", "reps"}: each required_n / required_epsilon answer, the
+        #: estimated standard error of its log (None where it was read off a first point or none
+        #: reached the target) and the data sets at the points it was read from
+        self.answers = {}
         self._values = {}  # (n, epsilon) -> (q, exact, power, fdp) of the first len(q) seeds
         self._draws = {}  # data seed -> NestedDraws: the rows of X drawn so far, shared by every point
         self.evaluate_point(n, epsilon)
+
+    def _spawn_seeds(self, count):
+        """Extend the (data seed, mechanism seed) pairs to ``count`` (the root's next children)."""
+        extra = int(count) - len(self._seeds)
+        if extra > 0:
+            self._seeds += [tuple(int(x) for x in child.generate_state(2, dtype=np.uint32))
+                            for child in self._seed_root.spawn(extra)]
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -643,17 +658,21 @@ class Plan:
         draws = self._draws.get(data_seed)
         if draws is None:
             d = self.design
+            # the first ``reps`` seeds share _DRAWS_BYTES; seeds a search added beyond them keep no rows
+            first = any(data_seed == a for a, _ in self._seeds[:self.reps])
+            keep = _DRAWS_BYTES // (8 * self.p * self.reps) if first else 0
             draws = self._draws[data_seed] = NestedDraws(
                 self.p, self.s, seed=data_seed, rho=d["rho"], snr=d["snr"], family=d.get("family", "gaussian"),
-                link=d.get("link", "sign"), max_rows=_DRAWS_BYTES // (8 * self.p * self.reps))
+                link=d.get("link", "sign"), max_rows=keep)
         return draws.simulate(n)
 
     def evaluate_point(self, n, epsilon, reps=None):
-        """The row of (n, epsilon) from the first ``reps`` seeds (default all): a point seen
-        with fewer seeds is extended by the missing ones only, so its row equals that of a
-        point evaluated with ``reps`` seeds at once."""
+        """The row of (n, epsilon) from the first ``reps`` seeds (default the plan's ``reps``;
+        more are spawned when asked for): a point seen with fewer seeds is extended by the
+        missing ones only, so its row equals that of a point evaluated with ``reps`` seeds at once."""
         key = (int(n), float(epsilon))
-        reps = len(self._seeds) if reps is None else min(int(reps), len(self._seeds))
+        reps = self.reps if reps is None else int(reps)
+        self._spawn_seeds(reps)
         done = self._values.get(key, (np.empty(0),) * 4)
         if key in self._rows and done[0].size >= reps:
             return self._rows[key]
@@ -663,7 +682,8 @@ class Plan:
         reps = len(q)
         mean, share = float(q.mean()), float(exact.mean())
         if share > 0:
-            half = stats.t.ppf(0.5 + self.level / 2, reps - 1) * q.std(ddof=1) / math.sqrt(reps)
+            se = float(q.std(ddof=1)) / math.sqrt(reps) if reps > 1 else math.inf
+            half = stats.t.ppf(0.5 + self.level / 2, reps - 1) * se if reps > 1 else math.inf
             lower, upper = mean - half, mean + half
         else:
             z = stats.norm.ppf(0.5 + self.level / 2)
@@ -671,11 +691,13 @@ class Plan:
             centre = (k + z * z / 2) / (reps + z * z)
             half = z * math.sqrt(k * (reps - k) / reps + z * z / 4) / (reps + z * z)
             lower, upper = centre - half, centre + half
+            shrunk = (k + 1) / (reps + 2)  # never 0 for counts of 0 or reps
+            se = math.sqrt(shrunk * (1 - shrunk) / reps)
         computed = (self.model.kind if self.model is not None and self.model.applies(*key) else
                     "exact" if share == 1 else "empirical" if share == 0 else "mixed")
         row = {"n": key[0], "epsilon": key[1], "probability": mean, "lower": float(max(0.0, lower)),
                "upper": float(min(1.0, upper)), "power": float(power.mean()), "fdr": float(fdp.mean()),
-               "exact_share": share, "reps": reps, "computed": computed}
+               "exact_share": share, "reps": reps, "computed": computed, "se": se}
         self._rows[key] = row
         return row
 
@@ -744,10 +766,17 @@ class Plan:
         (:meth:`dpstats.plan_search.RequiredSearch.regimes`)."""
         return RequiredSearch(self).regimes(axis, span)
 
-    def _required(self, axis, target, grid):
-        return RequiredSearch(self).run(axis, _probability("target", target), grid)
+    def _required(self, axis, target, grid, precision):
+        target = _probability("target", target)
+        if precision is not None:
+            precision = Real("precision", argument=True, low=0.0, high=1.0).check(precision)
+        search = RequiredSearch(self, precision)
+        value = search.run(axis, target, grid)
+        self.answers[(axis, target)] = {"value": value, "error": search.error, "reps": search.deciding,
+                                        "precision": precision}
+        return value
 
-    def required_n(self, target=0.8, n_grid=None):
+    def required_n(self, target=0.8, n_grid=None, precision=DEFAULT_PRECISION):
         """The smallest n at which the predicted probability reaches ``target`` (at the planned epsilon).
 
         Without ``n_grid``: from the planned n, doubles (halves) n until the target is
@@ -760,16 +789,24 @@ class Plan:
         :attr:`table` (typically 5 to 9 points; the table's ``reps`` says how many simulated
         calls each had: all ``reps`` for the planned point and the two the answer is read
         from, a third of them for the search's other points).
+
+        ``precision`` (default 0.05; None turns it off): the Monte Carlo standard error of
+        log(answer), about its relative standard error, that the search aims for.  Where the
+        recovery curve is flat near the target the two points the answer is read from get
+        more simulated data sets, doubling up to 4 times ``reps``, until the estimated error
+        is within it (:class:`dpstats.plan_search.RequiredSearch`).  :attr:`answers` keeps
+        each answer with its estimated error, and the printout shows them.
         """
-        value = self._required("n", target, n_grid)
+        value = self._required("n", target, n_grid, precision)
         return None if value is None else int(math.ceil(value - 1e-9))
 
-    def required_epsilon(self, target=0.8, epsilon_grid=None):
+    def required_epsilon(self, target=0.8, epsilon_grid=None, precision=DEFAULT_PRECISION):
         """The smallest epsilon at which the predicted probability reaches ``target`` (at the
-        planned n); the same search as :meth:`required_n`, in log epsilon."""
+        planned n); the same search as :meth:`required_n`, in log epsilon, with the same
+        ``precision``."""
         if epsilon_grid is None and math.isinf(self.epsilon):
             raise InvalidArgumentError("epsilon_grid is needed when the planned epsilon is inf.")
-        return self._required("epsilon", target, epsilon_grid)
+        return self._required("epsilon", target, epsilon_grid, precision)
 
     def _axis(self):
         t = self.table
@@ -860,6 +897,7 @@ class Plan:
             f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
             f"predicted power (share of the true terms returned) = {row['power']:.3f}   false discovery rate "
             f"(share of returned terms not true, 0 when none) = {row['fdr']:.3f}",
+            *self._answer_lines(),
             "",
             self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
             "",
@@ -867,6 +905,25 @@ class Plan:
             self._other_methods_line(),
         ]
         return "\n".join(lines)
+
+    def _answer_lines(self) -> list:
+        """One line per required_n / required_epsilon answer, with its Monte Carlo error."""
+        lines = []
+        for (axis, target), a in self.answers.items():
+            call = f"required_{axis}({target:g})"
+            if a["value"] is None:
+                lines.append(f"{call}: not reached at any evaluated point (give a wider grid)")
+                continue
+            shown = f"{math.ceil(a['value'] - 1e-9)}" if axis == "n" else f"{a['value']:.4g}"
+            if a["error"] is None:
+                lines.append(f"{call} = {shown} (at most: the first evaluated point already reaches it)")
+                continue
+            error = "not estimated (a flat curve)" if math.isinf(a["error"]) else f"about {100 * a['error']:.1f} %"
+            short = (a["precision"] is not None and a["error"] > a["precision"])
+            lines.append(f"{call} = {shown}; Monte Carlo standard error {error}, from {a['reps']} data sets at each "
+                         f"of the two points it is read from"
+                         + ("; above the precision asked: raise reps" if short else ""))
+        return lines
 
     def _design_line(self) -> str:
         """The assumed design, in the units a statistician states it (R^2 and snr both)."""
