@@ -27,6 +27,8 @@ def isotonic(values, weights):
 #: the bracket, and the bracket's width (a ratio) at which the search stops.
 _MAX_EXPAND = 6
 _MAX_REFINE = 4
+#: brackets extended again after a refinement found no point reaching the target (_search)
+_MAX_REBRACKET = 4
 _REFINE_RATIO = 1.1
 #: The search's pilot: new points first get the first max(PILOT_MIN, reps / PILOT_FRACTION)
 #: seeds; only the points the answer is read from get all ``reps`` (RequiredSearch.run).
@@ -222,15 +224,24 @@ class RequiredSearch:
 
     def _search(self, axis, target, expand, span, reps):
         """Bracket (when ``expand``) and refine as :meth:`_required` says, evaluating new
-        points with the first ``reps`` seeds (all for None)."""
-        if expand:
-            self._bracket(axis, target, span, reps)
-        return self._refine(axis, target, span, reps)
+        points with the first ``reps`` seeds (all for None).  Points extended to more seeds
+        can fall below the target where fewer seeds reached it (a pilot point, or a deciding
+        point given more data sets for precision): the refinement then finds no point reaching
+        it, and the bracket is extended again from the new top (a search answered None there
+        before, for a target the curve reaches further on)."""
+        for attempt in range(_MAX_REBRACKET):
+            added = self._bracket(axis, target, span, reps) if expand else 0
+            answer = self._refine(axis, target, span, reps)
+            if answer is not None or not expand or (attempt > 0 and added == 0):
+                return answer
+        return None
 
     def _bracket(self, axis, target, span, reps):
-        """Double (or halve) the axis inside the regime's span until the curve crosses the target."""
+        """Double (or halve) the axis inside the regime's span until the curve crosses the
+        target; the number of points evaluated."""
         integer = axis == "n"
         floor = 2 if integer else 0.0
+        added = 0
         for _ in range(_MAX_EXPAND):
             x, fitted = self.curve(axis, span)
             if fitted[-1] < target:
@@ -238,12 +249,14 @@ class RequiredSearch:
             elif fitted[0] >= target and x[0] / 2 >= max(floor, 1e-12):
                 step = max(floor, x[0] / 2, span[0])
             else:
-                return
+                return added
             if integer:
                 step = int(round(step))
             if step in x:
-                return  # the regime's end is reached
+                return added  # the regime's end is reached
             self._evaluate_at(axis, step, reps)
+            added += 1
+        return added
 
     def _short_points(self, axis, x, reached, reps):
         """The points that decide the answer and were evaluated with fewer than all seeds."""

@@ -251,6 +251,93 @@ def test_a_pilot_point_extended_equals_the_point_evaluated_at_once():
     assert pilot["probability"] != extended["probability"]
 
 
+def _flat_known(self, n, epsilon, data_seed, mech_seed):
+    """A flat curve of the dp_sis rho 0.5 kind (benchmarks: recovery 0.69 at 10,000 rows, 0.79 at
+    16,000): data set u recovers from the n where P(n) = logistic(1.2 log(n / 1000) + logit 0.8)
+    passes u, so q is 0 or 1 and nested in n (common random numbers, as simulated data sets are)."""
+    u = ((data_seed * 2654435761 + mech_seed * 40503) % 100003) / 100003.0
+    p = 1 / (1 + math.exp(-(1.2 * math.log(n / 1000) + math.log(4))))
+    return float(u < p), 1.0, 0.0, 0.0
+
+
+def test_precision_gives_a_flat_curve_more_data_sets_and_a_closer_answer(monkeypatch):
+    # On a flat curve a point's Monte Carlo error moves the crossing far: with 30 data sets per
+    # point the answers spread widely around the true 1000.  precision=0.05 doubles the data
+    # sets of the two deciding points up to 4 reps (120); the answers are then closer to 1000 on
+    # average over random states, and each records its error estimate.  Mutations caught: no
+    # doubling (reps stay 30), the error not recorded, the cap ignored (reps above 120).
+    from dpstats.planning import Plan
+
+    monkeypatch.setattr(Plan, "simulate_one", _flat_known)
+    off, on = [], []
+    for state in range(8):
+        plain = dpstats.plan(method="exponential", n=600, p=6, s=2, epsilon=1.0, reps=30, random_state=state)
+        off.append(abs(math.log(plain.required_n(0.8, precision=None) / 1000)))
+        assert plain.answers[("n", 0.8)]["reps"] == 30
+        precise = dpstats.plan(method="exponential", n=600, p=6, s=2, epsilon=1.0, reps=30, random_state=state)
+        on.append(abs(math.log(precise.required_n(0.8) / 1000)))
+        answer = precise.answers[("n", 0.8)]
+        assert answer["reps"] == 120 and max(precise.table["reps"]) == 120
+        assert answer["error"] is not None and 0 < answer["error"] < math.inf
+        assert "Monte Carlo standard error about" in str(precise)
+    assert np.mean(on) < 0.75 * np.mean(off), (on, off)
+
+
+def test_precision_leaves_a_steep_curve_alone(monkeypatch):
+    # The steep noisy curve of the pilot test meets precision 0.05 with reps data sets: the same
+    # search and answer as precision=None, every point at most reps.
+    from dpstats.planning import Plan
+
+    monkeypatch.setattr(Plan, "simulate_one", _noisy_known)
+    spec = dict(method="exponential", n=150, p=6, s=2, epsilon=1.0, reps=30, random_state=4)
+    plain, precise = dpstats.plan(**spec), dpstats.plan(**spec)
+    assert precise.required_n(0.8) == plain.required_n(0.8, precision=None)
+    assert precise.table.equals(plain.table) and max(precise.table["reps"]) == 30
+    assert 0 < precise.answers[("n", 0.8)]["error"] <= 0.05
+
+
+def test_data_sets_beyond_reps_are_the_root_s_next_seeds():
+    # A point extended past reps (new seeds spawned later) equals the point of a plan with that
+    # many reps evaluated at once: the first reps seeds never change.
+    spec = dict(method="exponential", n=300, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), random_state=8)
+    small = dpstats.plan(reps=10, **spec)
+    extended = small.evaluate_point(500, 2.0, reps=25)
+    assert extended == dpstats.plan(reps=25, **spec).evaluate_point(500, 2.0)
+    assert extended["reps"] == 25 and small.evaluate_point(300, 2.0)["reps"] == 10
+
+
+def test_crossing_error_is_the_delta_method_of_the_crossing():
+    # Oracle: the derivative of the logistic crossing with respect to each end's probability,
+    # taken numerically from logistic_crossing itself; with the slope of a logistic curve and a
+    # narrow bracket the two agree (crossing_error linearises at the target, not at each end).  logit_slope recovers a logistic curve's slope exactly.
+    from dpstats.plan_search import crossing_error, logistic_crossing, logit_slope
+
+    b = 3.0
+
+    def curve(n):
+        return 1 / (1 + math.exp(-(b * math.log(n / 1000) + math.log(4))))
+
+    x = [700, 900, 1100, 1500]
+    assert logit_slope(x, [curve(v) for v in x], [30, 10, 30, 10]) == pytest.approx(b, rel=1e-9)
+    assert math.isnan(logit_slope([900, 1100], [0.0, 1.0], [30, 30]))
+    lo, hi = 990, 1010  # a final bracket: both ends near the target, where the linearisation at it holds
+    p0, p1 = curve(lo), curve(hi)
+    guess = logistic_crossing(lo, hi, p0, p1, 0.8, 10**6)
+    h = 1e-6
+    g0 = (math.log(logistic_crossing(lo, hi, p0 + h, p1, 0.8, 10**6)) - math.log(guess)) / h
+    g1 = (math.log(logistic_crossing(lo, hi, p0, p1 + h, 0.8, 10**6)) - math.log(guess)) / h
+    se0, se1 = 0.04, 0.07
+    assert crossing_error(lo, hi, guess, se0, se1, b, 0.8) == pytest.approx(math.hypot(g0 * se0, g1 * se1), rel=0.01)
+    assert crossing_error(lo, hi, guess, se0, se1, 0.0, 0.8) == math.inf
+
+
+def test_precision_is_checked_by_name(small_plan):
+    for bad, error in ((0, dpstats.InvalidArgumentError), (1.5, dpstats.InvalidArgumentError),
+                       ("tight", dpstats.InvalidTypeError)):
+        with pytest.raises(error, match="precision"):
+            small_plan.required_n(0.5, n_grid=[100, 200], precision=bad)
+
+
 @pytest.fixture(scope="module")
 def small_plan():
     return dpstats.plan(method="top_r", n=200, p=6, s=2, epsilon=2.0, design=dict(rho=0.1, snr=1.0), reps=30,
