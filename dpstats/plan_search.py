@@ -38,10 +38,11 @@ _PILOT_FRACTION = 3
 
 #: The answer's Monte Carlo precision that required_n / required_epsilon aim for by default: the
 #: estimated standard error of log(answer) (about the relative standard error).  Where the recovery
-#: curve is flat, a point's Monte Carlo error moves the crossing far (a plan with 30 data sets per
-#: point answered 9,860 to 19,901 rows for a curve that crosses near 12,500, depending on the seed);
-#: the two points the answer is read from then get more data sets, doubling up to
-#: _MAX_REPS_FACTOR times ``reps``.  Steep curves (most designs) meet it with ``reps``.
+#: curve is flat, a point's Monte Carlo error moves the crossing far (benchmarks/README.md, "plan
+#: precision": with 30 data sets per point, answers of 9,860 to 19,901 rows, depending on the seed,
+#: where direct calls cross near 14,000); the two points the answer is read from then get as many
+#: data sets as the error estimate asks for (at least twice as many), up to _MAX_REPS_FACTOR times
+#: ``reps``.  Steep curves (most designs) meet it with ``reps``.
 DEFAULT_PRECISION = 0.05
 _MAX_REPS_FACTOR = 4
 
@@ -151,9 +152,10 @@ class RequiredSearch:
         Precision (``precision`` not None): once the bracket is final, the answer's Monte
         Carlo standard error is estimated (:func:`crossing_error`: the two points' standard
         errors over the slope of the logistic curve fitted to every point of the stretch,
-        :func:`logit_slope`); while it exceeds ``precision``, the two points get twice as
-        many data sets (up to ``_MAX_REPS_FACTOR`` times ``reps``, new seeds from the same
-        root) and the search resumes from them.  The estimate is kept in :attr:`error`.
+        :func:`logit_slope`); while it exceeds ``precision``, the two points get more data
+        sets (what the estimate says precision needs, at least twice as many, up to
+        ``_MAX_REPS_FACTOR`` times ``reps``; new seeds from the same root) and the search
+        resumes from them.  The estimate is kept in :attr:`error`.
         """
         if grid is not None:
             self.plan.evaluate(**{f"{axis}_grid": grid})
@@ -294,8 +296,9 @@ class RequiredSearch:
             self._evaluate_at(axis, probe, reps)
 
     def _needs_more_data(self, axis, span, x, fitted, lo, hi, guess, target):
-        """Record the answer's Monte Carlo error; True (and twice the deciding data sets) while it
-        exceeds ``precision`` below the cap."""
+        """Record the answer's Monte Carlo error; True (and more deciding data sets: as many as the
+        estimate says precision needs, at least twice as many, at most the cap) while it exceeds
+        ``precision`` below the cap."""
         rows = [self.plan._rows[self._key(axis, v)] for v in x]
         slope = logit_slope(x, fitted, [r["reps"] for r in rows])
         lo_row, hi_row = self.plan._rows[self._key(axis, lo)], self.plan._rows[self._key(axis, hi)]
@@ -303,7 +306,10 @@ class RequiredSearch:
         cap = _MAX_REPS_FACTOR * self.plan.reps
         if self.precision is None or self.error <= self.precision or self.deciding >= cap:
             return False
-        self.deciding = min(2 * self.deciding, cap)
+        # the error falls as 1 / sqrt(data sets): ask at once for what the estimate says it needs
+        # (at least twice as many), instead of doubling through points the bracket then leaves
+        wanted = self.deciding * (self.error / self.precision) ** 2 if math.isfinite(self.error) else cap
+        self.deciding = int(min(cap, max(2 * self.deciding, math.ceil(wanted))))
         return True
 
     def _key(self, axis, value):

@@ -793,8 +793,9 @@ class Plan:
         ``precision`` (default 0.05; None turns it off): the Monte Carlo standard error of
         log(answer), about its relative standard error, that the search aims for.  Where the
         recovery curve is flat near the target the two points the answer is read from get
-        more simulated data sets, doubling up to 4 times ``reps``, until the estimated error
-        is within it (:class:`dpstats.plan_search.RequiredSearch`).  :attr:`answers` keeps
+        more simulated data sets (as many as the error estimate asks for, up to 4 times
+        ``reps``) until the estimated error is within it
+        (:class:`dpstats.plan_search.RequiredSearch`).  :attr:`answers` keeps
         each answer with its estimated error, and the printout shows them.
         """
         value = self._required("n", target, n_grid, precision)
