@@ -83,7 +83,9 @@ target by doubling (halving) from the planned value, then evaluate inside the br
 until its ends are within 10 %, and interpolate a logistic curve in log n (log epsilon)
 between them, after making the predictions non-decreasing (pool-adjacent-violators).
 The search runs first on a third of the seeds (a pilot); the two points the answer is
-read from then get all ``reps`` and the search resumes from them.  Where the planned
+read from then get all ``reps`` and the search resumes from them.  Where the curve is flat
+near the target, those two points get more data sets (up to 4 ``reps``) until the answer's
+estimated Monte Carlo error is within ``precision`` (:attr:`Plan.answers` keeps it).  Where the planned
 call's defaults switch to private means at a public n or epsilon (recovery can fall
 there), each stretch between switches is searched as its own curve, lowest first
 (:meth:`Plan.regime`).

@@ -224,7 +224,10 @@ class SelectionResult(PublishedResult):
         ``summary(regsubsets(...))`` in R's leaps: per size the best support, its objective
         (RSS under the call's ridge and radius, mapped units), the criterion the mechanism
         uses, BIC and Cp with the public variance, leaps' BIC n log(RSS / n) + k log n, and the
-        exact probabilities of the mechanism.  Computed from the data outside the budget."""
+        exact probabilities of the mechanism.  A size whose best support was not certified
+        (``size_certify="needed"``: its score could not win the draw) has NaN values, and
+        ``objective_lower`` / ``objective_upper`` bound its objective (equal to ``objective``
+        where certified).  Computed from the data outside the budget."""
         rows = self.curator.get("size_table")
         if rows is None:
             raise ValueError("size_table() needs a call with s='auto'.")

@@ -745,6 +745,12 @@ def test_sizes_certified_as_needed_release_what_every_size_certified_releases(me
         assert certified.sum() >= 1 and table.loc[lazy.release()["s_selected"], "best_support"] != ""
         for column in ("best_support", "objective", "criterion"):
             assert list(table.loc[certified, column]) == list(full.loc[certified, column])
+        # the sizes left out: their bounds hold the value that certifying them gives
+        assert (table["objective_lower"] == table["objective"])[certified].all()
+        assert (table["objective_upper"] == table["objective"])[certified].all()
+        outside = full.loc[~certified, "objective"]
+        assert (table.loc[~certified, "objective_lower"] <= outside + 1e-9 * (1 + outside.abs())).all()
+        assert (outside <= table.loc[~certified, "objective_upper"] + 1e-9 * (1 + outside.abs())).all()
         if eps == 40.0:  # the engine's cuts at the certified sizes bound sizes 1 and 2 from below: not certified
             assert not certified[1] and not certified[2] and lazy.release()["s_selected"] >= 3
         if certified.all():

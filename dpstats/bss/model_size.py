@@ -264,7 +264,8 @@ signal is strong the two meet (one more true term left out costs more than any o
 and the size is decided without its certificate.  Every size that can still win is bounded so before
 any is certified; then the size that can still win with the widest bounds is certified (a size bounded
 to within its tolerance gains little from its certificate; the smallest on ties).  What is lost is
-curator-only: the sizes left out have no row in ``size_table()`` (NaN), the size stage's exact law is
+curator-only: the sizes left out have NaN values in ``size_table()`` (its ``objective_lower`` and
+``objective_upper`` give what the bounds say of them), the size stage's exact law is
 unknown (the recovery rows say "not checkable"), and the criterion's choice is reported only when the
 bounds decide it; ``size_certify="all"`` certifies every size and gives them.  At epsilon = inf every size is
 certified (the argmax of the criterion).
@@ -1098,6 +1099,8 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         certify_size(sizes[index])  # the released size's scorer runs the second stage
     values = np.asarray([found[s][0] if s in found else math.nan for s in sizes])
     best = [found[s][1] if s in found else None for s in sizes]
+    # what is known of the sizes left out (curator-only: size_table's objective_lower / objective_upper)
+    value_lower, value_upper = value_bounds(found, taus, s_max, known_lower, known_upper)
     losses = values + penalties
     if score == "margin":  # sampled as a loss: -q(s) on L(s) + lambda s, sensitivity 1
         sampled, sensitivity = -margin_scores(losses + extra * size_array, deltas), 1.0
@@ -1106,7 +1109,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     return dict(sizes=sizes, losses=losses, sampled=sampled, best=best, log_base=log_base, nominal=nominal,
                 parts=parts, sensitivity=sensitivity, delta_max=delta_max, kappa=kappa, scorers=scorers, sigma2=sigma2,
                 n=n, slack=slack, score=score, extra_penalty=extra, scale=scale, index=index,
-                values=values, penalties=penalties, taus=taus)
+                values=values, penalties=penalties, taus=taus, value_lower=value_lower, value_upper=value_upper)
 
 
 def value_bounds(found, taus, s_max, cut_lower=None, known_upper=None):
@@ -1231,8 +1234,10 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
     crit_index = criterion_index(stage)
     rows = []
     for i, s in enumerate(stage["sizes"]):
-        if stage["best"][i] is None:  # not certified: its score could not win the draw
-            rows.append(_table_row(task, s, (), math.nan, math.nan, stage["sigma2"], stage["n"], math.nan, None))
+        if stage["best"][i] is None:  # not certified: its score could not win the draw; its value's bounds
+            bounds = (float(stage["value_lower"][i]), float(stage["value_upper"][i]))
+            rows.append(_table_row(task, s, (), math.nan, math.nan, stage["sigma2"], stage["n"], math.nan, None,
+                                   bounds))
             continue
         rss = float(stage["losses"][i] - size_penalty(s, stage["n"], criterion, stage["sigma2"]))
         rows.append(_table_row(task, s, stage["best"][i], rss, float(stage["losses"][i]), stage["sigma2"],
@@ -1281,8 +1286,10 @@ def criterion_index(stage):
     return winner if np.all(np.delete(low, winner) > stage["losses"][winner]) else None
 
 
-def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best):
-    """One row of the criterion table (``regsubsets``-like); the least-squares columns are NaN for the hinge loss."""
+def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best, bounds=None):
+    """One row of the criterion table (``regsubsets``-like); the least-squares columns are NaN for the hinge loss.
+    ``bounds``: (lower, upper) on the objective of a size not certified (default: the objective itself)."""
+    lower, upper = (rss, rss) if bounds is None else bounds
     used = (int(task.stats.n) if task._stats is not None or not task.data.backend.rows_in_memory
             else task.data.n_rows)
     intercept = 1 if task.data.intercept else 0
@@ -1291,6 +1298,8 @@ def _table_row(task, s, support, rss, criterion_value, sigma2, n, p_size, p_best
         "s": s,
         "best_support": [task.terms[j] for j in support],
         "objective": rss,
+        "objective_lower": lower,
+        "objective_upper": upper,
         "criterion": criterion_value,
         "bic_known_variance": (rss / sigma2 + s * math.log(max(n, 1)) if sigma2 > 0 else math.inf) if squared
         else math.nan,
