@@ -222,6 +222,9 @@ def truth_probability(method, curator, truth, p, options):
     return get_method(method).truth_probability(curator, truth, p, options)
 
 
+#: An answer's estimated Monte Carlo error above which the printout gives no number (Plan._answer_lines).
+_LARGE_ERROR = 0.25
+
 #: Memory for the rows of X that a plan keeps between points (:meth:`Plan._simulate`):
 #: 512 MB, e.g. the first 2236 rows of 30 data sets at p = 1000, 223 at p = 10^4.
 _DRAWS_BYTES = 1 << 29
@@ -895,7 +898,9 @@ class Plan:
         lines += [
             self._design_line(),
             self._ranges_line(),
-            f"computed: {how}; {self.reps} data sets per point",
+            f"computed: {how}; {self.reps} data sets per point"
+            + (" (more where a search needed them for its answer's precision: the table's reps)"
+               if any(r["reps"] > self.reps for r in self._rows.values()) else ""),
             f"predicted P(returns the true support) = {self.probability:.3f}   "
             f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
             f"predicted power (share of the true terms returned) = {row['power']:.3f}   false discovery rate "
@@ -921,7 +926,9 @@ class Plan:
             if a["error"] is None:
                 lines.append(f"{call} = {shown} (at most: the first evaluated point already reaches it)")
                 continue
-            error = "not estimated (a flat curve)" if math.isinf(a["error"]) else f"about {100 * a['error']:.1f} %"
+            # the estimate divides by the curve's fitted slope, itself noisy where the curve is nearly flat
+            error = (f"about {100 * a['error']:.1f} %" if a["error"] <= _LARGE_ERROR else
+                     f"over {100 * _LARGE_ERROR:.0f} % (the curve is nearly flat near the target: a rough guide)")
             short = (a["precision"] is not None and a["error"] > a["precision"])
             lines.append(f"{call} = {shown}; Monte Carlo standard error {error}, from {a['reps']} data sets at each "
                          f"of the two points it is read from"

@@ -279,7 +279,7 @@ def test_precision_gives_a_flat_curve_more_data_sets_and_a_closer_answer(monkeyp
         answer = precise.answers[("n", 0.8)]
         assert answer["reps"] == 120 and max(precise.table["reps"]) == 120
         assert answer["error"] is not None and 0 < answer["error"] < math.inf
-        assert "Monte Carlo standard error about" in str(precise)
+        assert "Monte Carlo standard error about" in str(precise) or "curve is nearly flat" in str(precise)
     assert np.mean(on) < 0.75 * np.mean(off), (on, off)
 
 
