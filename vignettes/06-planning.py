@@ -33,7 +33,10 @@ print(planned)
 # `required_n` brackets the target by doubling n from the planned value, evaluates inside
 # the bracket until its ends are within 10 % and interpolates a logistic curve in log n
 # (the shape of these recovery curves); `required_epsilon` does the same for epsilon at the
-# planned n.  Every evaluated point joins the table (same seeds at every point).
+# planned n.  Every evaluated point joins the table (same seeds at every point).  Where the
+# curve is flat near the target, the two points the answer is read from get more simulated
+# data sets until the answer's Monte Carlo error is about 5 % (`precision=`); the plan's
+# printout gives each answer's estimated error.
 
 # %%
 n_needed = planned.required_n(target=0.95)
@@ -41,6 +44,9 @@ eps_needed = planned.required_epsilon(target=0.95)
 print("rows needed for P = 0.95 at epsilon = 2:", n_needed)
 print("epsilon needed for P = 0.95 at n = 300:", None if eps_needed is None else round(eps_needed, 2))
 print(planned.table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+for (axis, target), answer in planned.answers.items():  # each answer with its Monte Carlo error
+    print(f"required_{axis}({target}): {answer['value']:.4g}, standard error about {answer['error']:.1%} "
+          f"({answer['reps']} data sets at the two points it is read from)")
 
 # %% [markdown]
 # ## Then the call: large enough, and too small
