@@ -85,8 +85,8 @@ between them, after making the predictions non-decreasing (pool-adjacent-violato
 The search runs first on a third of the seeds (a pilot); the two points the answer is
 read from then get all ``reps`` and the search resumes from them.  Where the curve is flat
 near the target, those two points get more data sets (up to 4 ``reps``) until the answer's
-estimated Monte Carlo error is within ``precision`` (:attr:`Plan.answers` keeps it).  Where the planned
-call's defaults switch to private means at a public n or epsilon (recovery can fall
+estimated Monte Carlo error is within ``precision`` (:attr:`Plan.answers` keeps it).
+Where the planned call's defaults switch to private means at a public n or epsilon (recovery can fall
 there), each stretch between switches is searched as its own curve, lowest first
 (:meth:`Plan.regime`).
 Recovery against n at a fixed epsilon is a steep sigmoid (the exponential-type mechanisms'
@@ -560,6 +560,11 @@ class Plan:
         and the points a search read its answer from, the pilot's third for the others) and
         ``computed`` ("exact", "mixed", "empirical" or "approximate").
     probability, interval : the prediction at the planned n and epsilon.
+    answers : dict
+        (axis, target) -> {"value", "error", "reps", "precision"}: each :meth:`required_n` /
+        :meth:`required_epsilon` answer with the estimated standard error of its log (None where
+        the first evaluated point already reached the target) and the data sets at the two
+        points it was read from.
     truth : list of str
         The true support of the planned design.
     """
@@ -586,7 +591,7 @@ class Plan:
         self._seeds = []
         self._spawn_seeds(reps)
         self._rows = {}
-        #: (axis, target) -> {"value", "error", "reps"}: each required_n / required_epsilon answer, the
+        #: (axis, target) -> {"value", "error", "reps", "precision"}: each required_n / required_epsilon answer, the
         #: estimated standard error of its log (None where it was read off a first point or none
         #: reached the target) and the data sets at the points it was read from
         self.answers = {}
@@ -674,7 +679,8 @@ class Plan:
     def evaluate_point(self, n, epsilon, reps=None):
         """The row of (n, epsilon) from the first ``reps`` seeds (default the plan's ``reps``;
         more are spawned when asked for): a point seen with fewer seeds is extended by the
-        missing ones only, so its row equals that of a point evaluated with ``reps`` seeds at once."""
+        missing ones only, so its row equals that of a point evaluated with ``reps`` seeds at
+        once."""
         key = (int(n), float(epsilon))
         reps = self.reps if reps is None else int(reps)
         self._spawn_seeds(reps)
