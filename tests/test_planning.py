@@ -283,6 +283,25 @@ def test_precision_gives_a_flat_curve_more_data_sets_and_a_closer_answer(monkeyp
     assert np.mean(on) < 0.75 * np.mean(off), (on, off)
 
 
+def test_the_answer_s_error_estimate_matches_its_spread_over_random_states(monkeypatch):
+    # Oracle: the spread of log(answer) around the true 1000 over 30 random states of the flat
+    # curve.  The median estimated error must lie within a factor 1.5 of it, with 30 data sets
+    # a point (no precision: about 0.38) and with precision 0.05 (capped at 120: about 0.17).
+    # Mutations caught: the error's slope without the target's P (1 - P) (5 times too large),
+    # the standard errors of the points ignored (0).
+    from dpstats.planning import Plan
+
+    monkeypatch.setattr(Plan, "simulate_one", _flat_known)
+    for precision in (None, 0.05):
+        logs, errors = [], []
+        for state in range(30):
+            planned = dpstats.plan(method="exponential", n=600, p=6, s=2, epsilon=1.0, reps=30, random_state=state)
+            logs.append(math.log(planned.required_n(0.8, precision=precision) / 1000))
+            errors.append(planned.answers[("n", 0.8)]["error"])
+        spread = math.sqrt(np.mean(np.square(logs)))
+        assert spread / 1.5 <= np.median(errors) <= 1.5 * spread, (precision, spread, np.median(errors))
+
+
 def test_precision_leaves_a_steep_curve_alone(monkeypatch):
     # The steep noisy curve of the pilot test meets precision 0.05 with reps data sets: the same
     # search and answer as precision=None, every point at most reps.
