@@ -933,8 +933,14 @@ class Plan:
                 lines.append(f"{call} = {shown} (at most: the first evaluated point already reaches it)")
                 continue
             # the estimate divides by the curve's fitted slope, itself noisy where the curve is nearly flat
-            error = (f"about {100 * a['error']:.1f} %" if a["error"] <= _LARGE_ERROR else
-                     f"over {100 * _LARGE_ERROR:.0f} % (the curve is nearly flat near the target: a rough guide)")
+            if a["error"] <= _LARGE_ERROR:
+                half = stats.norm.ppf(0.5 + self.level / 2) * a["error"]  # on the log scale
+                low, high = a["value"] * math.exp(-half), a["value"] * math.exp(half)
+                span = (f"{math.ceil(low - 1e-9)}-{math.ceil(high - 1e-9)}" if axis == "n" else
+                        f"{low:.3g}-{high:.3g}")
+                error = f"about {100 * a['error']:.1f} % ({self.level:.0%} Monte Carlo range {span})"
+            else:
+                error = f"over {100 * _LARGE_ERROR:.0f} % (the curve is nearly flat near the target: a rough guide)"
             short = (a["precision"] is not None and a["error"] > a["precision"])
             lines.append(f"{call} = {shown}; Monte Carlo standard error {error}, from {a['reps']} data sets at each "
                          f"of the two points it is read from"

@@ -312,7 +312,12 @@ def test_precision_leaves_a_steep_curve_alone(monkeypatch):
     plain, precise = dpstats.plan(**spec), dpstats.plan(**spec)
     assert precise.required_n(0.8) == plain.required_n(0.8, precision=None)
     assert precise.table.equals(plain.table) and max(precise.table["reps"]) == 30
-    assert 0 < precise.answers[("n", 0.8)]["error"] <= 0.05
+    answer = precise.answers[("n", 0.8)]
+    assert 0 < answer["error"] <= 0.05
+    # the printout's range: the answer times exp(+-1.96 error), rounded up as required_n is
+    low, high = (math.ceil(answer["value"] * math.exp(k * 1.959963984540054 * answer["error"]) - 1e-9)
+                 for k in (-1, 1))
+    assert f"95% Monte Carlo range {low}-{high}" in str(precise)
 
 
 def test_data_sets_beyond_reps_are_the_root_s_next_seeds():
