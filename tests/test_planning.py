@@ -328,6 +328,12 @@ def test_data_sets_beyond_reps_are_the_root_s_next_seeds():
     extended = small.evaluate_point(500, 2.0, reps=25)
     assert extended == dpstats.plan(reps=25, **spec).evaluate_point(500, 2.0)
     assert extended["reps"] == 25 and small.evaluate_point(300, 2.0)["reps"] == 10
+    # a pickled plan spawns the same further seeds (the root keeps its count of children)
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(small))
+    assert copy.evaluate_point(700, 2.0, reps=40) == small.evaluate_point(700, 2.0, reps=40)
+    assert copy._seeds == small._seeds and len(small._seeds) == 40
 
 
 def test_crossing_error_is_the_delta_method_of_the_crossing():
