@@ -329,6 +329,9 @@ def _plan_parser(sub):
                         help="also find the smallest n reaching probability TARGET (at the planned epsilon)")
     target.add_argument("--required-epsilon", type=float, metavar="TARGET",
                         help="also find the smallest epsilon reaching probability TARGET (at the planned n)")
+    pl.add_argument("--precision", type=_precision, metavar="{none,SE}", default=_UNSET,
+                    help="with --required-n / --required-epsilon: the answer's Monte Carlo standard error (of its "
+                         "log) that the search aims for (default 0.05; none: reps data sets only)")
     grid = pl.add_mutually_exclusive_group()
     grid.add_argument("--n-grid", type=_number_list(int), metavar="N[,N...]", help="values of n to evaluate")
     grid.add_argument("--epsilon-grid", type=_number_list(float), metavar="EPS[,EPS...]",
@@ -336,6 +339,20 @@ def _plan_parser(sub):
     pl.add_argument("--plot", metavar="FILE", help="save plan.plot() to FILE (png, pdf, svg; needs matplotlib)")
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     return pl
+
+
+#: --precision not given (None means "none")
+_UNSET = object()
+
+
+def _precision(text):
+    """--precision: a number, or none (the search keeps reps data sets at every point)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a number such as 0.05, or none; got {text!r}") from None
 
 
 def _number_list(kind):
@@ -369,6 +386,8 @@ def _plan_arguments(args):
         raise _UsageError("--n-grid goes with --required-n (or alone); --required-epsilon uses --epsilon-grid")
     if args.epsilon_grid and args.required_n is not None:
         raise _UsageError("--epsilon-grid goes with --required-epsilon (or alone); --required-n uses --n-grid")
+    if args.precision is not _UNSET and args.required_n is None and args.required_epsilon is None:
+        raise _UsageError("--precision goes with --required-n or --required-epsilon")
     return kwargs
 
 
@@ -378,13 +397,18 @@ def _run_plan(args):
 
     planned = plan(**_plan_arguments(args))
     found = {}
+    precision = {} if args.precision is _UNSET else {"precision": args.precision}
     if args.required_n is not None:
-        found["required_n"] = planned.required_n(target=args.required_n, n_grid=args.n_grid)
+        found["required_n"] = planned.required_n(target=args.required_n, n_grid=args.n_grid, **precision)
         found["target"] = args.required_n
     elif args.required_epsilon is not None:
         found["required_epsilon"] = planned.required_epsilon(target=args.required_epsilon,
-                                                             epsilon_grid=args.epsilon_grid)
+                                                             epsilon_grid=args.epsilon_grid, **precision)
         found["target"] = args.required_epsilon
+    if found:  # the answer's estimated Monte Carlo error (Plan.answers)
+        axis = "n" if "required_n" in found else "epsilon"
+        error = planned.answers[(axis, float(found["target"]))]["error"]
+        found["standard_error"] = "inf" if error is not None and math.isinf(error) else error
     elif args.n_grid:
         planned.evaluate(n_grid=args.n_grid)
     elif args.epsilon_grid:

@@ -251,6 +251,9 @@ BAD_PLAN = {
     "grid_words": (_plan("--n-grid", "50,lots"), "--n-grid"),
     "grid_with_other_target": (_plan("--n-grid", "50,100", "--required-epsilon", "0.5"), "--n-grid goes with"),
     "target_above_one": (_plan("--required-n", "1.5"), "target"),
+    "precision_word": (_plan("--required-n", "0.5", "--precision", "tight"), "--precision"),
+    "precision_zero": (_plan("--required-n", "0.5", "--precision", "0"), "precision"),
+    "precision_without_target": (_plan("--precision", "0.1"), "--precision goes with"),
     "plot_unwritable": (_plan("--plot", "/nonexistent-dir/plan.png"), "--plot"),
 }
 
@@ -274,6 +277,13 @@ def test_plan_prints_the_prediction_and_the_required_n(capsys, tmp_path):
     needed = same.required_n(target=0.6, n_grid=[30, 60, 120, 240, 480])
     assert f"predicted P(returns the true support) = {same.probability:.3f}" in out
     assert f"required n for P(true support) >= 0.6: {needed}" in out
+    # --precision reaches required_n (none: the same search as precision=None)
+    code, out, err = run_cli(_plan("--required-n", "0.6", "--precision", "none", "--json"), capsys)
+    assert code == 0, err
+    plain = dpstats.plan(method="exponential", n=100, p=4, s=1, epsilon=2, reps=3, random_state=1)
+    answer = json.loads(out)
+    assert answer["required_n"] == plain.required_n(target=0.6, precision=None)
+    assert answer["standard_error"] == plain.answers[("n", 0.6)]["error"]
     assert (tmp_path / "plan.png").stat().st_size > 1000
     code, out, err = run_cli(_plan("--method", "kendall", "--json", "--rho", "0.3", "--snr", "2"), capsys)
     assert code == 0, err
