@@ -28,6 +28,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import inspect
 import json
@@ -329,6 +330,7 @@ def _plan_parser(sub):
                         help="also find the smallest n reaching probability TARGET (at the planned epsilon)")
     target.add_argument("--required-epsilon", type=float, metavar="TARGET",
                         help="also find the smallest epsilon reaching probability TARGET (at the planned n)")
+    pl.add_argument("--verbose", action="store_true", help="print a line per evaluated point (to stderr)")
     pl.add_argument("--precision", type=_precision, metavar="{none,SE}", default=_UNSET,
                     help="with --required-n / --required-epsilon: the answer's Monte Carlo standard error (of its "
                          "log) that the search aims for (default 0.05; none: reps data sets only)")
@@ -395,7 +397,15 @@ def _run_plan(args):
     """The plan and what was asked of it; returns (plan, {"required_n": ...} or {})."""
     from .planning import plan
 
-    planned = plan(**_plan_arguments(args))
+    kwargs = _plan_arguments(args)
+    if args.verbose:  # the progress lines go to stderr, so that stdout stays the plan (or its JSON)
+        with contextlib.redirect_stdout(sys.stderr):
+            return _plan_and_answers(plan(verbose=True, **kwargs), args)
+    return _plan_and_answers(plan(**kwargs), args)
+
+
+def _plan_and_answers(planned, args):
+    """What was asked of the plan: required_n / required_epsilon (with the answer's error), a grid, a plot."""
     found = {}
     precision = {} if args.precision is _UNSET else {"precision": args.precision}
     if args.required_n is not None:
@@ -405,14 +415,14 @@ def _run_plan(args):
         found["required_epsilon"] = planned.required_epsilon(target=args.required_epsilon,
                                                              epsilon_grid=args.epsilon_grid, **precision)
         found["target"] = args.required_epsilon
-    if found:  # the answer's estimated Monte Carlo error (Plan.answers)
-        axis = "n" if "required_n" in found else "epsilon"
-        error = planned.answers[(axis, float(found["target"]))]["error"]
-        found["standard_error"] = "inf" if error is not None and math.isinf(error) else error
     elif args.n_grid:
         planned.evaluate(n_grid=args.n_grid)
     elif args.epsilon_grid:
         planned.evaluate(epsilon_grid=args.epsilon_grid)
+    if found:  # the answer's estimated Monte Carlo error (Plan.answers)
+        axis = "n" if "required_n" in found else "epsilon"
+        error = planned.answers[(axis, float(found["target"]))]["error"]
+        found["standard_error"] = "inf" if error is not None and math.isinf(error) else error
     if args.plot:
         axis = "epsilon" if (args.required_epsilon is not None or args.epsilon_grid) else "n"
         ax = planned.plot(axis=axis)

@@ -97,6 +97,7 @@ compares the predictions with direct simulations.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -290,6 +291,7 @@ PLAN_ARGUMENTS = (
            accepted="None or a dp_select result", doc="plan a follow-up of this fit's public call"),
     Boolean("exact", argument=True, default=False,
             doc="simulate whole calls even where the method offers a model of its statistics"),
+    Boolean("verbose", argument=True, default=False, doc="print a line per evaluated point"),
 )
 
 #: ``release()["call"]`` keys that ``plan(like=fit)`` passes to the planned calls as they are.
@@ -337,7 +339,8 @@ def _public_call_of(fit):
 
 
 def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BOUNDS, design=None, reps=100,
-         random_state=None, level=0.95, signs=None, s0=None, like=None, exact=False, **select_options) -> "Plan":
+         random_state=None, level=0.95, signs=None, s0=None, like=None, exact=False, verbose=False,
+         **select_options) -> "Plan":
     """Predicted probability that ``dp_select`` returns the true support, for a planned design.
 
     Parameters
@@ -379,6 +382,10 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         standard deviation 1, so ``(1, 1)`` clips a third of them).  Default: from
         ``design["spread"]`` and ``design["spread_y"]``; none for a method that uses no bounds.
         Giving ``bounds`` with either is an error.
+    verbose : bool, default False
+        Print one line per evaluated point (its n, epsilon, prediction, data sets and the time
+        so far): a search on a flat curve can simulate several hundred data sets per point.
+        Plans use no data, so the lines are not curator-only.
     exact : bool, default False
         True: simulate whole calls even where the method offers a model of its statistics
         (``kendall``, ``dp_sis``, ``top_r`` and ``mistakes`` from
@@ -420,7 +427,8 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
                                    "own data and spends no budget.")
     given = dict(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
-                 random_state=random_state, level=level, signs=signs, s0=s0, like=like, exact=exact)
+                 random_state=random_state, level=level, signs=signs, s0=s0, like=like, exact=exact,
+                 verbose=verbose)
     bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
     like_bounds, intercept, public = None, True, None
     if like is not None:
@@ -454,7 +462,8 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                 reps=args["reps"], seed=args["random_state"], level=args["level"], signs=signs,
                 options=dict(select_options), select_s=select_s, intercept=intercept, model=model,
                 like=None if like is None else {"n_public": public["n"] is not None},
-                default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated)
+                default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated,
+                verbose=args["verbose"])
 
 
 def _fill_from_like(like, given, select_options):
@@ -570,7 +579,7 @@ class Plan:
     """
 
     def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None,
-                 intercept=True, like=None, default_spread=False, model=None):
+                 intercept=True, like=None, default_spread=False, model=None, verbose=False):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
         #: None (whole calls simulated), or the method's model of its statistics (:meth:`dpstats.methods.
         #: SelectionMethod.planning_model`), used from a public size on unless ``plan(..., exact=True)``.
@@ -597,6 +606,8 @@ class Plan:
         self.answers = {}
         self._values = {}  # (n, epsilon) -> (q, exact, power, fdp) of the first len(q) seeds
         self._draws = {}  # data seed -> NestedDraws: the rows of X drawn so far, shared by every point
+        self.verbose = verbose
+        self._started = time.perf_counter()
         self.evaluate_point(n, epsilon)
 
     def _spawn_seeds(self, count):
@@ -710,6 +721,9 @@ class Plan:
                "upper": float(min(1.0, upper)), "power": float(power.mean()), "fdr": float(fdp.mean()),
                "exact_share": share, "reps": reps, "computed": computed, "se": se}
         self._rows[key] = row
+        if self.verbose:
+            print(f"[plan] n = {key[0]}, epsilon = {key[1]:g}: predicted P = {mean:.3f} from {reps} data sets, "
+                  f"elapsed {time.perf_counter() - self._started:.1f} s", flush=True)
         return row
 
     # -- results ---------------------------------------------------------------------------

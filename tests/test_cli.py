@@ -284,6 +284,10 @@ def test_plan_prints_the_prediction_and_the_required_n(capsys, tmp_path):
     answer = json.loads(out)
     assert answer["required_n"] == plain.required_n(target=0.6, precision=None)
     assert answer["standard_error"] == plain.answers[("n", 0.6)]["error"]
+    # --verbose: one progress line per evaluated point on stderr; stdout stays the JSON
+    code, out, err = run_cli(_plan("--required-n", "0.6", "--precision", "none", "--json", "--verbose"), capsys)
+    assert code == 0 and json.loads(out)["required_n"] == answer["required_n"]
+    assert err.count("[plan] n = ") == len(plain.table)
     assert (tmp_path / "plan.png").stat().st_size > 1000
     code, out, err = run_cli(_plan("--method", "kendall", "--json", "--rho", "0.3", "--snr", "2"), capsys)
     assert code == 0, err

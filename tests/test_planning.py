@@ -361,6 +361,19 @@ def test_crossing_error_is_the_delta_method_of_the_crossing():
     assert crossing_error(lo, hi, guess, se0, se1, 0.0, 0.8) == math.inf
 
 
+def test_verbose_prints_a_line_per_point_and_changes_nothing(capsys):
+    spec = dict(method="exponential", n=100, p=6, s=2, epsilon=2.0, reps=10, random_state=1)
+    quiet = dpstats.plan(**spec)
+    answer = quiet.required_n(0.8)
+    assert capsys.readouterr().out == ""
+    loud = dpstats.plan(verbose=True, **spec)
+    assert loud.required_n(0.8) == answer and loud.table.equals(quiet.table)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(loud._rows) and all(line.startswith("[plan] n = ") for line in lines)
+    with pytest.raises(dpstats.InvalidTypeError, match="verbose"):
+        dpstats.plan(verbose="yes", **spec)
+
+
 def test_precision_is_checked_by_name(small_plan):
     for bad, error in ((0, dpstats.InvalidArgumentError), (1.5, dpstats.InvalidArgumentError),
                        ("tight", dpstats.InvalidTypeError)):
