@@ -238,6 +238,21 @@ def test_verbose_exponential_prints_supports_scored(capsys):
     assert "[exponential: scoring every support] supports 66 of 66" in out
 
 
+def test_verbose_block_lines_count_every_removed_set(capsys):
+    # Each far block i of the top-R list visits the C(s, i) removed sets of the anchor's s columns
+    # (pruned or searched): an independent count.  The sets the model with every column pruned are
+    # among the pruned ones.
+    sim = dpstats.simulate(1000, 250, 7, random_state=1)
+    dpstats.dp_select("y ~ .", sim.data, method="top_r", epsilon=1.0, s=7, R=100, bounds=(1, 1), verbose=True,
+                      random_state=1)
+    pattern = re.compile(r"block i=(\d+): .*\((\d+) nodes; (\d+) of (\d+) removed sets pruned, (\d+) by the model")
+    found = [tuple(int(g) for g in m.groups()) for m in map(pattern.search, capsys.readouterr().out.splitlines()) if m]
+    assert len(found) >= 3, found
+    for i, _, pruned, sets, full in found:
+        assert sets == math.comb(7, i) and 0 <= full <= pruned <= sets
+    assert any(full > 0 for *_, full in found)
+
+
 def test_block_search_asks_the_deadline_between_nodes(monkeypatch):
     """A long exact block search is interrupted by the call's deadline, not only between blocks."""
     from dpstats.bss import blocks

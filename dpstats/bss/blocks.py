@@ -117,6 +117,8 @@ class BlockResult:
     leaves: int
     dropped_sets: int
     pruned_sets: int
+    #: of the pruned removed sets, those the model with every column decided (BlockSearch.full_bound)
+    full_pruned_sets: int = 0
 
 
 @dataclass
@@ -132,6 +134,9 @@ class BlockEnumeration:
     nodes: int
     leaves: int
     pruned_sets: int
+    #: removed sets visited, and of the pruned ones those the model with every column decided
+    sets: int = 0
+    full_pruned_sets: int = 0
 
 
 class _TooLarge(Exception):
@@ -1086,7 +1091,8 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     except _TooLarge:
         return None
     lower = min(lower, inc_val, smallest[0])
-    return BlockResult(inc_sup, inc_val, lower, search.nodes, search.leaves, search.sets, search.pruned)
+    return BlockResult(inc_sup, inc_val, lower, search.nodes, search.leaves, search.sets, search.pruned,
+                       search.full_pruned)
 
 
 def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0, settings=None,
@@ -1125,4 +1131,5 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     except _TooLarge:
         return None
     vals = np.concatenate(vals_all) if vals_all else np.empty(0)
-    return BlockEnumeration(sups_all, vals, used[-1], search.nodes, search.leaves, search.pruned)
+    return BlockEnumeration(sups_all, vals, used[-1], search.nodes, search.leaves, search.pruned, search.sets,
+                            search.full_pruned)

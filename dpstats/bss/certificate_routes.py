@@ -135,9 +135,12 @@ class BlockSearchRoute:
                                        check_time=clock.check, pruned_prefixes=pruned_prefixes,
                                        prefix_budgets=prefix_budgets)
             stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
-                              **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
+                              **({"nodes": res.nodes, "leaves": res.leaves, "removed_sets": res.sets,
+                                  "pruned_sets": res.pruned_sets, "full_model_pruned_sets": res.full_pruned_sets}
+                                 if res is not None else {})})
             clock.say(f"[engine] {label} block i={i}: "
-                      + (f"{res.leaves} supports below the threshold scored ({res.nodes} nodes)"
+                      + (f"{res.leaves} supports below the threshold scored ({res.nodes} nodes; {res.pruned_sets} of "
+                         f"{res.sets} removed sets pruned, {res.full_pruned_sets} by the model with every column)"
                          if res is not None else "too large, MILP") + f" in {time.perf_counter() - t0:.2f}s")
             if res is None:
                 return None
@@ -208,7 +211,9 @@ class BlockSearchRoute:
                              (inc_sup, min(inc_val, cap)), problem.tau_mip / 2.0, cand.evaluate, mu=mu,
                              settings=eng.settings.block_search, check_time=clock.check)
         eng.stats.log.append({"block": i, "exact": res is not None, "seconds": time.perf_counter() - t0,
-                              **({"nodes": res.nodes, "leaves": res.leaves} if res is not None else {})})
+                              **({"nodes": res.nodes, "leaves": res.leaves, "removed_sets": res.dropped_sets,
+                                  "pruned_sets": res.pruned_sets, "full_model_pruned_sets": res.full_pruned_sets}
+                                 if res is not None else {})})
         clock.say(f"[engine] mistakes i={i} exact block: "
                   f"{'done' if res is not None else 'too large, MILP'} in {time.perf_counter() - t0:.2f}s"
                   + (f" ({res.nodes} nodes, {res.leaves} leaves)" if res is not None else ""))
