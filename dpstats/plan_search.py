@@ -47,6 +47,11 @@ DEFAULT_PRECISION = 0.05
 _MAX_REPS_FACTOR = 4
 
 
+#: An answer's estimated error above which :func:`answer_lines` gives no number: the estimate
+#: divides by the curve's fitted slope, itself noisy where the curve is nearly flat.
+_LARGE_ERROR = 0.25
+
+
 def pilot_reps(reps):
     return min(reps, max(_PILOT_MIN, int(math.ceil(reps / _PILOT_FRACTION))))
 
@@ -336,3 +341,31 @@ def _inner_probe(lo, hi, guess, integer):
         if probe <= lo or probe >= hi:
             return None
     return probe
+
+
+def answer_lines(answers, level):
+    """One printed line per required_n / required_epsilon answer (:attr:`Plan.answers
+    <dpstats.planning.Plan>`), with its Monte Carlo error and ``level`` range."""
+    from scipy import stats
+
+    lines = []
+    for (axis, target), a in answers.items():
+        call = f"required_{axis}({target:g})"
+        if a["value"] is None:
+            lines.append(f"{call}: not reached at any evaluated point (give a wider grid)")
+            continue
+        shown = f"{math.ceil(a['value'] - 1e-9)}" if axis == "n" else f"{a['value']:.4g}"
+        if a["error"] is None:
+            lines.append(f"{call} = {shown} (at most: the first evaluated point already reaches it)")
+            continue
+        if a["error"] <= _LARGE_ERROR:
+            half = stats.norm.ppf(0.5 + level / 2) * a["error"]  # on the log scale
+            low, high = a["value"] * math.exp(-half), a["value"] * math.exp(half)
+            span = f"{math.ceil(low - 1e-9)}-{math.ceil(high - 1e-9)}" if axis == "n" else f"{low:.3g}-{high:.3g}"
+            error = f"about {100 * a['error']:.1f} % ({level:.0%} Monte Carlo range {span})"
+        else:
+            error = f"over {100 * _LARGE_ERROR:.0f} % (the curve is nearly flat near the target: a rough guide)"
+        short = a["precision"] is not None and a["error"] > a["precision"]
+        lines.append(f"{call} = {shown}; Monte Carlo standard error {error}, from {a['reps']} data sets at each "
+                     f"of the two points it is read from" + ("; above the precision asked: raise reps" if short else ""))
+    return lines

@@ -106,7 +106,7 @@ from ._lazy import lazy_module
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Boolean, Custom, Integer, Later, Real, is_integer, validate_arguments
-from .plan_search import DEFAULT_PRECISION, RequiredSearch
+from .plan_search import DEFAULT_PRECISION, RequiredSearch, answer_lines
 from .simulate import response_sd, snr_of_r2
 
 stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
@@ -222,9 +222,6 @@ def truth_probability(method, curator, truth, p, options):
 
     return get_method(method).truth_probability(curator, truth, p, options)
 
-
-#: An answer's estimated Monte Carlo error above which the printout gives no number (Plan._answer_lines).
-_LARGE_ERROR = 0.25
 
 #: Memory for the rows of X that a plan keeps between points (:meth:`Plan._simulate`):
 #: 512 MB, e.g. the first 2236 rows of 30 data sets at p = 1000, 223 at p = 10^4.
@@ -925,7 +922,7 @@ class Plan:
             f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
             f"predicted power (share of the true terms returned) = {row['power']:.3f}   false discovery rate "
             f"(share of returned terms not true, 0 when none) = {row['fdr']:.3f}",
-            *self._answer_lines(),
+            *answer_lines(self.answers, self.level),
             "",
             self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
             "",
@@ -933,33 +930,6 @@ class Plan:
             self._other_methods_line(),
         ]
         return "\n".join(lines)
-
-    def _answer_lines(self) -> list:
-        """One line per required_n / required_epsilon answer, with its Monte Carlo error."""
-        lines = []
-        for (axis, target), a in self.answers.items():
-            call = f"required_{axis}({target:g})"
-            if a["value"] is None:
-                lines.append(f"{call}: not reached at any evaluated point (give a wider grid)")
-                continue
-            shown = f"{math.ceil(a['value'] - 1e-9)}" if axis == "n" else f"{a['value']:.4g}"
-            if a["error"] is None:
-                lines.append(f"{call} = {shown} (at most: the first evaluated point already reaches it)")
-                continue
-            # the estimate divides by the curve's fitted slope, itself noisy where the curve is nearly flat
-            if a["error"] <= _LARGE_ERROR:
-                half = stats.norm.ppf(0.5 + self.level / 2) * a["error"]  # on the log scale
-                low, high = a["value"] * math.exp(-half), a["value"] * math.exp(half)
-                span = (f"{math.ceil(low - 1e-9)}-{math.ceil(high - 1e-9)}" if axis == "n" else
-                        f"{low:.3g}-{high:.3g}")
-                error = f"about {100 * a['error']:.1f} % ({self.level:.0%} Monte Carlo range {span})"
-            else:
-                error = f"over {100 * _LARGE_ERROR:.0f} % (the curve is nearly flat near the target: a rough guide)"
-            short = (a["precision"] is not None and a["error"] > a["precision"])
-            lines.append(f"{call} = {shown}; Monte Carlo standard error {error}, from {a['reps']} data sets at each "
-                         f"of the two points it is read from"
-                         + ("; above the precision asked: raise reps" if short else ""))
-        return lines
 
     def _design_line(self) -> str:
         """The assumed design, in the units a statistician states it (R^2 and snr both)."""
