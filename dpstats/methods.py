@@ -148,8 +148,9 @@ class SelectionMethod:
     :attr:`auto_size_kind` ("best_subset": the size and the support chosen by the size
     criterion on the method's own objective, with :attr:`default_size_mechanism`,
     :attr:`refused_size_mechanisms`, :attr:`auto_size_enumerates`, :meth:`check_auto_size` and
-    :meth:`run_at_size`; "screening": Fan and Lv's size floor(n / log n); None: refused, with
-    :attr:`auto_size_refusal` as the reason when there is one).  The default refuses it.
+    :meth:`run_at_size`; "screening": Fan and Lv's size floor(n / log n); "own": the method chooses
+    its size inside its own mechanism, with the settings object of :meth:`auto_size_settings`; None:
+    refused, with :attr:`auto_size_refusal` as the reason when there is one).  The default refuses it.
     """
 
     name: str = ""
@@ -170,7 +171,8 @@ class SelectionMethod:
     infinite_epsilon_message: str = "epsilon=inf is not available for this method (see its documentation)."
     #: ``s="auto"`` / ``k="auto"`` (:mod:`dpstats.bss.model_size`): "best_subset" (the size criterion over the
     #: sizes 1..s_max scored by the method's objective, then the method's support), "screening" (the screening size
-    #: floor(n / log n) of Fan and Lv 2008, no budget), or None (refused before the charge).
+    #: floor(n / log n) of Fan and Lv 2008, no budget), "own" (:meth:`auto_size_settings`), or None (refused before
+    #: the charge).
     auto_size_kind: str | None = None
     #: Why ``auto`` is refused (shown as "... is not available for method ...: <reason>"); None: the refusal lists
     #: the methods that offer it.
@@ -322,6 +324,13 @@ class SelectionMethod:
     def check_auto_size(self, p, s_max, options) -> None:
         """``s="auto"``: refuse the sizes 1..``s_max`` the method cannot handle together (p, s_max and the
         options are public).  Called after :meth:`check_size` sees the most numerous size.  Default: nothing."""
+
+    def auto_size_settings(self, s_max, given):
+        """``auto_size_kind="own"``: the call's size settings, checked before the charge from ``s_max`` and the
+        size options ``given`` (public values only); an object with the protocol of
+        :class:`dpstats.bss.model_size.AutoSize` (``s_max``, ``resolve``, ``check_size``, ``run``,
+        ``condition_rows``, ``given_options``, ``public_items``).  Default: refused."""
+        raise NotImplementedError(f"method {self.name!r} declares no size settings of its own")
 
     def run_at_size(self, task, scorer) -> "MethodOutcome":
         """The second stage of a two-stage ``s="auto"`` (size_mechanism "two_stage" or "margin"): the method

@@ -372,8 +372,10 @@ class SelectionResult(PublishedResult):
             size = self._public_call.get("size_selection", {})
             noise = self._released_extras.get("size_noise_sd")
             noise = "" if noise is None else f", private noise sd {noise:.4g}"
+            how = (f"criterion {size['criterion']}" if "criterion" in size
+                   else size.get("short_rule", "the method's own rule"))
             lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
-                         f"(candidates 1..{size.get('s_max', '?')}, criterion {size.get('criterion', '?')}{noise})")
+                         f"(candidates 1..{size.get('s_max', '?')}, {how}{noise})")
         rule = self._public_call.get("size_selection", {}).get("rule")
         if rule is not None and "s_selected" not in self._released_extras:  # k="auto" of dp_sis: a public rule
             lines.append(f"Size from a public rule: k = {self._public_call['size_selection']['k']} ({rule})")

@@ -86,25 +86,35 @@ def test_the_table_equals_brute_force():
 
 
 # ------------------------------------------------------------------ exact audit of the joint release
-def _log_density(table, n_input, order, values, s, eps, scale_factor=1.0):
+def _log_density(table, n_input, order, values, s, eps, scale_factor=1.0, stop=False):
     """log of the joint density of (ordered selection, released taus) on data (X, y).
 
     ``values``: the released taus in the order the mechanism releases them.  The rounds' betas are
     functions of the released values only, so the density is the product of the rounds' softmaxes at
-    those betas and the Laplace densities of the values around the data's taus."""
-    release = kf.ForwardRelease()
-    share = kf.DEFAULT_RELEASE_SHARE if s > 1 else 0.0
-    release.epsilon_round = (1 - share) * eps / s
-    m = kf.released_count(s)
-    b = kf.statistic_sensitivity(n_input) * m / (share * eps) * scale_factor if m else 0.0
+    those betas and the Laplace densities of the values around the data's taus.  ``stop``: the
+    ``s="auto"`` mechanism with s_max = s, the order ending with the stop when shorter than s.
+    ``scale_factor`` multiplies every noise scale (Gumbel and Laplace)."""
+    if stop:
+        budget = kf.stopping_budget(s, eps, n_input)
+    else:
+        budget = kf.fixed_budget(s, eps, n_input)
+    release = kf.ForwardRelease(budget=budget, stopped=stop and len(order) < s)
     beta, chosen, it, logf = np.zeros(0), [], iter(values), 0.0
-    for t, a in enumerate(order):
+    for t in range(len(order) + release.stopped):
+        delta = kf.round_sensitivity(n_input, beta)
         release.betas.append(beta)
-        release.sensitivities.append(kf.round_sensitivity(n_input, beta) * scale_factor)
+        release.sensitivities.append(delta * scale_factor)
+        # the stop level is computed at the method's own scale (a public constant either way)
+        release.stop_levels.append(kf.stop_level(n_input, table.d - t, budget.select[t], delta, budget.alpha)
+                                   if stop and t > 0 else None)
+        if t == len(order):
+            break
+        a = order[t]
         chosen.append(a)
         release.order = list(chosen)
         if t == s - 1:
             break
+        b = budget.laplace[t] * scale_factor
         for key in [(a, l) for l in chosen] + [(a, "y")]:
             z = next(it)
             exact = table.with_response[a] if key[1] == "y" else table.with_term(a)[key[1]]
@@ -167,7 +177,7 @@ def test_the_audit_fails_at_half_the_sensitivity():
     y = np.arange(n, dtype=float)
     X = np.column_stack([y, -y, gen.normal(size=n)])
     table = kf.TauTable(X, y, n)
-    worst, worst_half = 0.0, 0.0
+    worst, worst_quarter = 0.0, 0.0
     for s, values in ((1, []), (2, [1.0, 1.0])):
         for i in range(n):
             for corner in product([-1e6, 1e6], repeat=p + 1):
@@ -180,10 +190,10 @@ def test_the_audit_fails_at_half_the_sensitivity():
                     worst = max(worst, full)
                     assert full <= EPS * (1 + 1e-9)
                     if s == 1:
-                        worst_half = max(worst_half, abs(_log_density(table, n, order, values, s, EPS, 0.5)
+                        worst_quarter = max(worst_quarter, abs(_log_density(table, n, order, values, s, EPS, 0.5)
                                                          - _log_density(table2, n, order, values, s, EPS, 0.5)))
     assert worst > 0.5 * EPS
-    assert worst_half > EPS
+    assert worst_quarter > EPS
 
 
 def test_the_rounds_sample_their_softmax_and_the_taus_their_laplace_law():
@@ -270,3 +280,197 @@ def test_the_fit_is_floored_and_capped_only_at_finite_epsilon():
     assert np.abs(capped).sum() == pytest.approx(1.0)
     small = kf.fit_in_tau_space(np.eye(2), np.array([0.2, 0.1]), finite=True)
     np.testing.assert_allclose(small, [0.2, 0.1])
+
+
+# ------------------------------------------------------------------ s="auto": rounds that may stop
+@pytest.mark.parametrize("s_max, n, eps", [(1, 50, 1.0), (2, 50, 2.0), (4, 30, 3.0), (10, 500, 5.0)])
+def test_the_stopping_budget_adds_up_to_epsilon(s_max, n, eps):
+    b = kf.stopping_budget(s_max, eps, n)
+    released = sum((t + 2) * kf.statistic_sensitivity(n) / b.laplace[t] for t in range(s_max - 1))
+    assert sum(b.select) + released == pytest.approx(eps, rel=1e-12)
+    assert b.laplace[-1] == 0.0 and b.stops
+    w = kf.round_weights(s_max)
+    assert np.all(np.diff(w) < 0) or s_max == 1
+    for t in range(s_max - 1):  # round t spends w_t epsilon: (1 - r) of it selects, r releases its t + 2 taus
+        assert b.select[t] + (t + 2) * kf.statistic_sensitivity(n) / b.laplace[t] == pytest.approx(w[t] * eps)
+
+
+def test_the_stop_level_is_public_and_grows_with_the_noise():
+    n, r = 200, 9
+    base = kf.stop_level(n, r, math.inf, 0.0)
+    assert base == pytest.approx(kf.null_sd(n) * math.sqrt(math.log(n) + 2 * math.log(r)))
+    assert kf.null_sd(n) == pytest.approx(math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1))))
+    # the null sd against simulation: tau-a of independent continuous columns
+    gen = np.random.default_rng(0)
+    taus = [kf.kendall_column(gen.normal(size=(60, 1)), gen.normal(size=60), 60)[0] for _ in range(3000)]
+    assert np.std(taus) == pytest.approx(kf.null_sd(60), rel=0.06)
+    beta = gumbel.gumbel_scale(0.5, 0.02)
+    assert kf.stop_level(n, r, 0.5, 0.02) == pytest.approx(base + beta * (math.log(r) + math.log(1 / 0.3)))
+
+
+@pytest.mark.parametrize("s_max", [2, 3])
+def test_exact_audit_with_the_stop_on_neighbours(s_max):
+    gen = np.random.default_rng(8)
+    n, p = 12, 4
+    X, y = _strong(gen, n, p)
+    table = kf.TauTable(X, y, n)
+    worst, stops = 0.0, []
+    for trial in range(2):
+        values = list(gen.normal(0.3, 0.4, size=kf.released_count(s_max)))
+        for X2, y2 in _neighbours(X, y, gen):
+            table2 = kf.TauTable(X2, y2, n)
+            for length in range(1, s_max + 1):
+                for order in itertools.permutations(range(p), length):
+                    base = _log_density(table, n, order, values, s_max, EPS, stop=True)
+                    other = _log_density(table2, n, order, values, s_max, EPS, stop=True)
+                    worst = max(worst, abs(base - other))
+                    assert abs(base - other) <= EPS * (1 + 1e-9)
+                    if length < s_max:
+                        stops.append(abs(base - other))
+    assert worst > 0.1 * EPS  # the audit sees the data
+    assert max(stops) > 0.1 * EPS  # and the outcomes that stop
+
+
+def test_the_audit_with_the_stop_fails_at_a_quarter_of_the_noise():
+    # The adversarial corner rows of the fixed-size test: the stop's rounds leave the log-ratio at about 0.36
+    # epsilon here (each round's share is below epsilon and report-noisy-max rarely attains its bound), so a
+    # quarter of every noise scale is what takes it past epsilon.
+    gen = np.random.default_rng(4)
+    n, p = 6, 3
+    y = np.arange(n, dtype=float)
+    X = np.column_stack([y, -y, gen.normal(size=n)])
+    table = kf.TauTable(X, y, n)
+    values = [1.0, 1.0]
+    worst, worst_quarter = 0.0, 0.0
+    for i in range(n):
+        for corner in product([-1e6, 1e6], repeat=p + 1):
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = corner[:p], corner[p]
+            table2 = kf.TauTable(X2, y2, n)
+            for length in (1, 2):
+                for order in itertools.permutations(range(p), length):
+                    full = abs(_log_density(table, n, order, values, 2, EPS, stop=True)
+                               - _log_density(table2, n, order, values, 2, EPS, stop=True))
+                    worst = max(worst, full)
+                    assert full <= EPS * (1 + 1e-9)
+                    worst_quarter = max(worst_quarter, abs(_log_density(table, n, order, values, 2, EPS, 0.25, stop=True)
+                                                     - _log_density(table2, n, order, values, 2, EPS, 0.25,
+                                                                    stop=True)))
+    assert worst > 0.3 * EPS
+    assert worst_quarter > EPS
+
+
+def test_the_stop_is_drawn_with_its_softmax_probability():
+    # E[1{stop in round 2}] = E[P(stop | the released values)]: the draws against the exact conditional law.
+    gen = np.random.default_rng(9)
+    n, p = 60, 6
+    X = gen.normal(size=(n, p))
+    y = X[:, 0] + X[:, 1] + 0.8 * gen.normal(size=n)
+    table = kf.TauTable(X, y, n)
+    eps, draws = 12.0, 3000
+    budget = kf.stopping_budget(3, eps, n)
+    rng = RandomSource(12)
+    stops, expected, var = 0, 0.0, 0.0
+    for _ in range(draws):
+        rel = kf.forward_select(table, 3, eps, rng, budget=budget)
+        scores = np.append(np.abs(table.gradient(rel.order[:1], rel.betas[1])), rel.stop_levels[1])
+        pr = float(np.exp(gumbel.noisy_max_log_probabilities(scores, budget.select[1], rel.sensitivities[1],
+                                                            exclude=rel.order[:1]))[p])
+        stops += int(rel.stopped and len(rel.order) == 1)
+        expected += pr
+        var += pr * (1 - pr)
+    assert 0.1 < expected / draws < 0.9  # the stop is neither sure nor impossible here
+    assert abs(stops - expected) / math.sqrt(var) < 4
+
+
+def oracle_forward_stop(X, y, s_max):
+    """Forward selection in tau space from the brute-force K matrix, stopping at the first round (from the second)
+    whose best |g| is below sd0 sqrt(log N + 2 log r), sd0 Kendall's null sd (independent of the module)."""
+    n, p = X.shape
+    K = brute_table(X, y, n)
+    sd0 = math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
+    chosen = []
+    for t in range(s_max):
+        if chosen:
+            beta = np.linalg.lstsq(K[np.ix_(chosen, chosen)], K[chosen, p], rcond=None)[0]
+            g = np.abs(K[:p, p] - K[:p, chosen] @ beta)
+        else:
+            g = np.abs(K[:p, p])
+        g[chosen] = -np.inf
+        if t > 0 and g.max() < sd0 * math.sqrt(math.log(n) + 2 * math.log(p - t)):
+            break
+        chosen.append(int(np.argmax(g)))
+    return chosen
+
+
+def test_infinite_epsilon_with_the_stop_against_the_oracle():
+    gen = np.random.default_rng(10)
+    sizes = set()
+    for trial in range(8):
+        n, p = 50, 7
+        X = gen.normal(size=(n, p))
+        k = 1 + trial % 4
+        y = X[:, :k] @ np.linspace(1.0, 0.5, k) + 0.6 * gen.normal(size=n)
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+        frame["y"] = y
+        fit = dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=math.inf, s="auto", signs=False,
+                                random_state=trial)
+        want = oracle_forward_stop(X, y, min(p, 10))
+        assert fit.curator["private_selection_order"] == [f"x{j}" for j in want]
+        assert fit.release()["s_selected"] == len(want) == len(fit.support)
+        sizes.add(len(want))
+    assert len(sizes) >= 3  # the rule follows the data
+
+
+def test_infinite_epsilon_with_the_stop_on_real_data():
+    sk = pytest.importorskip("sklearn.datasets")
+    data = sk.load_diabetes(as_frame=True).frame.iloc[:150]
+    names = list(data.drop(columns="target").columns)
+    X, y = data[names].to_numpy(float), data["target"].to_numpy(float)
+    fit = dpstats.dp_select("target ~ .", data, method="kendall_forward", epsilon=math.inf, s="auto", s_max=6,
+                            signs=False)
+    want = oracle_forward_stop(X, y, 6)
+    assert 1 < len(want) < 6
+    assert fit.curator["private_selection_order"] == [names[j] for j in want]
+
+
+def test_s_auto_releases_its_size_and_charges_epsilon():
+    gen = np.random.default_rng(11)
+    X, y = _strong(gen, 200, 8)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)])
+    frame["y"] = y
+    acc = dpstats.Accountant(epsilon=10)
+    fit = dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=4, s="auto", s_max=5, signs=False,
+                            random_state=3, accountant=acc)
+    entry = fit.ledger.entries[0]
+    assert acc.spent()[0] == pytest.approx(4.0) and entry.epsilon == pytest.approx(4.0)
+    assert entry.released["s_selected"] == len(fit.support) == fit.release()["s_selected"]
+    assert entry.details["s_max"] == 5 and 1 <= entry.details["rounds_run"] <= 5
+    assert sum(entry.details["epsilon_of_the_rounds"]) < 4.0  # the rest pays for the taus
+    assert "Size chosen privately: s = " in str(fit) and "stop at a public level" in str(fit)
+    assert fit.release()["call"]["size_selection"]["s_max"] == 5
+
+
+@pytest.mark.parametrize("extra, match", [(dict(noise_sd=1.0), "noise_sd"), (dict(size_mechanism="joint"), "size_mechanism"),
+                                          (dict(s_max=9), "s_max=9 exceeds"), (dict(s_max=0), "s_max")])
+def test_s_auto_options_are_checked_before_the_charge(extra, match):
+    gen = np.random.default_rng(12)
+    X, y = _strong(gen, 40, 5)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    frame["y"] = y
+    acc = dpstats.Accountant(epsilon=10)
+    with pytest.raises(dpstats.InvalidArgumentError, match=match):
+        dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=1, s="auto", accountant=acc, **extra)
+    assert acc.spent()[0] == 0
+
+
+@pytest.mark.parametrize("kind", ["nan", "inf", "no complete row", "one complete row", "identical rows", "1e300"])
+def test_s_auto_releases_on_bad_values(kind):
+    from test_totality import _bad
+
+    formula, d = _bad(kind)
+    acc = dpstats.Accountant(epsilon=10)
+    fit = dpstats.dp_select(formula, d, method="kendall_forward", epsilon=1.0, s="auto", accountant=acc,
+                            random_state=0)
+    assert 1 <= fit.release()["s_selected"] == len(fit.support)
+    assert acc.spent()[0] == pytest.approx(1.0)

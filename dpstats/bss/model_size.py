@@ -416,6 +416,9 @@ DEFAULT_S_MAX = 10
 BEST_SUBSET = "best_subset"
 #: :attr:`SelectionMethod.auto_size_kind` of the methods whose k="auto" is the screening size (:class:`ScreeningSize`).
 SCREENING = "screening"
+#: :attr:`SelectionMethod.auto_size_kind` of the methods that choose their size inside their own mechanism
+#: (:meth:`SelectionMethod.auto_size_settings` gives the settings object, with :class:`AutoSize`'s protocol).
+OWN = "own"
 #: sigma0 in mapped units of the range/4 rule (a quarter of the response's public range), the default before the
 #: private residual scale; give ``noise_sd`` equal to a quarter of the range to use it.
 DEFAULT_MAPPED_NOISE_SD = 0.5
@@ -482,15 +485,15 @@ def as_method(method) -> SelectionMethod:
 
 
 def auto_size_methods() -> list:
-    """The registered methods that offer s="auto" (they declare ``auto_size_kind="best_subset"``), in registry
-    order; a method whose module cannot be imported is left out."""
+    """The registered methods that offer s="auto" (they declare ``auto_size_kind="best_subset"`` or ``"own"``), in
+    registry order; a method whose module cannot be imported is left out."""
     out = []
     for name in registered_methods():
         try:
             meth = get_method(name)
         except (InvalidArgumentError, ImportError):
             continue
-        if meth.auto_size_kind == BEST_SUBSET:
+        if meth.auto_size_kind in (BEST_SUBSET, OWN):
             out.append(name)
     return out
 
@@ -614,6 +617,8 @@ class AutoSize:
                                        f"{meth.auto_size_refusal}. Give {meth.size_argument}= as a positive integer.")
         if meth.auto_size_kind == SCREENING:
             return ScreeningSize.check(meth, s_max, given), rest
+        if meth.auto_size_kind == OWN:
+            return meth.auto_size_settings(s_max, given), rest
         if meth.auto_size_kind != BEST_SUBSET:
             raise InvalidArgumentError(
                 f"{meth.size_argument}='auto' is available for methods {auto_size_methods()}; method {meth.name!r} "

@@ -138,7 +138,7 @@ def peel_candidates(XA, yA, rows, n_peel, k, epsilon, rng, how):
     exact = forward_select(table, k, math.inf, RandomSource(0)).order if not math.isinf(epsilon) else list(found.order)
     return [int(j) for j in found.order], [int(j) for j in exact], {
         "peel": "forward selection on Kendall's tau (method kendall_forward's mechanism)",
-        "epsilon_per_round": found.epsilon_round, "laplace_scale_taus": found.laplace_scale,
+        "epsilon_per_round": found.budget.select[0], "laplace_scale_taus": found.budget.laplace[0],
         "sensitivity_peel": "(4 / N)(1 + ||beta||_1) per round, N the half's input rows"}
 
 
