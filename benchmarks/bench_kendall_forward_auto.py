@@ -11,7 +11,8 @@ Everything goes through ``dpstats.dp_select`` (formula included, ``signs=False``
   ``top_r`` with ``s="auto"`` (its default size stage).
 * ``--part sim``: ``simulate(n, p, s0, rho, snr=5)`` data sets; the smallest epsilon of a grid (factor sqrt 2) at
   which the released support equals the true one in at least 90 % of the data sets, ``kendall_forward`` with
-  ``s="auto"`` against ``s=s0`` (known), and the share at each epsilon.
+  ``s="auto"`` against ``s=s0`` (known), and the share at each epsilon; with ``--top-r`` also ``top_r`` with
+  ``s="auto"`` and with ``s=s0`` (ranges :data:`TOP_R_BOUNDS`, the same data sets and grid up to 2048).
 
 Run:  python benchmarks/bench_kendall_forward_auto.py --part real [--seeds 10] [--epsilon inf,1,2,5,10]
       python benchmarks/bench_kendall_forward_auto.py --part sim [--reps 40]
@@ -36,6 +37,10 @@ import dpstats  # noqa: E402
 
 SIM_DESIGNS = ((500, 20, 3, 0.3), (500, 20, 5, 0.3), (1000, 50, 5, 0.3), (300, 10, 3, 0.5), (2000, 30, 8, 0.3))
 GRID = tuple(round(2 ** (k / 2), 2) for k in range(0, 15))  # 1 .. 128
+TOP_R_GRID = tuple(round(2 ** (k / 2), 2) for k in range(0, 23))  # 1 .. 2048
+#: --top-r: the public ranges of top_r's calls on the simulated designs (x ~ N(0, 1), y of sd about 1.1): about
+#: four standard deviations either side, as a codebook would give (bench_model_size.py's ranges).
+TOP_R_BOUNDS = (4.0, 5.0)
 
 
 def real_part(args):
@@ -102,32 +107,47 @@ def real_part(args):
         print(f"epsilon = inf: kendall_forward's size equals BIC's on {eq} of {len(rows)}")
 
 
+def _smallest_epsilon(sims, grid, call, with_inf=False):
+    """(smallest epsilon of the grid with P(the true support) >= 0.9 or None, {epsilon: P}) over the data sets."""
+    curve = {}
+    for eps in ((math.inf,) if with_inf else ()) + grid:
+        hits = [sorted(call(sim, eps, r).support) == sorted(sim.support) for r, sim in enumerate(sims)]
+        curve[eps] = float(np.mean(hits))
+        if not math.isinf(eps) and curve[eps] >= 0.9:
+            return eps, curve
+    return None, curve
+
+
 def sim_part(args):
     designs = SIM_DESIGNS if not args.designs else [tuple(float(v) for v in d.split(":"))
                                                    for d in args.designs.split(",")]
-    print("| design (n, p, s0, rho) | s known: epsilon for 0.9 | s='auto' | ratio | auto at epsilon inf | "
-          "auto: P(truth) along the grid |")
-    print("|---|---|---|---|---|---|")
+    head = "| design (n, p, s0, rho) | s known: epsilon for 0.9 | s='auto' | ratio | auto at epsilon inf | "
+    head += "top_r s known | top_r s='auto' | top_r's ratio | " if args.top_r else ""
+    print(head + "auto: P(truth) along the grid |")
+    print("|---" * (head.count("|") - 1 + 1) + "|")
     for n, p, s0, rho in designs:
         n, p, s0 = int(n), int(p), int(s0)
         sims = [dpstats.simulate(n, p, s0, rho=rho, snr=5, random_state=100 + r) for r in range(args.reps)]
-        need, curve = {}, {}
-        for label, size in (("known", s0), ("auto", "auto")):
-            for eps in (math.inf,) + GRID:
-                if label == "known" and math.isinf(eps):
-                    continue
-                hits = [sorted(dpstats.dp_select("y ~ .", sim.data, method="kendall_forward", s=size, epsilon=eps,
-                                                 signs=False, random_state=r).support) == sorted(sim.support)
-                        for r, sim in enumerate(sims)]
-                curve[(label, eps)] = float(np.mean(hits))
-                if not math.isinf(eps) and curve[(label, eps)] >= 0.9:
-                    need[label] = eps
-                    break
-        k, a = need.get("known"), need.get("auto")
-        ratio = f"{a / k:.2f}x" if k and a else "-"
-        along = ", ".join(f"{e:g}: {curve[('auto', e)]:.2f}" for e in GRID if ("auto", e) in curve)
-        print(f"| ({n}, {p}, {s0}, {rho:g}) | {k} | {a if a else f'> {GRID[-1]}'} | {ratio} | "
-              f"{curve[('auto', math.inf)]:.2f} | {along} |", flush=True)
+
+        def kf(size):
+            return lambda sim, eps, r: dpstats.dp_select("y ~ .", sim.data, method="kendall_forward", s=size,
+                                                         epsilon=eps, signs=False, random_state=r)
+
+        def top_r(size):
+            return lambda sim, eps, r: dpstats.dp_select("y ~ .", sim.data, method="top_r", s=size, epsilon=eps,
+                                                         bounds=TOP_R_BOUNDS, signs=False, random_state=r)
+
+        k, _ = _smallest_epsilon(sims, GRID, kf(s0))
+        a, curve = _smallest_epsilon(sims, GRID, kf("auto"), with_inf=True)
+        cells = [f"({n}, {p}, {s0}, {rho:g})", k, a if a else f"> {GRID[-1]}",
+                 f"{a / k:.2f}x" if k and a else "-", f"{curve[math.inf]:.2f}"]
+        if args.top_r:
+            tk, _ = _smallest_epsilon(sims, TOP_R_GRID, top_r(s0))
+            ta, _ = _smallest_epsilon(sims, TOP_R_GRID, top_r("auto"))
+            cells += [tk if tk else f"> {TOP_R_GRID[-1]}", ta if ta else f"> {TOP_R_GRID[-1]}",
+                      f"{ta / tk:.2f}x" if tk and ta else "-"]
+        cells.append(", ".join(f"{e:g}: {curve[e]:.2f}" for e in GRID if e in curve))
+        print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
 
 
 def main():
@@ -138,6 +158,8 @@ def main():
     ap.add_argument("--cases", default=None, help="real: comma list of case names (default: all)")
     ap.add_argument("--reps", type=int, default=40, help="sim: data sets per design")
     ap.add_argument("--designs", default=None, help="sim: n:p:s0:rho,... (default: the five of SIM_DESIGNS)")
+    ap.add_argument("--top-r", action="store_true", help="sim: also top_r with s='auto' and s known (ranges "
+                    "TOP_R_BOUNDS)")
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()} (2 cores)")
     t0 = time.time()

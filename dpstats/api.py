@@ -202,7 +202,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         either name is accepted where unambiguous.  ``s="auto"`` (``exponential``,
         ``top_r``, ``mistakes``; squared or hinge loss) chooses the size privately with a
         BIC or Cp criterion (options ``criterion``, ``noise_sd``, ``size_prior``,
-        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`).  ``k="auto"``
+        ``size_mechanism``, ``size_share``; :mod:`dpstats.bss.model_size`); with
+        ``kendall_forward`` the forward rounds stop at a public level
+        (:mod:`dpstats.screening.kendall_forward`).  ``k="auto"``
         (``dp_sis`` only) keeps floor(n / log n) terms, Fan and Lv's (2008) public screening size.
     s_max : int, optional
         With ``s="auto"``: the largest size considered (default min(p, 10)).
@@ -352,7 +354,7 @@ def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, d
     size = s if s is not None else k
     name, reason = choose_method(bounds_given=bounds is not None, design=design,
                                  epsilon=epsilon if is_real(epsilon) else 1.0, p=p,  # a bad epsilon is refused later
-                                 s=size if is_integer(size) else None)
+                                 s=size if is_integer(size) else None, auto_size=isinstance(size, str) and size == "auto")
     meth = get_method(name)
     if "radius" in meth.uses and radius is None and is_real(epsilon) and math.isinf(epsilon):
         radius = NON_PRIVATE_RADIUS  # the choice at epsilon = inf is least squares: a ball that never binds

@@ -976,7 +976,8 @@ class Plan:
                   **({"spread_y": d["spread_y"]} if "spread_y" in d else {}),
                   **({"r2": d["r2"]} if "r2" in d else {"snr": d["snr"]})}
         size = self.select_s if is_integer(self.select_s) else None
-        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p, s=size)
+        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p, s=size,
+                                auto_size=self.select_s == "auto")
         options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, size).items())
         effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "

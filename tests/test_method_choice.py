@@ -33,6 +33,20 @@ def test_the_rule_reads_only_the_stated_design_and_whether_ranges_are_given():
     assert choose_method(bounds_given=False, design=dict(rho=0.8, spread=3.0), epsilon=2.0)[0] == "kendall"
     assert choose_method(bounds_given=True, epsilon=math.inf)[0] == "top_r"  # least-squares best subset
     assert choose_method(bounds_given=True, design=dict(rho=0.1, spread=1.0), epsilon=math.inf)[0] == "top_r"
+    # s="auto": the size is chosen privately, by kendall_forward's stopping rounds (least squares at epsilon = inf)
+    for bounds_given in (True, False):
+        for design in (None, dict(rho=0.1, spread=1.0), dict(rho=0.8, spread=3.0)):
+            assert choose_method(bounds_given=bounds_given, design=design, auto_size=True)[0] == "kendall_forward"
+    assert choose_method(bounds_given=True, epsilon=math.inf, auto_size=True)[0] == "top_r"
+    assert choose_method(bounds_given=False, epsilon=math.inf, auto_size=True)[0] == "kendall_forward"
+
+
+def test_auto_with_a_private_size_runs_kendall_forward_with_its_draws():
+    frame = make_regression(n=300, p=8, seed=6)
+    auto = dpstats.dp_select("y ~ .", frame, method="auto", epsilon=4.0, s="auto", bounds=(3, 3), random_state=3)
+    named = dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=4.0, s="auto", random_state=3)
+    assert auto.method == "kendall_forward" and auto.support == named.support
+    assert auto.release()["s_selected"] == named.release()["s_selected"] == len(named.support)
 
 
 @pytest.mark.parametrize("design, error", [

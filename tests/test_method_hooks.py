@@ -300,7 +300,7 @@ def test_a_registered_method_declares_its_s_auto(auto_methods):
     kwargs = dict(epsilon=2.0, s="auto", s_max=3, bounds=(4, 4), random_state=3)
     with pytest.raises(dpstats.InvalidArgumentError,
                        match=r"s='auto' is available for methods \['exponential', 'top_r', 'mistakes', "
-                             r"'enumerates_with_auto'\]; method 'enumerates_no_auto' needs s="):
+                             r"'kendall_forward', 'enumerates_with_auto'\]; method 'enumerates_no_auto' needs s="):
         dpstats.dp_select("y ~ .", data, method="enumerates_no_auto", **kwargs)
     with pytest.raises(dpstats.InvalidArgumentError,
                        match="s='auto' is not available for method 'screens_with_auto': a test method refuses it. "
@@ -326,10 +326,11 @@ def test_a_registered_method_declares_its_s_auto(auto_methods):
 def test_built_in_auto_size_declarations_keep_the_previous_rule():
     """The declarations reproduce the former name switches of model_size.py: s="auto" for exponential (joint by
     default, every support enumerated), top_r and mistakes (margin by default; mistakes in two stages only);
-    k="auto" for dp_sis; kendall and samp_agg refuse it with their reasons; the others need an integer size."""
+    k="auto" for dp_sis; kendall and samp_agg refuse it with their reasons; kendall_forward chooses its size in
+    its own rounds ("own"); the others need an integer size."""
     expected = {"exponential": "best_subset", "top_r": "best_subset", "mistakes": "best_subset",
                 "dp_sis": "screening", "mcmc": None, "kendall": None, "samp_agg": None, "dpvote": None,
-                "frank_wolfe": None, "peeling": None}
+                "frank_wolfe": None, "peeling": None, "kendall_forward": "own"}
     for name, kind in expected.items():
         meth = get_method(name)
         assert meth.auto_size_kind == kind, name

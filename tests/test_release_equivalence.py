@@ -88,6 +88,8 @@ CASES = {
     "kendall": ("kendall", lambda: numeric(70, 6), dict(k=2), REPLACE + ("remove", "add")),
     "samp_agg": ("samp_agg", lambda: numeric(100, 8), dict(k=2, bounds=(2.0, 3.0)), REPLACE),
     "kendall_forward": ("kendall_forward", lambda: numeric(70, 6), dict(s=3), REPLACE),
+    # s="auto": rounds that may stop; the released size is part of the release.
+    "kendall_forward-auto": ("kendall_forward", lambda: numeric(70, 6), dict(s="auto", s_max=4), REPLACE),
     "dpvote": ("dpvote", lambda: numeric(90, 8), dict(k=2, machines=5), REPLACE),
     "frank_wolfe": ("frank_wolfe", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
     "peeling": ("peeling", lambda: numeric(80, 8), dict(s=2, bounds=(2.0, 3.0)), REPLACE),
@@ -135,7 +137,7 @@ CASES = {
 OMIT_OF = ("exponential", "exponential-hinge", "top_r-engine", "mistakes-engine", "mcmc", "dp_sis", "kendall",
            "samp_agg", "dpvote", "dpvote-mean", "dpvote-labels", "exponential-centred", "dp_sis-means-sd",
            "frank_wolfe", "peeling-iterations", "frank_wolfe-means-sd", "bh", "bh-no-split", "kendall_forward",
-           "bh_ols", "bh_ols-all-terms", "bh_ols-marginal")
+           "kendall_forward-auto", "bh_ols", "bh_ols-all-terms", "bh_ols-marginal")
 OMIT_KINDS = ("incomplete", "complete", "random")
 
 

@@ -67,6 +67,21 @@ for eps in (1, 10, 100, 1000, math.inf):
 # relative to the sensitivity, so small budgets give nearly uniform choices.  That is an
 # honest property of DP at this sample size, not a defect of the mechanism.
 #
+# ## Letting the data choose the size
+# When no size can be defended in advance, `s="auto"` chooses it privately.  With
+# `kendall_forward` (forward selection on Kendall's tau: ranks, no ranges needed) each
+# round from the second may draw a *stop* at a public level, and the size is released with
+# the terms.  Small budgets stop early: the terms released are then mostly ones the
+# non-private rule keeps too (the curator report compares them).
+
+# %%
+for eps in (1.0, 5.0):
+    f = dpstats.dp_select("y ~ .", diabetes, method="kendall_forward", epsilon=eps, s="auto", s_max=6,
+                          random_state=5)
+    print(f"epsilon {eps:g}: s = {f.release()['s_selected']}, terms {f.support}; "
+          f"[curator only] the non-private rule keeps {f.curator['non_private_selection']}")
+
+# %% [markdown]
 # ## Sharing a budget across calls
 # An `Accountant` refuses a call *before* it touches the data if the budget would be exceeded.
 

@@ -50,6 +50,7 @@ CALLS = [
     ("bh", "y ~ .", "bh", {"k": 2}, "pandas"),
     ("bh no split", "y ~ .", "bh", {"k": 3, "split": False}, "pandas"),
     ("kendall_forward", "y ~ .", "kendall_forward", {"s": 3}, "pandas"),
+    ("kendall_forward s auto", "y ~ .", "kendall_forward", {"s": "auto", "s_max": 4}, "pandas"),
     ("bh_ols", "y ~ .", "bh_ols", {"k": 3, "bounds": (3, 3), "draws": 200}, "pandas"),
     ("bh_ols all terms", "y ~ .", "bh_ols", {"k": 6, "bounds": (3, 3), "draws": 200}, "pandas"),
     ("bh_ols marginal peel", "y ~ .", "bh_ols", {"k": 3, "bounds": (3, 3), "draws": 200, "peel": "marginal"}, "pandas"),
