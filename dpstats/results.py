@@ -230,7 +230,15 @@ class SelectionResult(PublishedResult):
         where certified).  Computed from the data outside the budget."""
         rows = self.curator.get("size_table")
         if rows is None:
-            raise ValueError("size_table() needs a call with s='auto'.")
+            from .errors import InvalidArgumentError
+
+            if self._public_call.get("size_selection", {}).get("short_rule"):
+                raise InvalidArgumentError(
+                    f"size_table() is the size criterion's table of the best-subset methods; method {self.method!r} "
+                    "chose its size by stopping its own rounds: curator_report() shows each round's stop level "
+                    "and the non-private size.")
+            raise InvalidArgumentError("size_table() needs a call with s='auto' of a best-subset method "
+                                       "(exponential, top_r or mistakes).")
         frame = pd.DataFrame(rows).set_index("s")
         frame["best_support"] = [", ".join(v) for v in frame["best_support"]]
         frame.attrs["label"] = "[curator only]"

@@ -168,32 +168,49 @@ def test_exact_audit_of_the_joint_release_on_neighbours(s):
     assert worst > 0.1 * EPS  # the audit sees the data
 
 
-def test_the_audit_fails_at_half_the_sensitivity():
-    # The adversarial record on data whose taus sit at the extremes (a term in perfect agreement with
-    # the response, one in perfect disagreement): every corner row replaces every record.  With the
-    # method's scales the log-ratio stays within epsilon; with half of them it exceeds it.
+def _extreme_data():
+    """Data whose taus sit at the extremes (a term in perfect agreement with the response, one in perfect
+    disagreement), and every neighbour that replaces one record by a corner row."""
     gen = np.random.default_rng(4)
     n, p = 6, 3
     y = np.arange(n, dtype=float)
     X = np.column_stack([y, -y, gen.normal(size=n)])
-    table = kf.TauTable(X, y, n)
-    worst, worst_quarter = 0.0, 0.0
-    for s, values in ((1, []), (2, [1.0, 1.0])):
-        for i in range(n):
-            for corner in product([-1e6, 1e6], repeat=p + 1):
-                X2, y2 = X.copy(), y.copy()
-                X2[i], y2[i] = corner[:p], corner[p]
-                table2 = kf.TauTable(X2, y2, n)
-                for order in itertools.permutations(range(p), s):
-                    full = abs(_log_density(table, n, order, values, s, EPS)
-                               - _log_density(table2, n, order, values, s, EPS))
-                    worst = max(worst, full)
+    neighbours = []
+    for i in range(n):
+        for corner in product([-1e6, 1e6], repeat=p + 1):
+            X2, y2 = X.copy(), y.copy()
+            X2[i], y2[i] = corner[:p], corner[p]
+            neighbours.append(kf.TauTable(X2, y2, n))
+    return kf.TauTable(X, y, n), neighbours, n, p
+
+
+def _worst_log_ratios(cases, factor, stop=False):
+    """(worst log-ratio at the method's scales, worst at ``factor`` times every noise scale) over the corner
+    neighbours of :func:`_extreme_data`; ``cases``: (s, released values, lengths of the orders).  Every ratio at
+    the method's scales is checked against epsilon."""
+    table, neighbours, n, p = _extreme_data()
+    worst, worst_scaled = 0.0, 0.0
+    for table2 in neighbours:
+        for s, values, lengths in cases:
+            for length in lengths:
+                for order in itertools.permutations(range(p), length):
+                    full = abs(_log_density(table, n, order, values, s, EPS, stop=stop)
+                               - _log_density(table2, n, order, values, s, EPS, stop=stop))
                     assert full <= EPS * (1 + 1e-9)
-                    if s == 1:
-                        worst_quarter = max(worst_quarter, abs(_log_density(table, n, order, values, s, EPS, 0.5)
-                                                         - _log_density(table2, n, order, values, s, EPS, 0.5)))
-    assert worst > 0.5 * EPS
-    assert worst_quarter > EPS
+                    worst = max(worst, full)
+                    worst_scaled = max(worst_scaled, abs(_log_density(table, n, order, values, s, EPS, factor, stop)
+                                                         - _log_density(table2, n, order, values, s, EPS, factor,
+                                                                        stop)))
+    return worst, worst_scaled
+
+
+def test_the_audit_fails_at_half_the_sensitivity():
+    # The adversarial record on data whose taus sit at the extremes: every corner row replaces every record.
+    # With the method's scales the log-ratio stays within epsilon; with half of them it exceeds it (s = 1).
+    worst, _ = _worst_log_ratios([(2, [1.0, 1.0], [2])], 1.0)
+    worst_one, worst_half = _worst_log_ratios([(1, [], [1])], 0.5)
+    assert max(worst, worst_one) > 0.5 * EPS
+    assert worst_half > EPS
 
 
 def test_the_rounds_sample_their_softmax_and_the_taus_their_laplace_law():
@@ -332,30 +349,10 @@ def test_exact_audit_with_the_stop_on_neighbours(s_max):
 
 
 def test_the_audit_with_the_stop_fails_at_a_quarter_of_the_noise():
-    # The adversarial corner rows of the fixed-size test: the stop's rounds leave the log-ratio at about 0.36
-    # epsilon here (each round's share is below epsilon and report-noisy-max rarely attains its bound), so a
-    # quarter of every noise scale is what takes it past epsilon.
-    gen = np.random.default_rng(4)
-    n, p = 6, 3
-    y = np.arange(n, dtype=float)
-    X = np.column_stack([y, -y, gen.normal(size=n)])
-    table = kf.TauTable(X, y, n)
-    values = [1.0, 1.0]
-    worst, worst_quarter = 0.0, 0.0
-    for i in range(n):
-        for corner in product([-1e6, 1e6], repeat=p + 1):
-            X2, y2 = X.copy(), y.copy()
-            X2[i], y2[i] = corner[:p], corner[p]
-            table2 = kf.TauTable(X2, y2, n)
-            for length in (1, 2):
-                for order in itertools.permutations(range(p), length):
-                    full = abs(_log_density(table, n, order, values, 2, EPS, stop=True)
-                               - _log_density(table2, n, order, values, 2, EPS, stop=True))
-                    worst = max(worst, full)
-                    assert full <= EPS * (1 + 1e-9)
-                    worst_quarter = max(worst_quarter, abs(_log_density(table, n, order, values, 2, EPS, 0.25, stop=True)
-                                                     - _log_density(table2, n, order, values, 2, EPS, 0.25,
-                                                                    stop=True)))
+    # The same corner rows: the stop's rounds leave the log-ratio at about 0.36 epsilon here (each round's share
+    # is below epsilon and report-noisy-max rarely attains its bound), so a quarter of every noise scale is what
+    # takes it past epsilon.
+    worst, worst_quarter = _worst_log_ratios([(2, [1.0, 1.0], [1, 2])], 0.25, stop=True)
     assert worst > 0.3 * EPS
     assert worst_quarter > EPS
 
@@ -474,3 +471,17 @@ def test_s_auto_releases_on_bad_values(kind):
                             random_state=0)
     assert 1 <= fit.release()["s_selected"] == len(fit.support)
     assert acc.spent()[0] == pytest.approx(1.0)
+
+
+def test_size_table_names_what_an_own_size_rule_offers_instead():
+    gen = np.random.default_rng(13)
+    X, y = _strong(gen, 60, 5)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)])
+    frame["y"] = y
+    fit = dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=3, s="auto", random_state=1)
+    with pytest.raises(dpstats.InvalidArgumentError, match="stopping its own rounds: curator_report"):
+        fit.size_table()
+    fixed = dpstats.dp_select("y ~ .", frame, method="kendall_forward", epsilon=3, s=2, random_state=1)
+    with pytest.raises(dpstats.InvalidArgumentError, match="needs a call with s='auto'"):
+        fixed.size_table()
+    assert "stop levels of the rounds" in str(fit.curator_report())
