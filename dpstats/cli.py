@@ -70,6 +70,16 @@ def _ridge(text):
         raise argparse.ArgumentTypeError(f"must be 'auto' or a number >= 0; got {text!r}") from None
 
 
+def _size(text):
+    """--s / --k: a positive integer or 'auto' (the size chosen privately)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer >= 1; got {text!r}") from None
+
+
 def _signs(text):
     low = text.strip().lower()
     if low in _TRUE:
@@ -254,8 +264,10 @@ def _build_parser():
     src.add_argument("--dataset", help=f"a bundled dataset: {', '.join(list_datasets())}")
     sel.add_argument("--method", required=True, help="e.g. exponential, top_r, mistakes, mcmc, dpvote, kendall")
     sel.add_argument("--epsilon", required=True, type=_epsilon, help="total epsilon of the call ('inf': non-private)")
-    sel.add_argument("--s", type=int, help="subset size (best-subset methods)")
-    sel.add_argument("--k", type=int, help="number of features to select (screening methods, dpvote)")
+    sel.add_argument("--s", type=_size, help="subset size (best-subset methods, kendall_forward), or 'auto' to "
+                     "choose it privately")
+    sel.add_argument("--k", type=_size, help="number of features to select (screening methods, dpvote), or 'auto'")
+    sel.add_argument("--s-max", type=int, help="with --s auto: the largest size considered (default min(p, 10))")
     sel.add_argument("--bounds", help="'auto', 'BX,BY', a JSON file with a dict {term: [lower, upper]} (or {term: b}), or dataset:NAME")
     sel.add_argument("--radius", type=float, help="radius r of the l2 ball on the coefficients (default 1; with --loss hinge 4 where every "
                           "support is scored exactly)")
@@ -497,7 +509,7 @@ def _estimate_arguments(args):
 def _select_arguments(args):
     """Keyword arguments of dp_select from the parsed flags (only those given)."""
     kwargs = {"method": args.method, "epsilon": args.epsilon}
-    for name in ("s", "k", "radius", "ridge", "R", "random_state", "time_limit"):
+    for name in ("s", "k", "s_max", "radius", "ridge", "R", "random_state", "time_limit"):
         value = getattr(args, name)
         if value is not None:
             kwargs[name] = value

@@ -121,6 +121,9 @@ BAD = {
     "signs_contradiction": (lambda f: _select(f, "good", "--bounds", "1,1", "--signs", "0.2", "--no-signs"),
                             "--no-signs"),
     "ridge_word": (lambda f: _select(f, "good", "--bounds", "1,1", "--ridge", "lots"), "--ridge"),
+    "size_word": (lambda f: _select(f, "good", base=False) + ["--method", "kendall_forward", "--epsilon", "1",
+                                                              "--s", "some"], "--s"),
+    "s_max_with_a_fixed_size": (lambda f: _select(f, "good", "--bounds", "1,1", "--s-max", "3"), "s_max"),
     "ridge_negative": (lambda f: _select(f, "good", "--bounds", "1,1", "--ridge=-1"), "ridge"),
     "infer_levels_empty_name": (lambda f: _select(f, "good", "--bounds", "1,1", "--infer-levels", "a,,b"),
                                 "--infer-levels"),
@@ -213,6 +216,18 @@ def test_flags_reach_dp_select(files, capsys):
     assert call["bounds"] == {c: [-3.0, 3.0] for c in make_regression().columns}  # b means the range (-b, b)
     plain = run_ok(_select(files, "good", "--bounds", "auto", "--no-signs", "--random-state", "1"), capsys)
     assert "Traceback" not in plain and plain.strip()
+
+
+def test_select_with_a_private_size(files, capsys):
+    args = _select(files, "good", base=False) + ["--method", "kendall_forward", "--epsilon", "4", "--s", "auto",
+                                                 "--s-max", "3", "--random-state", "2", "--json"]
+    released = json.loads(run_ok(args, capsys))
+    import dpstats
+
+    direct = dpstats.dp_select("y ~ .", make_regression(), method="kendall_forward", epsilon=4, s="auto", s_max=3,
+                               random_state=2).release()
+    assert released["s_selected"] == len(released["selected"]) == direct["s_selected"]
+    assert released["selected"] == direct["selected"] and released["call"]["size_selection"]["s_max"] == 3
 
 
 # ---------------------------------------------------------------- plan, and select --estimate
