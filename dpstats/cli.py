@@ -61,23 +61,21 @@ def _epsilon(text):
         raise argparse.ArgumentTypeError(f"must be a positive number or 'inf'; got {text!r}") from None
 
 
-def _ridge(text):
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto' or a number >= 0; got {text!r}") from None
+def _auto_or(convert, what):
+    """An argparse type: the word 'auto', or ``convert(text)`` (``what`` names the other values in the error)."""
+    def parse(text):
+        if text == "auto":
+            return text
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be 'auto' or {what}; got {text!r}") from None
+    return parse
 
 
-def _size(text):
-    """--s / --k: a positive integer or 'auto' (the size chosen privately)."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer >= 1; got {text!r}") from None
+#: --ridge: 'auto' or a number >= 0; --s / --k: 'auto' (the size chosen privately) or a positive integer.
+_ridge = _auto_or(float, "a number >= 0")
+_size = _auto_or(int, "an integer >= 1")
 
 
 def _signs(text):
