@@ -438,10 +438,9 @@ def order_log_probability(table: TauTable, release: ForwardRelease) -> float:
 
 def non_private_path(table: TauTable, budget: RoundBudget, beta_cap=DEFAULT_BETA_CAP):
     """Curator only: the rounds without noise (``budget`` at epsilon = inf, ties at the first index): the order,
-    whether it stopped, each round's gap between its best and second candidate (the stop level a candidate
+    each round's gap between its best and second candidate (the stop level a candidate
     where the round offers it) and the sensitivity each round would have at its fit scaled into the L1 ball."""
     order, gaps, deltas, beta, d = [], [], [], np.zeros(0), table.d
-    stopped = False
     for t in range(budget.rounds):
         scores = np.abs(table.gradient(order, beta))
         scores[order] = -np.inf
@@ -452,14 +451,13 @@ def non_private_path(table: TauTable, budget: RoundBudget, beta_cap=DEFAULT_BETA
         gaps.append(float(scores[ranked[0]] - scores[ranked[1]]) if live > 1 else math.inf)
         norm = float(np.abs(beta).sum())
         deltas.append(round_sensitivity(table.n_input, beta * (beta_cap / norm) if norm > beta_cap else beta))
-        if ranked[0] == d:
-            stopped = True
+        if ranked[0] == d:  # the stop
             break
         order.append(int(ranked[0]))
         if t < budget.rounds - 1:
             K_AA = np.array([[table.with_term(a)[b] for b in order] for a in order])
             beta = fit_in_tau_space(K_AA, table.with_response[order], finite=False)
-    return order, stopped, gaps, deltas
+    return order, gaps, deltas
 
 
 def curator_summary(terms, table: TauTable, release: ForwardRelease, epsilon, options, budget_at, cap) -> dict:
@@ -470,7 +468,7 @@ def curator_summary(terms, table: TauTable, release: ForwardRelease, epsilon, op
     if light_curator_active():
         return out
     budget = release.budget
-    greedy, stopped, gaps, deltas = non_private_path(table, budget_at(math.inf), cap)
+    greedy, gaps, deltas = non_private_path(table, budget_at(math.inf), cap)
     out.update({
         "non_private_selection": [terms[j] for j in greedy],
         "round_score_gaps": [f"{g:.4g}" for g in gaps],
