@@ -588,6 +588,9 @@ def _plan_design(call, formula, data, eval_env):
         # Resolved from public inputs only: the method, its options, p and s.
         call.radius = meth.default_radius(plan.p, call.size, call.options)
         call.context["radius"] = call.radius
+    if math.isinf(call.epsilon):
+        # no privacy to buy: a solver slack or ridge sized for the mechanism must not move the answer
+        meth.resolve_infinite_epsilon(call.options, call.method_options, call.context)
     if call.ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.

@@ -223,6 +223,11 @@ class SelectionMethod:
         """
         return 1.0
 
+    def resolve_infinite_epsilon(self, options, given_options, context) -> None:
+        """At ``epsilon = inf``, before the default ridge: adjust ``options`` in place so that no
+        computational device changes the non-private answer (``given_options``: the options as
+        the user passed them, which stay as given).  Public inputs only; nothing by default."""
+
     def default_ridge(self, n, p, size, options, radius=1.0) -> float:
         """The ridge ``ridge="auto"`` resolves to, from public inputs only (n is the input row count).
 

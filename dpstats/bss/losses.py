@@ -137,6 +137,16 @@ class Loss:
         source's error is a share of tau (the hinge loss)."""
         return 0.0
 
+    def non_private_tolerance(self, n_rows, radius):
+        """The ``tolerance`` of an ``epsilon = inf`` call that gave none, or None to keep the default:
+        the smallest one whose slack still holds the engine's evaluation error twice over on
+        the public floor Delta >= (1 + radius)^2 (:func:`dpstats.bss.certified.check_engine_tolerance`),
+        so that tau is a few rounding errors of the values, not a share of Delta."""
+        bound = self.engine_evaluation_error_bound(n_rows) if n_rows is not None else 0.0
+        if bound <= 0.0:
+            return None
+        return 4.0 * bound / (1.0 + float(radius)) ** 2
+
     def engine_source(self, task, tau):
         """The engine's source of values, cuts and neighbours for a task (ridge and radius fixed)."""
         raise NotImplementedError
