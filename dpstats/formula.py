@@ -69,7 +69,7 @@ import pandas as pd
 import patsy
 
 from .backends import IN_MEMORY
-from .errors import (DataError, FormulaError, InvalidArgumentError, InvalidTypeError,
+from .errors import (DataError, FormulaError, FormulaNote, InvalidArgumentError, InvalidTypeError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
 from .method_options import is_real
@@ -448,6 +448,21 @@ def _refuse_unknown_dotted(lhs, rhs, columns, colset, eval_env, unknown_hint):
         raise _not_columns(unknown, columns, unknown_hint)
 
 
+def _without_response_terms(desc, formula):
+    """R's rule: a right-hand term that is the response itself (``y ~ y + x``) is dropped, with a
+    :class:`FormulaNote` ("the response appeared on the right-hand side and was dropped").  Kept,
+    it would be a candidate that explains the response perfectly.  From the formula alone."""
+    lhs = {frozenset(getattr(f, "code", str(f)) for f in term.factors) for term in desc.lhs_termlist}
+    kept = [term for term in desc.rhs_termlist
+            if not (term.factors and frozenset(getattr(f, "code", str(f)) for f in term.factors) in lhs)]
+    if len(kept) == len(desc.rhs_termlist):
+        return desc
+    dropped = [term.name() for term in desc.rhs_termlist if term not in kept]
+    warnings.warn(f"formula {formula!r}: the response appeared on the right-hand side ({', '.join(dropped)}) and "
+                  "was dropped, as R does; write the terms without it.", FormulaNote, stacklevel=5)
+    return patsy.ModelDesc(desc.lhs_termlist, kept)
+
+
 def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
     """Split, expand ``.``, parse, and refuse everything that is not row-wise.
 
@@ -470,6 +485,7 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         if not hint or type(exc) is not FormulaError:
             raise
         raise FormulaError(str(exc) + hint) from None
+    desc = _without_response_terms(desc, formula)
     used = set()
     for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
         code = getattr(factor, "code", str(factor))

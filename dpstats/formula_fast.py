@@ -304,6 +304,8 @@ def _checked_terms(term_map, columns, dtypes, response, require_numeric_response
     terms = list(term_map.values())
     if len(set(terms)) != len(terms):
         raise _NotSimple  # e.g. x1 + Q("x1"): dpstats refuses duplicated names
+    if response is not None and response in terms:
+        raise _NotSimple  # y ~ y + x: dropped with a note on patsy's path (dpstats.formula)
     for code, name in term_map.items():
         if code != name and _Q_CLEAN.sub(r"\2", code) != name:
             raise _NotSimple  # a name repr() escapes: patsy's column name would differ

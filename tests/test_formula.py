@@ -135,3 +135,22 @@ def test_data_problems(frame):
     assert build_model_frame("y ~ .", frame.assign(x2=np.r_[np.inf, frame.x2[1:]])).n == 29
     assert build_model_frame("y ~ np.log(x2)", frame.assign(x2=np.r_[0.0, frame.x2[1:].abs() + 1])).n == 29
     assert build_model_frame("y ~ .", frame.assign(k=1.0)).terms[-1] == "k"  # constant: no signal, no error
+
+
+def test_the_response_on_the_right_hand_side_is_dropped_with_a_note_as_r_does():
+    # R: "the response appeared on the right-hand side and was dropped".  Kept, it was a candidate
+    # that explains the response perfectly and was selected at epsilon = inf.
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame(rng.uniform(0, 1, (120, 3)), columns=["y", "x1", "x2"])
+    d["y"] = d.x1 + 0.1 * rng.normal(size=120)
+    for formula, terms in [("y ~ y + x1 + x2", ["x1", "x2"]), ("y ~ . + y", ["x1", "x2"]),
+                           ("np.log(y + 1) ~ np.log(y + 1) + x1 + x2", ["x1", "x2"]),
+                           ("y ~ (y + x1)**2 + x2", ["x1", "y:x1", "x2"])]:
+        with pytest.warns(dpstats.FormulaNote, match="response appeared on the right-hand side"):
+            fit = dpstats.dp_select(formula, d, method="top_r", epsilon=float("inf"), s=1, bounds=(1, 2))
+        assert fit.terms == terms
+    # an interaction with the response is kept, as in R, and no note is given
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpstats.FormulaNote)
+        fit = dpstats.dp_select("y ~ y:x1 + x1", d, method="top_r", epsilon=float("inf"), s=1, bounds=(1, 2))
+    assert fit.terms == ["y:x1", "x1"]
