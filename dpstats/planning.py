@@ -59,6 +59,20 @@ The response's range is often much wider than the terms' (0/1 terms have ranges 
 deviations, an income or a price 10-46): with one spread for both, a plan agreed with the measured
 probability on 13 of 24 (data set, epsilon) cells there, with the response's own ``spread_y`` on 22.
 
+**The response.**  A plan simulates the response its planned call needs (:func:`planned_response`,
+:func:`check_family`): a continuous one (``simulate``'s family "gaussian") for the squared loss and
+the other methods, and a binary one (family "binomial": y = 1 where the latent score x'beta* + noise
+is positive, coded 0/1) for the hinge loss (``loss="hinge"``, also from ``plan(like=fit)``), whose
+calls read two levels only: a continuous response would fail that check on every row and make
+each call a uniform pick.  ``design["family"] = "gaussian"`` with the hinge loss is refused before
+any simulation.  The hinge loss's response needs no range (``dp_select`` codes it -1 / +1 and
+does not clip it), so only the terms' ``spread`` matters (the simulated pair's b_y = 1 is not
+used).  ``family="binomial"`` with the squared loss (a linear probability model) is planned too:
+the 0/1 response, of standard deviation 1/2, gets by default its natural public range (0, 1)
+(``spread_y`` = 1; a stated ``spread_y`` counts its standard deviations) and is simulated centred,
+y - 1/2, with b_y = spread_y / 2, which maps it as ``dp_select`` maps the 0/1 response with that
+range.  With family "binomial", ``r2`` (``snr``) is that of the latent score.
+
 The effect is ``design["r2"]``, the model's population R^2 (or ``snr``, the signal's variance
 over the noise's, :func:`dpstats.simulate`; snr = r2 / (1 - r2)).  Without ``spread`` or
 ``bounds``, a method with ranges gets ``spread = 4`` (:data:`DEFAULT_SPREAD`: +-4 standard
@@ -179,20 +193,69 @@ def _check_design(design):
     return out
 
 
-def spread_bounds(p, s, rho, snr, spread, spread_y=None):
+#: The planned call's response (:func:`planned_response`): "continuous" (family gaussian, squared loss),
+#: "binary" (the hinge loss: two levels coded -1 / +1 by the loss, no range) or "0/1" (family binomial
+#: with the squared loss: a linear probability model, the 0/1 response mapped by its range).
+RESPONSES = ("continuous", "binary", "0/1")
+#: The standard deviation of the simulated 0/1 response: P(y = 1) = 1/2 (a symmetric score), so sd 1/2.
+ZERO_ONE_SD = 0.5
+#: A 0/1 response's default ``spread_y``: its natural public range (0, 1) is its centre +-1 standard deviation.
+ZERO_ONE_SPREAD = 1.0
+
+
+def spread_bounds(p, s, rho, snr, spread, spread_y=None, response="continuous"):
     """The simulated bounds (b_x, b_y) for public ranges of +-``spread`` standard deviations of each
     term and +-``spread_y`` (default ``spread``) of the response: the simulated terms have standard
     deviation 1, the response :func:`dpstats.simulate.response_sd` (the rule :func:`dpstats.compare`
-    uses too)."""
+    uses too).  ``response`` (:data:`RESPONSES`): a "binary" response (the hinge loss) needs no
+    range (``dp_select`` does not clip it; b_y = 1 is not used); a "0/1" response (family binomial,
+    squared loss) has standard deviation 1/2 and, by default, its natural range (0, 1), spread_y = 1
+    (the plan simulates it centred, y - 1/2: :meth:`Plan._simulate`)."""
+    if response == "binary":
+        return (float(spread), 1.0)
+    if response == "0/1":
+        return (float(spread), float(ZERO_ONE_SPREAD if spread_y is None else spread_y) * ZERO_ONE_SD)
     spread_y = spread if spread_y is None else spread_y
     return (float(spread), float(spread_y) * response_sd(p, s, rho, snr))
 
 
-def _resolved_design(given, *, needs_bounds, bounds_given):
+def planned_response(meth, options) -> str:
+    """The planned call's response kind (:data:`RESPONSES`), from public inputs: the method's loss
+    (``meth.response_type``, "binary" for the hinge loss) given its ``loss`` option as planned (an
+    unknown value counts as the default; ``dp_select`` refuses it in the planned calls).  Call
+    :func:`check_family` for the design's family."""
+    from .bss.losses import LOSS_OPTION, loss_named
+
+    if "loss" not in {option.name for option in meth.options}:
+        return "continuous"
+    loss = loss_named(options.get("loss", LOSS_OPTION.default)) or loss_named(LOSS_OPTION.default)
+    return "binary" if meth.response_type({"loss": loss.name}) == "binary" else "continuous"
+
+
+def check_family(stated, response):
+    """The response kind for the stated design (``design["family"]``) and the planned loss, refusing,
+    before any simulation, a family that cannot give the loss's response: the hinge loss needs a
+    binary response, which ``simulate``'s family "binomial" gives (the default of a hinge-loss plan);
+    family "gaussian" would give a continuous response whose every row the hinge loss refuses.  The
+    squared loss takes either family (with "binomial", a linear probability model: "0/1")."""
+    family = stated.get("family")
+    if response == "binary":
+        if family is not None and family != "binomial":
+            raise InvalidArgumentError(
+                f"design['family'] = {family!r} simulates a continuous response, but the planned call's loss='hinge' "
+                "needs a binary one (every simulated row would fail its two-level check, and each call would be a "
+                "uniform pick): leave design['family'] out (a hinge-loss plan simulates family='binomial') or give "
+                "design['family']='binomial'; for a continuous response plan the squared loss.")
+        return "binary"
+    return "0/1" if family == "binomial" else "continuous"
+
+
+def _resolved_design(given, *, needs_bounds, bounds_given, response="continuous"):
     """The design a plan simulates: the user's keys, the defaults for the others (rho 0.1,
-    snr 5), snr from r2 when r2 is given, and ``spread`` (default :data:`DEFAULT_SPREAD`) for
-    a method with ranges whose bounds are not given directly."""
-    out = {**_DESIGN_DEFAULTS, **given}
+    snr 5, and family "binomial" for a binary response: the hinge loss), snr from r2 when r2 is
+    given, and ``spread`` (default :data:`DEFAULT_SPREAD`) for a method with ranges whose bounds
+    are not given directly."""
+    out = {**_DESIGN_DEFAULTS, **({"family": "binomial"} if response == "binary" else {}), **given}
     if "r2" in given:
         out["snr"] = snr_of_r2(given["r2"])
     if needs_bounds and not bounds_given and "spread" not in out:
@@ -367,13 +430,18 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
           c + h); the meaning of ``method="auto"`` and :func:`dpstats.compare`);
         * ``spread_y``: the same for the response (default ``spread``; a documented response
           range, an income or a price, often spans many more of its standard deviations than
-          0/1 terms do).  ``dp_select`` maps each variable by its range, so simulating
+          0/1 terms do; a 0/1 response, family "binomial" with the squared loss: default 1, its
+          range (0, 1); not used by the hinge loss, whose response has no range).  ``dp_select`` maps each variable by its range, so simulating
           standardised data with the bounds (spread, spread_y * sd(y)) is the same as simulating in your units
           with your ranges (module docstring, "Units").  Default :data:`DEFAULT_SPREAD` = 4
           (clips 0.006 % of a normal); ignored by methods without ranges (``kendall``,
           ``dpvote``).  Codebook ranges are often 3-10 times the data's standard deviation:
           a plan with too small a spread is optimistic;
-        * ``family`` and ``link`` of :func:`dpstats.simulate`.
+        * ``family`` and ``link`` of :func:`dpstats.simulate`.  Default: "gaussian" (a continuous
+          response), and "binomial" (a binary response, link "sign") for a hinge-loss call
+          (``loss="hinge"``), which needs one: "gaussian" with the hinge loss is refused.
+          "binomial" with the squared loss plans a linear probability model, the 0/1 response
+          with its range (0, 1) unless ``spread_y`` says otherwise (module docstring, "The response").
     bounds : as in ``dp_select``, optional
         The simulated bounds directly (kept for earlier code; the simulated terms have
         standard deviation 1, so ``(1, 1)`` clips a third of them).  Default: from
@@ -440,6 +508,7 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     method = args["method"]
     meth = get_method(method)
     stated = args["design"]
+    response = check_family(stated, planned_response(meth, select_options))  # before any simulation
     if like is not None:
         _check_like_design(meth, stated, like_bounds, bounds_given)
         if like_bounds == "auto" and not bounds_given:
@@ -448,9 +517,10 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     n, p, select_s = args["n"], args["p"], args["s"]
     s = _true_size(select_s, args["s0"], p)
     check_simulable(n, p)
-    design = _resolved_design(stated, needs_bounds=meth.needs_bounds, bounds_given=bounds_given)
+    design = _resolved_design(stated, needs_bounds=meth.needs_bounds, bounds_given=bounds_given, response=response)
     if meth.needs_bounds and not bounds_given:
-        bounds = spread_bounds(p, s, design["rho"], design["snr"], design["spread"], design.get("spread_y"))
+        bounds = spread_bounds(p, s, design["rho"], design["snr"], design["spread"], design.get("spread_y"),
+                               response=response)
     signs = False if args["signs"] is None else args["signs"]
     model = None if args["exact"] else meth.planning_model(p, s, design, bounds=bounds, signs=signs,
                                                            auto_size=select_s == "auto", options=dict(select_options),
@@ -460,7 +530,7 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                 options=dict(select_options), select_s=select_s, intercept=intercept, model=model,
                 like=None if like is None else {"n_public": public["n"] is not None},
                 default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated,
-                verbose=args["verbose"])
+                verbose=args["verbose"], response=response)
 
 
 def _fill_from_like(like, given, select_options):
@@ -575,9 +645,15 @@ class Plan:
         The true support of the planned design.
     """
 
+    #: the planned call's response (:data:`RESPONSES`; set per plan, this default for plans pickled before it)
+    response = "continuous"
+
     def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None,
-                 intercept=True, like=None, default_spread=False, model=None, verbose=False):
+                 intercept=True, like=None, default_spread=False, model=None, verbose=False, response="continuous"):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        #: The planned call's response (:data:`RESPONSES`): "continuous", "binary" (the hinge loss) or "0/1"
+        #: (family binomial with the squared loss, simulated centred as y - 1/2).
+        self.response = response
         #: None (whole calls simulated), or the method's model of its statistics (:meth:`dpstats.methods.
         #: SelectionMethod.planning_model`), used from a public size on unless ``plan(..., exact=True)``.
         self.model = model
@@ -669,7 +745,9 @@ class Plan:
     def _simulate(self, n, data_seed):
         """``simulate(n, p, s, ..., random_state=data_seed)`` (the same data set), drawing the
         first rows of X once for all points: the seed's :class:`~dpstats.simulate.NestedDraws`,
-        each keeping as many rows as :data:`_DRAWS_BYTES` allows for ``reps`` data sets."""
+        each keeping as many rows as :data:`_DRAWS_BYTES` allows for ``reps`` data sets.  A "0/1"
+        response (family binomial, squared loss) is centred, y - 1/2, in the middle of its range
+        as the terms are in theirs (:func:`spread_bounds`); a "binary" one (the hinge loss) is kept 0/1."""
         check_simulable(n, self.p)  # a search may reach sizes the planned n did not
         from .simulate import NestedDraws
 
@@ -682,7 +760,10 @@ class Plan:
             draws = self._draws[data_seed] = NestedDraws(
                 self.p, self.s, seed=data_seed, rho=d["rho"], snr=d["snr"], family=d.get("family", "gaussian"),
                 link=d.get("link", "sign"), max_rows=keep)
-        return draws.simulate(n)
+        sim = draws.simulate(n)
+        if self.response == "0/1":  # centred in its range (0, 1), as the terms sit in theirs (spread_bounds)
+            sim.data["y"] = sim.data["y"] - 0.5
+        return sim
 
     def evaluate_point(self, n, epsilon, reps=None):
         """The row of (n, epsilon) from the first ``reps`` seeds (default the plan's ``reps``;
@@ -907,6 +988,7 @@ class Plan:
             f"{'s = auto (true size ' + str(self.s) + ')' if self.select_s == 'auto' else 's = ' + str(self.s)}   "
             f"epsilon = {self.epsilon:g}   "
             f"bounds = {_shown_bounds(self.bounds)}"
+            + ("   loss = hinge" if self.response == "binary" else "")
             + ("" if self.formula == "y ~ ." else "   (no intercept)"),
         ]
         if self.like is not None:
@@ -937,8 +1019,18 @@ class Plan:
         r2 = d["snr"] / (1.0 + d["snr"])
         effect = (f"R^2 = {d['r2']:g} (snr = {d['snr']:.4g})" if "r2" in d else
                   f"snr = {d['snr']:g} (R^2 = {r2:.3g})")
-        return (f"assumed design (stated, not public): Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on "
-                f"{', '.join(self.truth)}, {effect}" + (f", family = {d['family']}" if "family" in d else ""))
+        line = (f"assumed design (stated, not public): Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on "
+                f"{', '.join(self.truth)}, {effect}")
+        if self.response == "continuous":
+            return line + (f", family = {d['family']}" if "family" in d else "")
+        link = d.get("link", "sign")
+        how = ("y = 1 where the latent score x'beta + noise is positive" if link == "sign" else
+               "y = 1 with probability 1 / (1 + exp(-score))")
+        if self.response == "binary":
+            return (line + f" of the latent score; response: binary (family binomial, link {link}: {how}; coded "
+                    "0/1, as the hinge loss needs)")
+        return (line + f" of the latent score; response: 0/1 (family binomial, link {link}: {how}), analysed as a "
+                "numeric response (with the squared loss, a linear probability model)")
 
     def _ranges_line(self) -> str:
         """What the simulated bounds mean in the user's units (module docstring, "Units")."""
@@ -946,10 +1038,14 @@ class Plan:
         if b is None:
             return (f"ranges: none ({self.method} uses no public ranges)"
                     + (f"; design['spread'] = {d['spread']:g} is not used" if "spread" in d else ""))
+        if self.response == "binary":
+            return self._binary_ranges_line()
         if isinstance(b, str):
             return "ranges: private (bounds='auto' spends a share of epsilon on them)"
         if not isinstance(b, tuple):
             return "ranges: the bounds given directly (a dict), on the simulated terms' scale (standard deviation 1)"
+        if self.response == "0/1":
+            return self._zero_one_ranges_line()
         sd_y = response_sd(self.p, self.s, d["rho"], d["snr"])
         if "spread" in d:
             stated = "the default" if d["spread"] == DEFAULT_SPREAD and self._default_spread else "stated"
@@ -964,11 +1060,48 @@ class Plan:
                 f"standard deviations, the response's +-{b[1] / sd_y:.3g} of its ({sd_y:.4g}); they clip "
                 f"{200 * stats.norm.sf(b[0]):.2g} % of a normal term")
 
+    def _terms_ranges(self) -> str:
+        """The terms' part of the ranges line: their spread, stated or the default, and what it clips."""
+        d, b = self.design, self.bounds
+        if "spread" not in d:
+            return (f"bounds = ({b[0]:g}, ...) given directly: the terms' ranges span +-{b[0]:.3g} of their standard "
+                    f"deviations; they clip {200 * stats.norm.sf(b[0]):.2g} % of a normal term")
+        stated = "the default" if d["spread"] == DEFAULT_SPREAD and self._default_spread else "stated"
+        return (f"the public ranges span +-{d['spread']:g} standard deviations of the data on each side for every "
+                f"term (spread = {d['spread']:g}, {stated}; they clip {200 * stats.norm.sf(d['spread']):.2g} % of a "
+                "normal term)")
+
+    def _binary_ranges_line(self) -> str:
+        """The ranges of a hinge-loss plan: the terms' only; the binary response has none."""
+        d, b = self.design, self.bounds
+        none = ("the response: none (binary, coded -1 / +1 by the hinge loss and never clipped"
+                + (f"; design['spread_y'] = {d['spread_y']:g} is not used)" if "spread_y" in d else ")"))
+        if isinstance(b, str):
+            return f"ranges: the terms' private (bounds='auto' spends a share of epsilon on them); {none}"
+        if not isinstance(b, tuple):
+            return ("ranges: the terms' bounds given directly (a dict), on the simulated terms' scale (standard "
+                    f"deviation 1); {none}")
+        return f"ranges: {self._terms_ranges()}; {none}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}), b_y not used"
+
+    def _zero_one_ranges_line(self) -> str:
+        """The ranges of a squared-loss plan of a 0/1 response (family binomial)."""
+        d, b = self.design, self.bounds
+        half = b[1]
+        response = (f"the 0/1 response's range ({0.5 - half:.4g}, {0.5 + half:.4g}) spans +-{half / ZERO_ONE_SD:.3g} "
+                    f"of its standard deviation {ZERO_ONE_SD:g}"
+                    + (" (spread_y, stated)" if "spread_y" in d else
+                       " (given directly)" if "spread" not in d else " (its natural range, the default)"))
+        return (f"ranges: {self._terms_ranges()}; {response}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}): terms "
+                f"+-{b[0]:.4g}, the response simulated centred (y - 1/2) +-{b[1]:.4g}")
+
     def _other_methods_line(self) -> str:
         """Where to compare methods on this design, and what method="auto" would take (public)."""
         from .method_choice import choose_method, chosen_options
 
         d = self.design
+        if self.response != "continuous":
+            return ("Other methods: dpstats.compare and method=\"auto\" plan a continuous response with the squared "
+                    "loss; plan each method for this response here (e.g. plan(method=\"top_r\", ..., loss=\"hinge\")).")
         spread = d.get("spread")
         if spread is None and isinstance(self.bounds, tuple) and len(self.bounds) == 2:
             spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
