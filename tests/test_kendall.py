@@ -3,6 +3,7 @@ import math
 from itertools import permutations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import chi2_contingency, chisquare, kendalltau
 
@@ -371,6 +372,26 @@ def test_infinite_epsilon_is_plain_kendall_with_the_redundancy_rule():
         chosen.append(int(np.argmax(u)))
     assert sorted(r.support) == sorted(df.columns[1:][chosen])
     assert r.curator["non_private_selection"] == list(df.columns[1:][chosen])
+
+
+def test_infinite_epsilon_with_tied_data_is_a_function_of_the_data_alone():
+    # mtcars-like data: small integer columns tie heavily; before, the tie-break keys and the ties
+    # between scores were drawn from random_state, and epsilon = inf gave 5 supports in 8 seeds
+    rng = np.random.default_rng(3)
+    n = 60
+    df = pd.DataFrame({"cyl": rng.choice([4, 6, 8], n), "gear": rng.choice([3, 4, 5], n), "carb": rng.choice([1, 2, 4], n),
+                       "am": rng.integers(0, 2, n), "vs": rng.integers(0, 2, n), "wt": rng.normal(3, 1, n)})
+    df["mpg"] = (30 - 1.5 * df.cyl - 2 * df.wt + df.am + rng.normal(0, 2, n)).round(0)
+    fits = [dpstats.dp_select("mpg ~ .", df, method="kendall", epsilon=math.inf, k=3, random_state=seed)
+            for seed in range(6)]
+    assert len({tuple(f.support) for f in fits}) == 1
+    assert len({tuple(f.curator["non_private_selection"]) for f in fits}) == 1
+    assert fits[0].curator["non_private_selection"] == [t for t in fits[0].curator["non_private_selection"]
+                                                         if t in fits[0].support]
+    # a finite epsilon still draws its tie-break keys from the call's random source
+    draws = {tuple(dpstats.dp_select("mpg ~ .", df, method="kendall", epsilon=1e6, k=3, random_state=seed).support)
+             for seed in range(8)}
+    assert len(draws) > 1
 
 
 def test_dp_select_needs_no_bounds_and_records_add_remove():

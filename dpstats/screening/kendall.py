@@ -33,8 +33,9 @@ On a Dask DataFrame the statistic is computed exactly, without collecting the ro
 (:mod:`dpstats.screening.kendall_dask`), and the sign step uses the partitions as its
 blocks (their number is public; a record is in one partition).
 
-``epsilon = inf`` gives the non-private counterpart: the same rounds with the argmax
-(ties broken at random).
+``epsilon = inf`` gives the non-private counterpart: the same rounds with the argmax, a function
+of the data alone (whatever ``random_state``): ties in the data are broken by keys with a fixed
+key (:data:`NON_PRIVATE_TIE_KEY`), ties between scores by term order (the first, as ``np.argmax``).
 
 Cost: tau(X_j, y) is computed for all d features in one pass, O(d n log n)
 (:mod:`dpstats.screening.kendall_statistic`).  A later round needs |tau(X_j, X_l)| only
@@ -206,8 +207,7 @@ def noisy_max_round(scores: KendallScores, chosen, epsilon, sensitivity, rng) ->
         bound = scores.relevance.copy()
         bound[excluded] = -np.inf
         idx, val = bounded_search(bound, lambda J: scores.at(chosen, J))
-        maximisers = np.sort(idx[val == val.max()])
-        return int(maximisers[rng.integers(maximisers.size)]) if maximisers.size > 1 else int(maximisers[0])
+        return int(idx[val == val.max()].min())  # the first among ties, as np.argmax
     beta = gumbel_scale(epsilon, sensitivity)
     noise = rng.gumbel(scores.relevance.size)
     bound = scores.relevance / beta + noise
@@ -241,13 +241,23 @@ def sequence_log_probability(scores: KendallScores, sequence, epsilon) -> float:
     return total
 
 
+#: ``epsilon = inf``: the tie-break keys' fixed key (the mechanism draws its key from the call's random
+#: source), so that the non-private answer is a function of the data alone, whatever ``random_state``.
+NON_PRIVATE_TIE_KEY = (0, 0)
+
+
+def _tiebreak(epsilon, rng, rows=None):
+    """The call's tie-break keys: drawn from ``rng`` by the mechanism, fixed at ``epsilon = inf``."""
+    return TieBreak(NON_PRIVATE_TIE_KEY, rows) if math.isinf(epsilon) else TieBreak.draw(rng, rows)
+
+
 def private_kendall_select(X, y, k, epsilon, rng, on_round=None, rows=None):
     """DP-Kendall on arrays; returns (ordered selection, KendallScores).
 
     ``rows``: the input-row indices of the rows of X (they index the tie-break keys,
     :class:`~dpstats.screening.kendall_statistic.TieBreak`); 0..n-1 by default.
     """
-    scores = KendallScores(KendallPanel(X, y, tiebreak=TieBreak.draw(rng, rows)))
+    scores = KendallScores(KendallPanel(X, y, tiebreak=_tiebreak(epsilon, rng, rows)))
     chosen = kendall_peel(scores, k, epsilon, rng, on_round)
     return chosen, scores
 
@@ -257,7 +267,7 @@ def dask_kendall_select(frame, k, epsilon, rng, on_round=None, before_pass=None)
     statistic, draws and release as :func:`private_kendall_select` on the same rows."""
     from .kendall_dask import DaskKendallPanel
 
-    scores = KendallScores(DaskKendallPanel(frame, TieBreak.draw(rng), before_pass=before_pass))
+    scores = KendallScores(DaskKendallPanel(frame, _tiebreak(epsilon, rng), before_pass=before_pass))
     chosen = kendall_peel(scores, k, epsilon, rng, on_round)
     return chosen, scores
 
