@@ -249,11 +249,16 @@ def test_peeling_sampler_follows_the_product_of_softmaxes():
 
 
 def full_vector_peel(scores, k, epsilon, rng):
-    """DP-Kendall as first written: report-noisy-max on the whole score vector of each round."""
+    """DP-Kendall as first written: report-noisy-max on the whole score vector of each round; at
+    epsilon = inf the first maximiser (the non-private answer is a function of the data alone)."""
     chosen = []
     for t in range(k):
-        eps_round = epsilon if math.isinf(epsilon) else epsilon / k
-        chosen.append(report_noisy_max(scores(chosen), eps_round, kendall.round_sensitivity(t), rng, exclude=chosen))
+        if math.isinf(epsilon):
+            u = scores(chosen).astype(float)
+            u[chosen] = -np.inf
+            chosen.append(int(np.argmax(u)))
+            continue
+        chosen.append(report_noisy_max(scores(chosen), epsilon / k, kendall.round_sensitivity(t), rng, exclude=chosen))
     return chosen
 
 

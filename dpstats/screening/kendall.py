@@ -200,14 +200,16 @@ def noisy_max_round(scores: KendallScores, chosen, epsilon, sensitivity, rng) ->
     monotone), which bounds the search (:func:`bounded_search`); only the features that
     can still win are scored.
     """
-    if not chosen:
-        return report_noisy_max(scores.relevance, epsilon, sensitivity, rng)
     excluded = np.asarray(chosen, dtype=np.intp)
     if math.isinf(epsilon):
+        # the non-private answer, a function of the data alone: the first maximiser, as np.argmax
+        # (report_noisy_max splits ties at random, the mechanism's limit; module docstring)
         bound = scores.relevance.copy()
         bound[excluded] = -np.inf
         idx, val = bounded_search(bound, lambda J: scores.at(chosen, J))
         return int(idx[val == val.max()].min())  # the first among ties, as np.argmax
+    if not chosen:
+        return report_noisy_max(scores.relevance, epsilon, sensitivity, rng)
     beta = gumbel_scale(epsilon, sensitivity)
     noise = rng.gumbel(scores.relevance.size)
     bound = scores.relevance / beta + noise
