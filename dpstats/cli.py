@@ -619,7 +619,7 @@ def main(argv=None):
         print(fit.summary())
         print()
         print(est.summary())
-        total = fit.epsilon_spent + est.epsilon_spent
+        total = fit.epsilon_spent  # the selection's ledger records the follow-up estimate (Result.estimate)
         print(f"\nepsilon spent in all (selection + estimate, basic composition): {total:g}")
     if args.curator:
         print(fit.curator_report())

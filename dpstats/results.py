@@ -52,11 +52,14 @@ class SelectionResult(PublishedResult):
         private sign (-1 or +1), 0 when the sign step drew "undetermined", and <NA>
         when no private sign was computed (``signs=False``).
     ledger : Ledger
-        Every mechanism that touched the data and what it spent.
+        Every mechanism that touched the data and what it spent: the call's own entries, then
+        one or more entries per follow-up query made through this result (``estimate``),
+        labelled "follow-up estimate: ...".
     epsilon_spent, delta_spent : float
-        Ledger totals (basic composition).  When ``ledger.conditions`` is not empty the
-        guarantee is conditional on the data (e.g. ``method="mistakes"`` with
-        ``guard="none"``), and the printed result, the summary and ``release()`` say so.
+        Ledger totals (basic composition): the call and its follow-up queries.  When
+        ``ledger.conditions`` is not empty the guarantee is conditional on the data (e.g.
+        ``method="mistakes"`` with ``guard="none"``), and the printed result, the summary and
+        ``release()`` say so.
     method : str
     call : str
         The call, R style.
@@ -84,7 +87,8 @@ class SelectionResult(PublishedResult):
         #: state it (``method="bh"``: the false discovery rate); None otherwise.
         self.guarantee = guarantee
         # What fit.estimate() needs to refit on the same data (data, formula, design plan, ranges,
-        # the selection's accountant): private, never released, never pickled (__getstate__).
+        # the selection's accountant): private, never released; the data and the accountant are
+        # never pickled (__getstate__).
         # ``estimates`` is set by dp_select(..., estimate=share).
         self._refit = _refit
         self.estimates = None
@@ -98,7 +102,9 @@ class SelectionResult(PublishedResult):
         """Forget the data of the selection (kept only so that :meth:`estimate` can refit it).
 
         Afterwards ``estimate(..., data=...)`` needs the same data set again (checked against the
-        selection's schema).  Pickling drops the data too.  Returns ``self``.
+        selection's schema) and still charges the selection's accountant.  Pickling drops the
+        data too, and the accountant (``estimate`` then needs ``accountant=``); ``copy.copy`` and
+        ``copy.deepcopy`` drop the data and share the accountant object.  Returns ``self``.
         """
         if self._refit:
             self._refit = _without_data(self._refit)
@@ -106,10 +112,43 @@ class SelectionResult(PublishedResult):
 
     def __getstate__(self):
         # The data stays with the curator's process: a pickled result (saved, sent to a
-        # colleague) carries no raw rows.
+        # colleague) carries no raw rows.  Nor does it carry the selection's accountant: a copy
+        # charging a copy of it could overspend the shared budget.  The accountant stays with
+        # this result, and the unpickled copy's estimate() asks for accountant=
+        # (dpstats.estimation.follow_up).
+        return self._state(keep_accountant=False)
+
+    def __copy__(self):
+        # A copy in this process shares the accountant object (and, being shallow, the ledger).
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self._state(keep_accountant=True))
+        return new
+
+    def __deepcopy__(self, memo):
+        # A deep copy in this process shares the accountant object, never copies it, so that the
+        # budget holds across the copies; everything else is copied (the copy records its own
+        # follow-up queries on its own ledger), and the data is dropped as by pickling.
+        import copy
+
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        state = self._state(keep_accountant=True)
+        accountant = (state.get("_refit") or {}).get("accountant")
+        if accountant is not None:
+            memo[id(accountant)] = accountant
+        new.__dict__.update(copy.deepcopy(state, memo))
+        return new
+
+    def _state(self, *, keep_accountant):
+        """The attributes without the data (and, unless ``keep_accountant``, without the accountant)."""
         state = dict(self.__dict__)
         if state.get("_refit"):
             state["_refit"] = _without_data(state["_refit"])
+            if not keep_accountant and state["_refit"].get("accountant") is not None:
+                from .estimation.follow_up import ACCOUNTANT_LEFT_BEHIND
+
+                state["_refit"]["accountant"] = None
+                state["_refit"][ACCOUNTANT_LEFT_BEHIND] = True
         return state
 
     def _epsilon_text(self) -> str:
@@ -118,7 +157,22 @@ class SelectionResult(PublishedResult):
         The conditions themselves follow: as "Condition:" lines in ``print(fit)``, and in the
         ledger table of the summary.
         """
-        return _fmt(self.epsilon_spent) + (" (CONDITIONAL, see below)" if self.ledger.conditions else "")
+        text = _fmt(self.epsilon_spent)
+        follow_ups = self._follow_up_entries()
+        if follow_ups:
+            from .estimation.follow_up import selection_ledger
+            from .privacy.ledger import Ledger
+
+            calls = len({e.details.get("follow_up") for e in follow_ups})
+            text += (f" (this call {_fmt(selection_ledger(self.ledger).total_epsilon)}, {calls} follow-up "
+                     f"estimate{'' if calls == 1 else 's'} {_fmt(Ledger(follow_ups).total_epsilon)})")
+        return text + (" (CONDITIONAL, see below)" if self.ledger.conditions else "")
+
+    def _follow_up_entries(self) -> list:
+        """The ledger entries of follow-up queries (``estimate`` after the call), oldest first."""
+        from .estimation.follow_up import follow_up_entries
+
+        return follow_up_entries(self.ledger)
 
     @property
     def public_call(self) -> dict:
@@ -128,7 +182,9 @@ class SelectionResult(PublishedResult):
     def release(self) -> dict:
         """What may be published: public call parameters, private outputs and the ledger.
 
-        Every data-derived item here is covered by a ledger entry.
+        Every data-derived item here is covered by a ledger entry.  The ledger includes the
+        follow-up queries made so far through this result (``estimate``): their spending, not
+        their released values, which are in each estimate's own ``release()``.
         """
         out = {
             "call": dict(self._public_call),
@@ -150,8 +206,14 @@ class SelectionResult(PublishedResult):
         with its own budget ``epsilon``, charged to ``accountant`` if given, else to the
         accountant of the selection (``dp_select(..., accountant=...)``), so that follow-up
         queries on the kept data draw on the same budget and are refused, before anything is
-        read, once it is spent.  ``data``: only after the result lost its data (pickled, or
-        :meth:`drop_data`); the same data set again, checked against the selection's schema.
+        read, once it is spent.  Whatever is charged, the call is recorded on this result's
+        ledger as a follow-up query (entries labelled "follow-up estimate: ..."), so that
+        ``ledger``, ``epsilon_spent``, ``release()`` and ``summary()`` show the total spent on
+        the data through this result; a refused call records nothing.  ``data``: only after
+        the result lost its data (pickled, or :meth:`drop_data`); the same data set again,
+        checked against the selection's schema.  A pickle does not carry the selection's
+        accountant: after unpickling, a selection made with one needs ``accountant=`` (the
+        same Accountant object in the process that holds it, or a new one).
 
         * ``method="adassp"`` (default, least-squares selections): AdaSSP
           (``help(dpstats.estimation.adassp)``), Laplace noise and pure epsilon-DP for
@@ -370,7 +432,7 @@ class SelectionResult(PublishedResult):
         lines = ["Call:", self.call, "",
                  f"Differentially private variable selection: {self.title}",
                  f"epsilon spent: {self._epsilon_text()}   delta: {_fmt(self.delta_spent)}   "
-                 f"neighbours: {self.ledger.entries[-1].neighbours if self.ledger.entries else 'n/a'}", ""]
+                 f"neighbours: {self._neighbours_text()}", ""]
         public = self._public_parameters_line()
         if public:
             lines[-1:-1] = [public]
@@ -399,6 +461,13 @@ class SelectionResult(PublishedResult):
         lines.append(CURATOR_POINTER)
         return "\n".join(lines)
 
+    def _neighbours_text(self) -> str:
+        """The selection's neighbouring relation (its last own entry; follow-up queries may differ)."""
+        from .estimation.follow_up import selection_ledger
+
+        own = selection_ledger(self.ledger).entries
+        return own[-1].neighbours if own else "n/a"
+
     def _public_parameters_line(self) -> str:
         """n where public, the ridge and radius used, and the ranges (public or drawn): all public
         inputs or ledger-covered outputs."""
@@ -424,7 +493,7 @@ class SelectionResult(PublishedResult):
 def _without_data(refit):
     """The refit context without the data (and, on Dask, without the lazy frame, whose graph may
     hold the rows); what remains is public: the formula, the design planned from the schema,
-    the ranges and the accountant."""
+    the ranges and the accountant (which pickling removes too: ``SelectionResult._state``)."""
     out = dict(refit)
     out["data"] = None
     plan = out.get("plan")

@@ -24,6 +24,8 @@ does both in one call.  One concept per module:
 * :mod:`~dpstats.estimation.design` -- public ranges, the refit's statistics, prediction designs;
 * :mod:`~dpstats.estimation.refit` -- the order of work of ``estimate`` (checks, charge, release) and the
   per-method dispatch (``ESTIMATORS``);
+* :mod:`~dpstats.estimation.follow_up` -- follow-up queries recorded on the selection's ledger; a pickled result
+  leaves its selection's accountant behind;
 * :mod:`~dpstats.estimation.result` -- :class:`EstimateResult`;
 * :mod:`~dpstats.estimation.combined` -- ``dp_select(..., estimate=share)``.
 

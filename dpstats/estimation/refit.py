@@ -14,7 +14,9 @@ nothing and no data value decides for free whether it fails:
    AdaSSP refuses a hinge-loss selection (naming ``loss``) and ``radius``; objective
    perturbation refuses ``delta > 0`` and checks ``radius``; the Tukey-depth mechanism
    refuses ``delta = 0``, a hinge-loss selection, ``radius`` and a Dask DataFrame, and
-   converts the budget to its add/remove guarantee (below);
+   converts the budget to its add/remove guarantee (below); an unpickled result whose
+   selection had an accountant needs ``accountant=`` (:mod:`dpstats.estimation.follow_up`),
+   checked before ``data=`` is looked at;
 2. an accountant, if given, is asked whether (epsilon, delta) fits under the estimate's
    neighbouring relation, then charged;
 3. only then are data values read, by the method's release (:class:`Estimator.release`):
@@ -24,7 +26,9 @@ nothing and no data value decides for free whether it fails:
    in original units), and the mechanism runs (:mod:`dpstats.estimation.adassp`,
    :mod:`dpstats.estimation.objective_perturbation`, :mod:`dpstats.estimation.tukey`);
 4. post-processing: the coefficients, their mapping to the data's units, and the
-   intervals (:mod:`dpstats.estimation.intervals`, through :mod:`dpstats.estimation.bootstrap`).
+   intervals (:mod:`dpstats.estimation.intervals`, through :mod:`dpstats.estimation.bootstrap`);
+5. the estimate's ledger entries are appended to the selection's ledger as a follow-up
+   query (:mod:`dpstats.estimation.follow_up`; in full if stage 3 or 4 failed).
 
 After the charge no error message may quote a data value or a count.  A new method is a
 subclass of :class:`Estimator` registered in ``ESTIMATORS``: its ``check`` runs in stage 1,
@@ -78,6 +82,7 @@ from ..privacy.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, LedgerEntry
 from ..privacy.randomness import RandomSource
 from . import adassp
 from . import bootstrap as boot
+from . import follow_up
 from . import intervals as iv
 from . import objective_perturbation as op
 from . import op_bootstrap
@@ -157,11 +162,18 @@ class Request:
                 f"{extra}, level = {_show(self.level)}) after {self.fit.call}")
 
     def selection_epsilon(self):
-        """The selection's epsilon (its own ledger), for the notes and Zrnic and Jordan's correction."""
+        """The selection's epsilon (its own ledger, without earlier follow-up queries), for the notes and
+        Zrnic and Jordan's correction."""
+        ledger = getattr(self.fit, "ledger", None)
+        if isinstance(ledger, Ledger):
+            return follow_up.selection_ledger(ledger).total_epsilon
         value = getattr(self.fit, "epsilon_spent", None)
         return float(value) if isinstance(value, numbers.Real) else None
 
     def selection_delta(self):
+        ledger = getattr(self.fit, "ledger", None)
+        if isinstance(ledger, Ledger):
+            return follow_up.selection_ledger(ledger).total_delta
         value = getattr(self.fit, "delta_spent", None)
         return float(value) if isinstance(value, numbers.Real) else None
 
@@ -555,6 +567,7 @@ def _public_checks(fit, args):
         raise InvalidArgumentError(
             "this result does not carry what a refit needs (the data, formula and design of its selection); "
             "estimate() works on the result of dpstats.dp_select.")
+    follow_up.check_accountant(ctx, args["accountant"], args["prepaid"])  # before data= is looked at
     ctx = _with_data(ctx, data)
     plan = ctx["plan"]
     if plan.response is None:
@@ -610,8 +623,11 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
     """Private coefficients, intervals and predictions for the terms ``fit`` selected.
 
     See :meth:`dpstats.results.SelectionResult.estimate` and the module docstring.
-    ``accountant=None`` charges the selection's accountant, if it had one; ``prepaid`` is
-    for ``dp_select(..., estimate=share)``, whose single charge covered the estimate.
+    ``accountant=None`` charges the selection's accountant, if it had one (an unpickled
+    result whose selection had one refuses the call: :mod:`dpstats.estimation.follow_up`);
+    ``prepaid`` is for ``dp_select(..., estimate=share)``, whose single charge covered the
+    estimate.  Every other call is recorded on ``fit.ledger`` as a follow-up query, with or
+    without an accountant (:mod:`dpstats.estimation.follow_up`).
     """
     args = validate_arguments(ESTIMATE_ARGUMENTS, dict(
         epsilon=epsilon, delta=delta, method=method, bounds=bounds, random_state=random_state, accountant=accountant,
@@ -625,8 +641,17 @@ def estimate_after_selection(fit, *, epsilon, delta=0.0, method="adassp", bounds
         accountant.charge(req.epsilon, req.delta, label=f"estimate(method={method!r}) after "
                           f"dp_select(method={fit.method!r})", neighbours=req.relation, method=method,
                           formula=req.formula)
-    # From here on the data's values are read; a failure keeps the charge.
-    return ESTIMATORS[method].release(req)
+    # From here on the data's values are read; a failure keeps the charge, and is recorded on the
+    # selection's ledger as a follow-up query charged in full (dpstats.estimation.follow_up).
+    if prepaid:  # dp_select(..., estimate=share): the call records its estimate's entry itself
+        return ESTIMATORS[method].release(req)
+    try:
+        est = ESTIMATORS[method].release(req)
+    except BaseException:
+        follow_up.record_failure(fit, method=method, epsilon=req.epsilon, delta=req.delta, neighbours=req.relation)
+        raise
+    follow_up.record(fit, est.ledger.entries, caveats=est.ledger.caveats)
+    return est
 
 
 def _show(x):
