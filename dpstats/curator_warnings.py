@@ -30,7 +30,11 @@ def answer_notes(curator) -> list:
             notes.append(f"the public ranges clip more than {CLIPPED_SHARE_NOTE:.0%} of the values of {len(heavy)} "
                          f"term(s) ({shown}): the selection sees the clipped values; check the ranges' units")
     n_in, n_ok = curator.get("rows_input"), curator.get("rows_complete")
-    if isinstance(n_in, int) and isinstance(n_ok, int) and n_in > 0 and (n_in - n_ok) / n_in > DROPPED_SHARE_NOTE:
+    if isinstance(n_in, int) and n_in < 2:
+        # a method whose row count is private (add/remove neighbours) runs on 0 or 1 input rows too
+        notes.append(f"the data have {n_in} row{'' if n_in == 1 else 's'}: the selection is a draw from the "
+                     "mechanism's noise alone")
+    elif isinstance(n_in, int) and isinstance(n_ok, int) and n_in > 0 and (n_in - n_ok) / n_in > DROPPED_SHARE_NOTE:
         notes.append(f"na_action dropped {n_in - n_ok} of {n_in} rows as incomplete ({(n_in - n_ok) / n_in:.0%}): "
                      "the selection uses the complete rows only; na_action={column: value} imputes public values")
     return notes

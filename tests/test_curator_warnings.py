@@ -55,6 +55,20 @@ def test_dropped_rows_are_told():
         call(frame, method="dp_sis", s=None, k=2)
 
 
+@pytest.mark.parametrize("rows", [0, 1])
+def test_a_method_with_a_private_row_count_tells_the_curator_when_there_are_no_rows(rows):
+    # kendall (add/remove neighbours) cannot refuse on the row count, which is private; it runs, and the
+    # curator is told that the selection is the mechanism's noise alone
+    with pytest.warns(CuratorWarning, match=f"the data have {rows} row"):
+        fit = dpstats.dp_select("y ~ .", uniform_frame(n=50).iloc[:rows], method="kendall", epsilon=1.0, k=2,
+                                random_state=0)
+    assert f"{rows} row" not in str(fit) + fit.release_json()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        dpstats.dp_select("y ~ .", uniform_frame(n=50), method="kendall", epsilon=1.0, k=2, random_state=0)
+    assert curator_warnings(record) == []
+
+
 def test_a_clean_call_says_nothing_and_plan_calls_never_do():
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
