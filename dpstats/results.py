@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import textwrap
 
+import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
@@ -324,7 +325,7 @@ class SelectionResult(PublishedResult):
         header += [["epsilon spent", self._epsilon_text()], ["delta spent", _fmt(self.delta_spent)]]
         for key, value in self._released_extras.items():
             if key not in ("bounds_used", "bounds_derived"):
-                header.append([key, str(value)])
+                header.append([_RELEASED_LABELS.get(key, key), _released_text(value)])
         sections = [
             ("Call", self.call),
             ("Selection", header, ["", ""]),
@@ -437,14 +438,16 @@ class SelectionResult(PublishedResult):
         if public:
             lines[-1:-1] = [public]
         rows = self._selection_rows(only_selected=True)
-        what = "with private signs" if self.signs_private else "signs not computed"
+        what = "with private signs" + self._sign_budget_text() if self.signs_private else "signs not computed"
         if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
             size = self._public_call.get("size_selection", {})
             noise = self._released_extras.get("size_noise_sd")
             noise = "" if noise is None else f", private noise sd {noise:.4g}"
             how = (f"criterion {size['criterion']}" if "criterion" in size
                    else size.get("short_rule", "the method's own rule"))
-            lines.append(f"Size chosen privately: s = {self._released_extras['s_selected']} "
+            chosen = "without noise" if self.epsilon_spent == math.inf else "privately"
+            noise = noise.replace("private noise sd", "noise sd") if chosen == "without noise" else noise
+            lines.append(f"Size chosen {chosen}: s = {self._released_extras['s_selected']} "
                          f"(candidates 1..{size.get('s_max', '?')}, {how}{noise})")
         rule = self._public_call.get("size_selection", {}).get("rule")
         if rule is not None and "s_selected" not in self._released_extras:  # k="auto" of dp_sis: a public rule
@@ -460,6 +463,25 @@ class SelectionResult(PublishedResult):
             lines.extend(f"Caveat: {c}" for c in self.ledger.caveats)
         lines.append(CURATOR_POINTER)
         return "\n".join(lines)
+
+    def _sign_budget_text(self) -> str:
+        """The sign step's public budget per term and, where it is small, the best chance it gives the
+        blocks' sign (every block agreeing): a sign drawn at a small budget reads as a vote, not a finding."""
+        from .estimation.follow_up import selection_ledger
+
+        entry = next((e for e in selection_ledger(self.ledger).entries
+                      if isinstance(e.details, dict) and "epsilon_per_term" in e.details and "blocks" in e.details), None)
+        if entry is None or not isinstance(entry.details["blocks"], int):
+            return ""
+        per_term, blocks = float(entry.details["epsilon_per_term"]), entry.details["blocks"]
+        if math.isinf(per_term):
+            return ""
+        # P(+) with every block voting + (counts 0, 0, B): exp(e B / 2) / (exp(e B / 2) + 2), public
+        best = 1.0 / (1.0 + 2.0 * math.exp(-per_term * blocks / 2.0))
+        text = f" (epsilon {per_term:.3g} per term over {blocks} block votes"
+        if best < SIGN_CLEAR_PROBABILITY:
+            text += f"; even with every block agreeing a sign matches them with probability {best:.2f} at most"
+        return text + ")"
 
     def _neighbours_text(self) -> str:
         """The selection's neighbouring relation (its last own entry; follow-up queries may differ)."""
@@ -488,6 +510,22 @@ class SelectionResult(PublishedResult):
         cond = " (conditional)" if self.ledger.conditions else ""
         return (f"<SelectionResult method={self.method!r} support={self.support} "
                 f"epsilon_spent={_fmt(self.epsilon_spent)}{cond}>")
+
+
+#: Below this best-case chance of the blocks' sign (every block agreeing), print(fit) says so next to the signs.
+SIGN_CLEAR_PROBABILITY = 0.9
+
+#: Labels of released items in the summary (the release itself keeps the keys).
+_RELEASED_LABELS = {"taus": "taus (released; 'a, a' is a's tau with itself)"}
+
+
+def _released_text(value) -> str:
+    """A released item as the summary prints it: numbers to 4 significant digits (the release keeps them all)."""
+    if isinstance(value, dict) and value and all(isinstance(v, (float, np.floating)) for v in value.values()):
+        return "; ".join(f"{k}: {float(v):.4g}" for k, v in value.items())
+    if isinstance(value, (float, np.floating)) and not math.isinf(value):
+        return f"{float(value):.4g}"
+    return str(value)
 
 
 def _without_data(refit):

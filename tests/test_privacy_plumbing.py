@@ -237,3 +237,24 @@ def test_accountant_hand_made_charges_keep_the_old_api():
         acc.charge(0.1, formula=3)
     assert len(acc.history) == 2 and acc.spent() == (0.5, 1e-6)
     assert "my query" in acc.history_table() and "k = 4" in acc.history_table()
+
+
+def test_print_states_the_sign_budget_and_its_best_case_beside_the_signs():
+    # the best case is every block agreeing: counts (0, 0, B) give the blocks' sign with probability
+    # exp(e B / 2) / (exp(e B / 2) + 2), e the sign step's epsilon per term (public, like B)
+    df = dpstats.simulate(500, 8, 3, rho=0.3, snr=5, random_state=1).data
+    fit = dpstats.dp_select("y ~ .", df, method="exponential", epsilon=2.0, s=3, bounds=(4, 4), random_state=1)
+    entry = [e for e in fit.ledger if "private signs" in e.mechanism][0]
+    per_term, blocks = entry.details["epsilon_per_term"], entry.details["blocks"]
+    # sign_log_probabilities splits its epsilon over the rows (terms): three terms at per_term each
+    best = float(np.exp(sign_log_probabilities(np.array([[0, 0, blocks]] * 3), per_term * 3)[0, 2]))
+    line = [ln for ln in str(fit).splitlines() if ln.startswith("Selected terms")][0]
+    assert f"epsilon {per_term:.3g} per term over {blocks} block votes" in line
+    assert f"probability {best:.2f} at most" in line and best < 0.9
+    # a large budget: no best-case note; epsilon = inf: nothing
+    big = dpstats.dp_select("y ~ .", dpstats.simulate(5000, 8, 3, rho=0.3, snr=5, random_state=1).data,
+                            method="exponential", epsilon=5.0, s=3, bounds=(4, 4), random_state=1)
+    line = [ln for ln in str(big).splitlines() if ln.startswith("Selected terms")][0]
+    assert "per term over" in line and "at most" not in line
+    inf = dpstats.dp_select("y ~ .", df, method="exponential", epsilon=math.inf, s=3, bounds=(4, 4))
+    assert [ln for ln in str(inf).splitlines() if ln.startswith("Selected terms")][0].endswith("with private signs:")

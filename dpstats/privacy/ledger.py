@@ -32,6 +32,9 @@ from fractions import Fraction
 
 from tabulate import tabulate
 
+#: Plain-text ledger tables wrap the mechanism column at this many characters.
+LEDGER_TEXT_WIDTH = 100
+
 REPLACE_ONE = "replace one record"
 ADD_REMOVE = "add or remove one record"
 REPLACE_MACHINE = "replace one machine's data (DGDP)"
@@ -187,8 +190,11 @@ class Ledger:
         conditional = ", ".join(str(k) for k, _ in self._conditional_entries())
         total = f"total (basic composition{f'; conditional on entry {conditional}' if conditional else ''})"
         rows.append(["", total, _fmt(self.total_epsilon), _fmt(self.total_delta), "", ""])
+        # plain text: a long mechanism text wraps within its column (kendall_forward's, 170 characters,
+        # pushed epsilon off a terminal); the full texts are in to_dict()
+        widths = {"maxcolwidths": [None, LEDGER_TEXT_WIDTH, None, None, None, None]} if tablefmt != "html" else {}
         return tabulate(rows, headers=["#", "mechanism", "epsilon", "delta", "neighbours", "conditions"],
-                        tablefmt=tablefmt)
+                        tablefmt=tablefmt, **widths)
 
     def __str__(self):
         text = self.table()
