@@ -281,8 +281,11 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     """
     if isinstance(data, Mapping) and not isinstance(data, pd.DataFrame):
         data = _frame_of_columns(data)
-    choice = None
+    choice = asked = None
     if isinstance(method, str) and method == "auto":
+        # the printed call shows what was asked: the size as passed and the ranges, even where the
+        # chosen method names its size k or uses no ranges
+        asked = {"size": ("k", k) if s is None and k is not None else ("s", s), "bounds": bounds}
         # Chosen from public inputs only (dpstats.method_choice), before anything else.
         method, s, k, bounds, radius, method_options, choice = _resolve_auto(s, k, bounds, radius, epsilon,
                                                                             method_options, formula, data)
@@ -293,7 +296,7 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
     args = validate_arguments(DP_SELECT_ARGUMENTS, given)
     estimate = _estimate_share(args, method_options)
     call = _validate_arguments(args, given, method_options)
-    call.method_choice = choice
+    call.method_choice, call.asked = choice, asked
     call.deadline = deadline = Deadline(args["time_limit"])
     _check_budget(call)
     plan, frame_data = _plan_design(call, formula, data, patsy.EvalEnvironment.capture(1))
@@ -340,13 +343,12 @@ def _public_term_count(formula, data):
 def _resolve_auto(s, k, bounds, radius, epsilon, method_options, formula=None, data=None):
     """``method="auto"``: (method, s, k, bounds, radius, method options, the public choice) from
     the arguments alone (:func:`dpstats.method_choice.choose_method`)."""
-    from .method_choice import NON_PRIVATE_RADIUS, SAMP_AGG_MIN_RHO, check_design, choose_method, chosen_options
+    from .method_choice import (NON_PRIVATE_RADIUS, SAMP_AGG_MIN_RHO, check_design, choose_method, chosen_options,
+                                refuse_auto_options)
 
     options = dict(method_options)
     design = check_design(options.pop("design", None))
-    if options:
-        raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
-                                   "method (see dpstats.compare) to set its options.")
+    refuse_auto_options(options)  # loss='hinge' with its own message: auto's methods use the squared loss
     # the term count matters to the rule only under a stated strong correlation and signal (method_choice)
     rho = design.get("rho")
     strong = rho is not None and abs(rho) >= SAMP_AGG_MIN_RHO and ("snr" in design or "r2" in design)
@@ -415,6 +417,8 @@ class _Call:
     deadline: Deadline = None
     #: ``method="auto"``: the method chosen from public inputs and why (public), else None.
     method_choice: dict = None
+    #: method="auto": the size (its argument's name and value) and bounds as passed, for the printed call
+    asked: dict = None
     #: ``s="auto"``: the size settings (:class:`dpstats.bss.model_size.AutoSize`), else None.
     auto_size: object = None
     bounds_eps: float = 0.0
@@ -714,10 +718,15 @@ def _add_fit_diagnostics(call, task, outcome):
         ls_best = [task.terms[j] for j in supports[int(np.argmin(values))]]
         outcome.curator["least_squares_best_support"] = ls_best
         if sorted(ls_best) != sorted(best):
+            if call.ridge == 0:  # the radius alone: it cuts the least-squares best support's own fit, which then loses
+                why = (f"the radius ({call.radius:g}) cuts that support's fit (its least-squares coefficients on the "
+                       "mapped terms are longer), which changes the non-private answer; tighter public ranges or a "
+                       "larger radius (at a higher sensitivity) remove this")
+            else:
+                why = (f"the ridge ({call.ridge:g}) or the radius ({call.radius:g}) changes the non-private answer; "
+                       "tighter public ranges, a smaller ridge or a larger radius (at a higher sensitivity) remove this")
             outcome.curator.setdefault("fit_warnings", []).append(
-                f"least squares (no ridge, no radius) would select {ls_best}: the ridge ({call.ridge:g}) or the "
-                f"radius ({call.radius:g}) changes the non-private answer; tighter public ranges, a smaller ridge or "
-                "a larger radius (at a higher sensitivity) remove this")
+                f"least squares (no ridge, no radius) would select {ls_best}: {why}")
 
 
 def _sign_series(terms, values, unknown=None):
@@ -775,10 +784,13 @@ def _assemble(call, formula, data, plan, support_idx, signs_series, signs_privat
     public_call = _public_call(call, formula, plan)
     if call.method_choice is not None and call.method_choice["design"]:
         extra["design"] = call.method_choice["design"]
+    size_name, size = meth.size_argument, ('"auto"' if call.auto_size is not None else call.size)
+    bounds = call.bounds if meth.needs_bounds else None
+    if call.asked is not None:  # method="auto": the size and ranges as the user passed them
+        size_name, size = call.asked["size"][0], ('"auto"' if call.auto_size is not None else call.size)
+        bounds = call.asked["bounds"]
     text = _format_call(formula, data, "auto" if call.method_choice is not None else meth.name, call.epsilon,
-                        meth.size_argument,
-                        '"auto"' if call.auto_size is not None else call.size,
-                        call.bounds if meth.needs_bounds else None, extra)
+                        size_name, size, bounds, extra)
     released = dict(outcome.released)
     bounds_used = getattr(clipped, "bounds_used", None)
     if bounds_used is not None:

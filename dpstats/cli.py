@@ -51,6 +51,15 @@ class _UsageError(Exception):
     """Bad command-line input found after argparse: reported like an argparse error (status 2)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with its errors as one ``error:`` line on stderr (status 2), like every other
+    error of the command line (the module docstring): argparse would print the whole usage block first.
+    The subcommands' parsers are of this class too (``add_subparsers`` uses the parent's class)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 # ----------------------------------------------------------------------------- value parsers
 def _epsilon(text):
     if text.strip().lower() in ("inf", "+inf", "infinity"):
@@ -250,7 +259,7 @@ def _check_csv_shape(path, flag):
 
 # ----------------------------------------------------------------------------- parser
 def _build_parser():
-    parser = argparse.ArgumentParser(prog="python -m dpstats", description="Differentially private variable selection.")
+    parser = _Parser(prog="python -m dpstats", description="Differentially private variable selection.")
     sub = parser.add_subparsers(dest="command", required=True)
     sel = sub.add_parser(
         "select", help="run dp_select on a CSV file or a bundled dataset",
@@ -315,7 +324,8 @@ def _plan_parser(sub):
         description="Run dpstats.plan: simulate the planned design and predict the probability that the "
                     "planned dp_select call returns the true support. No data, no budget.",
         epilog="Errors are reported on stderr with exit status 2.")
-    pl.add_argument("--method", required=True, help="the planned dp_select method")
+    pl.add_argument("--method", required=True, help="the planned dp_select method, or 'auto': the one dp_select's "
+                    "method='auto' would take for this call")
     pl.add_argument("--n", required=True, type=int, help="planned number of rows")
     pl.add_argument("--p", required=True, type=int, help="planned number of candidate terms")
     pl.add_argument("--s", required=True, type=int, help="size of the true support (the call selects s terms)")
@@ -454,7 +464,8 @@ def _plan_output(planned, found, as_json):
                "epsilon": "inf" if math.isinf(planned.epsilon) else planned.epsilon,
                "bounds": list(planned.bounds) if isinstance(planned.bounds, tuple) else planned.bounds,
                "design": planned.design, "reps": planned.reps, "truth": planned.truth,
-               "probability": planned.probability, "interval": list(planned.interval), "table": table, **found}
+               "probability": planned.probability, "interval": list(planned.interval), "table": table, **found,
+               **({"method_choice": planned.method_choice} if planned.method_choice is not None else {})}
         return json.dumps(out, indent=2, default=str)
     text = str(planned)
     if "required_n" in found:

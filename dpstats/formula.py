@@ -73,7 +73,7 @@ from .errors import (DataError, FormulaError, FormulaNote, InvalidArgumentError,
                      PrivacyLeakWarning, StatefulTransformError)
 from .formula_fast import simple_terms
 from .method_options import is_real
-from .r_spellings import dotted_names, refuse_r_power, rewrite_r_spellings, spelling_hint
+from .r_spellings import dotted_names, refuse_r_power, refuse_unbalanced, rewrite_r_spellings, spelling_hint
 from .row_functions import CONTRASTS, check_row_wise, declared_levels
 
 _STATEFUL_HELP = (
@@ -278,7 +278,8 @@ def _validate_data(data, min_rows=None):
         )
     check_columns(frame.columns)
     if frame.shape[0] < min_rows:
-        raise DataError(f"data has {frame.shape[0]} rows; dp_select needs at least {min_rows} "
+        rows = frame.shape[0]
+        raise DataError(f"data has {rows} {'row' if rows == 1 else 'rows'}; dp_select needs at least {min_rows} "
                         "(the input row count is public).")
     non_str = [c for c in frame.columns.tolist() if not isinstance(c, str)]
     if non_str:
@@ -399,6 +400,7 @@ def _split_formula(formula, columns, require_response):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
     if "~" not in formula:
         raise FormulaError(f'formula {formula!r} has no "~"; write it as "response ~ terms", e.g. "y ~ .".')
+    refuse_unbalanced(formula)  # an unclosed '(' or quote, in plain words (not the tokenizer's)
     refuse_r_power(formula)  # R's (a + b)^2 is patsy's (a + b)**2
     # R's spellings (dotted names, reserved words, backticks, poly) in patsy's words.
     lhs, rhs = rewrite_r_spellings(formula, columns).split("~", 1)
@@ -426,9 +428,63 @@ def _check_factor(code, names, factor, columns, colset, eval_env, unknown_hint):
     if r_style:
         raise FormulaError(f"the formula term {code!r} uses R's {r_style[0]}(); in a Python formula write "
                            f"np.{r_style[0]}(...).")
+    quoted = _q_without_string(code)
+    if quoted:
+        raise FormulaError(f"the formula term {code!r} gives Q() the number {quoted}: Q() takes one column name "
+                           f"as a quoted string, e.g. Q('{quoted}').")
+    called = _calls_of(code, set(unknown))
+    if called:
+        raise FormulaError(f"the formula term {code!r} calls {called[0]}(), which is not a function a formula may "
+                           f"use (and {called[0].split('.')[0]!r} is not a column of data). {FORMULA_FUNCTIONS_HELP}")
     if unknown:
         raise _not_columns(unknown, columns, unknown_hint)
     check_row_wise(code, colset, lambda name: _lookup(eval_env, name))
+
+
+#: What a formula may call, for the message on an unknown function (the allow-list is
+#: :mod:`dpstats.row_functions`; ``poly`` is R's spelling, :mod:`dpstats.r_spellings`).
+FORMULA_FUNCTIONS_HELP = (
+    "A formula may call the element-wise numpy functions as np.<name> (np.log, np.log1p, np.exp, np.sqrt, np.abs, "
+    "np.clip, np.where, ...), abs(), I(...) for arithmetic on columns (I(x**2), I((x - 50) / 10)), "
+    "Q('name') for a column whose name is not a Python name, C(x, levels=[...]) for a categorical with declared "
+    "levels, and poly(x, degree) for raw powers; help(dpstats.row_functions) lists them all. For "
+    "a row-wise function of your own (each row's value from that row alone), compute the column before the call, "
+    "data['fx'] = f(data['x']), and use its name.")
+
+
+def _q_without_string(code):
+    """The argument of the first ``Q(...)`` in ``code`` that is a literal but not a string (``Q(0)``), as written."""
+    try:
+        tree = ast.parse(code.strip() or "0", mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q"
+                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant)
+                and not isinstance(node.args[0].value, str)):
+            return ast.unparse(node.args[0])
+    return None
+
+
+def _calls_of(code, unknown):
+    """The functions ``code`` calls whose name (or the head of a dotted name) is in ``unknown``, as written."""
+    try:
+        tree = ast.parse(code.strip() or "0", mode="eval")
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        parts, func = [], node.func
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if isinstance(func, ast.Name) and func.id in unknown:
+            name = ".".join([func.id] + parts[::-1])
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def _not_columns(unknown, columns, unknown_hint):
@@ -492,8 +548,16 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         names = _names_in(code)
         _check_factor(code, names, factor, columns, colset, eval_env, unknown_hint)
         used |= {n for n in names if n in colset}
+    response_columns = [c for c in columns if c in lhs_names]
+    if lhs and not response_columns:
+        # e.g. "0 ~ ." (patsy reads a left-hand 0 as "no intercept", not as a column): without this
+        # the call would have no response and fail after the charge
+        raise FormulaError(f"formula {formula!r} has no response column: the left of '~' ({lhs!r}) names no column "
+                           f"of data (columns: {columns[:20]}{' ...' if len(columns) > 20 else ''}). Write the "
+                           "response's column name on the left, e.g. \"y ~ .\", quoted as Q('my y') when it is not a "
+                           "Python name.")
     return ParsedFormula(lhs=lhs, expanded=expanded, desc=desc, used_columns=sorted(used),
-                         response_columns=[c for c in columns if c in lhs_names])
+                         response_columns=response_columns)
 
 
 @dataclass
@@ -650,7 +714,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
     undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
     if y_info is not None:
         undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
-        response = _numeric_response_name(parsed, y_info)
+        response = _numeric_response_name(parsed, y_info, kinds, dtypes)
     _refuse_undeclared_levels(undeclared, kinds, dtypes)
     intercept = "Intercept" in x_info.column_names
     names = [c for c in x_info.column_names if c != "Intercept"]
@@ -674,16 +738,46 @@ def _refuse_non_numeric_response(parsed, kinds, dtypes):
     if kinds.get(c) == "text":
         fix = (f" If it holds numbers with a few text entries, convert it before the call with "
                f"data[{c!r}] = pd.to_numeric(data[{c!r}], errors='coerce') (entries that are not numbers "
-               "become missing, and na_action='omit' drops their rows).")
+               "become missing, and na_action='omit' drops their rows)." + _two_level_fix(
+                   f"data[{c!r}] = data[{c!r}].map({{'<one level>': 0, '<the other>': 1}})",
+                   f" (declare its two levels: data[{c!r}] = pd.Categorical(data[{c!r}], categories=[...]))",
+                   lead=" If it is a label with two levels"))
+    elif kinds.get(c) == "categorical":
+        levels = list(dtypes[c].categories)  # declared: part of the public schema
+        if len(levels) == 2:
+            fix = _two_level_fix(f"data[{c!r}] = data[{c!r}].map({{{levels[0]!r}: 0, {levels[1]!r}: 1}})"
+                                 ".astype(float)", "", lead=" It has two declared levels")
     raise DataError(f"the response {c!r} is not numeric (dtype {dtypes[c]}); dp_select needs a numeric "
                     f"response for this method.{fix}")
 
 
-def _numeric_response_name(parsed, y_info):
+def _two_level_fix(convert, declare, lead, column=True):
+    """What to do with a two-level response under the squared loss: code it 0/1 (a linear probability model),
+    or classify with the hinge loss (the methods that take it: :func:`dpstats.method_choice.methods_with_loss`).
+    ``column``: the response is a column (else an expression, which the hinge loss needs as a column)."""
+    from .method_choice import methods_with_loss, one_of
+
+    convert = f"convert it to 0/1 before the call, e.g. {convert}" if column else f"make it a number, e.g. {convert}"
+    classify = "" if column else "add it to the data as a bool column and "
+    return (f"{lead}: for a linear probability model {convert}; for classification {classify}use loss='hinge' "
+            f"with method={one_of(methods_with_loss('hinge'))}{declare}.")
+
+
+def _numeric_response_name(parsed, y_info, kinds, dtypes):
     """The response's name; refused when its design has more than one column (a categorical response)."""
-    if len(y_info.column_names) != 1:
-        raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {len(y_info.column_names)} "
-                        "columns); dp_select needs a numeric response for this method.")
+    width = len(y_info.column_names)
+    if width != 1:
+        fix = ""
+        c = parsed.response_columns[0] if len(parsed.response_columns) == 1 else None
+        if width == 2 and c is not None and _clean_term_name(parsed.lhs) == c and kinds.get(c) == "bool":
+            # a nullable boolean's missing values become NaN (omitted) with float; int would fail on them
+            to = "float" if pd.api.types.is_extension_array_dtype(dtypes[c]) else "int"
+            fix = _two_level_fix(f"data[{c!r}] = data[{c!r}].astype({to})", "", lead=" It is a bool")
+        elif width == 2:
+            fix = _two_level_fix("a comparison times 1, I(1 * (x > 0))", "", lead=" It has two levels",
+                                 column=False)
+        raise DataError(f"the response {parsed.lhs!r} is categorical (it expands to {width} columns); dp_select "
+                        f"needs a numeric response for this method.{fix}")
     return _clean_term_name(parsed.lhs)
 
 
@@ -1072,15 +1166,43 @@ def plan_pandas_design(formula, data, *, na_action="omit", require_response=True
     see :func:`_validate_data`)."""
     if not isinstance(formula, str):
         raise InvalidTypeError(f'formula must be a string such as "y ~ ."; got {type(formula).__name__}.')
+    non_str = ([c for c in data.columns.tolist() if not isinstance(c, str)] if isinstance(data, pd.DataFrame)
+               else [])
     frame = _validate_data(data, min_rows)
 
     def levels_of(c):
         return sorted(frame[c].dropna().unique().tolist(), key=str)
 
-    plan = plan_design(formula, frame.dtypes, frame.shape[0], na_action=na_action, require_response=require_response,
-                       eval_env=eval_env, response_type=response_type, infer_levels=infer_levels,
-                       levels_of=levels_of)
+    try:
+        plan = plan_design(formula, frame.dtypes, frame.shape[0], na_action=na_action,
+                           require_response=require_response, eval_env=eval_env, response_type=response_type,
+                           infer_levels=infer_levels, levels_of=levels_of)
+    except (FormulaError, DataError) as exc:
+        if not non_str:
+            raise
+        raise _with_non_string_names(exc, formula, non_str, all_columns=len(non_str) == frame.shape[1]) from None
     return plan, frame
+
+
+def _with_non_string_names(exc, formula, non_str, all_columns):
+    """``exc`` for data whose column names are not all strings (``pd.DataFrame(array)`` names them 0, 1, ...):
+    a formula names columns by strings, and a number in it is a number.  Where the formula writes one of
+    those names as a number (``0 ~ .``, ``Q(1)``), that is the message; otherwise, when no column name is a
+    string, it is added to ``exc``'s; else ``exc`` is returned as it is."""
+    kinds = sorted({type(c).__name__ for c in non_str})
+    shown = f"{non_str[:10]}{' ...' if len(non_str) > 10 else ''}"
+    example = str(non_str[0])
+    note = (f"column names must be strings for a formula to name them, and data's column names {shown} are "
+            f"{' and '.join(kinds)} (a bare {example} in a formula is the number {example}): rename them before the "
+            f"call, e.g. df.columns = df.columns.astype(str), and write them quoted, Q('{example}'), or give them "
+            f"Python names with df = df.add_prefix('x') (x{example}, ...).")
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "''", formula)
+    numbers = set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", unquoted))
+    if numbers & {str(c) for c in non_str}:
+        return FormulaError(f"formula {formula!r}: {note} (The formula's own error: {exc})")
+    if not all_columns:
+        return exc
+    return type(exc)(f"{exc} Note: {note}")
 
 
 def build_model_frame(formula, data, *, na_action="omit", require_response=True, eval_env=None,

@@ -196,3 +196,39 @@ def choose_method(*, bounds_given, design=None, epsilon=1.0, p=None, s=None, aut
                                 "the lasso votes of samp_agg need the fewest rows there")
     return "kendall", ("kendall needed the fewest rows, or within 1.2x of the fewest, on every simulated design with "
                        "correlated columns or ranges wider than the data (rank statistics do not pay for wide ranges)")
+
+
+def methods_with_loss(loss="hinge") -> list:
+    """The registered methods whose ``loss`` option accepts ``loss`` (for ``"hinge"``: the best-subset
+    methods ``exponential``, ``top_r`` and ``mistakes``), in registration order.  ``auto`` chooses among
+    squared-loss methods only, so a classification names one of these."""
+    from .methods import get_method, registered_methods
+
+    return [name for name in registered_methods()
+            if any(option.name == "loss" and loss in getattr(option, "choices", ())
+                   for option in get_method(name).options)]
+
+
+def one_of(names) -> str:
+    """``'a', 'b' or 'c'`` for a message."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def refuse_auto_options(options) -> None:
+    """``method="auto"`` takes no method option but ``design=`` (already removed from ``options``): its
+    choice has the defaults' options (:func:`chosen_options`).  The loss gets its own message: ``auto``
+    chooses for a numeric response (the squared loss or ranks), and a hinge-loss call names one of
+    :func:`methods_with_loss`."""
+    if not options:
+        return
+    if "loss" in options:
+        names = methods_with_loss("hinge")
+        example = "top_r" if "top_r" in names else names[0]
+        raise InvalidArgumentError(
+            "method='auto' chooses for a numeric response only (methods on the squared loss or on rank "
+            "statistics), so it takes no loss= option (leave it out for the squared loss). The hinge loss "
+            f"(classification of a two-level response) needs a named method: method={one_of(names)}, e.g. "
+            f"method={example!r}, loss='hinge'.")
+    raise InvalidArgumentError(f"method='auto' takes only the option design=; got {sorted(options)}. Name the "
+                               "method (see dpstats.compare) to set its options.")

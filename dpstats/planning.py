@@ -326,7 +326,8 @@ def _check_like(value):
 #: required unless ``like`` gives them.
 PLAN_ARGUMENTS = (
     Custom("method", argument=True, allow_none=True, check_value=_check_method_name,
-           accepted="a registered method name", doc="the planned dp_select method (None: like's)"),
+           accepted="a registered method name or 'auto'",
+           doc="the planned dp_select method ('auto': the one dp_select's auto would take; None: like's)"),
     Integer("n", argument=True, minimum=2, allow_none=True, doc="planned rows (None: like's, when public)"),
     Integer("p", argument=True, minimum=1, allow_none=True, doc="candidate terms (None: like's)"),
     Integer("s", argument=True, minimum=1, keywords=("auto",), allow_none=True,
@@ -408,6 +409,10 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     method : str
         A ``dp_select`` method.  ``"exponential"`` and ``"top_r"`` on its exact path give
         exact per-data-set probabilities; the others an empirical frequency (module docstring).
+        ``"auto"`` plans the method ``dp_select(method="auto")`` would take for this call, from
+        public inputs only (:func:`dpstats.method_choice.choose_method` on the planned design, as
+        :func:`dpstats.compare` reads it: ``rho``, ``spread``, ``r2`` or ``snr``; whether the call has
+        ranges, i.e. unless ``bounds=None``; epsilon, p and s); the printout names the method and why.
     n, p, s : int
         Planned rows, candidate terms and true support size (the selection asks for s
         terms); the design needs 2s - 1 < p (:func:`dpstats.simulate`).  ``s="auto"`` plans
@@ -496,6 +501,11 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                  verbose=verbose)
     bounds_given = not (isinstance(bounds, str) and bounds == DEFAULT_BOUNDS)
     like_bounds, intercept, public = None, True, None
+    auto = isinstance(given["method"], str) and given["method"] == "auto"
+    if auto and like is not None:
+        raise InvalidArgumentError("plan(like=fit) plans the fit's own method again; method='auto' chooses one for a "
+                                   "new call: leave method out, or plan(method='auto', n=..., p=..., s=..., "
+                                   "epsilon=...) without like.")
     if like is not None:
         _check_like(like)
         public, select_options = _fill_from_like(like, given, select_options)
@@ -504,7 +514,11 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     if missing:
         raise InvalidTypeError(f"plan needs {', '.join(missing)} (or like=fit, a dp_select result whose public call "
                                "gives them).")
-    args = validate_arguments(PLAN_ARGUMENTS, given)
+    args = validate_arguments(PLAN_ARGUMENTS, {**given, "method": None} if auto else given)
+    choice = None
+    if auto:  # the method dp_select(method="auto") would take for this planned call (public inputs only)
+        args["method"], select_options, bounds, bounds_given, choice = _resolve_auto(args, select_options, bounds,
+                                                                                     bounds_given)
     method = args["method"]
     meth = get_method(method)
     stated = args["design"]
@@ -530,7 +544,53 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                 options=dict(select_options), select_s=select_s, intercept=intercept, model=model,
                 like=None if like is None else {"n_public": public["n"] is not None},
                 default_spread=meth.needs_bounds and not bounds_given and "spread" not in stated,
-                verbose=args["verbose"], response=response)
+                verbose=args["verbose"], response=response, method_choice=choice)
+
+
+def _auto_design(design, bounds):
+    """``design=`` of ``method="auto"`` for a plan's design (defaults included) and simulated bounds:
+    the ranges' spread is the stated one, or the terms' bound of a pair given directly (the simulated
+    terms have standard deviation 1)."""
+    spread = design.get("spread")
+    if spread is None and isinstance(bounds, tuple) and len(bounds) == 2:
+        spread = float(bounds[0])
+    return {"rho": design["rho"], **({"spread": spread} if spread is not None else {}),
+            **({"spread_y": design["spread_y"]} if "spread_y" in design else {}),
+            **({"r2": design["r2"]} if "r2" in design else {"snr": design["snr"]})}
+
+
+def _resolve_auto(args, select_options, bounds, bounds_given):
+    """``plan(method="auto")``: (method, select options, bounds, bounds_given, the choice) as
+    ``dp_select(method="auto")`` resolves the planned call (:func:`dpstats.method_choice.choose_method`,
+    public inputs only): from the planned design (its defaults included, as in :func:`dpstats.compare`
+    and the plan's printout), whether the planned call has ranges (it does unless ``bounds=None``),
+    epsilon, p and s.  ``auto`` takes no method option (``loss="hinge"`` is refused with the methods
+    that take it); bounds given for a method that uses none are dropped, as ``dp_select`` does."""
+    from .api import DP_SELECT_ARGUMENTS
+    from .method_choice import NON_PRIVATE_RADIUS, choose_method, chosen_options, refuse_auto_options
+    from .methods import get_method
+    from .privacy.bounds import check_bounds
+
+    arguments = {a.name for a in DP_SELECT_ARGUMENTS}
+    refuse_auto_options({k: v for k, v in select_options.items() if k not in arguments})
+    if bounds_given and bounds is not None:
+        bounds = check_bounds(bounds, required=False)  # a pair becomes a tuple of floats
+    has_ranges = not (bounds_given and bounds is None)
+    stated = args["design"]
+    design = {**_DESIGN_DEFAULTS, **stated}
+    if "r2" in stated:
+        design["snr"] = snr_of_r2(stated["r2"])
+    select_s, epsilon = args["s"], args["epsilon"]
+    size = select_s if is_integer(select_s) else None
+    name, reason = choose_method(bounds_given=has_ranges, design=_auto_design(design, bounds if bounds_given else None),
+                                 epsilon=epsilon, p=args["p"], s=size, auto_size=select_s == "auto")
+    meth = get_method(name)
+    options = {**chosen_options(name, size), **select_options}
+    if "radius" in meth.uses and "radius" not in options and math.isinf(epsilon):
+        options["radius"] = NON_PRIVATE_RADIUS  # as dp_select: least squares in a ball that never binds
+    if not meth.needs_bounds:
+        bounds, bounds_given = DEFAULT_BOUNDS, False  # dp_select drops them too
+    return name, options, bounds, bounds_given, {"method": name, "reason": reason}
 
 
 def _fill_from_like(like, given, select_options):
@@ -647,10 +707,15 @@ class Plan:
 
     #: the planned call's response (:data:`RESPONSES`; set per plan, this default for plans pickled before it)
     response = "continuous"
+    #: ``plan(method="auto")``'s choice (set per plan; None for plans pickled before it)
+    method_choice = None
 
     def __init__(self, *, method, n, p, s, epsilon, bounds, design, reps, seed, level, signs, options, select_s=None,
-                 intercept=True, like=None, default_spread=False, model=None, verbose=False, response="continuous"):
+                 intercept=True, like=None, default_spread=False, model=None, verbose=False, response="continuous",
+                 method_choice=None):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
+        #: ``plan(method="auto")``: {"method", "reason"}, the method auto chose for the planned call; else None.
+        self.method_choice = method_choice
         #: The planned call's response (:data:`RESPONSES`): "continuous", "binary" (the hinge loss) or "0/1"
         #: (family binomial with the squared loss, simulated centred as y - 1/2).
         self.response = response
@@ -991,6 +1056,9 @@ class Plan:
             + ("   loss = hinge" if self.response == "binary" else "")
             + ("" if self.formula == "y ~ ." else "   (no intercept)"),
         ]
+        if self.method_choice is not None:
+            lines.append(f"method=\"auto\" chose {self.method} (as dp_select would for this call, from public "
+                         f"inputs only): {self.method_choice['reason']}")
         if self.like is not None:
             lines.append("planned like a fit's public call (method, " + ("n, " if self.like["n_public"] else "")
                          + "p, s, epsilon, options); the design below is stated by the user, not read from the fit")
@@ -1102,23 +1170,19 @@ class Plan:
         if self.response != "continuous":
             return ("Other methods: dpstats.compare and method=\"auto\" plan a continuous response with the squared "
                     "loss; plan each method for this response here (e.g. plan(method=\"top_r\", ..., loss=\"hinge\")).")
-        spread = d.get("spread")
-        if spread is None and isinstance(self.bounds, tuple) and len(self.bounds) == 2:
-            spread = float(self.bounds[0])  # the simulated terms have standard deviation 1
-        design = {"rho": d["rho"], **({"spread": spread} if spread is not None else {}),
-                  **({"spread_y": d["spread_y"]} if "spread_y" in d else {}),
-                  **({"r2": d["r2"]} if "r2" in d else {"snr": d["snr"]})}
+        design = _auto_design(d, self.bounds)
+        spread = design.get("spread")
         size = self.select_s if is_integer(self.select_s) else None
-        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, p=self.p, s=size,
-                                auto_size=self.select_s == "auto")
+        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, epsilon=self.epsilon, p=self.p,
+                                s=size, auto_size=self.select_s == "auto")
         options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, size).items())
         effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
         return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
                 f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"
                 + (f", spread={spread:g}" if spread is not None else "")
                 + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect
-                + f")); method=\"auto\" would take "
-                f"{auto!r}{options}.")
+                + (f")); method=\"auto\" chose {auto!r}{options} for this plan." if self.method_choice is not None
+                   else f")); method=\"auto\" would take {auto!r}{options}."))
 
     def __repr__(self):
         return (f"<Plan method={self.method!r} n={self.n} epsilon={self.epsilon:g} "

@@ -40,7 +40,8 @@ import warnings
 from .errors import FormulaError, FormulaNote
 from .method_options import is_integer
 
-__all__ = ["FormulaNote", "rewrite_r_spellings", "refuse_r_power", "dotted_names", "OPERATOR_KEYWORDS"]
+__all__ = ["FormulaNote", "rewrite_r_spellings", "refuse_r_power", "refuse_unbalanced", "dotted_names",
+           "OPERATOR_KEYWORDS"]
 
 #: Reserved words Python uses inside expressions: never rewritten, even when a column has the name.
 OPERATOR_KEYWORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "True", "False", "None"})
@@ -72,6 +73,51 @@ def _segments(text):
     if start < n:
         out.append((False, text[start:]))
     return out
+
+
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+_OPENING = {v: k for k, v in _CLOSING.items()}
+
+
+def refuse_unbalanced(formula: str) -> None:
+    """Refuse a formula whose brackets or quotes do not pair up, in plain words.
+
+    Python's tokenizer and parser would say ``('EOF in multi-line statement', (2, 0))`` or
+    ``'(' was never closed``; this reads the text once (string literals and R's backticks
+    skipped) and names the first bracket or quote that is not closed or has no opening.
+    """
+    stack = []  # (bracket, position)
+    i, n = 0, len(formula)
+    what = None
+    while i < n and what is None:
+        ch = formula[i]
+        if ch in "'\"`":
+            j = i + 1
+            while j < n and formula[j] != ch:
+                j += 2 if (formula[j] == "\\" and ch != "`") else 1
+            if j >= n:
+                what = ("an unmatched backtick: R's `name` quoting needs two" if ch == "`" else
+                        f"a quote ({ch}) is not closed: a quoted name such as Q({ch}x{ch}) needs its closing {ch}")
+            i = j + 1
+            continue
+        if ch in _CLOSING:
+            stack.append((ch, i))
+        elif ch in _OPENING:
+            if not stack:
+                what = f"a {ch!r} has no matching {_OPENING[ch]!r} before it; remove it or add the {_OPENING[ch]!r}"
+            elif stack[-1][0] != _OPENING[ch]:
+                what = (f"a {ch!r} closes a {stack[-1][0]!r}; close the {stack[-1][0]!r} with a "
+                        f"{_CLOSING[stack[-1][0]]!r}")
+            else:
+                stack.pop()
+        i += 1
+    if what is None and stack:
+        opened, at = stack[-1]
+        name = re.search(r"[A-Za-z0-9_.]*$", formula[:at]).group(0)
+        what = (f"the {opened!r} of {name + opened!r} is not closed" if name else f"a {opened!r} is not closed") + \
+            f"; add the missing {_CLOSING[opened]!r}"
+    if what is not None:
+        raise FormulaError(f"formula {formula!r} does not parse: {what}.")
 
 
 def _quote(name):

@@ -154,6 +154,33 @@ def test_bad_input_exits_2_with_a_message(files, name, capsys):
     assert code == 2, (out, err)
     assert "error:" in err and BAD[name][1] in err and "Traceback" not in err
     assert out == ""  # nothing released
+    assert "usage:" not in err and err.startswith("python -m dpstats select: error: ")  # one error line, no usage
+
+
+#: argparse's own refusals (a flag's type, a missing or unknown flag, a choice): one ``error:`` line
+#: (docs/methods.md, "Command line"), not argparse's usage block first.
+ARGPARSE_BAD = {
+    "epsilon_word": (["select", "y ~ .", "--dataset", "diabetes", "--method", "exponential", "--s", "1",
+                      "--epsilon", "two"], "python -m dpstats select: error: argument --epsilon: "),
+    "missing_method": (["select", "y ~ .", "--dataset", "diabetes", "--epsilon", "1"],
+                       "python -m dpstats select: error: the following arguments are required: --method"),
+    "unknown_flag": (["select", "y ~ .", "--dataset", "diabetes", "--method", "kendall", "--epsilon", "1",
+                      "--colour", "red"], "python -m dpstats: error: unrecognized arguments: --colour red"),
+    "loss_choice": (["select", "y ~ .", "--dataset", "diabetes", "--method", "top_r", "--epsilon", "1",
+                     "--loss", "absolute"], "python -m dpstats select: error: argument --loss: invalid choice"),
+    "plan_n_word": (["plan", "--method", "kendall", "--n", "many", "--p", "4", "--s", "1", "--epsilon", "1"],
+                    "python -m dpstats plan: error: argument --n: "),
+    "no_command": ([], "python -m dpstats: error: "),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGPARSE_BAD))
+def test_argparse_errors_are_one_line(name, capsys):
+    args, start = ARGPARSE_BAD[name]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(start), err
+    assert len(err.splitlines()) == 1 and "usage:" not in err and "--help" in err, err
 
 
 #: End to end in a fresh interpreter (``python -m dpstats``), all started together: one bad input
@@ -280,6 +307,22 @@ def test_plan_bad_input_exits_2_with_a_message(name, capsys):
     assert code == 2, (out, err)
     assert "error:" in err and expected in err, err
     assert out == ""
+    assert "usage:" not in err and err.startswith("python -m dpstats plan: error: ")
+
+
+def test_plan_with_method_auto_names_the_chosen_method(capsys):
+    import dpstats
+
+    args = ["plan", "--method", "auto", "--n", "100", "--p", "4", "--s", "1", "--epsilon", "2", "--reps", "3",
+            "--random-state", "1"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    same = dpstats.plan(method="auto", n=100, p=4, s=1, epsilon=2, reps=3, random_state=1)
+    assert same.method == "kendall" and "method: kendall " in out and 'method="auto" chose kendall' in out
+    code, out, err = run_cli(args + ["--json"], capsys)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["method"] == "kendall" and answer["method_choice"]["method"] == "kendall"
 
 
 def test_plan_prints_the_prediction_and_the_required_n(capsys, tmp_path):

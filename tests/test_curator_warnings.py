@@ -48,6 +48,21 @@ def test_the_ball_cutting_the_fit_is_told():
         call(frame)
 
 
+def test_without_a_ridge_the_radius_is_named_as_what_changed_the_answer():
+    # x0 - x1 (nearly equal columns) explains the response best, with coefficients far longer than the
+    # radius: the ball cuts that support's fit and another support is best under it
+    gen = np.random.default_rng(0)
+    n = 300
+    x0 = gen.uniform(-1, 1, n)
+    frame = pd.DataFrame({"x0": x0, "x1": np.clip(x0 + 0.1 * gen.uniform(-1, 1, n), -1, 1),
+                          "x2": gen.uniform(-1, 1, n), "x3": gen.uniform(-1, 1, n)})
+    frame["y"] = np.clip(5 * (frame.x0 - frame.x1) + 0.3 * frame.x2 + 0.05 * gen.normal(size=n), -1, 1)
+    with pytest.warns(CuratorWarning, match=r"the radius \(1\) cuts that support's fit") as record:
+        fit = call(frame, epsilon=2.0)
+    assert fit.curator["least_squares_best_support"] == ["x0", "x1"]
+    assert "the ridge (0)" not in " ".join(curator_warnings(record))
+
+
 def test_dropped_rows_are_told():
     frame = uniform_frame(n=200)
     frame.loc[frame.index[:40], "x2"] = np.nan

@@ -53,8 +53,8 @@ def test_bad_arguments_raise_clear_errors(kwargs, error, match):
 @pytest.mark.parametrize("mutate, match", [
     # The public schema: column names, dtypes, the input row count.
     (lambda d: d.assign(y=["a"] * len(d)), "not numeric"),
-    (lambda d: d.iloc[:0], "rows"),
-    (lambda d: d.iloc[:1], "rows"),
+    (lambda d: d.iloc[:0], "data has 0 rows;"),
+    (lambda d: d.iloc[:1], "data has 1 row;"),
     (lambda d: d.rename(columns={"x1": "x0"}), "duplicated"),
     (lambda d: d.rename(columns={"x1": "Intercept"}), "Intercept"),
     (lambda d: d.assign(when=pd.Timestamp("2020-01-01")), "public origin"),

@@ -355,6 +355,6 @@ def test_bad_arguments_are_refused_before_the_charge(kwargs, match):
 @pytest.mark.parametrize("k, rows", [(2, 3), (6, 1)])
 def test_too_few_input_rows_are_refused_before_the_charge(k, rows):
     acc = dpstats.Accountant(epsilon=10)
-    with pytest.raises(dpstats.DPStatsError, match="rows"):
+    with pytest.raises(dpstats.DPStatsError, match=r"\brows?\b"):  # "data has 1 row;" (singular)
         call(numeric().iloc[:rows], epsilon=1, k=k, accountant=acc)
     assert acc.spent() == (0.0, 0.0)

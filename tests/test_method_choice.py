@@ -222,3 +222,73 @@ def test_plan_names_autos_choice_with_the_stated_signal_and_its_options():
     strong = dpstats.plan(method="frank_wolfe", n=300, p=p, s=3, epsilon=2.0, reps=2, random_state=1,
                           design=dict(rho=0.8, r2=0.8, spread=1.0))
     assert "would take 'kendall'." in str(strong)
+
+
+def test_auto_with_the_hinge_loss_names_the_methods_that_take_it():
+    """auto chooses for a numeric response only: loss= gets its own message, naming the methods whose loss
+    option takes 'hinge' (refused before the charge, by dp_select and by plan alike)."""
+    from dpstats.method_choice import methods_with_loss
+
+    assert methods_with_loss("hinge") == ["exponential", "top_r", "mistakes"]
+    data = make_regression()
+    data["z"] = data["y"] > 0
+    acc = dpstats.Accountant(epsilon=5)
+    with pytest.raises(dpstats.InvalidArgumentError) as info:
+        dpstats.dp_select("z ~ . - y", data, method="auto", s=2, epsilon=1, bounds=(3, 3), loss="hinge",
+                          accountant=acc)
+    message = str(info.value)
+    assert "method='auto' chooses for a numeric response only" in message
+    assert "needs a named method: method='exponential', 'top_r' or 'mistakes'" in message
+    assert "takes only the option design=" not in message and acc.spent() == (0.0, 0.0)
+    with pytest.raises(dpstats.InvalidArgumentError, match="needs a named method: method='exponential'"):
+        dpstats.plan(method="auto", n=100, p=5, s=2, epsilon=1, reps=2, loss="hinge")
+    # other options keep the general message
+    with pytest.raises(dpstats.InvalidArgumentError, match="takes only the option design="):
+        dpstats.plan(method="auto", n=100, p=5, s=2, epsilon=1, reps=2, max_enumerate=3)
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    (dict(), "kendall"),  # nothing stated: kendall
+    (dict(design=dict(rho=0.1, spread=1.0)), "dp_sis"),  # weakly correlated, tight ranges
+    (dict(design=dict(rho=0.1, spread=1.0), bounds=None), "kendall"),  # a call without ranges
+    (dict(epsilon=math.inf), "top_r"),  # least-squares best subset
+])
+def test_plan_accepts_auto_and_plans_the_method_dp_select_would_take(kwargs, expected):
+    args = dict(n=150, p=6, s=2, epsilon=1.0, reps=2, random_state=1)
+    args.update(kwargs)
+    design = args.get("design") or {}
+    has_ranges = args.get("bounds", "default") is not None
+    name, reason = choose_method(bounds_given=has_ranges, design=design, epsilon=args["epsilon"], p=6, s=2)
+    assert name == expected
+    planned = dpstats.plan(method="auto", **args)
+    assert planned.method == expected and planned.method_choice == {"method": expected, "reason": reason}
+    text = str(planned)
+    assert f"method: {expected} " in text and f'method="auto" chose {expected} (as dp_select would' in text
+    assert f"method=\"auto\" chose '{expected}'" in text  # the closing line agrees
+    if expected == "top_r":
+        assert planned.options["radius"] == dpstats.method_choice.NON_PRIVATE_RADIUS  # as dp_select's auto
+    if expected == "kendall":
+        assert planned.bounds is None  # kendall uses no ranges: dropped, as dp_select does
+    # the planned call is dp_select's own choice on data of that design
+    data = dpstats.simulate(150, 6, 2, rho=0.1, random_state=0).data
+    fit = dpstats.dp_select("y ~ .", data, method="auto", s=2, epsilon=args["epsilon"],
+                            bounds=None if not has_ranges else (4, 4),
+                            **({"design": design} if design else {}), random_state=0)
+    assert fit.public_call["method_choice"]["method"] == expected
+
+
+def test_plan_auto_with_like_is_refused_with_what_to_do():
+    fit = dpstats.dp_select("y ~ .", make_regression(), method="kendall", s=2, epsilon=1, random_state=0)
+    with pytest.raises(dpstats.InvalidArgumentError, match="leave method out"):
+        dpstats.plan(method="auto", like=fit, design=dict(rho=0.1, r2=0.5), reps=2)
+
+
+def test_the_printed_call_of_auto_shows_the_size_and_ranges_as_passed():
+    # auto may choose kendall, whose size is named k and which uses no ranges: the call still shows s and bounds
+    df = dpstats.simulate(300, 6, 2, rho=0.3, snr=5, random_state=1).data
+    fit = dpstats.dp_select("y ~ .", df, method="auto", epsilon=2.0, s=2, bounds=(4, 4), random_state=1)
+    assert fit.method == "kendall"
+    assert 'method = "auto", epsilon = 2, s = 2, bounds = [4, 4]' in fit.call
+    assert "k = 2" not in fit.call
+    fit = dpstats.dp_select("y ~ .", df, method="auto", epsilon=2.0, k=2, random_state=1)
+    assert 'epsilon = 2, k = 2, random_state = 1' in fit.call and "bounds" not in fit.call

@@ -172,7 +172,7 @@ def test_without_scikit_learn_the_selector_says_how_to_install_it():
 EXPECTED_FAILED_CHECKS = {
     "check_dtype_object": "X of dtype object is refused by its dtype: dpstats never decides from values whether "
                           "they are numbers (scikit-learn converts them where possible)",
-    "check_fit2d_1sample": "dp_select refuses one row with its own message ('data has 1 rows; dp_select needs at "
+    "check_fit2d_1sample": "dp_select refuses one row with its own message ('data has 1 row; dp_select needs at "
                            "least 2'), not scikit-learn's wording",
 }
 
