@@ -143,10 +143,12 @@ class DPSelector(*_BASES):
     fit that would exceed it raises :class:`~dpstats.BudgetExceededError` before anything is
     charged.  ``sklearn.base.clone`` (used by cross-validation and grid search) shares the
     accountant with the clone instead of copying it, so the cap holds across clones in one
-    process.  ``copy.deepcopy`` and pickling copy the accountant, and so does joblib when it
-    sends the selector to worker processes (``n_jobs`` other than 1 in ``cross_val_score``,
-    ``GridSearchCV``...): each worker then charges its own copy and the cap does not hold
-    across them; use ``n_jobs=1`` with an accountant.
+    process; so does ``copy.deepcopy``.  An accountant never survives pickling as a budget: a
+    pickled selector (saved with joblib, or sent to worker processes by ``n_jobs`` other than 1
+    in ``cross_val_score``, ``GridSearchCV``...) carries an accountant that refuses every charge,
+    so its fits are refused before anything is read (a copy charging a copy would spend the same
+    budget twice).  Use ``n_jobs=1`` with an accountant; a reloaded selector takes a new one with
+    ``set_params(accountant=...)``.
 
     * What is released is the selected mask (``get_support()``, ``selection_.support``) and
       its ledger (``ledger_``; ``selection_.release()`` gives the publishable record).

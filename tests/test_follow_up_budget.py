@@ -237,3 +237,45 @@ def test_printed_neighbours_stay_the_selection_s_after_a_record_level_follow_up(
     assert "neighbours: replace one machine's data (DGDP)" in str(fit)
     (entry,) = _follow_ups(fit.ledger)
     assert entry.neighbours == "replace one record" and any("record-level" in c for c in entry.caveats)
+
+
+def test_an_accountant_is_shared_by_copies_and_refuses_charges_once_unpickled():
+    import copy
+    import pickle
+
+    acc = dpstats.Accountant(3.0)
+    acc.charge(1.0, label="first")
+    assert copy.copy(acc) is acc and copy.deepcopy(acc) is acc
+    restored = pickle.loads(pickle.dumps(acc))
+    assert restored.remaining() == (2.0, 0.0) and len(restored.history) == 1
+    with pytest.raises(dpstats.InvalidArgumentError, match="unpickled"):
+        restored.charge(0.5)
+    with pytest.raises(dpstats.InvalidArgumentError, match="unpickled"):
+        restored.check(0.5)
+    assert restored.remaining() == (2.0, 0.0)  # nothing charged
+    # a dp_select with it is refused before anything is read
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(60, 4)), columns=["y", "a", "b", "c"])
+    with pytest.raises(dpstats.InvalidArgumentError, match="unpickled"):
+        dpstats.dp_select("y ~ .", df, method="exponential", epsilon=1.0, s=1, bounds=(3, 3), accountant=restored)
+    assert restored.remaining() == (2.0, 0.0) and acc.remaining() == (2.0, 0.0)
+
+
+def test_a_pickled_selector_cannot_refit_on_a_copy_of_its_budget():
+    pytest.importorskip("sklearn")
+    import pickle
+
+    from dpstats import DPSelector
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 5))
+    y = X[:, 0] - X[:, 2] + rng.normal(size=200)
+    acc = dpstats.Accountant(4.0)
+    sel = DPSelector(method="exponential", epsilon=1.0, s=2, bounds=(4, 6), accountant=acc, random_state=0).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(sel))
+    np.testing.assert_array_equal(loaded.transform(X), sel.transform(X))  # a fitted selector still transforms
+    with pytest.raises(dpstats.InvalidArgumentError, match="unpickled"):
+        loaded.fit(X, y)
+    assert acc.remaining()[0] == 3.0
+    loaded.set_params(accountant=dpstats.Accountant(*acc.remaining()))
+    loaded.fit(X, y)

@@ -364,6 +364,52 @@ class Accountant:
         return (f"<Accountant: epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{relation}, "
                 f"remaining=({eps:.6g}, {dlt:.3g})>")
 
+    # A budget is shared, never copied: a copy charged beside the original would spend the same budget
+    # twice.  So copy.copy and copy.deepcopy (sklearn's clone, a deep copy of a result or a pipeline)
+    # return this object, and an unpickled accountant (saved, or sent to a worker process) is an
+    # UnpickledAccountant, which reports its budget and refuses every charge.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_unpickled_accountant, (dict(self.__dict__),))
+
+
+class UnpickledAccountant(Accountant):
+    """An :class:`Accountant` restored from a pickle: its budget and history as they were, and every
+    ``check`` or ``charge`` refused (:class:`~dpstats.errors.InvalidArgumentError`), since the budget stays
+    with the original object.  To go on spending in this process, make a new Accountant for the data set,
+    e.g. ``Accountant(*acc.remaining())`` with the original no longer used."""
+
+    def _refuse(self, label):
+        eps, dlt = self.remaining()
+        raise InvalidArgumentError(
+            f"{label}: this Accountant was unpickled (saved, or sent to another process), and its budget stays with "
+            "the original object: a copy charged beside it would spend the same budget twice (nothing was computed "
+            f"or charged). In this process use a new Accountant for the data set, e.g. Accountant({eps:.6g}"
+            + (f", {dlt:.3g}" if dlt else "") + "), what was left when it was pickled, with the original no longer "
+            "used; a scikit-learn selector takes it with set_params(accountant=...).")
+
+    def check(self, epsilon, delta=0.0, label="call", *, neighbours=None) -> None:
+        self._refuse(label)
+
+    def charge(self, epsilon, delta=0.0, label="call", condition=None, *, neighbours=None, method=None,
+               formula=None, size=None):
+        self._refuse(label)
+
+    def __repr__(self):
+        return super().__repr__().replace("<Accountant:", "<UnpickledAccountant (refuses charges):", 1)
+
+
+def _unpickled_accountant(state):
+    """What unpickling an Accountant gives (:meth:`Accountant.__reduce__`)."""
+    acc = UnpickledAccountant.__new__(UnpickledAccountant)
+    acc.__dict__.update(state)
+    return acc
+
 
 def _fmt_epsilon(x) -> str:
     """An epsilon for the history table: up to 12 significant digits, so that a charge of
