@@ -135,11 +135,13 @@ def _simulate(args, design, runs, seed):
                 continue
             size = {meth.size_argument: s}
             extra = {"bounds": bounds} if meth.needs_bounds else {}
+            # a method whose mechanism makes its own signs (bh, bh_ols, dpvote) takes no signs= (as in plan)
+            signs = {} if meth.sign_step().native else {"signs": False}
             start = time.perf_counter()
             try:
                 with light_curator():
-                    fit = dp_select("y ~ . - 1", sim.data, method=meth.name, epsilon=args["epsilon"], signs=False,
-                                    random_state=r, time_limit=args["time_limit"], **size, **extra, **options)
+                    fit = dp_select("y ~ . - 1", sim.data, method=meth.name, epsilon=args["epsilon"],
+                                    random_state=r, time_limit=args["time_limit"], **signs, **size, **extra, **options)
             except DPStatsError as exc:  # a refusal or a time-out is reported in the table
                 t["status"] = f"{type(exc).__name__}: {str(exc).split(';')[0][:80]}"
                 continue
@@ -189,12 +191,13 @@ class Comparison:
                 f"snr = {d['snr']:g}, ranges spanning {d['spread']:g} standard deviations{response}; "
                 f"{self.reps} data sets")
         # seconds per call stay in ``table`` (they depend on the machine; the printout does not)
-        lines = [head, "", f"{'method':<12} {'P(true support)':>16} {'95% interval':>15} {'true terms found':>17}"]
+        w = max([12] + [len(str(m)) for m in self.table["method"]])  # the longest name (kendall_forward) aligns too
+        lines = [head, "", f"{'method':<{w}} {'P(true support)':>16} {'95% interval':>15} {'true terms found':>17}"]
         for row in self.table.itertuples():
             if row.status != "ok":
-                lines.append(f"{row.method:<12} {'not run: ' + row.status}")
+                lines.append(f"{row.method:<{w}} {'not run: ' + row.status}")
                 continue
-            lines.append(f"{row.method:<12} {row.probability:>16.2f} {f'[{row.lower:.2f}, {row.upper:.2f}]':>15} "
+            lines.append(f"{row.method:<{w}} {row.probability:>16.2f} {f'[{row.lower:.2f}, {row.upper:.2f}]':>15} "
                          f"{row.expected_true_terms:>13.2f} of {self.s}")
         options = "".join(f", {k}={v!r}" for k, v in self.auto_options.items())
         row = " (its row 'auto')" if options else ""

@@ -292,3 +292,17 @@ def test_the_printed_call_of_auto_shows_the_size_and_ranges_as_passed():
     assert "k = 2" not in fit.call
     fit = dpstats.dp_select("y ~ .", df, method="auto", epsilon=2.0, k=2, random_state=1)
     assert 'epsilon = 2, k = 2, random_state = 1' in fit.call and "bounds" not in fit.call
+
+
+def test_compare_runs_the_methods_that_make_their_own_signs():
+    # bh and bh_ols compute their signs in their mechanism and refuse signs=: compare passed signs=False to every
+    # method, and their rows said "not run" with a message about signs the user never gave
+    c = dpstats.compare(n=400, p=8, s=2, epsilon=2.0, methods=["bh", "bh_ols", "kendall_forward"], reps=2,
+                        random_state=0)
+    assert list(c.table["status"]) == ["ok", "ok", "ok"]
+    rows = str(c).splitlines()
+    header = [ln for ln in rows if ln.startswith("method")][0]
+    lines = [[ln for ln in rows if ln.startswith(name + " ")][0] for name in ("bh", "bh_ols", "kendall_forward")]
+    # every row's figures sit in the same columns, under the header's (kendall_forward's name was longer)
+    assert len({ln.index(" of 2") for ln in lines}) == 1
+    assert {ln.index("[") + len(ln.split("[")[1].split("]")[0]) + 2 for ln in lines} == {header.index("interval") + 8}
