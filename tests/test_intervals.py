@@ -418,3 +418,32 @@ def test_degenerate_designs_release_without_raising(method, epsilon):
     str(est.summary())
     est.to_frame()
     est.release_json()
+
+
+def test_conf_int_takes_statsmodels_alpha_and_cols():
+    # statsmodels: conf_int(alpha=0.05) is a 95 % interval; it used to be confint(level), so conf_int(0.05)
+    # gave a 5 % interval labelled only by its column names
+    sim = dpstats.simulate(n=2000, p=5, s=2, random_state=1)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="exponential", epsilon=math.inf, s=2, bounds=(4, 6))
+    est = fit.estimate(epsilon=math.inf)
+    _close(est.conf_int(), est.confint(0.95))
+    _close(est.conf_int(0.05), est.confint(0.95))
+    _close(est.conf_int(alpha=0.2), est.confint(0.8))
+    term = fit.support[0]
+    _close(est.conf_int(cols=[term]), est.confint(0.95).loc[[term]])
+    for bad in (0.0, 1.0, 95, "0.05"):
+        with pytest.raises(dpstats.InvalidArgumentError, match="alpha"):
+            est.conf_int(bad)
+    with pytest.raises(dpstats.InvalidArgumentError, match="cols"):
+        est.conf_int(cols=["not_a_term"])
+
+
+def test_predict_without_newdata_says_what_to_pass():
+    sim = dpstats.simulate(n=500, p=5, s=2, random_state=1)
+    fit = dpstats.dp_select("y ~ .", sim.data, method="exponential", epsilon=math.inf, s=2, bounds=(4, 6))
+    est = fit.estimate(epsilon=math.inf)
+    with pytest.raises(dpstats.InvalidArgumentError, match=r"predict\(newdata=data\)"):
+        est.predict()
+    np.testing.assert_allclose(est.predict(newdata=sim.data).to_numpy(), est.predict(sim.data).to_numpy())
+    with pytest.raises(InvalidTypeError, match="numpy.ndarray"):
+        est.predict(sim.data.to_numpy())

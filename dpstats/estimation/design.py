@@ -213,8 +213,10 @@ def _as_frame(newdata):
         except Exception as exc:  # noqa: BLE001 - pandas raises many types here
             raise InvalidTypeError(f"newdata could not be turned into a DataFrame: {exc}") from None
     else:
-        raise InvalidTypeError(f"newdata must be a pandas DataFrame (or a dict of columns); got "
-                               f"{type(newdata).__name__}.")
+        kind = f"{type(newdata).__module__.split('.')[0]}.{type(newdata).__name__}"
+        hint = (" Collect the rows to predict first, newdata.compute() (a Dask DataFrame)."
+                if kind.startswith("dask.") else "")
+        raise InvalidTypeError(f"newdata must be a pandas DataFrame (or a dict of columns); got {kind}.{hint}")
     non_str = [c for c in frame.columns if not isinstance(c, str)]
     return frame.rename(columns={c: str(c) for c in non_str}) if non_str else frame
 

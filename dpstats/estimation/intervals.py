@@ -146,7 +146,8 @@ MIN_ADJUSTED_ALPHA = 1e-12
 
 RIDGE_DOMINATES = ("no interval: the privacy noise dominates the design (the ridge needed to invert the noisy Gram "
                    "matrix exceeds its smallest eigenvalue), so no interval that accounts for the shrinkage would be "
-                   "reliable; more rows, a larger epsilon or tighter public ranges make intervals available")
+                   "reliable; more rows, a larger epsilon, tighter public ranges, fewer selected terms or "
+                   "ranges='private' (AdaSSP, when its public rule buys them) make intervals available")
 TOO_FEW_ROWS = ("no interval: too little data for the budget (the noisy row count is below "
                 f"{MIN_ROWS_PER_COLUMN:g} per coefficient)")
 BALL_BINDS = ("no interval: the estimate lies on the boundary of the public ball ||theta|| <= radius (the constraint "

@@ -25,7 +25,7 @@ NO_INTERVALS_NOTE = ("no intervals or standard errors: objective perturbation wi
 class EstimatePrediction:
     """Predictions and fit statistics of an estimate (see the module docstring)."""
 
-    def predict(self, newdata, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
+    def predict(self, newdata=None, *, interval=None, level=None, clip=False, type=None):  # noqa: A002 - R's name
         """Predictions for new rows through the formula's design of the selected terms (R's ``predict.lm``).
 
         Parameters
@@ -58,6 +58,12 @@ class EstimatePrediction:
         -------
         pandas.Series (no interval) or pandas.DataFrame
         """
+        if newdata is None:
+            # R and statsmodels give the fitted values; the estimate keeps no rows (its release is the
+            # coefficients), so the rows must be passed: the selection's own data gives the fitted values
+            raise InvalidArgumentError(
+                "predict() needs newdata=, a DataFrame with the columns of the selected terms: the estimate keeps "
+                "no rows. For fitted values pass the data of the selection, predict(newdata=data).")
         if interval not in (None, "confidence", "prediction"):
             raise InvalidArgumentError(f"interval must be None, 'confidence' or 'prediction'; got {interval!r}.")
         _check_flag("clip", clip)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from .._lazy import lazy_module
 from ..errors import InvalidArgumentError
+from ..method_options import is_real
 from ..display import _fmt
 from ..published import PublishedResult
 from . import intervals as iv
@@ -293,7 +294,9 @@ class EstimateResult(EstimatePrediction, EstimateText, PublishedResult):
 
             out = pd.DataFrame(np.full((len(self.names), 2), np.nan), index=self.names, columns=[_pct(a), _pct(1 - a)])
             out.attrs["reason"] = self.no_interval_reason
-            warnings.warn(f"no intervals: {self.no_interval_reason}; confint() gives NaN rows (strict=True raises).",
+            reason = str(self.no_interval_reason)
+            reason = reason if reason.lower().startswith("no interval") else f"no intervals: {reason}"
+            warnings.warn(f"{reason}; confint() gives NaN rows (strict=True raises).",
                           NoIntervalWarning, stacklevel=2)
             return out
         self._require_intervals()
@@ -335,7 +338,22 @@ class EstimateResult(EstimatePrediction, EstimateText, PublishedResult):
             return iv.t_quantile(level, self._iv.df_resid) * self.bse.to_numpy()
         return iv.half_widths(self._errors, level)
 
-    conf_int = confint  # statsmodels' name
+    def conf_int(self, alpha=0.05, cols=None, *, selection_adjusted=False, strict=False) -> pd.DataFrame:
+        """statsmodels' spelling: intervals at level 1 - ``alpha`` (default 0.05, a 95 % interval, as in
+        statsmodels, whatever the estimate's level), for the terms ``cols`` (names; None: all).  The same
+        intervals as :meth:`confint` (R's spelling, which takes the level itself)."""
+        if not is_real(alpha) or not 0.0 < float(alpha) < 1.0:
+            raise InvalidArgumentError(f"alpha must be a number in (0, 1), the miscoverage (0.05 for a 95 % interval, "
+                                       f"as in statsmodels; confint() takes the level); got {alpha!r}.")
+        out = self.confint(1.0 - float(alpha), selection_adjusted=selection_adjusted, strict=strict)
+        if cols is None:
+            return out
+        names = [cols] if isinstance(cols, str) else list(cols)
+        unknown = [c for c in names if c not in out.index]
+        if unknown:
+            raise InvalidArgumentError(f"cols names terms that are not in this estimate: {unknown}; its terms are "
+                                       f"{list(out.index)}.")
+        return out.loc[names]
 
     def plot(self, ax=None, level=None, intercept=False):
         """The private coefficients with their intervals (R's ``coefplot``), one row per term.
