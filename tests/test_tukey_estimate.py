@@ -365,3 +365,26 @@ def test_auto_rows_per_model_follows_the_published_check_constants(n, epsilon):
     m_target = 10 * (T + log_inv_tau / c)
     r = min(2 * d, max(d, math.floor(res.noisy_n_lower) / m_target))
     assert res.num_models == int(math.floor(math.floor(res.noisy_n_lower) / r))
+
+
+def test_a_rare_indicator_is_named_in_the_notes_with_its_rows_per_model():
+    # groups of 2 d rows rarely hold an 8 % level: their fits put its coefficient near 0 and the depth median
+    # follows; the schema (a bool column) says the term is 0/1, so the notes say it, with the rows per model
+    sim = dpstats.simulate(n=5000, p=5, s=2, random_state=1)
+    d = sim.data.copy()
+    d["b"] = np.random.default_rng(0).random(len(d)) < 0.08
+    d["y"] += d["b"].astype(float)
+    fit = dpstats.dp_select("y ~ x1 + x3 + b", d, method="exponential", epsilon=math.inf, s=3,
+                            bounds={"x1": (-5, 5), "x3": (-5, 5), "y": (-8, 8)})
+    est = fit.estimate(epsilon=5, delta=1e-6, method="tukey", random_state=0)
+    rows = tukey.resolve_rows_per_model(None, 4, est.spec.noisy_n_lower,
+                                        tukey.split_budget(*replace_one_budget(5.0, 1e-6)))
+    assert est.spec.indicator_terms == ("b[T.True]",) and est.spec.rows_per_model == rows
+    [note] = [n for n in est.notes if "0/1 indicator" in n]
+    assert note.startswith("b[T.True]: 0/1 indicator.") and f"sees {rows:.0f} rows" in note
+    assert abs(est.coef["b[T.True]"]) < 0.3  # what the note warns of (least squares: about 1)
+    # no indicator, no note
+    plain = dpstats.dp_select("y ~ x1 + x3", d, method="exponential", epsilon=math.inf, s=2,
+                              bounds={"x1": (-5, 5), "x3": (-5, 5), "y": (-8, 8)})
+    est = plain.estimate(epsilon=5, delta=1e-6, method="tukey", random_state=0)
+    assert est.spec.indicator_terms == () and not [n for n in est.notes if "0/1 indicator" in n]

@@ -471,10 +471,13 @@ class TukeyEstimator(Estimator):
             del X, y  # nothing below may read the data
             theta = (np.asarray(result.coefficients, dtype=np.float64) if result.released
                      else np.full(d, np.nan))
+            rows = tukey.resolve_rows_per_model(rows_per_model, d, result.noisy_n_lower, budget)
+            indicators = tuple(t for t in selected if t in set(getattr(plan, "categorical_terms", ()) or ()))
             spec = TukeySpec(private=True, status=result.status, num_models=result.num_models,
                              noisy_n_lower=result.noisy_n_lower, noisy_distance=result.noisy_distance,
                              ptr_threshold=result.ptr_threshold, group_privacy=group,
-                             add_remove_epsilon=budget.epsilon, add_remove_delta=budget.delta)
+                             add_remove_epsilon=budget.epsilon, add_remove_delta=budget.delta,
+                             rows_per_model=rows, indicator_terms=indicators)
             out = result.to_dict()
             released = {"coefficient_names": names,
                         **{k: out[k] for k in ("coefficients", "status", "num_models", "noisy_n_lower",
