@@ -141,6 +141,12 @@ CURATOR_KEYS = {
     "round_score_gaps": "kendall: best minus second score of each round on the non-private path",
     "noise_scale_per_round": "kendall: Gumbel noise scale of round 1 and of the later rounds",
     "probability_of_non_private_sequence": "kendall, samp_agg: exact P(the peeling picks the non-private sequence)",
+    "probability_of_non_private_set": "kendall_forward: P(the released set = the non-private one), a Monte Carlo "
+                                      "estimate over 400 runs of the mechanism on these statistics (a fixed seed)",
+    "released_taus_without_noise": "kendall_forward: the taus it released, before their Laplace noise",
+    "laplace_scale": "kendall_forward: the Laplace scale of the released taus (per round with s='auto')",
+    "non_private_size": "kendall_forward with s='auto': the size its rounds reach without noise",
+    "stop_levels_of_the_rounds": "kendall_forward with s='auto': each round's public stop level (tau units)",
     "probability_of_released_sequence": "kendall, samp_agg: exact P(the peeling picks the released sequence)",
     "blocks": "samp_agg: number of blocks of rows",
     "count_gap_k_to_k_plus_1": "samp_agg: k-th minus (k+1)-th vote count",

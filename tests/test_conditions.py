@@ -60,6 +60,10 @@ RUNS = [
     ("mcmc", dict(s=2, bounds=(3, 3), n_iter=200, tv_chains=20)),
     ("dp_sis", dict(k=2, bounds=(3, 3))),
     ("kendall", dict(k=2)),
+    ("kendall_forward", dict(s=2)),
+    ("kendall_forward", dict(s="auto")),
+    ("bh", dict(k=3)),
+    ("bh_ols", dict(k=3, bounds=(3, 3))),
     ("samp_agg", dict(k=2, bounds=(3, 3))),
     ("dpvote", dict(k=2, machines=5)),
 ]
