@@ -126,18 +126,14 @@ class SelectionResult(PublishedResult):
         return new
 
     def __deepcopy__(self, memo):
-        # A deep copy in this process shares the accountant object, never copies it, so that the
-        # budget holds across the copies; everything else is copied (the copy records its own
-        # follow-up queries on its own ledger), and the data is dropped as by pickling.
+        # A deep copy in this process shares the accountant object (Accountant.__deepcopy__ returns
+        # itself), so the budget holds across the copies; everything else is copied (the copy records
+        # its own follow-up queries on its own ledger), and the data is dropped as by pickling.
         import copy
 
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        state = self._state(keep_accountant=True)
-        accountant = (state.get("_refit") or {}).get("accountant")
-        if accountant is not None:
-            memo[id(accountant)] = accountant
-        new.__dict__.update(copy.deepcopy(state, memo))
+        new.__dict__.update(copy.deepcopy(self._state(keep_accountant=True), memo))
         return new
 
     def _state(self, *, keep_accountant):
