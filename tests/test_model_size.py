@@ -1099,3 +1099,34 @@ def test_default_size_share_falls_with_p(wide, mechanism, rule, c, rounded):
     assert size_entry.epsilon == pytest.approx(share * 1.8 * (1 - MS.RESIDUAL_SCALE_SHARE), rel=1e-12)
     assert size_entry.details["size_share"] == pytest.approx(share)
     assert size_entry.details["size score"] == ("margin" if mechanism == "margin" else "criterion")
+
+
+def test_contender_need_is_the_lower_bound_that_takes_a_size_out_of_the_draw():
+    # Oracle: margin_draw_decided itself.  At the returned value the size is no longer a contender, a hair
+    # below it still is; None exactly when even its upper bound leaves it a chance
+    rng = np.random.default_rng(11)
+    deltas = np.r_[0.0, np.linspace(1.0, 3.0, 6)]
+    checked = nones = 0
+    for _ in range(300):
+        values = np.sort(rng.uniform(0.0, 100.0, 6))[::-1] + rng.normal(0.0, 3.0, 6)
+        lower = values - rng.uniform(0.0, 30.0, 6)
+        upper = values + rng.choice([0.0, 5.0, np.inf], 6)
+        gumbel, eps, log_base = rng.gumbel(size=6), float(rng.choice([1.0, 10.0, 50.0])), -0.1 * np.arange(1, 7)
+        index, could = MS.margin_draw_decided(lower, upper, deltas, eps, log_base, gumbel, contenders=True)
+        for k in np.nonzero(could)[0]:
+            need = MS.contender_need(k, lower, upper, deltas, eps, log_base, gumbel)
+            at_top = lower.copy()
+            at_top[k] = upper[k] if np.isfinite(upper[k]) else 1e12
+            still = MS.margin_draw_decided(at_top, upper, deltas, eps, log_base, gumbel, contenders=True)[1][k]
+            if need is None:
+                nones += 1
+                assert still or not np.isfinite(upper[k])
+                continue
+            trial = lower.copy()
+            trial[k] = need
+            assert not MS.margin_draw_decided(trial, upper, deltas, eps, log_base, gumbel, contenders=True)[1][k]
+            trial[k] = need - 1e-6 * (1.0 + abs(need))
+            if trial[k] >= lower[k]:
+                assert MS.margin_draw_decided(trial, upper, deltas, eps, log_base, gumbel, contenders=True)[1][k]
+            checked += 1
+    assert checked > 100 and nones > 0

@@ -195,3 +195,55 @@ def test_screen_bounds_every_subsets_correlations(case):
                 b = np.linalg.solve(G[np.ix_(T, T)] + (lam + mu) * np.eye(T.size), c[T]) if T.size else np.zeros(0)
                 u = np.abs(c[O] - G[np.ix_(O, T)] @ b)
                 assert float(np.max(alpha + beta * moved[row])) >= float(u.max()) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_size_bounds_with_a_need_hold_and_reach_it_where_the_tight_bounds_do(case):
+    """bounds(k, need): still a lower bound on the size's best value (brute force), the same upper end, and
+    at least min(need, the tight lower end): asking less never loses a decision the tight bounds give."""
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    stats, every = oracle(case)
+    p, lam, r, icpt = case[2], case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    reached = missed = 0
+    for A in anchors(case, every):
+        anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+        floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+        full = full_model_bound(src, anchor[offset:], lam, 0.0)
+        for k in range(1, len(A)):
+            tight = AnchorBounds(src, anchor, offset, floor, full).bounds(k)
+            best = float(every[k][1].min())
+            for need in (tight[0] - 1.0, 0.5 * (tight[0] + best), best, best + 0.5, tight[1] + 1.0):
+                low, high = AnchorBounds(src, anchor, offset, floor, full).bounds(k, need)
+                assert high == tight[1]
+                assert low <= best + close(best), (list(A), k, need, low, best)
+                assert low >= min(need, tight[0]) - close(need), (list(A), k, need, low, tight)
+                reached += low >= need - close(need)
+                missed += low < need - close(need)
+    assert reached > 0 and missed > 0
+
+
+def test_sizes_bounded_only_as_far_as_the_draw_needs_release_the_same(monkeypatch):
+    """The model-size stage first asks each size's bounds only for what would take it out of the draw
+    (dpstats.bss.model_size.contender_need); the releases equal those of certifying every size, and the
+    device is used (some size is bounded with a need and decided without its certificate)."""
+    import dpstats
+    from dpstats.bss import size_bounds as SB
+
+    asked = []
+    original = SB.AnchorBounds.bounds
+
+    def recording(self, k, need=None):
+        asked.append(need)
+        return original(self, k, need)
+
+    monkeypatch.setattr(SB.AnchorBounds, "bounds", recording)
+    for seed, eps in ((0, 10.0), (1, 20.0), (2, 50.0)):
+        sim = dpstats.simulate(400, 30, 6, snr=5, random_state=seed)
+        kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=6, bounds=(3, 3), random_state=seed,
+                      max_enumerate=1)
+        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+        assert lazy.release() == dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
+    assert any(need is not None for need in asked)

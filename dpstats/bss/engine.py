@@ -511,7 +511,7 @@ class OuterApproximationEngine:
             self.pool.use_curvature()
         return self._widened(self.pool.lower_bounds(sizes))
 
-    def size_bounds(self, sizes) -> dict:
+    def size_bounds(self, sizes, need=None) -> dict:
         """{k: (lower, upper)} on the certified best value over supports of k candidates, for the
         smaller sizes k in ``sizes``, from this size's certified best support's columns
         (:mod:`dpstats.bss.size_bounds`: its k-subsets scored exactly, what outside columns can add
@@ -519,7 +519,9 @@ class OuterApproximationEngine:
         Gram matrix or above the block search's ``floor_max_columns``.  The lower ends are widened
         by :meth:`_widened`; the upper ends (the best subset's value) are raised by the evaluation
         error (a certified value lies at most its tolerance above the size's best: the caller adds
-        the tolerance)."""
+        the tolerance).  ``need`` (k -> value): the caller only needs to know whether the widened
+        lower end reaches that value (:meth:`AnchorBounds.bounds`; faster, the lower end then at
+        most about that value)."""
         block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
         src = self.source
         if not (self.settings.size_bounds and self._best is not None and self.capabilities.block_search
@@ -532,7 +534,8 @@ class OuterApproximationEngine:
             try:
                 if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
                     self._size_anchor = AnchorBounds.at_anchor(src, anchor, self.offset, block)
-                found = {k: self._size_anchor.bounds(k) for k in sorted({int(k) for k in sizes})
+                raw = {k: self._unwidened(x) for k, x in (need or {}).items()}
+                found = {k: self._size_anchor.bounds(k, raw.get(k)) for k in sorted({int(k) for k in sizes})
                          if 1 <= k < self._size_anchor.m}
             except np.linalg.LinAlgError:
                 # a solve that fails in floating point (collinear columns at a tiny ridge): no bounds,
@@ -551,6 +554,12 @@ class OuterApproximationEngine:
             self.pool.add(anchor)
             self.pool.use_curvature()
         return self._widened(self.pool.block_lower_bounds(anchor, blocks))
+
+    def _unwidened(self, value) -> float:
+        """A raw bound at least this high is still at least ``value`` after :meth:`_widened` (with room
+        to spare: it only sets how much a search needs to prove)."""
+        magnitude = max((abs(c) for c in self.pool.const), default=0.0)
+        return float(value) + self.tau_eval + 1e-6 * (1.0 + abs(float(value)) + magnitude)
 
     def _widened(self, bounds) -> dict:
         """Cut bounds lowered by tau_eval (a certified value may lie that far below its support's R)

@@ -261,7 +261,10 @@ size's best support bounds it (:meth:`~dpstats.bss.engine.OuterApproximationEngi
 and the supports holding other columns are bounded from below (what those columns can add to a
 subset's ridge fit; the model with every column, the left-out ones' removal cost exact).  Where the
 signal is strong the two meet (one more true term left out costs more than any other column wins back)
-and the size is decided without its certificate.  Every size that can still win is bounded so before
+and the size is decided without its certificate.  These bounds are first asked only for what would take
+the size out of the draw (:func:`contender_need`: the lower bound at which it could no longer win, the
+other bounds as they are), which spares most of their work where a size is far from winning, and only
+for a size still in the draw then as tight as they go.  Every size that can still win is bounded so before
 any is certified; then the size that can still win with the widest bounds is certified (a size bounded
 to within its tolerance gains little from its certificate; the smallest on ties).  What is lost is
 curator-only: the sizes left out have NaN values in ``size_table()`` (its ``objective_lower`` and
@@ -1046,16 +1049,20 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 for k, bound in scorer.lower_bounds(missing).items():
                     known_lower[k] = max(known_lower.get(k, -math.inf), bound)
 
-    bounded = set()
+    bounded = {}  # size -> 1: bounded as far as the draw needed at the time, 2: as tightly as it goes
 
-    def bound_size(s):
+    def bound_size(s, need=None):
         # Before certifying size s: what the largest certified size's best support says about it
-        # (OuterApproximationEngine.size_bounds), once per size.  True when it gave bounds.
-        if s in bounded:
+        # (OuterApproximationEngine.size_bounds), once per size and level.  ``need``: the lower bound
+        # that would take s out of the contenders of the draw, all the search has to prove (level 1);
+        # None: as tight as the bounds go (level 2).  True when it gave bounds.
+        level = 1 if need is not None else 2
+        if bounded.get(s, 0) >= level:
             return False
-        bounded.add(s)
+        bounded[s] = level
         larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
-        got = scorers[max(larger)].size_bounds([s]).get(s) if larger else None
+        got = (scorers[max(larger)].size_bounds([s], None if need is None else {s: need}).get(s)
+               if larger else None)
         if got is None:
             return False
         known_lower[s] = max(known_lower.get(s, -math.inf), got[0])
@@ -1093,9 +1100,18 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             open_sizes = [s for s in sizes if s not in found]
             chosen = [s for s in open_sizes if contenders[s - 1]] or open_sizes
             # bounds without a certificate first (where a larger certified size gives them), for every
-            # size that can still win; a certificate only when they all have them and the draw is open
+            # size that can still win: first only as high as would take the size out of the draw, then
+            # as tight as they go; a certificate only when they all have them and the draw is open
             fresh = [s for s in chosen if s not in bounded]
-            if not (fresh and bound_size(fresh[0])):
+            loose = [s for s in chosen if bounded.get(s) == 1]
+            if fresh:
+                s = fresh[0]
+                need = contender_need(s - 1, lower + penalties + extra * size_array,
+                                      upper + penalties + extra * size_array, deltas, nominal, log_base, gumbel)
+                done = bound_size(s, None if need is None else need - penalties[s - 1] - extra * s)
+            else:
+                done = bool(loose) and bound_size(loose[0])
+            if not done:
                 # the size whose bounds are widest (a size bounded to within its tolerance gains
                 # little from its certificate), the smallest on ties
                 width = {s: upper[s - 1] - lower[s - 1] for s in chosen}
@@ -1146,6 +1162,44 @@ def value_bounds(found, taus, s_max, cut_lower=None, known_upper=None):
             hi = known_upper[s] + taus[s]
             upper[s - 1] = min(upper[s - 1], hi + 1e-9 * (1.0 + abs(hi)))
     return lower, upper
+
+
+def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps=60):
+    """The smallest lower bound on entry ``index``'s criterion value (up to a relative 1e-9) that takes it
+    out of the contenders of :func:`margin_draw_decided` with the other bounds as they are, or None when
+    even its upper bound would not (or it is the only one left).
+
+    Raising one size's lower bound only lowers its own high log-weight and raises the others' low ones
+    (the pair margins are differences), so "could still win" is monotone in it: a doubling search, then
+    bisection.  A speed device only: the draw is decided by :func:`margin_draw_decided` on bounds that
+    hold, whatever this returns."""
+    lower = np.array(lower, dtype=np.float64)
+
+    def could_win(x):
+        trial = lower.copy()
+        trial[index] = x
+        return bool(margin_draw_decided(trial, upper, deltas, epsilon, log_base, gumbel, contenders=True)[1][index])
+
+    low, top = float(lower[index]), float(upper[index])
+    if not (math.isfinite(low) and could_win(low)):
+        return None
+    step = 1.0 + abs(low)
+    high = low + step
+    while could_win(min(high, top)):
+        if high >= top or step > 1e15 * (1.0 + abs(low)):
+            return None
+        low, step = high, 2.0 * step
+        high = low + step
+    high = min(high, top)
+    for _ in range(steps):
+        if high - low <= 1e-9 * (1.0 + abs(high)):
+            break
+        middle = 0.5 * (low + high)
+        if could_win(middle):
+            low = middle
+        else:
+            high = middle
+    return high + 1e-9 * (1.0 + abs(high))
 
 
 def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel, contenders=False):

@@ -60,12 +60,13 @@ MAX_ADDED = 8
 _BATCH_ENTRIES = 1 << 21
 
 
-def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0):
+def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, need=None):
     """{k: (lower, upper)} on the best value over supports of k candidate columns, for the k in
     ``sizes`` with 1 <= k < m (module docstring): :meth:`AnchorBounds.bounds` of one
-    :class:`AnchorBounds`."""
+    :class:`AnchorBounds`; ``need`` (k -> value) as there."""
     anchor = AnchorBounds(source, anchor_full, offset, floor, full, mu)
-    return {k: anchor.bounds(k) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
+    need = need or {}
+    return {k: anchor.bounds(k, need.get(k)) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
 
 
 def _subsets(offset, m, t):
@@ -138,23 +139,35 @@ class AnchorBounds:
             self._removal[d] = self.full_model.removal(d)
         return self._removal[d]
 
-    def bounds(self, k):
+    def bounds(self, k, need=None):
         """(lower, upper) on the best value over supports of k < m candidate columns: upper the best
         k-subset's value (inf where there are more than MAX_EXACT_SUPPORTS), lower -inf where nothing
-        could be said; the objective's R, not yet lowered by its evaluation error."""
+        could be said; the objective's R, not yet lowered by its evaluation error.
+
+        ``need``: the caller needs only to know whether the best value reaches ``need`` (the model-size
+        stage's draw is decided for this size once its lower bound does).  The screens then compare
+        with min(need, upper) instead of the best subset's value, which spares most subsets' own
+        correlations where the size is far from winning, and the search stops at the first bound
+        below it; the lower end is a valid bound either way, only weaker (at most ``need``)."""
         m, offset = self.m, self.offset
         if math.comb(m, k) > MAX_EXACT_SUPPORTS:
             return self.tail(m - k), math.inf
         supports = self.full[_subsets(offset, m, k)]
         upper = float(np.min(self.source.values(supports)))
+        goal = upper if need is None else min(upper, float(need))
         lower = upper
         for j in range(1, k + 1):
+            target = min(lower, goal)
             rest = self.tail(m - k + j)  # every support with j or more outside columns
-            if rest >= lower or self.O.size < j:
-                return lower, upper
+            if rest >= target or self.O.size < j:
+                return min(lower, rest) if self.O.size >= j else lower, upper
             if j > MAX_ADDED or math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
                 return min(lower, rest), upper
-            lower = min(lower, self._added_columns_bound(k - j, j, lower))
+            lower = min(lower, self._added_columns_bound(k - j, j, target))
+            if need is not None and lower < goal:
+                # the bound sought is out of reach: stop, the full model's bound covering the supports
+                # with more outside columns
+                return min(lower, self.tail(m - k + j + 1)), upper
         return lower, upper
 
     def _added_columns_bound(self, t, j, target):
