@@ -1101,9 +1101,11 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             chosen = [s for s in open_sizes if contenders[s - 1]] or open_sizes
             # bounds without a certificate first (where a larger certified size gives them), for every
             # size that can still win: first only as high as would take the size out of the draw, then
-            # as tight as they go; a certificate only when they all have them and the draw is open
+            # as tight as they go (also for the sizes already out of it: their lower bounds enter the
+            # leader's margin), the sizes that can still win first; a certificate only when they all
+            # have them and the draw is open
             fresh = [s for s in chosen if s not in bounded]
-            loose = [s for s in chosen if bounded.get(s) == 1]
+            loose = sorted((s for s in open_sizes if bounded.get(s) == 1), key=lambda s: (not contenders[s - 1], s))
             if fresh:
                 s = fresh[0]
                 need = contender_need(s - 1, lower + penalties + extra * size_array,
