@@ -337,6 +337,12 @@ class SelectionMethod:
         ``condition_rows``, ``given_options``, ``public_items``).  Default: refused."""
         raise NotImplementedError(f"method {self.name!r} declares no size settings of its own")
 
+    def size_stage_list_length(self, task) -> int | None:
+        """The length R of the certified top-R list :meth:`run_at_size` reads from ``scorer`` at the released
+        size, when it reads one (the model-size stage may then certify that list from a larger size's
+        best support instead of the released size's own engine); None (the default): it reads none."""
+        return None
+
     def run_at_size(self, task, scorer) -> "MethodOutcome":
         """The second stage of a two-stage ``s="auto"`` (size_mechanism "two_stage" or "margin"): the method
         at the released size ``task.size`` with the rest of the epsilon.  ``scorer`` is the size stage's

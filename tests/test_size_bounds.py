@@ -247,3 +247,60 @@ def test_sizes_bounded_only_as_far_as_the_draw_needs_release_the_same(monkeypatc
         lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
         assert lazy.release() == dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
     assert any(need is not None for need in asked)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_smaller_size_list_is_a_certified_top_list_by_brute_force(case):
+    """OuterApproximationEngine.smaller_size_list(k, R, tau): where it gives a list, its supports are the R
+    best of size k up to the certificate's slack (every support outside it at least v_R - tau_mip, brute force
+    over every support of size k), its values exact, its bound holding; on the strong case it gives one."""
+    stats, every = oracle(case)
+    p, s, lam, r = case[2], case[3], case[6], case[7]
+    eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6)
+    eng.top(1)
+    given = 0
+    for k in range(1, s):
+        sups, vals = every[k]
+        for R in (1, 3, 10, 40):
+            tau = 1e-6 + 2.0 * eng.tau_eval
+            cert = eng.smaller_size_list(k, R, tau)
+            if cert is None:
+                continue
+            given += 1
+            listed = {tuple(sorted(x)) for x in cert.supports}
+            assert len(listed) == R == len(cert.values)
+            assert np.all(np.diff(cert.values) >= 0)
+            exact = {tuple(sorted(int(j) for j in row)): float(v) for row, v in zip(sups.tolist(), vals)}
+            for support, value in zip(cert.supports, cert.values):
+                assert value == pytest.approx(exact[tuple(sorted(support))], rel=1e-9, abs=1e-9)
+            outside = [v for key, v in exact.items() if key not in listed]
+            if outside:
+                assert min(outside) >= cert.lower_bound - close(cert.lower_bound)
+            assert cert.lower_bound >= float(cert.values[-1]) - cert.tolerance - close(float(cert.values[-1]))
+    if case[0] == 1:
+        assert given > 0
+
+
+def test_released_size_list_from_a_larger_size_releases_the_same(monkeypatch):
+    """s='auto' with top_r: the released size's top-R list certified from the larger certified size's best
+    support (no engine of its own) releases what certifying every size releases; the route is used."""
+    import dpstats
+    from dpstats.bss import engine as E
+
+    used = []
+    original = E.OuterApproximationEngine.smaller_size_list
+
+    def recording(self, k, R, tolerance):
+        cert = original(self, k, R, tolerance)
+        used.append(cert is not None)
+        return cert
+
+    monkeypatch.setattr(E.OuterApproximationEngine, "smaller_size_list", recording)
+    for seed, eps in ((0, 20.0), (1, 50.0), (2, 10.0), (3, 30.0)):
+        sim = dpstats.simulate(400, 30, 6, snr=5, random_state=seed)
+        kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=7, bounds=(3, 3), random_state=seed,
+                      max_enumerate=1, R=10)
+        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+        every = dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs)
+        assert lazy.release() == every.release(), (seed, eps)
+    assert any(used)

@@ -15,6 +15,7 @@ from ..method_options import Integer, Real
 from ..methods import SIGNS_FROM_SELECTION_FIT, SelectionMethod
 from .class_weight import CLASS_WEIGHT_OPTIONS, check_class_weight_options, class_weights
 from .engine import OuterApproximationEngine
+from .engine_problem import SmallerSizeList
 from .enumeration import check_enumeration_memory, n_supports
 from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
 from .intercept import INTERCEPT_OPTIONS, check_intercept_options
@@ -279,6 +280,14 @@ def certified_top(task, R, tau, scorer=None):
         exact = scorer if isinstance(scorer, ExactScores) else exact_scores(task, tau, "top_r")
         sups, vals = exact.top(R)
         return sups, vals, {"path": f"exact enumeration of C({p}, {s}) = {n_sup:,} supports", "tau_achieved": 0.0}, exact
+    if isinstance(scorer, SmallerSizeList) and scorer.tau == tau and scorer.size == s and \
+            len(scorer.certificate.supports) == R:
+        cert = scorer.certificate
+        info = {"path": (f"from the certified best support of size {scorer.source_size}: the supports of size {s} "
+                         "inside it or with one other column scored exactly, every other one bounded from below"),
+                "lower_bound_outside_list": cert.lower_bound, "tau_mip": cert.tolerance,
+                "gap_achieved": float(cert.values[-1] - cert.lower_bound)}
+        return cert.supports, np.asarray(cert.values), info, scorer
     reuse = isinstance(scorer, OuterApproximationEngine) and scorer.tau == tau and scorer.s == task.size
     engine = scorer if reuse else make_engine(task, tau, "top_r")
     cert = engine.top(R)

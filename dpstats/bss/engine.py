@@ -522,18 +522,11 @@ class OuterApproximationEngine:
         the tolerance).  ``need`` (k -> value): the caller only needs to know whether the widened
         lower end reaches that value (:meth:`AnchorBounds.bounds`; faster, the lower end then at
         most about that value)."""
-        block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
-        src = self.source
-        if not (self.settings.size_bounds and self._best is not None and self.capabilities.block_search
-                and src.G is not None and src.n_columns <= block.floor_max_columns):
+        if not self._anchor_bounds_apply():
             return {}
-        from .size_bounds import AnchorBounds
-
-        anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
         with self._blas():
             try:
-                if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
-                    self._size_anchor = AnchorBounds.at_anchor(src, anchor, self.offset, block)
+                self._anchor_bounds()
                 raw = {k: self._unwidened(x) for k, x in (need or {}).items()}
                 found = {k: self._size_anchor.bounds(k, raw.get(k)) for k in sorted({int(k) for k in sizes})
                          if 1 <= k < self._size_anchor.m}
@@ -554,6 +547,61 @@ class OuterApproximationEngine:
             self.pool.add(anchor)
             self.pool.use_curvature()
         return self._widened(self.pool.block_lower_bounds(anchor, blocks))
+
+    def _anchor_bounds_apply(self) -> bool:
+        """Whether :mod:`dpstats.bss.size_bounds` serves this engine (setting ``size_bounds``, the best
+        support certified, the Gram matrix, at most the block search's ``floor_max_columns``)."""
+        block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
+        src = self.source
+        return bool(self.settings.size_bounds and self._best is not None and self.capabilities.block_search
+                    and src.G is not None and src.n_columns <= block.floor_max_columns)
+
+    def _anchor_bounds(self):
+        """The :class:`~dpstats.bss.size_bounds.AnchorBounds` of the certified best support, built once."""
+        from .size_bounds import AnchorBounds
+
+        anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
+        if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
+            block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
+            self._size_anchor = AnchorBounds.at_anchor(self.source, anchor, self.offset, block)
+        return self._size_anchor
+
+    def smaller_size_list(self, k, R, tolerance) -> TopCertificate | None:
+        """The certified top-R list of the smaller size k from this engine's certified best support A,
+        within ``tolerance`` (tau of size k: tau_mip = tau - 2 tau_eval), or None where it does not follow.
+
+        The k-subsets of A are scored exactly (:meth:`AnchorBounds.top_list`; where they are fewer than R or
+        the bound below falls short, with every support holding one column outside A as well); the ones
+        outside the R best lie at or above the R-th value, and every support with more columns outside A
+        is bounded from below as the model-size stage's bounds are (:meth:`AnchorBounds.outside_bound`).  When that bound,
+        widened by the evaluation error, reaches v_R - tau_mip, the list meets the certificate of a top-R
+        query (module docstring, "Solver slack and epsilon"): every support outside it has R >= v_R -
+        tau_mip and its values are exact up to tau_eval.  Where the signal is strong the best supports of
+        a size below the true one leave out true terms and keep no other column, so this replaces a
+        certificate of an undersized problem (the engine's hardest) by a few thousand evaluations."""
+        if not self._anchor_bounds_apply():
+            return None
+        tau_mip = float(tolerance) - 2.0 * self.tau_eval
+        if not tau_mip > 0:
+            return None
+        k, R = int(k), int(R)
+        with self._blas():
+            for added in (0, 1):  # the subsets of A alone, then with one column from outside as well
+                try:
+                    anchor = self._anchor_bounds()
+                    got = anchor.top_list(k, R, added)
+                    if got is None:
+                        continue
+                    rows, values, following = got
+                    need = float(values[-1]) - tau_mip
+                    low = self._widened({k: anchor.outside_bound(k, self._unwidened(need), added)})[k]
+                except np.linalg.LinAlgError:  # a solve that fails in floating point: the engine certifies instead
+                    return None
+                bound = min(low, following - self.tau_eval)
+                if bound >= need:
+                    supports = [tuple(int(j) - self.offset for j in row[self.offset:]) for row in rows]
+                    return TopCertificate(supports, np.asarray(values, dtype=np.float64), bound, tau_mip, 0)
+        return None
 
     def _unwidened(self, value) -> float:
         """A raw bound at least this high is still at least ``value`` after :meth:`_widened` (with room

@@ -101,6 +101,19 @@ class TopCertificate:
 
 
 @dataclass
+class SmallerSizeList:
+    """A top-R list of one size certified without an engine of its own, from a larger size's certified
+    best support (:meth:`~dpstats.bss.engine.OuterApproximationEngine.smaller_size_list`): the scorer the
+    model-size stage hands to top_r's second stage.  ``size`` and ``tau`` are the task's; ``source_size``
+    the larger size whose engine certified it."""
+
+    size: int
+    tau: float
+    certificate: TopCertificate
+    source_size: int
+
+
+@dataclass
 class EngineStats:
     milp_solves: int = 0
     cuts: int = 0

@@ -1004,7 +1004,7 @@ def run_auto(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint")
 
 
 def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="criterion", scale_epsilon=0.0,
-               draw=None, certify="all"):
+               draw=None, certify="all", list_R=None):
     """The size stage of ``two_stage`` (``score="criterion"``) or ``margin`` (``score="margin"``): (sizes,
     losses v(s) + pen(s), the sampled scores and their sensitivity, best supports, log-weights, nominal
     epsilon, parts, kappa, scorers, taus, the residual scale) (module docstring, "Two stages" and "Margin size
@@ -1015,9 +1015,14 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     ``draw`` (the call's :class:`~dpstats.privacy.randomness.RandomSource`; margin score, finite epsilon): the
     size is drawn here by the Gumbel-max form of the exponential mechanism, ``index`` in the result; with
     ``certify="needed"`` a size is certified only while its score's bounds could still win that draw (module
-    docstring, "Sizes certified as needed"), and the sizes left out have NaN values and no support."""
+    docstring, "Sizes certified as needed"), and the sizes left out have NaN values and no support.
+
+    ``list_R``: the length of the certified list the second stage reads at the released size (top_r); with
+    sizes certified as needed, a larger certified size's best support may then certify a size's list, and so
+    its best value, without that size's own engine (module docstring, "Sizes certified as needed")."""
     from .certified import certified_top
     from .engine import OuterApproximationEngine
+    from .engine_problem import SmallerSizeList
 
     p = len(task.terms)
     n = task.n_input if task.n_input is not None else task.stats.n
@@ -1040,7 +1045,10 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     known_lower, known_upper = {}, {}
 
     def certify_size(s):
-        if s not in found:
+        # where the second stage reads a list, a larger certified size's best support may certify this size's
+        # list (and so its best value) without an engine of its own: undersized problems are the engine's
+        # hardest, and their best supports mostly lie inside the larger size's
+        if s not in found and not (lazy and list_R is not None and listed_from_larger(s, list_R)):
             sups, vals, _, scorer = certified_top(dataclasses.replace(task, size=s), 1, taus[s])
             found[s] = (float(vals[0]), tuple(int(j) for j in sups[0]))
             scorers[s] = scorer
@@ -1067,6 +1075,19 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             return False
         known_lower[s] = max(known_lower.get(s, -math.inf), got[0])
         known_upper[s] = min(known_upper.get(s, math.inf), got[1])
+        return True
+
+    def listed_from_larger(s, R):
+        # the top-R list of size s certified from the largest certified size's best support
+        # (OuterApproximationEngine.smaller_size_list); True when it was
+        if s in found or taus[s] <= 0.0:
+            return False
+        larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
+        cert = scorers[max(larger)].smaller_size_list(s, R, taus[s]) if larger else None
+        if cert is None:
+            return False
+        found[s] = (float(cert.values[0]), tuple(int(j) for j in cert.supports[0]))
+        scorers[s] = SmallerSizeList(s, taus[s], cert, max(larger))
         return True
 
     bought = scale_epsilon > 0.0
@@ -1101,18 +1122,21 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             chosen = [s for s in open_sizes if contenders[s - 1]] or open_sizes
             # bounds without a certificate first (where a larger certified size gives them), for every
             # size that can still win: first only as high as would take the size out of the draw, then
-            # as tight as they go (also for the sizes already out of it: their lower bounds enter the
-            # leader's margin), the sizes that can still win first; a certificate only when they all
-            # have them and the draw is open
+            # as tight as they go; then, for a size already out of the draw, as tight as they go where its
+            # lower bound sets the leader's margin; a certificate only when none of these is left
             fresh = [s for s in chosen if s not in bounded]
-            loose = sorted((s for s in open_sizes if bounded.get(s) == 1), key=lambda s: (not contenders[s - 1], s))
+            loose = [s for s in chosen if bounded.get(s) == 1]
+            criterion_lower = lower + penalties + extra * size_array
+            criterion_upper = upper + penalties + extra * size_array
             if fresh:
                 s = fresh[0]
-                need = contender_need(s - 1, lower + penalties + extra * size_array,
-                                      upper + penalties + extra * size_array, deltas, nominal, log_base, gumbel)
+                need = contender_need(s - 1, criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
                 done = bound_size(s, None if need is None else need - penalties[s - 1] - extra * s)
+            elif loose:
+                done = bound_size(loose[0])
             else:
-                done = bool(loose) and bound_size(loose[0])
+                s = leader_binding(criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel) + 1
+                done = bounded.get(s, 0) < 2 and s not in found and bound_size(s)
             if not done:
                 # the size whose bounds are widest (a size bounded to within its tolerance gains
                 # little from its certificate), the smallest on ties
@@ -1204,6 +1228,31 @@ def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps
     return high + 1e-9 * (1.0 + abs(high))
 
 
+def _margin_draw_bounds(lower, upper, deltas, epsilon, log_base, gumbel):
+    """(low, high, low_pair): each size's log-weight plus Gumbel at the worst and the best of its bounds, and
+    the lower bounds of the pair margins (row s, column s') that set ``low``."""
+    from ..mechanisms.exponential import exponential_log_weights
+
+    d = np.asarray(deltas, dtype=np.float64)[1:lower.size + 1]
+    denominator = d[:, None] + d[None, :]
+    with np.errstate(invalid="ignore"):
+        low_pair = (lower[None, :] - upper[:, None]) / denominator  # row s, column s'
+        high_pair = (upper[None, :] - lower[:, None]) / denominator
+    np.fill_diagonal(low_pair, np.inf)
+    np.fill_diagonal(high_pair, np.inf)
+    low = exponential_log_weights(-low_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
+    high = exponential_log_weights(-high_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
+    return low, high, low_pair
+
+
+def leader_binding(lower, upper, deltas, epsilon, log_base, gumbel):
+    """The index whose lower bound sets the leader's worst margin in :func:`margin_draw_decided` (the leader:
+    the largest worst log-weight).  Only a higher lower bound there can raise the leader's; the other
+    sizes' lower bounds lower their own best log-weights only."""
+    low, _, low_pair = _margin_draw_bounds(lower, upper, deltas, epsilon, log_base, gumbel)
+    return int(np.argmin(low_pair[int(np.argmax(low))]))
+
+
 def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel, contenders=False):
     """The index of argmax_s (log w(s) + G(s)) of the margin stage when the criterion values' bounds
     ``lower`` <= L(s) + lambda s <= ``upper`` decide it for the drawn Gumbels ``gumbel``, else None.
@@ -1221,15 +1270,7 @@ def margin_draw_decided(lower, upper, deltas, epsilon, log_base, gumbel, contend
         logw = exponential_log_weights(-margin_scores(lower, deltas), epsilon, 1.0, log_base)
         index = int(np.argmax(logw + gumbel))
         return (index, np.arange(lower.size) == index) if contenders else index
-    d = np.asarray(deltas, dtype=np.float64)[1:lower.size + 1]
-    denominator = d[:, None] + d[None, :]
-    with np.errstate(invalid="ignore"):
-        low_pair = (lower[None, :] - upper[:, None]) / denominator  # row s, column s'
-        high_pair = (upper[None, :] - lower[:, None]) / denominator
-    np.fill_diagonal(low_pair, np.inf)
-    np.fill_diagonal(high_pair, np.inf)
-    low = exponential_log_weights(-low_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
-    high = exponential_log_weights(-high_pair.min(axis=1), epsilon, 1.0, log_base) + gumbel
+    low, high, _ = _margin_draw_bounds(lower, upper, deltas, epsilon, log_base, gumbel)
     winner = int(np.argmax(low))
     others = np.delete(high, winner)
     index = winner if np.all(others < low[winner]) else None
@@ -1257,7 +1298,8 @@ def run_two_stage(meth, task, s_max, criterion, noise_sd, kappa, share, score="c
     eps = task.epsilon if math.isinf(task.epsilon) else task.epsilon - eps_scale
     eps1, eps2 = (eps, eps) if math.isinf(eps) else (share * eps, eps - share * eps)
     stage = size_stage(meth, task, s_max, criterion, noise_sd, kappa, eps1, score, eps_scale,
-                       draw=task.rng if score == "margin" else None, certify=certify)
+                       draw=task.rng if score == "margin" else None, certify=certify,
+                       list_R=meth.size_stage_list_length(task))
     index = stage["index"]
     if index is None:  # the criterion score, or epsilon = inf (the argmax)
         index = sample_exponential(stage["sampled"], stage["nominal"], stage["sensitivity"], task.rng,

@@ -155,20 +155,58 @@ class AnchorBounds:
         supports = self.full[_subsets(offset, m, k)]
         upper = float(np.min(self.source.values(supports)))
         goal = upper if need is None else min(upper, float(need))
-        lower = upper
-        for j in range(1, k + 1):
+        return self._outside(k, upper, goal, need is not None), upper
+
+    def top_list(self, k, R, added=0):
+        """(the R best supports of k candidates holding at most ``added`` (0 or 1) columns outside the anchor,
+        as full column rows ascending by value and then lexicographically, their values, the next such
+        support's value or inf), or None where there are fewer than R or more than MAX_EXACT_SUPPORTS of them.
+        With :meth:`outside_bound` from ``added`` + 1 outside columns at or above the R-th value (less the
+        caller's tolerance) they are the size's top-R list."""
+        m, offset = self.m, self.offset
+        if not 1 <= k < m or added not in (0, 1):
+            return None
+        count = math.comb(m, k) + (math.comb(m, k - 1) * self.O.size if added else 0)
+        if not R <= count <= MAX_EXACT_SUPPORTS:
+            return None
+        rows = [self.full[_subsets(offset, m, k)]]
+        if added:
+            kept = self.full[_subsets(offset, m, k - 1)]
+            rows.append(np.hstack([np.repeat(kept, self.O.size, axis=0),
+                                   np.tile(self.O, kept.shape[0])[:, None]]))
+        supports = np.sort(np.vstack(rows), axis=1)
+        values = np.asarray(self.source.values(supports), dtype=np.float64)
+        order = np.lexsort(tuple(supports[:, c] for c in reversed(range(supports.shape[1]))) + (values,))
+        following = float(values[order[R]]) if count > R else math.inf
+        return supports[order[:R]], values[order[:R]], following
+
+    def outside_bound(self, k, need, added=0):
+        """A lower bound on R over every support of k candidates holding more than ``added`` columns outside
+        the anchor, the search stopped once it falls below ``need`` (then it says only that) or reaches it
+        (module docstring, the cases j >= 1)."""
+        return self._outside(k, math.inf, float(need), True, first=added + 1)
+
+    def _outside(self, k, lower, goal, stop_short, first=1):
+        """min(``lower``, a lower bound over the supports of k candidates with j >= ``first`` outside
+        columns): LB_first, LB_first+1, ... each screened against min(lower, ``goal``), until the full
+        model's bound on the supports with more outside columns reaches that; ``stop_short``: stop at the
+        first value below ``goal`` (the full model's bound then covers the rest)."""
+        m = self.m
+        if first > k:
+            return lower
+        for j in range(first, k + 1):
             target = min(lower, goal)
+            if self.O.size < j:
+                return lower
             rest = self.tail(m - k + j)  # every support with j or more outside columns
-            if rest >= target or self.O.size < j:
-                return min(lower, rest) if self.O.size >= j else lower, upper
+            if rest >= target:
+                return min(lower, rest)
             if j > MAX_ADDED or math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
-                return min(lower, rest), upper
+                return min(lower, rest)
             lower = min(lower, self._added_columns_bound(k - j, j, target))
-            if need is not None and lower < goal:
-                # the bound sought is out of reach: stop, the full model's bound covering the supports
-                # with more outside columns
-                return min(lower, self.tail(m - k + j + 1)), upper
-        return lower, upper
+            if stop_short and lower < goal:
+                return min(lower, self.tail(m - k + j + 1))
+        return lower
 
     def _added_columns_bound(self, t, j, target):
         """min(target, min over the t-subsets T of the anchor's movable columns (the forced ones

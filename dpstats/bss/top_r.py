@@ -430,6 +430,9 @@ class TopRMethod(CertifiedMethod):
         # the top-R list's exact probabilities; with max_tries they ignore the retry cap's fallback
         return None if options.get("max_tries") is not None else listed_probability(curator, truth)
 
+    def size_stage_list_length(self, task):
+        return int(task.R)
+
     def run_at_size(self, task, scorer):
         # the size stage's certificates of the released size (same data and tau) are reused
         return run(task, scorer)
