@@ -264,9 +264,18 @@ signal is strong the two meet (one more true term left out costs more than any o
 and the size is decided without its certificate.  These bounds are first asked only for what would take
 the size out of the draw (:func:`contender_need`: the lower bound at which it could no longer win, the
 other bounds as they are), which spares most of their work where a size is far from winning, and only
-for a size still in the draw then as tight as they go.  Every size that can still win is bounded so before
-any is certified; then the size that can still win with the widest bounds is certified (a size bounded
-to within its tolerance gains little from its certificate; the smallest on ties).  What is lost is
+for a size still in the draw then as tight as they go, and for a size out of it only where its lower bound
+sets the leader's worst margin (:func:`leader_binding`), the one place where it still matters.  Every size
+that can still win is bounded so before any is certified; then the size that can still win with the
+widest bounds is certified (a size bounded to within its tolerance gains little from its certificate;
+the smallest on ties).  With top_r, a size certified after a larger one (the released size included)
+first tries the larger size's best support A for its whole top-R list
+(:meth:`~dpstats.bss.engine.OuterApproximationEngine.smaller_size_list`): its subsets of A, and where
+those are too few or fall short its supports with one column outside A, are scored exactly, every other
+support is bounded from below as above, and where that bound reaches the R-th value less the size's
+tau_mip the list meets the certificate of a top-R query (:mod:`dpstats.bss.engine`, "Solver slack and
+epsilon"), so its law is the one the size's own engine would certify.  Where the signal is strong the
+best supports of an undersized problem lie inside A, which is where the engine is slowest.  What is lost is
 curator-only: the sizes left out have NaN values in ``size_table()`` (its ``objective_lower`` and
 ``objective_upper`` give what the bounds say of them), the size stage's exact law is
 unknown (the recovery rows say "not checkable"), and the criterion's choice is reported only when the

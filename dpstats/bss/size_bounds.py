@@ -37,6 +37,12 @@ already exceeds E0 (one more true term left out costs more than an outside colum
 the lower bound meets the upper one: the size's value is then known to within the engine's
 tolerance without its own certificate.
 
+Lists.  The same argument certifies a smaller size's top-R list (:meth:`AnchorBounds.top_list`,
+:meth:`AnchorBounds.outside_bound`, used by :meth:`~dpstats.bss.engine.OuterApproximationEngine.
+smaller_size_list`): score every support with at most J outside columns (J = 0, or 1 where the k-subsets of
+A are fewer than R or do not suffice), keep the R best, and bound the supports with J + 1 or more outside
+columns as above (the search stops once its bound falls below the R-th value less the tolerance).
+
 Rounding.  Each ridge fit comes from a solve with residual rho: its value is lowered by |rho|^2 /
 lam, each u_b widened by |G_bT| |rho| / lam, each Sch_bb lowered by |G_Tb| times its solve's
 residual over lam and never taken below max(lam, f); every quantity further by 64 t u times its
