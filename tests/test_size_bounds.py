@@ -204,7 +204,7 @@ def test_size_bounds_with_a_need_hold_and_reach_it_where_the_tight_bounds_do(cas
     from dpstats.bss.size_bounds import AnchorBounds
 
     stats, every = oracle(case)
-    p, lam, r, icpt = case[2], case[6], case[7], case[8]
+    lam, r, icpt = case[6], case[7], case[8]
     offset = 1 if icpt else 0
     src = GramSource(stats, lam, r)
     reached = missed = 0
@@ -255,7 +255,7 @@ def test_smaller_size_list_is_a_certified_top_list_by_brute_force(case):
     best of size k up to the certificate's slack (every support outside it at least v_R - tau_mip, brute force
     over every support of size k), its values exact, its bound holding; on the strong case it gives one."""
     stats, every = oracle(case)
-    p, s, lam, r = case[2], case[3], case[6], case[7]
+    s, lam, r = case[3], case[6], case[7]
     eng = OuterApproximationEngine.from_stats(stats, s, lam, r, 1e-6)
     eng.top(1)
     given = 0
