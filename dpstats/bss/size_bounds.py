@@ -120,6 +120,7 @@ class AnchorBounds:
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
         self._lines = None  # the screen's (alpha_b, beta_b) not dominated by another column's
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
+        self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
 
     @classmethod
     def at_anchor(cls, source, anchor_full, offset, settings):
@@ -238,12 +239,17 @@ class AnchorBounds:
         bound = np.where(np.isfinite(bound), bound, -math.inf)
         return min(target, float(bound.min(initial=math.inf)))
 
+    def _subsets_of(self, t):
+        if t not in self._rows_of:
+            self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)  # positions: half the memory
+        return self._rows_of[t]
+
     def _kept(self, t, key, rows, width, compute):
         # per t-subset results kept across sizes: compute(T) for the rows not yet known
         store = self._exact_of.setdefault((t, key), np.full((math.comb(self.m, t), width), np.nan))
         todo = rows[np.isnan(store[rows, 0])]
         if todo.size:
-            T_all = _subsets(self.offset, self.m, t)
+            T_all = self._subsets_of(t)
             per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
             for start in range(0, todo.size, per):
                 chunk = todo[start:start + per]
@@ -255,7 +261,7 @@ class AnchorBounds:
         keep = min(MAX_ADDED, self.O.size)
 
         def compute(T):
-            sq = self._fits(T)[1] ** 2
+            sq = self._correlations(T) ** 2
             if keep < sq.shape[1]:
                 sq = np.partition(sq, sq.shape[1] - keep, axis=1)[:, sq.shape[1] - keep:]
             return -np.sort(-sq, axis=1)
@@ -266,7 +272,7 @@ class AnchorBounds:
         """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
         for ``rows``."""
         return self._kept(t, "gain", rows, 1,
-                          lambda T: np.max(self._fits(T)[1] ** 2 / self._schur_diagonal(T), axis=1))[:, 0]
+                          lambda T: np.max(self._correlations(T) ** 2 / self._schur_diagonal(T), axis=1))[:, 0]
 
     def _screen_lines(self):
         """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
@@ -290,38 +296,26 @@ class AnchorBounds:
         """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros) for every
         t-subset T of the anchor's movable columns (the forced ones added), kept per t."""
         if t not in self._fits_of:
-            T_all = _subsets(self.offset, self.m, t)
+            T_all = self._subsets_of(t)
             every = np.arange(self.full.size)[None, :]
             (b_A,), (res_A,) = self._coefficients(every)
             value, moved = np.empty(T_all.shape[0]), np.empty(T_all.shape[0])
             per = max(1, _BATCH_ENTRIES // max(1, self.full.size))
             for start in range(0, T_all.shape[0], per):
                 rows = slice(start, start + per)
-                T = T_all[rows]
-                value[rows] = self._values(T)
-                B, res = self._coefficients(T)
+                value[rows], B, res = self._values_and_coefficients(T_all[rows])
                 moved[rows] = (np.linalg.norm(B - b_A[None, :], axis=1) + (res + res_A) / self.lam) * (1.0 + 64 * _U)
             self._fits_of[t] = (value, moved)
         return self._fits_of[t]
 
-    def _coefficients(self, T):
-        """(the ridge fits b_T at lam, padded by zeros to the anchor's columns, (N, offset + m); their
-        solves' residual norms |c_T - K_T b_T|) for the rows T (positions in the anchor)."""
-        N, width = T.shape
+    def _values_and_coefficients(self, T):
+        """(lower bounds on R_lam(T) - mu r^2; the ridge fits b_T at lam, padded by zeros to the anchor's
+        columns, (N, offset + m); their solves' residual norms |c_T - K_T b_T|) for the rows T (positions in
+        the anchor), from one solve per row."""
+        N, width, lam = T.shape[0], T.shape[1], self.lam
         B = np.zeros((N, self.full.size))
         if width == 0:
-            return B, np.zeros(N)
-        K = self.G_AA[T[:, :, None], T[:, None, :]] + self.lam * np.eye(width)
-        cT = self.c_A[T]
-        b = np.linalg.solve(K, cT[..., None])[..., 0]
-        np.put_along_axis(B, T, b, axis=1)
-        return B, np.linalg.norm(cT - np.einsum("nij,nj->ni", K, b), axis=1)
-
-    def _values(self, T):
-        """Lower bounds on R_lam(T) - mu r^2 for the rows T (positions in the anchor)."""
-        N, width, lam = T.shape[0], T.shape[1], self.lam
-        if width == 0:
-            return np.full(N, self.yy - self.shift)
+            return np.full(N, self.yy - self.shift), B, np.zeros(N)
         K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
         cT = self.c_A[T]
         b = np.linalg.solve(K, cT[..., None])[..., 0]
@@ -330,20 +324,25 @@ class AnchorBounds:
         cb = np.einsum("ni,ni->n", cT, b)
         bKb = np.einsum("ni,ni->n", b, Kb)
         mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
-        return self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift
+        np.put_along_axis(B, T, b, axis=1)
+        return self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift, B, res
 
-    def _fits(self, T):
-        """(lower bounds on R_lam(T) - mu r^2, upper bounds on |u| over the outside columns) for the rows
-        T (positions in the anchor), by one product with G_OA."""
+    def _coefficients(self, T):
+        """(the ridge fits b_T, their solves' residual norms) of :meth:`_values_and_coefficients`."""
+        return self._values_and_coefficients(T)[1:]
+
+    def _correlations(self, T):
+        """Upper bounds on |u| over the outside columns for the rows T (positions in the anchor), by one
+        product with G_OA."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
         if width == 0:
-            return self._values(T), np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
+            return np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
         B, res = self._coefficients(T)
         u = np.abs(self.c_O[None, :] - B @ self.G_OA.T)  # |c_b - G_bT b_T|
         # |G_bT| |b^ - b*| <= |G_bA| |rho| / lam; rounding: 64 t u (|c_b| + max|b| sum_a |G_ba|)
         u += np.outer(res / lam, self.row_norm)
         u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(B).max(axis=1), self.row_abs))
-        return self._values(T), u
+        return u
 
     def _schur_diagonal(self, T):
         """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
