@@ -566,7 +566,7 @@ class OuterApproximationEngine:
             self._size_anchor = AnchorBounds.at_anchor(self.source, anchor, self.offset, block)
         return self._size_anchor
 
-    def smaller_size_list(self, k, R, tolerance, most_added=1) -> TopCertificate | None:
+    def smaller_size_list(self, k, R, tolerance) -> TopCertificate | None:
         """The certified top-R list of the smaller size k from this engine's certified best support A,
         within ``tolerance`` (tau of size k: tau_mip = tau - 2 tau_eval), or None where it does not follow.
 
@@ -578,8 +578,7 @@ class OuterApproximationEngine:
         query (module docstring, "Solver slack and epsilon"): every support outside it has R >= v_R -
         tau_mip and its values are exact up to tau_eval.  Where the signal is strong the best supports of
         a size below the true one leave out true terms and keep no other column, so this replaces a
-        certificate of an undersized problem (the engine's hardest) by a few thousand evaluations.
-        ``most_added`` 0: the subsets of A alone (the cheap attempt)."""
+        certificate of an undersized problem (the engine's hardest) by a few thousand evaluations."""
         if not self._anchor_bounds_apply():
             return None
         tau_mip = float(tolerance) - 2.0 * self.tau_eval
@@ -587,7 +586,7 @@ class OuterApproximationEngine:
             return None
         k, R = int(k), int(R)
         with self._blas():
-            for added in range(min(int(most_added), 1) + 1):  # A's subsets, then with one other column too
+            for added in (0, 1):  # the subsets of A alone, then with one column from outside as well
                 try:
                     anchor = self._anchor_bounds()
                     got = anchor.top_list(k, R, added)

@@ -1086,13 +1086,13 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         known_upper[s] = min(known_upper.get(s, math.inf), got[1])
         return True
 
-    def listed_from_larger(s, R, most_added=1):
+    def listed_from_larger(s, R):
         # the top-R list of size s certified from the largest certified size's best support
         # (OuterApproximationEngine.smaller_size_list); True when it was
         if s in found or taus[s] <= 0.0:
             return False
         larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
-        cert = scorers[max(larger)].smaller_size_list(s, R, taus[s], most_added) if larger else None
+        cert = scorers[max(larger)].smaller_size_list(s, R, taus[s]) if larger else None
         if cert is None:
             return False
         found[s] = (float(cert.values[0]), tuple(int(j) for j in cert.supports[0]))
@@ -1140,12 +1140,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             if fresh:
                 s = fresh[0]
                 need = contender_need(s - 1, criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
-                # a size no bound can take out of the draw (the leader, mostly) needs its value: its list from
-                # a larger size's best support gives it at once where that certifies it (top_r)
-                done = ((need is None and list_R is not None and listed_from_larger(s, list_R, 0))
-                        or bound_size(s, None if need is None else need - penalties[s - 1] - extra * s))
-            elif loose:  # its list first where a larger size's best support certifies it (top_r), as above
-                done = (list_R is not None and listed_from_larger(loose[0], list_R, 0)) or bound_size(loose[0])
+                done = bound_size(s, None if need is None else need - penalties[s - 1] - extra * s)
+            elif loose:
+                done = bound_size(loose[0])
             else:
                 s = leader_binding(criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel) + 1
                 done = bounded.get(s, 0) < 2 and s not in found and bound_size(s)

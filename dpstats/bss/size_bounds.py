@@ -161,10 +161,7 @@ class AnchorBounds:
             return self.tail(m - k), math.inf
         supports = self.full[_subsets(offset, m, k)]
         upper = float(np.min(self.source.values(supports)))
-        if need is not None and float(need) > upper:
-            # out of reach: the best value lies below what was needed; the full model's bound alone
-            return min(upper, self.tail(m - k)), upper
-        goal = upper if need is None else float(need)
+        goal = upper if need is None else min(upper, float(need))
         return self._outside(k, upper, goal, need is not None), upper
 
     def top_list(self, k, R, added=0):
