@@ -15,9 +15,10 @@ Each call has ``--time-limit`` seconds (dp_select's own ``time_limit``); a call 
 ``--public``: instead, simulated designs of ``bench_public.py`` (``dpstats.simulate(n, p, s, rho, snr,
 random_state=1)``, bounds (1, 1), radius 1.1 as there; epsilon ``--epsilon``, 1 as there, or a comma-separated
 list), the fixed s = s_max = s call (R = 100) against ``s="auto"`` with that s_max, the released size and the
-sizes certified.
+sizes certified; ``--designs`` replaces the designs.
 
 Run:  python benchmarks/bench_auto_size_cost.py [--terms 13] [--s-max 10] [--time-limit 900] [--public] [--no-per-size]
+      [--epsilon 1,10,20] [--designs "2000,500,20,0.1,5"]
 """
 from __future__ import annotations
 
@@ -51,13 +52,13 @@ PUBLIC_DESIGNS = [(1000, 250, 7, 0.1, 5.0), (1000, 250, 10, 0.1, 5.0), (1000, 25
                   (2000, 500, 15, 0.1, 5.0)]
 
 
-def public_designs(limit, epsilons):
+def public_designs(limit, epsilons, designs=None):
     for epsilon in epsilons:
-        public_designs_at(limit, epsilon)
+        public_designs_at(limit, epsilon, designs or PUBLIC_DESIGNS)
 
 
-def public_designs_at(limit, epsilon):
-    for n, p, s, rho, snr in PUBLIC_DESIGNS:
+def public_designs_at(limit, epsilon, designs):
+    for n, p, s, rho, snr in designs:
         frame = dpstats.simulate(n, p, s, rho=rho, snr=snr, random_state=1).data
         times = {}
         for label, kwargs in (("fixed", dict(s=s)), ("auto", dict(s="auto", s_max=s))):
@@ -86,9 +87,16 @@ def main():
     ap.add_argument("--public", action="store_true")
     ap.add_argument("--no-per-size", action="store_true", help="only the fixed call and s='auto'")
     ap.add_argument("--epsilon", default="1", help="with --public (bench_public's is 1); a comma-separated list")
+    ap.add_argument("--designs", default=None,
+                    help="with --public: 'n,p,s,rho,snr;...' instead of bench_public's designs "
+                         "(e.g. '2000,500,20,0.1,5' for twenty terms)")
     args = ap.parse_args()
     if args.public:
-        public_designs(args.time_limit, [float(e) for e in args.epsilon.split(',')])
+        designs = None
+        if args.designs:
+            designs = [tuple(int(x) if i < 3 else float(x) for i, x in enumerate(d.split(",")))
+                       for d in args.designs.split(";")]
+        public_designs(args.time_limit, [float(e) for e in args.epsilon.split(',')], designs)
         return
     case = CASES["college"]
     frame = case.frame()
