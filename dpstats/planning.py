@@ -120,8 +120,10 @@ from ._lazy import lazy_module
 from .display import MissingPlotDependencyError, _pyplot  # noqa: F401  (re-exported)
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import Boolean, Custom, Integer, Later, Real, is_integer, validate_arguments
-from .plan_search import DEFAULT_PRECISION, RequiredSearch, answer_lines
-from .simulate import response_sd, snr_of_r2
+from .plan_search import DEFAULT_PRECISION, RequiredSearch
+from .plan_text import PlanText
+from .plan_units import DEFAULT_SPREAD, auto_design, spread_bounds
+from .simulate import snr_of_r2
 
 stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
@@ -132,12 +134,6 @@ _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_act
 _DESIGN_KEYS = ("rho", "r2", "snr", "spread", "spread_y", "family", "link")
 #: The design a plan assumes where the user states nothing (no data: these are assumptions).
 _DESIGN_DEFAULTS = {"rho": 0.1, "snr": 5.0}
-#: ``spread`` when neither ``design["spread"]`` nor ``bounds=`` is given, for a method with
-#: ranges.  A stated public rule, not a fit to any data: ranges of +-4 standard deviations
-#: clip 2 Phi(-4) = 0.006 % of a normal variable, so the default does not clip the simulated
-#: design (the former default bounds (1, 1) clipped 32 % of every simulated term).  Real
-#: codebook ranges are often wider still; state ``spread`` when you know it.
-DEFAULT_SPREAD = 4.0
 _COLUMNS = ["n", "epsilon", "probability", "lower", "upper", "power", "fdr", "exact_share", "reps", "computed"]
 
 
@@ -193,34 +189,8 @@ def _check_design(design):
     return out
 
 
-#: The planned call's response (:func:`planned_response`): "continuous" (family gaussian, squared loss),
-#: "binary" (the hinge loss: two levels coded -1 / +1 by the loss, no range) or "0/1" (family binomial
-#: with the squared loss: a linear probability model, the 0/1 response mapped by its range).
-RESPONSES = ("continuous", "binary", "0/1")
-#: The standard deviation of the simulated 0/1 response: P(y = 1) = 1/2 (a symmetric score), so sd 1/2.
-ZERO_ONE_SD = 0.5
-#: A 0/1 response's default ``spread_y``: its natural public range (0, 1) is its centre +-1 standard deviation.
-ZERO_ONE_SPREAD = 1.0
-
-
-def spread_bounds(p, s, rho, snr, spread, spread_y=None, response="continuous"):
-    """The simulated bounds (b_x, b_y) for public ranges of +-``spread`` standard deviations of each
-    term and +-``spread_y`` (default ``spread``) of the response: the simulated terms have standard
-    deviation 1, the response :func:`dpstats.simulate.response_sd` (the rule :func:`dpstats.compare`
-    uses too).  ``response`` (:data:`RESPONSES`): a "binary" response (the hinge loss) needs no
-    range (``dp_select`` does not clip it; b_y = 1 is not used); a "0/1" response (family binomial,
-    squared loss) has standard deviation 1/2 and, by default, its natural range (0, 1), spread_y = 1
-    (the plan simulates it centred, y - 1/2: :meth:`Plan._simulate`)."""
-    if response == "binary":
-        return (float(spread), 1.0)
-    if response == "0/1":
-        return (float(spread), float(ZERO_ONE_SPREAD if spread_y is None else spread_y) * ZERO_ONE_SD)
-    spread_y = spread if spread_y is None else spread_y
-    return (float(spread), float(spread_y) * response_sd(p, s, rho, snr))
-
-
 def planned_response(meth, options) -> str:
-    """The planned call's response kind (:data:`RESPONSES`), from public inputs: the method's loss
+    """The planned call's response kind (:data:`dpstats.plan_units.RESPONSES`), from public inputs: the method's loss
     (``meth.response_type``, "binary" for the hinge loss) given its ``loss`` option as planned (an
     unknown value counts as the default; ``dp_select`` refuses it in the planned calls).  Call
     :func:`check_family` for the design's family."""
@@ -547,18 +517,6 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
                 verbose=args["verbose"], response=response, method_choice=choice)
 
 
-def _auto_design(design, bounds):
-    """``design=`` of ``method="auto"`` for a plan's design (defaults included) and simulated bounds:
-    the ranges' spread is the stated one, or the terms' bound of a pair given directly (the simulated
-    terms have standard deviation 1)."""
-    spread = design.get("spread")
-    if spread is None and isinstance(bounds, tuple) and len(bounds) == 2:
-        spread = float(bounds[0])
-    return {"rho": design["rho"], **({"spread": spread} if spread is not None else {}),
-            **({"spread_y": design["spread_y"]} if "spread_y" in design else {}),
-            **({"r2": design["r2"]} if "r2" in design else {"snr": design["snr"]})}
-
-
 def _resolve_auto(args, select_options, bounds, bounds_given):
     """``plan(method="auto")``: (method, select options, bounds, bounds_given, the choice) as
     ``dp_select(method="auto")`` resolves the planned call (:func:`dpstats.method_choice.choose_method`,
@@ -582,7 +540,7 @@ def _resolve_auto(args, select_options, bounds, bounds_given):
         design["snr"] = snr_of_r2(stated["r2"])
     select_s, epsilon = args["s"], args["epsilon"]
     size = select_s if is_integer(select_s) else None
-    name, reason = choose_method(bounds_given=has_ranges, design=_auto_design(design, bounds if bounds_given else None),
+    name, reason = choose_method(bounds_given=has_ranges, design=auto_design(design, bounds if bounds_given else None),
                                  epsilon=epsilon, p=args["p"], s=size, auto_size=select_s == "auto")
     meth = get_method(name)
     options = {**chosen_options(name, size), **select_options}
@@ -659,13 +617,6 @@ def _true_size(select_s, s0, p):
     return s
 
 
-def _shown_bounds(bounds):
-    """The simulated bounds as printed: a pair with 4 significant digits, else as given."""
-    if isinstance(bounds, tuple):
-        return "(" + ", ".join(f"{float(v):.4g}" for v in bounds) + ")"
-    return repr(bounds)
-
-
 #: The largest simulated data set a plan (or dpstats.compare) draws: n p values of 8 bytes.
 MAX_SIMULATED_BYTES = 4 << 30
 
@@ -681,7 +632,7 @@ def check_simulable(n, p):
             "changes slowly with n at this size: use required_n on a smaller grid).")
 
 
-class Plan:
+class Plan(PlanText):
     """A planned design and its predicted recovery probabilities (public inputs only).
 
     Attributes
@@ -705,7 +656,7 @@ class Plan:
         The true support of the planned design.
     """
 
-    #: the planned call's response (:data:`RESPONSES`; set per plan, this default for plans pickled before it)
+    #: the planned call's response (:data:`dpstats.plan_units.RESPONSES`; set per plan, this default for plans pickled before it)
     response = "continuous"
     #: ``plan(method="auto")``'s choice (set per plan; None for plans pickled before it)
     method_choice = None
@@ -716,7 +667,7 @@ class Plan:
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
         #: ``plan(method="auto")``: {"method", "reason"}, the method auto chose for the planned call; else None.
         self.method_choice = method_choice
-        #: The planned call's response (:data:`RESPONSES`): "continuous", "binary" (the hinge loss) or "0/1"
+        #: The planned call's response (:data:`dpstats.plan_units.RESPONSES`): "continuous", "binary" (the hinge loss) or "0/1"
         #: (family binomial with the squared loss, simulated centred as y - 1/2).
         self.response = response
         #: None (whole calls simulated), or the method's model of its statistics (:meth:`dpstats.methods.
@@ -1035,154 +986,6 @@ class Plan:
                      + (f"epsilon = {self.epsilon:g}" if axis == "n" else f"n = {self.n}"), fontsize=9)
         ax.legend(loc="lower right", fontsize=8)
         return ax
-
-    def __str__(self):
-        lo, hi = self.interval
-        row = self._rows[(self.n, self.epsilon)]
-        kind = row["computed"]
-        how = {"exact": "exact: the mechanism's own probability of the true support, averaged over simulated data sets",
-               "mixed": "mixed: the mechanism's own probability of the true support where the fit lists it, "
-                        "else whether the call returned it",
-               "empirical": "empirical: frequency of returning the true support",
-               "approximate": None if self.model is None else self.model.describe()}[kind]
-        if self.model is not None and kind == self.model.kind:
-            how = self.model.describe()
-        lines = [
-            "Plan (public inputs only; simulated data, no budget spent)",
-            f"method: {self.method}   n = {self.n}   p = {self.p}   "
-            f"{'s = auto (true size ' + str(self.s) + ')' if self.select_s == 'auto' else 's = ' + str(self.s)}   "
-            f"epsilon = {self.epsilon:g}   "
-            f"bounds = {_shown_bounds(self.bounds)}"
-            + ("   loss = hinge" if self.response == "binary" else "")
-            + ("" if self.formula == "y ~ ." else "   (no intercept)"),
-        ]
-        if self.method_choice is not None:
-            lines.append(f"method=\"auto\" chose {self.method} (as dp_select would for this call, from public "
-                         f"inputs only): {self.method_choice['reason']}")
-        if self.like is not None:
-            lines.append("planned like a fit's public call (method, " + ("n, " if self.like["n_public"] else "")
-                         + "p, s, epsilon, options); the design below is stated by the user, not read from the fit")
-        lines += [
-            self._design_line(),
-            self._ranges_line(),
-            f"computed: {how}; {self.reps} data sets per point"
-            + (" (more where a search needed them for its answer's precision: the table's reps)"
-               if any(r["reps"] > self.reps for r in self._rows.values()) else ""),
-            f"predicted P(returns the true support) = {self.probability:.3f}   "
-            f"{self.level:.0%} Monte Carlo interval [{lo:.3f}, {hi:.3f}]",
-            f"predicted power (share of the true terms returned) = {row['power']:.3f}   false discovery rate "
-            f"(share of returned terms not true, 0 when none) = {row['fdr']:.3f}",
-            *answer_lines(self.answers, self.level),
-            "",
-            self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
-            "",
-            "A prediction for the planned design, not a statement about any real data set.",
-            self._other_methods_line(),
-        ]
-        return "\n".join(lines)
-
-    def _design_line(self) -> str:
-        """The assumed design, in the units a statistician states it (R^2 and snr both)."""
-        d = self.design
-        r2 = d["snr"] / (1.0 + d["snr"])
-        effect = (f"R^2 = {d['r2']:g} (snr = {d['snr']:.4g})" if "r2" in d else
-                  f"snr = {d['snr']:g} (R^2 = {r2:.3g})")
-        line = (f"assumed design (stated, not public): Toeplitz rho = {d['rho']:g}, coefficients 1/sqrt(s) on "
-                f"{', '.join(self.truth)}, {effect}")
-        if self.response == "continuous":
-            return line + (f", family = {d['family']}" if "family" in d else "")
-        link = d.get("link", "sign")
-        how = ("y = 1 where the latent score x'beta + noise is positive" if link == "sign" else
-               "y = 1 with probability 1 / (1 + exp(-score))")
-        if self.response == "binary":
-            return (line + f" of the latent score; response: binary (family binomial, link {link}: {how}; coded "
-                    "0/1, as the hinge loss needs)")
-        return (line + f" of the latent score; response: 0/1 (family binomial, link {link}: {how}), analysed as a "
-                "numeric response (with the squared loss, a linear probability model)")
-
-    def _ranges_line(self) -> str:
-        """What the simulated bounds mean in the user's units (module docstring, "Units")."""
-        d, b = self.design, self.bounds
-        if b is None:
-            return (f"ranges: none ({self.method} uses no public ranges)"
-                    + (f"; design['spread'] = {d['spread']:g} is not used" if "spread" in d else ""))
-        if self.response == "binary":
-            return self._binary_ranges_line()
-        if isinstance(b, str):
-            return "ranges: private (bounds='auto' spends a share of epsilon on them)"
-        if not isinstance(b, tuple):
-            return "ranges: the bounds given directly (a dict), on the simulated terms' scale (standard deviation 1)"
-        if self.response == "0/1":
-            return self._zero_one_ranges_line()
-        sd_y = response_sd(self.p, self.s, d["rho"], d["snr"])
-        if "spread" in d:
-            stated = "the default" if d["spread"] == DEFAULT_SPREAD and self._default_spread else "stated"
-            clip = 200 * stats.norm.sf(d["spread"])
-            response = (f"the response's +-{d['spread_y']:g} of its (spread_y, stated)" if "spread_y" in d
-                        else "the response's too")
-            return (f"ranges: the public ranges span +-{d['spread']:g} standard deviations of the data on each side "
-                    f"for every term (spread = {d['spread']:g}, {stated}; they clip {clip:.2g} % of a normal term), "
-                    f"{response}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}): terms +-{b[0]:.4g}, the response "
-                    f"+-{b[1]:.4g} (its standard deviation {sd_y:.4g})")
-        return (f"ranges: bounds = ({b[0]:g}, {b[1]:g}) given directly: the terms' ranges span +-{b[0]:.3g} of their "
-                f"standard deviations, the response's +-{b[1] / sd_y:.3g} of its ({sd_y:.4g}); they clip "
-                f"{200 * stats.norm.sf(b[0]):.2g} % of a normal term")
-
-    def _terms_ranges(self) -> str:
-        """The terms' part of the ranges line: their spread, stated or the default, and what it clips."""
-        d, b = self.design, self.bounds
-        if "spread" not in d:
-            return (f"bounds = ({b[0]:g}, ...) given directly: the terms' ranges span +-{b[0]:.3g} of their standard "
-                    f"deviations; they clip {200 * stats.norm.sf(b[0]):.2g} % of a normal term")
-        stated = "the default" if d["spread"] == DEFAULT_SPREAD and self._default_spread else "stated"
-        return (f"the public ranges span +-{d['spread']:g} standard deviations of the data on each side for every "
-                f"term (spread = {d['spread']:g}, {stated}; they clip {200 * stats.norm.sf(d['spread']):.2g} % of a "
-                "normal term)")
-
-    def _binary_ranges_line(self) -> str:
-        """The ranges of a hinge-loss plan: the terms' only; the binary response has none."""
-        d, b = self.design, self.bounds
-        none = ("the response: none (binary, coded -1 / +1 by the hinge loss and never clipped"
-                + (f"; design['spread_y'] = {d['spread_y']:g} is not used)" if "spread_y" in d else ")"))
-        if isinstance(b, str):
-            return f"ranges: the terms' private (bounds='auto' spends a share of epsilon on them); {none}"
-        if not isinstance(b, tuple):
-            return ("ranges: the terms' bounds given directly (a dict), on the simulated terms' scale (standard "
-                    f"deviation 1); {none}")
-        return f"ranges: {self._terms_ranges()}; {none}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}), b_y not used"
-
-    def _zero_one_ranges_line(self) -> str:
-        """The ranges of a squared-loss plan of a 0/1 response (family binomial)."""
-        d, b = self.design, self.bounds
-        half = b[1]
-        response = (f"the 0/1 response's range ({0.5 - half:.4g}, {0.5 + half:.4g}) spans +-{half / ZERO_ONE_SD:.3g} "
-                    f"of its standard deviation {ZERO_ONE_SD:g}"
-                    + (" (spread_y, stated)" if "spread_y" in d else
-                       " (given directly)" if "spread" not in d else " (its natural range, the default)"))
-        return (f"ranges: {self._terms_ranges()}; {response}; simulated bounds ({b[0]:.4g}, {b[1]:.4g}): terms "
-                f"+-{b[0]:.4g}, the response simulated centred (y - 1/2) +-{b[1]:.4g}")
-
-    def _other_methods_line(self) -> str:
-        """Where to compare methods on this design, and what method="auto" would take (public)."""
-        from .method_choice import choose_method, chosen_options
-
-        d = self.design
-        if self.response != "continuous":
-            return ("Other methods: dpstats.compare and method=\"auto\" plan a continuous response with the squared "
-                    "loss; plan each method for this response here (e.g. plan(method=\"top_r\", ..., loss=\"hinge\")).")
-        design = _auto_design(d, self.bounds)
-        spread = design.get("spread")
-        size = self.select_s if is_integer(self.select_s) else None
-        auto, _ = choose_method(bounds_given=self.bounds is not None, design=design, epsilon=self.epsilon, p=self.p,
-                                s=size, auto_size=self.select_s == "auto")
-        options = "".join(f", {k}={v!r}" for k, v in chosen_options(auto, size).items())
-        effect = f", r2={d['r2']:g}" if "r2" in d else f", snr={d['snr']:g}"
-        return (f"Other methods on this design: dpstats.compare(n={self.n}, p={self.p}, s={self.s}, "
-                f"epsilon={self.epsilon:g}, design=dict(rho={d['rho']:g}"
-                + (f", spread={spread:g}" if spread is not None else "")
-                + (f", spread_y={d['spread_y']:g}" if "spread_y" in d else "") + effect
-                + (f")); method=\"auto\" chose {auto!r}{options} for this plan." if self.method_choice is not None
-                   else f")); method=\"auto\" would take {auto!r}{options}."))
 
     def __repr__(self):
         return (f"<Plan method={self.method!r} n={self.n} epsilon={self.epsilon:g} "
