@@ -16,9 +16,10 @@ from .simulate import response_sd
 #: codebook ranges are often wider still; state ``spread`` when you know it.
 DEFAULT_SPREAD = 4.0
 
-#: The planned call's response (:func:`dpstats.planning.planned_response`): "continuous" (family gaussian, squared loss),
-#: "binary" (the hinge loss: two levels coded -1 / +1 by the loss, no range) or "0/1" (family binomial
-#: with the squared loss: a linear probability model, the 0/1 response mapped by its range).
+#: The planned call's response (:func:`dpstats.planning.planned_response`): "continuous" (family
+#: gaussian, squared loss), "binary" (the hinge loss: two levels coded -1 / +1 by the loss, no range) or
+#: "0/1" (family binomial with the squared loss: a linear probability model, the 0/1 response mapped by
+#: its range).
 RESPONSES = ("continuous", "binary", "0/1")
 #: The standard deviation of the simulated 0/1 response: P(y = 1) = 1/2 (a symmetric score), so sd 1/2.
 ZERO_ONE_SD = 0.5
