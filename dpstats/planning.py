@@ -656,7 +656,8 @@ class Plan(PlanText):
         The true support of the planned design.
     """
 
-    #: the planned call's response (:data:`dpstats.plan_units.RESPONSES`; set per plan, this default for plans pickled before it)
+    #: the planned call's response (:data:`dpstats.plan_units.RESPONSES`; set per plan, this default for
+    #: plans pickled before it)
     response = "continuous"
     #: ``plan(method="auto")``'s choice (set per plan; None for plans pickled before it)
     method_choice = None
@@ -667,8 +668,8 @@ class Plan(PlanText):
         self.method, self.n, self.p, self.s, self.epsilon = method, n, p, s, epsilon
         #: ``plan(method="auto")``: {"method", "reason"}, the method auto chose for the planned call; else None.
         self.method_choice = method_choice
-        #: The planned call's response (:data:`dpstats.plan_units.RESPONSES`): "continuous", "binary" (the hinge loss) or "0/1"
-        #: (family binomial with the squared loss, simulated centred as y - 1/2).
+        #: The planned call's response (:data:`dpstats.plan_units.RESPONSES`): "continuous", "binary" (the
+        #: hinge loss) or "0/1" (family binomial with the squared loss, simulated centred as y - 1/2).
         self.response = response
         #: None (whole calls simulated), or the method's model of its statistics (:meth:`dpstats.methods.
         #: SelectionMethod.planning_model`), used from a public size on unless ``plan(..., exact=True)``.
