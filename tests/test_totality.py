@@ -493,8 +493,8 @@ def test_size_stage_bounds_release_on_degenerate_columns(epsilon, monkeypatch):
     asked = []
     original = engine.OuterApproximationEngine.size_bounds
 
-    def recorded(self, sizes):
-        asked.append(original(self, sizes))
+    def recorded(self, sizes, need=None):
+        asked.append(original(self, sizes, need))
         return asked[-1]
 
     monkeypatch.setattr(engine.OuterApproximationEngine, "size_bounds", recorded)
