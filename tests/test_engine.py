@@ -230,6 +230,24 @@ def test_block_lower_bounds_hold_and_the_list_is_unchanged(case):
     assert not any(e.get("by_cuts") for e in plain.stats.log)
 
 
+def test_block_cut_bounds_follow_the_design_shape():
+    # the cut pool's block bounds are asked only where (1 - sqrt(p / n))^2 (the Marchenko-Pastur lower edge)
+    # reaches block_cut_bounds_min_edge: at p = n / 2 (edge 0.086) not, at p = n / 4 (0.25) yes; the list is
+    # the same either way (the bounds are a speed device)
+    answers = []
+    for n, p, expected in ((40, 20, False), (80, 20, True)):
+        stats, _, _ = instance(3, n=n, p=p, s=3, rho=0.1, snr=10.0)
+        eng = OuterApproximationEngine.from_stats(stats, 3, 1e-3, 1.1, 1e-6, block_cut_bounds_after_nodes=0)
+        assert eng.block_cut_bounds_apply() is expected
+        forced = OuterApproximationEngine.from_stats(stats, 3, 1e-3, 1.1, 1e-6, block_cut_bounds_after_nodes=0,
+                                                     block_cut_bounds_min_edge=0.0)
+        assert forced.block_cut_bounds_apply()
+        off = OuterApproximationEngine.from_stats(stats, 3, 1e-3, 1.1, 1e-6, block_cut_bounds=False)
+        assert not off.block_cut_bounds_apply()
+        answers.append(([tuple(x) for x in eng.top(5).supports], [tuple(x) for x in forced.top(5).supports]))
+    assert all(a == b for a, b in answers)
+
+
 @pytest.mark.parametrize("case", CURVATURE_CASES)
 @pytest.mark.parametrize("exact_blocks", [False, True])
 def test_small_ridges_match_brute_force(case, exact_blocks):

@@ -119,8 +119,8 @@ class BlockSearchRoute:
             progress.update(done)
             clock.check()
             t0 = time.perf_counter()
-            if (cut_bounds is None and eng.settings.block_cut_bounds
-                    and nodes >= eng.settings.block_cut_bounds_after_nodes):
+            if (cut_bounds is None and nodes >= eng.settings.block_cut_bounds_after_nodes
+                    and eng.block_cut_bounds_apply()):
                 cut_bounds = eng.block_lower_bounds(anchor, range(first_i, i + 1))
             threshold = reference() - problem.tau_mip / 2.0
             if (cut_bounds or {}).get(i, -math.inf) >= threshold:

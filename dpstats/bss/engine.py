@@ -139,12 +139,18 @@ class EngineSettings:
         The Schur-complement block search (sources with ``block_search``), and its budgets
         and switches (:class:`~dpstats.bss.blocks.BlockSearchSettings`: among them the node
         budget per block before the MILP takes over; None: the block search's defaults).
-    block_cut_bounds, block_cut_bounds_after_nodes
+    block_cut_bounds, block_cut_bounds_after_nodes, block_cut_bounds_min_edge
         Before each block of the block search, the cut pool's bound over the block
         (:meth:`OuterApproximationEngine.block_lower_bounds`): a block whose bound reaches the
         threshold is certified without a search.  Asked once a query's search has spent this
         many nodes: the bounds need the data's curvature (one smallest eigenvalue, 0.3 s at
-        p = 1000), which searches that prune at once do not repay.
+        p = 1000), which searches that prune at once do not repay; and only where the design's
+        shape leaves room for curvature: (1 - sqrt(p / n))^2, the lower edge of the
+        Marchenko-Pastur law (the smallest eigenvalue of an n x p Gram matrix of independent
+        standardised columns, over n), at least ``block_cut_bounds_min_edge``.  At p = n / 2 the
+        edge is 0.086: the curvature is then too weak for a cut's bound to reach a threshold
+        and its eigenvalue was the list's largest extra cost (benchmarks/README.md,
+        "bench_block_cut_bounds.py").
     size_bounds
         :meth:`OuterApproximationEngine.size_bounds`: the model-size stage's bounds on smaller
         sizes from the certified best support's columns (:mod:`dpstats.bss.size_bounds`).
@@ -178,6 +184,7 @@ class EngineSettings:
     block_search: BlockSearchSettings | None = None
     block_cut_bounds: bool = True
     block_cut_bounds_after_nodes: int = 100
+    block_cut_bounds_min_edge: float = 0.15
     size_bounds: bool = True
     dual_bounds: bool = True
     dual_search: bool = True
@@ -536,6 +543,13 @@ class OuterApproximationEngine:
                 return {}
         return {k: (self._widened({k: low})[k], high + self.tau_eval + 1e-9 * (1.0 + abs(high)))
                 for k, (low, high) in found.items()}
+
+    def block_cut_bounds_apply(self) -> bool:
+        """Whether the block search asks the cut pool for block bounds (settings ``block_cut_bounds``
+        and ``block_cut_bounds_min_edge``: the design's shape, rows against candidate columns)."""
+        n, p = float(self.source.n), float(self.p)
+        return bool(self.settings.block_cut_bounds and n > p
+                    and (1.0 - math.sqrt(p / n)) ** 2 >= self.settings.block_cut_bounds_min_edge)
 
     def block_lower_bounds(self, anchor, blocks) -> dict:
         """{i: a lower bound on R over the supports with exactly i mistakes from ``anchor``} for i in
