@@ -215,7 +215,8 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         r, the radius of the l2 ball on the coefficients of the mapped terms.  Default 1
         (every linear model whose predictions stay in the response's public range over the
         terms' public ranges); with ``loss="hinge"`` 4 where every support is scored exactly
-        and 1 where the MIP engine runs (``help(dpstats.bss.hinge)``).
+        and on every path at ``epsilon=inf``, 1 where the MIP engine runs at a finite epsilon
+        (``help(dpstats.bss.hinge)``).
     ridge : float or "auto", default "auto"
         lam >= 0; "auto" is 0 where every support is scored exactly.  Where the certified MIP
         engine runs (it needs lam > 0): tolerance (1 + r sqrt(s))^2 / r^2 when n >= p, a ridge
@@ -223,7 +224,9 @@ def dp_select(formula, data, *, method, epsilon, s=None, k=None, s_max=None, bou
         slack, so ``epsilon=inf`` still returns the ridge-free best subset; 0.1 sqrt(n p)
         (``RIDGE_PER_ROW``) when n < p, where the certificates need it and it may change the
         answer (the curator report says when).  See
-        ``dpstats.bss.losses.engine_default_ridge``.
+        ``dpstats.bss.losses.engine_default_ridge``.  With ``loss="hinge"``: 0.01 n / r^2
+        where every support is scored exactly and on every path at ``epsilon=inf`` (both paths
+        then optimise one objective), 0.1 n where the MIP engine runs at a finite epsilon.
     R : int, default 100
         Number of best supports enumerated by ``top_r``.
     random_state : None, int or numpy.random.Generator
@@ -588,13 +591,15 @@ def _plan_design(call, formula, data, eval_env):
             # Dummy columns are not drawn: they keep their contrast's public values.
             call.categorical_ranges, call.derived_bounds = contrast_ranges(
                 plan, columns=[str(c) for c in data.columns.tolist()])
+    if math.isinf(call.epsilon):
+        # no privacy to buy: a solver slack, ridge or radius sized for the mechanism or the solver must not
+        # move the answer; the hook may resolve the radius and ridge not given (context, public inputs only)
+        meth.resolve_infinite_epsilon(call.options, call.method_options, call.context)
+        call.radius, call.ridge = call.context["radius"], call.context["ridge"]
     if call.radius is None:
         # Resolved from public inputs only: the method, its options, p and s.
         call.radius = meth.default_radius(plan.p, call.size, call.options)
         call.context["radius"] = call.radius
-    if math.isinf(call.epsilon):
-        # no privacy to buy: a solver slack or ridge sized for the mechanism must not move the answer
-        meth.resolve_infinite_epsilon(call.options, call.method_options, call.context)
     if call.ridge == "auto":
         # Under add/remove neighbours n is private, so no default may come from it; those
         # methods (kendall) fit no ridge.

@@ -224,9 +224,13 @@ class SelectionMethod:
         return 1.0
 
     def resolve_infinite_epsilon(self, options, given_options, context) -> None:
-        """At ``epsilon = inf``, before the default ridge: adjust ``options`` in place so that no
-        computational device changes the non-private answer (``given_options``: the options as
-        the user passed them, which stay as given).  Public inputs only; nothing by default."""
+        """At ``epsilon = inf``, before the default radius and ridge: adjust ``options`` in place so
+        that no computational device changes the non-private answer (``given_options``: the options
+        as the user passed them, which stay as given).  ``context["radius"]`` and ``context["ridge"]``
+        hold the radius and ridge as given (None and "auto" when not given); a method may resolve
+        those not given there (``dp_select`` uses the context's values; what is still None or "auto"
+        then takes :meth:`default_radius` and :meth:`default_ridge`).  Public inputs only; nothing
+        by default."""
 
     def default_ridge(self, n, p, size, options, radius=1.0) -> float:
         """The ridge ``ridge="auto"`` resolves to, from public inputs only (n is the input row count).

@@ -175,8 +175,9 @@ for j in S and -w_j^2 / lam for j not in S.  :meth:`HingeObjective.cut` returns 
 Defaults for the hinge loss
 ---------------------------
 :data:`HINGE_DEFAULT_RADIUS` (4) and :func:`hinge_default_ridge` (0.01 n / r^2) where every
-support is scored exactly; radius 1 and ridge 0.1 n where the MIP engine runs
-(:func:`hinge_default_radius`).  With terms mapped to [-1, 1] by public ranges, a
+support is scored exactly; radius 1 and ridge 0.1 n where the MIP engine runs at a finite
+epsilon (:func:`hinge_default_radius`); at ``epsilon=inf`` radius 4 and ridge 0.01 n / r^2 on
+every path (last paragraph).  With terms mapped to [-1, 1] by public ranges, a
 separating classifier needs coefficients of order one to ten, far outside the squared
 loss's ball (radius 1), and the squared loss's ridge 0.1 n shrinks them further; both
 gave constant or near-constant classifiers.  Measured on four real data sets (breast
@@ -198,6 +199,23 @@ at epsilon = 1 rose from r = 2 to r = 4 (breast 0.022 to 0.024 at s = 2; wine 0.
 0.075; fair 0.008 to 0.013; anes96 0.001 both), and to 0.03-0.11 at r = 10.  The ridge
 hardly changes the fit once it is this small (1e-3 n and 1e-4 n gave the same tables)
 but decides the engine's speed, hence the engine path's own defaults.
+
+At ``epsilon=inf`` there is no mechanism for the engine's speed to serve, and its defaults
+define another objective: with them the engine path returned another support than the exact
+path on the same data (anes96, s = 2: selfLR + PID against ClinLR + PID; breast cancer, s = 2:
+mean_concavity + mean_concave_points, whose fit misclassifies 26 % of the rows, against
+mean_perimeter + mean_concave_points, 8.4 %; dpstats.simulate(200, 8, 2, rho=0.5, snr=1,
+family="binomial", random_state=4): x2 + x3 against x1 + x3).  So at ``epsilon=inf`` both paths
+take radius 4 and ridge 0.01 n / r^2 (of the radius in use), unless the call gives them
+(:func:`dpstats.bss.certified.resolve_non_private_objective`), and both return the best support
+of that objective (tests/test_hinge_infinite_epsilon.py checks it against brute force with
+libsvm).  The engine is slower at that ridge (simulate(n, p, s, rho=0.3, family="binomial"),
+two draws each): certifying ``top_r``'s top-100 list took 2 s at (n, p, s) = (500, 30, 3)
+and 6-11 s at (500, 50, 5), and did not finish in 120 s at (500, 100, 5) (nor in 900 s) or on
+one of the two draws at (1000, 200, 5), where radius 1 and ridge 0.1 n took 0.1-1.1 s; the
+best support alone (``R=1``, all that ``epsilon=inf`` releases) took 0.3-12 s up to p = 200.
+``mistakes``, which at ``epsilon=inf`` also certifies its top-R list and its blocks (both
+curator-only there), did not finish in 60 s from p = 50 on.
 
 References
 ----------
@@ -242,8 +260,10 @@ def hinge_sensitivity(b_x, radius, s, intercept=False) -> float:
 #: (module docstring, "Defaults for the hinge loss").  The squared loss keeps 1.0.
 HINGE_DEFAULT_RADIUS = 4.0
 #: Default radius where the certified MIP engine runs (``top_r`` / ``mistakes`` above
-#: max_enumerate): its cuts and dual bounds certify quickly only when the ridge, not the
-#: ball, limits the coefficients, so there the defaults stay radius 1 and ridge 0.1 n.
+#: max_enumerate) at a finite epsilon: its cuts and dual bounds certify quickly only when the
+#: ridge, not the ball, limits the coefficients, so there the defaults stay radius 1 and ridge
+#: 0.1 n.  At ``epsilon=inf`` every path takes :data:`HINGE_DEFAULT_RADIUS` and the exact path's
+#: ridge (module docstring, "Defaults for the hinge loss").
 HINGE_ENGINE_RADIUS = 1.0
 #: Exact path: the largest share of n that lam ||b||^2 can reach inside the ball.
 HINGE_RIDGE_SHARE = 0.01
@@ -253,9 +273,10 @@ HINGE_ENGINE_RIDGE_PER_ROW = 0.1
 
 def hinge_default_radius(engine=False) -> float:
     """The default radius with ``loss="hinge"``: :data:`HINGE_DEFAULT_RADIUS` (4) where every
-    support is scored exactly, :data:`HINGE_ENGINE_RADIUS` (1) on the MIP engine's path.
-    ``engine`` must be decided from public inputs (p, s, the options), as
-    ``dpstats.bss.top_r.uses_exact_path`` does."""
+    support is scored exactly, :data:`HINGE_ENGINE_RADIUS` (1) on the MIP engine's path at a
+    finite epsilon (at ``epsilon=inf`` the engine path takes ``engine=False``'s values too,
+    :func:`dpstats.bss.certified.resolve_non_private_objective`).  ``engine`` must be decided
+    from public inputs (p, s, the options), as ``dpstats.bss.top_r.uses_exact_path`` does."""
     return HINGE_ENGINE_RADIUS if engine else HINGE_DEFAULT_RADIUS
 
 
@@ -266,8 +287,10 @@ def hinge_default_ridge(n, radius=None, engine=False) -> float:
     ball: the ridge never outweighs 1 % of the loss of the trivial fit (b = 0 costs up to
     n) and the ball alone limits the coefficients; the ridge is there for the solver's
     strong convexity.  ``radius`` is the radius in use (default :data:`HINGE_DEFAULT_RADIUS`).
-    Engine path (``engine=True``): lam = 0.1 n whatever the radius; with a ridge that small
-    relative to the ball the outer-approximation cuts (slopes -w_j^2 / lam) are too weak:
+    Engine path at a finite epsilon (``engine=True``; at ``epsilon=inf`` the engine path takes
+    the exact path's ridge, :func:`dpstats.bss.certified.resolve_non_private_objective`):
+    lam = 0.1 n whatever the radius; with a ridge that small relative to the ball the
+    outer-approximation cuts (slopes -w_j^2 / lam) are too weak:
     at (n, p, s) = (500, 100, 5), r = 4, a certified top-100 query took 0.06 s at lam =
     0.1 n, 0.5 s at 0.05 n, 5 s at 0.02 n, 28 s at 0.01 n and did not finish in 60 s at
     0.000625 n (module docstring).  The ridge does not enter Delta_h.

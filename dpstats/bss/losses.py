@@ -137,6 +137,14 @@ class Loss:
         source's error is a share of tau (the hinge loss)."""
         return 0.0
 
+    def non_private_radius_ridge(self, n_rows, p, radius, ridge):
+        """(radius, ridge) of an ``epsilon = inf`` call of a certified method, before its path's
+        defaults: each as given (None / "auto" where not given, resolved later by the path's own
+        defaults).  A loss whose engine path has defaults of its own, chosen for the engine's speed,
+        resolves them here to those of the exact path, so that both paths optimise one objective.
+        Public inputs only (the input row count ``n_rows``, the number of terms ``p``, the values given)."""
+        return radius, ridge
+
     def non_private_tolerance(self, n_rows, radius):
         """The ``tolerance`` of an ``epsilon = inf`` call that gave none, or None to keep the default:
         the smallest one whose slack still holds the engine's evaluation error twice over on
@@ -229,6 +237,16 @@ class HingeLoss(Loss):
 
     def default_ridge(self, n, p, radius, engine, *, s=None, tolerance=None):
         return hinge_default_ridge(n, radius, engine=engine)
+
+    def non_private_radius_ridge(self, n_rows, p, radius, ridge):
+        # epsilon = inf: the exact path's defaults (radius 4, ridge 0.01 n / r^2 of the radius in use) on the
+        # engine path too; the engine's own (radius 1, ridge 0.1 n) are a device for its speed and gave
+        # near-constant classifiers (dpstats.bss.hinge, "Defaults for the hinge loss").  Given values stay.
+        if radius is None:
+            radius = self.default_radius(engine=False)
+        if isinstance(ridge, str) and ridge == "auto":
+            ridge = self.default_ridge(n_rows, p, radius, engine=False)
+        return radius, ridge
 
     def response_bound(self, data):
         return 1.0  # b = 0 is feasible and each hinge term is then 1: R_h <= n

@@ -294,7 +294,10 @@ def run(task, scorer=None) -> MethodOutcome:
         curator["method_detail"] = note
         return MethodOutcome(support=np.sort(chosen), entries=[entry], curator=curator, caveats=[note])
 
-    sups, vals, info, scored = certified_top(task, R, tau, scorer)
+    # epsilon = inf releases the best support only; with the hinge loss it is certified alone, at the small ridge
+    # of the non-private objective (dpstats.bss.hinge, "Defaults for the hinge loss"), where a top-R list is far
+    # slower to certify and would be curator-only
+    sups, vals, info, scored = certified_top(task, 1 if math.isinf(eps) and loss is HINGE else R, tau, scorer)
     nominal, parts = eps, ()
     if opts.get("max_tries") is not None and not math.isinf(eps):
         # n as in the planned cost: the input row count, an upper bound on the rows used
