@@ -1086,6 +1086,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         known_upper[s] = min(known_upper.get(s, math.inf), got[1])
         return True
 
+    def can_bound(s):
+        return any(k > s and isinstance(scorers.get(k), OuterApproximationEngine) for k in found)
+
     def listed_from_larger(s, R):
         # the top-R list of size s certified from the largest certified size's best support
         # (OuterApproximationEngine.smaller_size_list); True when it was
@@ -1139,7 +1142,9 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             criterion_upper = upper + penalties + extra * size_array
             if fresh:
                 s = fresh[0]
-                need = contender_need(s - 1, criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
+                # the need only where a larger certified size's engine can bound s (else no bound comes)
+                need = (contender_need(s - 1, criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
+                        if can_bound(s) else None)
                 done = bound_size(s, None if need is None else need - penalties[s - 1] - extra * s)
             elif loose:
                 done = bound_size(loose[0])
@@ -1199,8 +1204,8 @@ def value_bounds(found, taus, s_max, cut_lower=None, known_upper=None):
     return lower, upper
 
 
-def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps=60):
-    """The smallest lower bound on entry ``index``'s criterion value (up to a relative 1e-9) that takes it
+def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps=40):
+    """The smallest lower bound on entry ``index``'s criterion value (up to a relative 1e-6) that takes it
     out of the contenders of :func:`margin_draw_decided` with the other bounds as they are, or None when
     even its upper bound would not (or it is the only one left).
 
@@ -1227,7 +1232,7 @@ def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps
         high = low + step
     high = min(high, top)
     for _ in range(steps):
-        if high - low <= 1e-9 * (1.0 + abs(high)):
+        if high - low <= 1e-6 * (1.0 + abs(high)):
             break
         middle = 0.5 * (low + high)
         if could_win(middle):
