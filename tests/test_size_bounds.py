@@ -296,6 +296,7 @@ def test_released_size_list_from_a_larger_size_releases_the_same(monkeypatch):
         return cert
 
     monkeypatch.setattr(E.OuterApproximationEngine, "smaller_size_list", recording)
+    routed = 0
     for seed, eps in ((0, 20.0), (1, 50.0), (2, 10.0), (3, 30.0)):
         sim = dpstats.simulate(400, 30, 6, snr=5, random_state=seed)
         kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=7, bounds=(3, 3), random_state=seed,
@@ -303,4 +304,11 @@ def test_released_size_list_from_a_larger_size_releases_the_same(monkeypatch):
         lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
         every = dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs)
         assert lazy.release() == every.release(), (seed, eps)
-    assert any(used)
+        # the second stage's exact law: the same list, values and probabilities as the size's own engine gives
+        listed, own = lazy.curator["top_supports"], every.curator["top_supports"]
+        assert [row["support"] for row in listed] == [row["support"] for row in own]
+        for a, b in zip(listed, own):
+            assert a["objective"] == pytest.approx(b["objective"], rel=1e-9, abs=1e-9)
+            assert a["probability"] == pytest.approx(b["probability"], rel=1e-6, abs=1e-12)
+        routed += "best support of size" in str(lazy.curator.get("certificate", {}).get("path", ""))
+    assert any(used) and routed > 0

@@ -114,12 +114,13 @@ import numpy as np
 from ..deadline import Deadline
 from .._linalg import single_threaded_blas
 from ..errors import InvalidArgumentError, SolverError
-from .blocks import DEFAULT_BLOCK_SETTINGS, BlockSearchSettings
+from .blocks import BlockSearchSettings
 from .candidates import Candidates, TopQuery
 from .certificate_routes import BlockSearchRoute, DualRoute, MilpRoute
 from .checked_cbc import CheckedCbc
 from .cut_pool import CutPool
 from .engine_problem import Certificate, EngineClock, EngineStats, Problem, TopCertificate  # noqa: F401 (re-exported)
+from .smaller_sizes import SmallerSizes
 from .gram import GramSource, MatrixFreeSource
 from .milp_master import FALLBACK_MAX_SUPPORTS, MilpMaster  # noqa: F401 (re-exported)
 from .objective import SufficientStats
@@ -298,7 +299,7 @@ class OuterApproximationEngine:
         self.milp_route = MilpRoute(self)
         self._best = None
         self._tops = {}  # R -> TopCertificate (a second query for the same R reuses it)
-        self._size_anchor = None  # the AnchorBounds of the certified best support (size_bounds)
+        self.smaller_sizes = SmallerSizes(self)  # bounds and lists of smaller sizes (size_bounds)
 
     # ------------------------------------------------------------------ construction
     @property
@@ -529,20 +530,7 @@ class OuterApproximationEngine:
         the tolerance).  ``need`` (k -> value): the caller only needs to know whether the widened
         lower end reaches that value (:meth:`AnchorBounds.bounds`; faster, the lower end then at
         most about that value)."""
-        if not self._anchor_bounds_apply():
-            return {}
-        with self._blas():
-            try:
-                self._anchor_bounds()
-                raw = {k: self._unwidened(x) for k, x in (need or {}).items()}
-                found = {k: self._size_anchor.bounds(k, raw.get(k)) for k in sorted({int(k) for k in sizes})
-                         if 1 <= k < self._size_anchor.m}
-            except np.linalg.LinAlgError:
-                # a solve that fails in floating point (collinear columns at a tiny ridge): no bounds,
-                # the size is certified instead (never an error after the charge)
-                return {}
-        return {k: (self._widened({k: low})[k], high + self.tau_eval + 1e-9 * (1.0 + abs(high)))
-                for k, (low, high) in found.items()}
+        return self.smaller_sizes.bounds(sizes, need)
 
     def block_cut_bounds_apply(self) -> bool:
         """Whether the block search asks the cut pool for block bounds (settings ``block_cut_bounds``
@@ -562,24 +550,6 @@ class OuterApproximationEngine:
             self.pool.use_curvature()
         return self._widened(self.pool.block_lower_bounds(anchor, blocks))
 
-    def _anchor_bounds_apply(self) -> bool:
-        """Whether :mod:`dpstats.bss.size_bounds` serves this engine (setting ``size_bounds``, the best
-        support certified, the Gram matrix, at most the block search's ``floor_max_columns``)."""
-        block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
-        src = self.source
-        return bool(self.settings.size_bounds and self._best is not None and self.capabilities.block_search
-                    and src.G is not None and src.n_columns <= block.floor_max_columns)
-
-    def _anchor_bounds(self):
-        """The :class:`~dpstats.bss.size_bounds.AnchorBounds` of the certified best support, built once."""
-        from .size_bounds import AnchorBounds
-
-        anchor = self.problem.full(np.array(self._best.support, dtype=np.int64))
-        if self._size_anchor is None or not np.array_equal(self._size_anchor.full, anchor):
-            block = self.settings.block_search or DEFAULT_BLOCK_SETTINGS
-            self._size_anchor = AnchorBounds.at_anchor(self.source, anchor, self.offset, block)
-        return self._size_anchor
-
     def smaller_size_list(self, k, R, tolerance) -> TopCertificate | None:
         """The certified top-R list of the smaller size k from this engine's certified best support A,
         within ``tolerance`` (tau of size k: tau_mip = tau - 2 tau_eval), or None where it does not follow.
@@ -593,35 +563,7 @@ class OuterApproximationEngine:
         tau_mip and its values are exact up to tau_eval.  Where the signal is strong the best supports of
         a size below the true one leave out true terms and keep no other column, so this replaces a
         certificate of an undersized problem (the engine's hardest) by a few thousand evaluations."""
-        if not self._anchor_bounds_apply():
-            return None
-        tau_mip = float(tolerance) - 2.0 * self.tau_eval
-        if not tau_mip > 0:
-            return None
-        k, R = int(k), int(R)
-        with self._blas():
-            for added in (0, 1):  # the subsets of A alone, then with one column from outside as well
-                try:
-                    anchor = self._anchor_bounds()
-                    got = anchor.top_list(k, R, added)
-                    if got is None:
-                        continue
-                    rows, values, following = got
-                    need = float(values[-1]) - tau_mip
-                    low = self._widened({k: anchor.outside_bound(k, self._unwidened(need), added)})[k]
-                except np.linalg.LinAlgError:  # a solve that fails in floating point: the engine certifies instead
-                    return None
-                bound = min(low, following - self.tau_eval)
-                if bound >= need:
-                    supports = [tuple(int(j) - self.offset for j in row[self.offset:]) for row in rows]
-                    return TopCertificate(supports, np.asarray(values, dtype=np.float64), bound, tau_mip, 0)
-        return None
-
-    def _unwidened(self, value) -> float:
-        """A raw bound at least this high is still at least ``value`` after :meth:`_widened` (with room
-        to spare: it only sets how much a search needs to prove)."""
-        magnitude = max((abs(c) for c in self.pool.const), default=0.0)
-        return float(value) + self.tau_eval + 1e-6 * (1.0 + abs(float(value)) + magnitude)
+        return self.smaller_sizes.top_list(k, R, tolerance)
 
     def _widened(self, bounds) -> dict:
         """Cut bounds lowered by tau_eval (a certified value may lie that far below its support's R)

@@ -1077,29 +1077,30 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
         if bounded.get(s, 0) >= level:
             return False
         bounded[s] = level
-        larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
-        got = (scorers[max(larger)].size_bounds([s], None if need is None else {s: need}).get(s)
-               if larger else None)
+        larger = largest_engine_above(s)
+        got = (scorers[larger].size_bounds([s], None if need is None else {s: need}).get(s)
+               if larger is not None else None)
         if got is None:
             return False
         known_lower[s] = max(known_lower.get(s, -math.inf), got[0])
         known_upper[s] = min(known_upper.get(s, math.inf), got[1])
         return True
 
-    def can_bound(s):
-        return any(k > s and isinstance(scorers.get(k), OuterApproximationEngine) for k in found)
+    def largest_engine_above(s):
+        # the largest certified size above s whose scorer is the engine (it bounds and lists smaller sizes)
+        return max((k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)), default=None)
 
     def listed_from_larger(s, R):
         # the top-R list of size s certified from the largest certified size's best support
         # (OuterApproximationEngine.smaller_size_list); True when it was
         if s in found or taus[s] <= 0.0:
             return False
-        larger = [k for k in found if k > s and isinstance(scorers.get(k), OuterApproximationEngine)]
-        cert = scorers[max(larger)].smaller_size_list(s, R, taus[s]) if larger else None
+        larger = largest_engine_above(s)
+        cert = scorers[larger].smaller_size_list(s, R, taus[s]) if larger is not None else None
         if cert is None:
             return False
         found[s] = (float(cert.values[0]), tuple(int(j) for j in cert.supports[0]))
-        scorers[s] = SmallerSizeList(s, taus[s], cert, max(larger))
+        scorers[s] = SmallerSizeList(s, taus[s], cert, larger)
         return True
 
     bought = scale_epsilon > 0.0
@@ -1144,7 +1145,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                 s = fresh[0]
                 # the need only where a larger certified size's engine can bound s (else no bound comes)
                 need = (contender_need(s - 1, criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
-                        if can_bound(s) else None)
+                        if largest_engine_above(s) is not None else None)
                 done = bound_size(s, None if need is None else need - penalties[s - 1] - extra * s)
             elif loose:
                 done = bound_size(loose[0])
