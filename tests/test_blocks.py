@@ -726,6 +726,59 @@ def test_full_model_bound_holds_under_every_removal_prefix(case):
         assert decided > 0
 
 
+@pytest.mark.parametrize("case", FULL_MODEL_CASES)
+def test_full_model_conditional_prefix_bound_against_the_exact_form(case):
+    """The conditional prefix bound (FullModelBound._conditional): at a whole removed set D it is
+    f* - mu r^2 + b*_D' [(K^-1)_DD]^-1 b*_D from an independent inverse (up to its rounding margin);
+    at a prefix it is at most that form for every completion; lam_max_of(e) is at least
+    lambda_max(C_EE) of every e-set (brute force); and on some case it is above the separable
+    bound of the same prefix (the correlations the separable bound forgets)."""
+    from itertools import combinations
+
+    from dpstats.bss import blocks
+
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    _, _, _, _, full, _ = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    above = 0
+    for mu in (0.0, 1.5):
+        search = blocks.BlockSearch(src, full, offset, 1, mu, BlockSearchSettings())
+        bound = search.full_bound()
+        lam2 = lam + mu
+        K = src.G + lam2 * np.eye(src.n_columns)
+        Kinv = np.linalg.inv(K)
+        bstar = Kinv @ src.c
+        fstar = float(src.yy - src.c @ bstar) - mu * r * r
+        movable = full[offset:]
+        corr = Kinv[np.ix_(movable, movable)] / np.sqrt(np.outer(np.diag(Kinv)[movable], np.diag(Kinv)[movable]))
+        m = movable.size
+        for e in range(1, m + 1):
+            worst = max(float(np.linalg.eigvalsh(corr[np.ix_(E, E)])[-1]) for E in combinations(range(m), e))
+            assert bound.lam_max_of(e) >= worst - 1e-12
+        for size in range(1, m + 1):
+            for D in combinations(range(m), size):
+                cols = movable[list(D)]
+                form = float(bstar[cols] @ np.linalg.solve(Kinv[np.ix_(cols, cols)], bstar[cols]))
+                value = bound._conditional(np.array(D), np.zeros(0, dtype=np.int64), 0)
+                tol = 1e-8 * (1.0 + abs(fstar) + form)
+                assert value <= fstar + form + tol
+                assert value >= fstar + form - 1e-6 * (1.0 + abs(fstar) + form)
+                # a prefix (its first column) with the rest of D among the later columns
+                if size >= 2:
+                    later = np.array([k for k in range(m) if k > D[0]], dtype=np.int64)
+                    value = bound._conditional(np.array(D[:1]), later, size - 1)
+                    completions = [fstar + float(bstar[movable[[D[0], *E]]] @ np.linalg.solve(
+                        Kinv[np.ix_(movable[[D[0], *E]], movable[[D[0], *E]])], bstar[movable[[D[0], *E]]]))
+                        for E in combinations(later.tolist(), size - 1)]
+                    assert value <= min(completions) + tol
+                    gain = float(bound.cost[D[0]] + np.sort(bound.cost[later])[:size - 1].sum())
+                    above += value > bound.base + gain / bound.lam_max_of(size) + 1e-9
+    if rho >= 0.5:
+        assert above > 0
+
+
 def test_full_model_bound_needs_more_rows_than_columns_and_the_gram_matrix(monkeypatch):
     """None where the full model interpolates (n <= p), matrix-free, or switched off."""
     from dpstats.bss import blocks

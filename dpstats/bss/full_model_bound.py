@@ -22,7 +22,20 @@ over all its supports by
     f* - mu r^2 + (sum of t_j over D' + the i - |D'| smallest t_j over L) / Lambda,
 
 and a whole removed set D by f* - mu r^2 + sum_D t_j / lambda_max(C_DD).  One Cholesky
-factor of K per ridge serves every anchor, block and prefix.
+factor of K per ridge serves every anchor, block and prefix.  For a set E of e columns,
+lambda_max(C_EE) is also at most 1 + max_j (sum of the e - 1 largest |C_jk|, k != j) (Gershgorin),
+which is below Lambda for small e.
+
+Conditional prefix bound (:meth:`FullModelBound.prefix`).  The separable bound forgets that the
+prefix's own columns are correlated with each other and with the completion.  With P = (K^-1)_AA
+and D = D' + E, the form is max over v of 2 v'b*_D - v'P_DD v, so any v gives a lower bound.  Take
+v = (x, w): x = P_D'D'^-1 b*_D' on the prefix (its exact form q = x'b*_D' there) and
+w_j = r_j / (P_jj Lambda_e) on E, with r = b*_E - P_ED' x the completion's coefficients conditional
+on the prefix and Lambda_e >= lambda_max(C_EE).  Then w'P_EE w <= (sum_E r_j^2 / P_jj) / Lambda_e^2,
+and the form is at least q + sum_E r_j^2 / (P_jj Lambda_e): separable in E, so the e smallest
+terms over the later columns bound every completion.  At an empty prefix this is the separable
+bound; at a whole removed set it is the exact form.  The rounding of b* and P enters through v
+(2 |v|_1 coef_err + |v|^2 inv_err, charged per column) and that of r per entry.
 
 Exact removal costs (:meth:`FullModelBound.removal`).  For one removed set D the Schur form is
 max over v of 2 v'b*_D - v'(K^-1)_DD v (its maximiser is [(K^-1)_DD]^-1 b*_D), so any v gives a lower
@@ -76,6 +89,8 @@ class FullModelBound:
     inv_err: float = 0.0
     coef: np.ndarray = None
     coef_err: float = 0.0
+    #: lam_max_of's bounds by set size (computed on first use)
+    _gershgorin: np.ndarray = None
 
     def removal(self, d, limit=200_000) -> float:
         """A lower bound on R over every support inside F \\ D for every D of ``d`` or more of the
@@ -107,23 +122,75 @@ class FullModelBound:
         return max(self.base + max(smallest, 0.0),
                    self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d))
 
+    def lam_max_of(self, e) -> float:
+        """A bound on lambda_max(C_EE) for every set E of ``e`` movable columns: Lambda, or the
+        Gershgorin bound 1 + (the e - 1 largest |C_jk| of a row) where smaller (raised by the
+        rounding margin)."""
+        if self._gershgorin is None:
+            off = np.abs(self.corr)
+            np.fill_diagonal(off, 0.0)
+            rows = -np.sort(-off, axis=1)
+            top = np.cumsum(rows, axis=1).max(axis=0) if rows.size else np.zeros(0)
+            m = self.cost.size
+            margin = float(self.widen.max(initial=0.0)) + 64 * m * _U * (1.0 + float(top[-1]) if top.size else 1.0)
+            self._gershgorin = np.minimum(np.concatenate([[1.0], 1.0 + top]) + margin, self.lam_max)
+        e = int(e)
+        return float(self._gershgorin[e - 1]) if 1 <= e <= self._gershgorin.size else self.lam_max
+
     def prefix(self, removed, later, i) -> float:
         """A lower bound on R over the supports of block ``i`` whose removed set holds the anchor
         columns ``removed`` (positions among its movable columns) and i - |removed| of ``later``
-        (positions); inf when ``later`` has too few."""
+        (positions); inf when ``later`` has too few.  The larger of the separable bound and the
+        conditional one (module docstring)."""
         removed = np.asarray(removed, dtype=np.int64)
+        later = np.asarray(later, dtype=np.int64)
         k = i - removed.size
-        rest = self.cost[np.asarray(later, dtype=np.int64)]
+        rest = self.cost[later]
         if k > rest.size:
             return math.inf
         gain = float(self.cost[removed].sum())
         if k > 0:
             gain += float(np.partition(rest, k - 1)[:k].sum())
-            return self.base + gain / self.lam_max
-        sub = self.corr[np.ix_(removed, removed)]
-        top = (float(np.linalg.eigvalsh(sub)[-1]) + float(self.widen[removed].max())
-               + 64 * removed.size * _U * float(np.abs(sub).sum()))
-        return self.base + gain / min(top, self.lam_max)
+            separable = self.base + gain / self.lam_max_of(i)
+        else:
+            sub = self.corr[np.ix_(removed, removed)]
+            top = (float(np.linalg.eigvalsh(sub)[-1]) + float(self.widen[removed].max())
+                   + 64 * removed.size * _U * float(np.abs(sub).sum()))
+            separable = self.base + gain / min(top, self.lam_max_of(i))
+        if removed.size == 0 or self.inv is None:
+            return separable
+        return max(separable, self._conditional(removed, later, k))
+
+    def _conditional(self, removed, later, k) -> float:
+        """The conditional prefix bound (module docstring): base + (a lower bound on the prefix's
+        exact form) + the k smallest conditional terms over ``later``; -inf where the solve fails."""
+        P, b, m = self.inv, self.coef, self.cost.size
+        PD = P[np.ix_(removed, removed)]
+        bD = b[removed]
+        try:
+            x = np.linalg.solve(PD, bD)
+        except np.linalg.LinAlgError:
+            return -math.inf
+        xb, xPx = float(x @ bD), float(x @ PD @ x)
+        x1 = float(np.abs(x).sum())
+        q = (2.0 * xb - xPx - 2.0 * self.coef_err * x1 - self.inv_err * float(x @ x)
+             - 64 * m * _U * (abs(xb) + abs(xPx) + x1 * float(np.abs(bD).max())))
+        if not math.isfinite(q):
+            return -math.inf
+        if k == 0:
+            return self.base + max(q, 0.0)
+        PL = P[np.ix_(later, removed)]
+        r = b[later] - PL @ x
+        # rounding of r: a dot product of |removed| + 1 terms (Higham 3.1)
+        dr = 64 * m * _U * (np.abs(b[later]) + np.abs(PL) @ np.abs(x))
+        d = self.inv[later, later]
+        lam = self.lam_max_of(k)
+        a = np.abs(r)
+        terms = (r * r / (d * lam) - 2.0 * a * (self.coef_err + dr) / (d * lam)
+                 - self.inv_err * r * r / (d * d * lam * lam))
+        terms = np.where(np.isfinite(terms), terms, -math.inf)
+        value = q + float(np.partition(terms, k - 1)[:k].sum())
+        return self.base + max(value, 0.0) if math.isfinite(value) else -math.inf
 
 
 def factor(G, c, yy, lam):
