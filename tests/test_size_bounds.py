@@ -312,3 +312,84 @@ def test_released_size_list_from_a_larger_size_releases_the_same(monkeypatch):
             assert a["probability"] == pytest.approx(b["probability"], rel=1e-6, abs=1e-12)
         routed += "best support of size" in str(lazy.curator.get("certificate", {}).get("path", ""))
     assert any(used) and routed > 0
+
+
+
+def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_force(monkeypatch):
+    """AnchorBounds._added_columns_bound(t, j, target) with every route on (the gains scaled by each
+    column's Schur diagonal with gamma_j, the per-subset screen, the block search's superset test): at
+    most the best value over the supports with exactly j columns outside the anchor and t inside it
+    (brute force), for targets below, at and above that value; and over the cases both the screen and
+    the search place some subset at its target (so the checks exercise them)."""
+    from dpstats.bss import size_bounds as sb
+
+    placed = {"screen": 0, "search": 0}
+    screen, search = sb.AnchorBounds._screen_subsets, sb.AnchorBounds._search_below
+
+    def counting(route, original):
+        def wrapped(self, t, j, target, bound):
+            before = int(np.sum(bound >= target))
+            original(self, t, j, target, bound)
+            placed[route] += int(np.sum(bound >= target)) - before
+        return wrapped
+
+    monkeypatch.setattr(sb.AnchorBounds, "_screen_subsets", counting("screen", screen))
+    monkeypatch.setattr(sb.AnchorBounds, "_search_below", counting("search", search))
+    for case in CASES:
+        stats, every = oracle(case)
+        lam, r, icpt = case[6], case[7], case[8]
+        offset = 1 if icpt else 0
+        src = GramSource(stats, lam, r)
+        for A in anchors(case, every):
+            anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+            obj, local = src.local_objective(anchor[None, :])
+            own = float(obj.solve(local[0]).mu)
+            for mu in (0.0, own):
+                floor = BlockSearch(src, anchor, offset, 1, mu, BlockSearchSettings()).floor()
+                for k in range(2, len(A)):
+                    sups, vals = every[k]
+                    outside = np.array([len(set(row) - set(A)) for row in sups.tolist()])
+                    for j in range(1, k + 1):
+                        if not np.any(outside == j):
+                            continue
+                        best = float(vals[outside == j].min())
+                        for target in (best - 1.0, best, best + 0.5, best + 50.0):
+                            bounds = sb.AnchorBounds(src, anchor, offset, floor, None, mu, search=BlockSearchSettings())
+                            got = bounds._added_columns_bound(k - j, j, target)
+                            assert got <= min(target, best) + close(best), (case, list(A), k, j, target, got, best)
+    assert placed["screen"] > 0 and placed["search"] > 0, placed
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(case):
+    """AnchorBounds._gamma(j) <= lambda_min(D^-1/2 Sch_BB(T) D^-1/2) for every j-set B of outside
+    columns and every subset T of the anchor (D = diag of _anchor_diagonal, itself <= Sch_bb(T)),
+    Sch(T) = G_OO + lam' I - G_OT (G_TT + lam' I)^-1 G_TO computed directly by numpy."""
+    from itertools import combinations
+
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    G = np.asarray(stats.G)
+    for A in anchors(case, every)[:2]:
+        anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+        O = np.setdiff1d(np.arange(offset, G.shape[0]), anchor)
+        for mu in (0.0, 1.5):
+            lam2 = lam + mu
+            floor = BlockSearch(src, anchor, offset, 1, mu, BlockSearchSettings()).floor()
+            bounds = AnchorBounds(src, anchor, offset, floor, None, mu)
+            d = bounds._anchor_diagonal()
+            for t in range(0, len(A) + 1):
+                for sub in combinations(range(len(A)), t):
+                    T = np.r_[anchor[:offset], np.asarray(A)[list(sub)] + offset].astype(np.int64)
+                    S = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
+                    if T.size:
+                        S -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
+                    assert np.all(d <= np.diag(S) * (1 + 1e-12))
+                    M = S / np.sqrt(np.outer(d, d))
+                    for j in range(2, min(O.size, 5) + 1):
+                        smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0]) for B in combinations(range(O.size), j))
+                        assert bounds._gamma(j) <= smallest + 1e-12, (list(A), t, j)

@@ -27,6 +27,33 @@ columns and the k - j of A, B the j outside ones.
   number per subset and two per outside column (only the columns no other one dominates are kept);
   the j largest u_b^2 sum to at most j times the largest bound squared.  The subsets the screen leaves
   below the bound sought get their own correlations.
+  The floor is the smallest eigenvalue over all outside columns, far below one column's own Sch_bb
+  with many outside columns (at n = 2000, p = 500, rho 0.3: 168 against about 800), so a second bound
+  scales each column by its own diagonal: Sch_bb(T) >= d_b = Sch_bb(A) (Sch only grows as T shrinks),
+  and Delta(B | T) <= (sum over B of u_b^2 / d_b) / gamma_j, gamma_j a lower bound on the smallest
+  eigenvalue of D^-1/2 Sch_BB(A) D^-1/2 for every |B| = j (D = diag(d)): Sch_BB(T) >= Sch_BB(A) in
+  the positive semidefinite order, so Delta(B | T) <= u_B' Sch_BB(A)^-1 u_B.  gamma_j is Gershgorin's
+  bound on that one matrix, 1 - (the largest sum of j - 1 scaled |Sch_ab(A)| of a row), its entries
+  computed once per anchor with their rounding bounds (up to MAX_SCHUR_COLUMNS outside columns); beyond,
+  |Sch_ab(T)| <= |G_ab| + w_a(T) w_b(T) (Cauchy-Schwarz, w_b(T)^2 = G_bb + lam - Sch_bb(T) <= that at A)
+  from the columns' coherences (:func:`~dpstats.bss.blocks.coherence_gamma`,
+  :func:`~dpstats.bss.blocks.column_coherence`), looser where an outside column leans on the anchor.
+  For j = 1, gamma_1 = 1 and u_b^2 / d_b is within the anchor's part of Sch_bb of the exact gain.
+  Each bound is used where it is the larger (both are valid).
+  A subset still below the bound sought is screened with its own correlations (u_b^2 / d_b = v_b^2 of
+  every outside column, :meth:`AnchorBounds._screen_subsets`): a j-set B with Delta(B | T) > h =
+  R_lam(T) - mu r^2 - (the bound) lies inside C_0 = {b : (u_b^2 + the j - 1 largest u^2) / f > h} (the
+  floor), and if it lies inside C_k then inside C_k+1 = {b in C_k : v_b^2 + (the j - 1 largest v^2 over
+  C_k) > gamma(C_k) h}, gamma(C) = 1 - max over b in C of the sum of b's j - 1 largest scaled
+  |Sch_ab(A)|, a Gershgorin bound for every B inside C.  Dropping the columns that cannot reach h drops
+  the rows of the most coherent columns from the maximum; the subset is placed once fewer than j
+  columns are left or the j largest v^2 left, over gamma, are at most h.
+  Where j >= 2 and at most
+  MAX_SEARCHED_SUBSETS subsets are still below the bound sought, each is asked to the block search's
+  superset test at T (:meth:`~dpstats.bss.blocks.BlockSearch.leaves_at`: a branch and bound over the
+  j-sets B with the exact conditional gains, the box and the ball), which either shows
+  R(T + B) >= the bound for every B or leaves the subset's bound as it was; the lowest first, and the
+  first that stays below ends the search (the size's bound is then below it anyway).
 * every support with j or more outside columns leaves out at least m - k + j columns of A, and the
   full model's bound (:meth:`~dpstats.bss.full_model_bound.FullModelBound.removal`) covers all of
   them at once.
@@ -62,6 +89,10 @@ MAX_EXACT_SUPPORTS = 200_000
 MAX_ENTRIES = 100_000_000
 #: The largest number of outside columns j bounded by enumeration (beyond, the full model's bound).
 MAX_ADDED = 8
+#: The most subsets per (size, j) asked to the block search's superset test (the lowest bounds first).
+MAX_SEARCHED_SUBSETS = 1024
+#: The most outside columns whose Schur complement at the anchor is formed for gamma_j (|O|^2 entries).
+MAX_SCHUR_COLUMNS = 2000
 #: Entries of one batch of (subsets x outside columns) arrays.
 _BATCH_ENTRIES = 1 << 21
 
@@ -73,6 +104,15 @@ def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, ne
     anchor = AnchorBounds(source, anchor_full, offset, floor, full, mu)
     need = need or {}
     return {k: anchor.bounds(k, need.get(k)) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
+
+
+def _top_sums(x, k):
+    """Per row of ``x`` (non-negative), the sum of its k largest entries (0 for k = 0)."""
+    if k <= 0:
+        return np.zeros(x.shape[0])
+    if k >= x.shape[1]:
+        return x.sum(axis=1)
+    return np.partition(x, x.shape[1] - k, axis=1)[:, x.shape[1] - k:].sum(axis=1)
 
 
 def _subsets(offset, m, t):
@@ -95,9 +135,11 @@ class AnchorBounds:
     anchor's subsets are computed once per subset size and kept, so the bounds of several sizes share
     them (a size k with j outside columns reads the (k - j)-subsets)."""
 
-    def __init__(self, source, anchor_full, offset, floor, full=None, mu=0.0):
+    def __init__(self, source, anchor_full, offset, floor, full=None, mu=0.0, search=None, check_time=None):
         anchor_full = np.asarray(anchor_full, dtype=np.int64)
         self.source, self.offset, self.full_model = source, int(offset), full
+        # the block search's settings for its superset test (module docstring), or None: not asked
+        self.search_settings, self.check_time, self.mu = search, check_time, float(mu)
         self.full = anchor_full
         self.m = anchor_full.size - self.offset
         mask = np.ones(source.n_columns, dtype=bool)
@@ -118,15 +160,19 @@ class AnchorBounds:
         self.row_abs = np.abs(self.G_OA).sum(axis=1)
         self._fits_of = {}  # t -> (lower bounds on R_lam(T), upper bounds on |b*_A - b*_T|)
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
-        self._lines = None  # the screen's (alpha_b, beta_b) not dominated by another column's
+        self._lines = {}  # scaled -> the screen's (alpha_b, beta_b) not dominated by another column's
+        self._diag_A = None  # lower bounds on Sch_bb at the whole anchor (d_b)
+        self._gammas = {}  # j -> gamma_j (the scaled bound's eigenvalue bound; <= 0: unusable)
+        self._schur_rows = None  # the scaled |Sch_ab(A)| rows' largest entries (:meth:`_scaled_schur_rows`)
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
         self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
 
     @classmethod
-    def at_anchor(cls, source, anchor_full, offset, settings):
+    def at_anchor(cls, source, anchor_full, offset, settings, check_time=None):
         """The bounds of the anchor at its own ball multiplier (the block search's choice, tight where the
-        ball binds at the anchor), with the block search's floor and, where ``settings`` (the block
-        search's :class:`~dpstats.bss.blocks.BlockSearchSettings`) use it, the full model's bound."""
+        ball binds at the anchor), with the block search's floor, its superset test and, where ``settings``
+        (the block search's :class:`~dpstats.bss.blocks.BlockSearchSettings`) use it, the full model's
+        bound; ``check_time`` is called between superset tests (the engine's clock)."""
         from .blocks import BlockSearch
         from .full_model_bound import full_model_bound
 
@@ -136,7 +182,7 @@ class AnchorBounds:
         floor = BlockSearch(source, anchor_full, offset, 1, mu, settings).floor()
         full = (full_model_bound(source, anchor_full[offset:], float(source.ridge) + mu, mu * float(source.radius) ** 2)
                 if settings.full_model_bound else None)
-        return cls(source, anchor_full, offset, floor, full, mu)
+        return cls(source, anchor_full, offset, floor, full, mu, search=settings, check_time=check_time)
 
     def tail(self, d):
         """The full model's bound over every support leaving out d or more of the anchor's columns."""
@@ -221,23 +267,91 @@ class AnchorBounds:
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
         value, moved = self._fits_at(t)
+        gamma = self._gamma(j)
         # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
         # Cauchy-Schwarz on the change of the fit), so the j largest u_b^2 sum to at most j times the
-        # largest of these squared
-        alpha, beta = self._screen_lines()
-        top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
-        bound = value - j * top * top / self.floor * (1.0 + 64 * _U)
+        # largest of these squared (and likewise for u_b^2 / d_b)
+        gain = self._screen_gain(moved, j, scaled=False) / self.floor
+        if gamma > 0:
+            gain = np.minimum(gain, self._screen_gain(moved, j, scaled=True) / gamma)
+        bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
         if low.size:  # the subsets the screen leaves below the target: their own correlations
             top = self._top_at(t, low)
-            bound[low] = value[low] - top[low, :j].sum(axis=1) / self.floor * (1.0 + 64 * _U)
+            keep = top.shape[1] // 2
+            gain = top[low, :j].sum(axis=1) / self.floor
+            if gamma > 0:
+                gain = np.minimum(gain, top[low, keep:keep + j].sum(axis=1) / gamma)
+            bound[low] = value[low] - gain * (1.0 + 64 * _U)
             if j == 1 and self.offset + t > 0:
                 # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
                 low = low[~(bound[low] >= target)]
                 if low.size:
                     bound[low] = value[low] - self._gain_at(t, low)[low] * (1.0 + 64 * _U)
         bound = np.where(np.isfinite(bound), bound, -math.inf)
+        if j >= 2:
+            self._screen_subsets(t, j, target, bound)
+            self._search_below(t, j, target, bound)
         return min(target, float(bound.min(initial=math.inf)))
+
+    def _screen_subsets(self, t, j, target, bound):
+        """Raise to ``target`` the bounds of the t-subsets that the iterated screen with their own
+        correlations places at or above it (module docstring), in place."""
+        low = np.nonzero(~(bound >= target))[0]
+        if not low.size or self.O.size < j or self.O.size > MAX_SCHUR_COLUMNS or math.isinf(target):
+            return
+        value, _ = self._fits_at(t)
+        coherent = self._scaled_schur_rows()
+        if j - 1 > coherent.shape[1]:
+            return
+        row_sum = coherent[:, :j - 1].sum(axis=1)
+        d = self._anchor_diagonal()
+        T_all = self._subsets_of(t)
+        grow = 1.0 + 64 * _U
+        per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
+        for start in range(0, low.size, per):
+            rows = low[start:start + per]
+            h = (value[rows] - target) / grow
+            U2 = self._correlations(T_all[rows]) ** 2 * grow
+            F, V = U2 / self.floor, U2 / d[None, :]
+            mask = F + _top_sums(F, j - 1)[:, None] > h[:, None]
+            gamma = np.zeros(rows.size)
+            for _ in range(16):
+                gamma = 1.0 - np.max(np.where(mask, row_sum[None, :], 0.0), axis=1) - 64 * j * _U
+                live = gamma > 0
+                Vm = np.where(mask, V, 0.0)
+                new = mask & ~(live[:, None] & (V + _top_sums(Vm, j - 1)[:, None] <= gamma[:, None] * h[:, None]))
+                if np.array_equal(new, mask):
+                    break
+                mask = new
+            Vm = np.where(mask, V, 0.0)
+            placed = (h >= 0) & ((mask.sum(axis=1) < j) | ((gamma > 0) & (_top_sums(Vm, j) <= gamma * h)))
+            bound[rows[placed]] = target
+
+    def _search_below(self, t, j, target, bound):
+        """Raise to ``target`` the bounds of the t-subsets whose every support with j outside columns the
+        block search's superset test places at or above it (module docstring), in place; the lowest
+        first, stopping at the first it cannot place."""
+        if self.search_settings is None or math.isinf(target):
+            return
+        low = np.nonzero(~(bound >= target))[0]
+        if not 0 < low.size <= MAX_SEARCHED_SUBSETS or self.O.size < j:
+            return
+        from .blocks import BlockSearch
+
+        search = BlockSearch(self.source, self.full, self.offset, j, self.mu, self.search_settings,
+                             check_time=self.check_time)
+        T_all = self._subsets_of(t)
+        budget = self.search_settings.prefix_test_nodes
+        # the search's ridge fit at T carries no rounding bound of its own: ask a little more
+        ask = target + 1e-9 * (1.0 + abs(target))
+        for row in low[np.argsort(bound[low], kind="stable")]:
+            if self.check_time is not None:
+                self.check_time()
+            T = self.full[T_all[row]].astype(np.int64)
+            if search.leaves_at(T, ask, first_only=True, budget=budget):
+                return
+            bound[row] = target
 
     def _subsets_of(self, t):
         if t not in self._rows_of:
@@ -257,16 +371,21 @@ class AnchorBounds:
         return store
 
     def _top_at(self, t, rows):
-        """The MAX_ADDED largest u_b^2 per t-subset (descending), known at least for ``rows``."""
+        """The MAX_ADDED largest u_b^2 per t-subset (descending), then the MAX_ADDED largest u_b^2 / d_b
+        (descending), known at least for ``rows``."""
         keep = min(MAX_ADDED, self.O.size)
+        scale = 1.0 / self._anchor_diagonal()
+
+        def largest(x):
+            if keep < x.shape[1]:
+                x = np.partition(x, x.shape[1] - keep, axis=1)[:, x.shape[1] - keep:]
+            return -np.sort(-x, axis=1)
 
         def compute(T):
             sq = self._correlations(T) ** 2
-            if keep < sq.shape[1]:
-                sq = np.partition(sq, sq.shape[1] - keep, axis=1)[:, sq.shape[1] - keep:]
-            return -np.sort(-sq, axis=1)
+            return np.hstack([largest(sq), largest(sq * scale[None, :])])
 
-        return self._kept(t, "top", rows, keep, compute)
+        return self._kept(t, "top", rows, 2 * keep, compute)
 
     def _gain_at(self, t, rows):
         """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
@@ -274,23 +393,90 @@ class AnchorBounds:
         return self._kept(t, "gain", rows, 1,
                           lambda T: np.max(self._correlations(T) ** 2 / self._schur_diagonal(T), axis=1))[:, 0]
 
-    def _screen_lines(self):
+    def _screen_lines(self, scaled=False):
         """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
         alpha_b >= |c_b - G_bA b*_A| (the anchor's own fit, its solve's error left to the change term),
-        beta_b = |G_bA|."""
-        if self._lines is None:
+        beta_b = |G_bA|; ``scaled``: both divided by sqrt(d_b), bounds on |u_b(T)| / sqrt(d_b)."""
+        if scaled not in self._lines:
             b_A = self._coefficients(np.arange(self.full.size)[None, :])[0][0]
             alpha = np.abs(self.c_O - self.G_OA @ b_A)
             alpha += 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
-            order = np.argsort(-self.row_norm, kind="stable")
+            beta = self.row_norm.copy()
+            if scaled:
+                root = np.sqrt(self._anchor_diagonal())
+                alpha, beta = alpha / root * (1.0 + 4 * _U), beta / root * (1.0 + 4 * _U)
+            order = np.argsort(-beta, kind="stable")
             best, keep = -math.inf, []
             for b in order:  # by beta descending: a column is kept when its alpha beats every larger beta's
                 if alpha[b] > best:
                     keep.append(b)
                     best = alpha[b]
             keep = np.array(keep, dtype=np.int64)
-            self._lines = (alpha[keep], self.row_norm[keep])
-        return self._lines
+            self._lines[scaled] = (alpha[keep], beta[keep])
+        return self._lines[scaled]
+
+    def _screen_gain(self, moved, j, scaled):
+        """Per subset, j times the largest screen line squared (module docstring): at least the sum of
+        the j largest u_b^2 (``scaled``: u_b^2 / d_b)."""
+        alpha, beta = self._screen_lines(scaled)
+        top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
+        return j * top * top
+
+    def _anchor_diagonal(self):
+        """d_b: lower bounds on Sch_bb at the whole anchor, at most Sch_bb(T) for every T inside it."""
+        if self._diag_A is None:
+            self._diag_A = self._schur_diagonal(np.arange(self.full.size)[None, :])[0]
+        return self._diag_A
+
+    def _gamma(self, j):
+        """gamma_j of the scaled bound (module docstring): 1 for j = 1; for j >= 2 from the scaled Schur
+        complement at the anchor, or (more than MAX_SCHUR_COLUMNS outside columns) from the outside
+        columns' coherences (one pass over G per anchor, shared with the block search)."""
+        if j <= 1:
+            return 1.0
+        if j not in self._gammas:
+            if self.O.size <= MAX_SCHUR_COLUMNS:
+                rows = self._scaled_schur_rows()
+                if j - 1 > rows.shape[1]:
+                    return -math.inf
+                self._gammas[j] = 1.0 - float(rows[:, :j - 1].sum(axis=1).max(initial=0.0)) - 64 * j * _U
+                return self._gammas[j]
+            from .blocks import coherence_gamma, column_coherence
+
+            src, O = self.source, self.O
+            d = self._anchor_diagonal()
+            ridge = float(src.ridge)
+            gjj = np.asarray(src.diag, dtype=np.float64)[O]
+            f = np.sqrt((gjj + ridge) / d) * (1.0 + 4 * _U)
+            e = np.sqrt(np.maximum(gjj + self.lam - d, 0.0) / d) * (1.0 + 4 * _U)
+            depth = max(self.m - 1, MAX_ADDED)  # the block search asks m - 1: one pass serves both
+            N = column_coherence(src, ridge, depth, exclude=self.full)[O]
+            ntop = N[:, :j - 1].sum(axis=1) if j - 1 <= N.shape[1] else np.full(O.size, np.inf)
+            self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
+        return self._gammas[j]
+
+    def _scaled_schur_rows(self):
+        """Per outside column b, the MAX_ADDED - 1 largest upper bounds on |Sch_ab(A)| / sqrt(d_a d_b),
+        a != b (descending): Sch(A) = G_OO + lam I - G_OA K_A^-1 G_AO from one solve, each entry raised by
+        its rounding bound (|G_aA| |K_A^-1 R_b| <= |G_aA| |R_b| / lam for the solve's residual R, and
+        64 |A| u times the magnitudes of the product, Higham 3.1)."""
+        if self._schur_rows is None:
+            O, A, lam = self.O, self.full, self.lam
+            G = self.source.G
+            K = self.G_AA + lam * np.eye(A.size)
+            Z = np.linalg.solve(K, self.G_OA.T)  # |A| x |O|
+            residual = np.linalg.norm(K @ Z - self.G_OA.T, axis=0)
+            S = G[np.ix_(O, O)] - self.G_OA @ Z
+            err = (np.outer(self.row_norm, residual / lam)
+                   + 64 * max(A.size, 1) * _U * (np.outer(self.row_norm, np.linalg.norm(Z, axis=0)) + np.abs(S)))
+            root = np.sqrt(self._anchor_diagonal())
+            M = (np.abs(S) + err) / np.outer(root, root) * (1.0 + 8 * _U)
+            np.fill_diagonal(M, 0.0)
+            keep = min(MAX_ADDED - 1, max(O.size - 1, 0))
+            if keep < M.shape[1]:
+                M = np.partition(M, M.shape[1] - keep, axis=1)[:, M.shape[1] - keep:]
+            self._schur_rows = -np.sort(-M, axis=1)
+        return self._schur_rows
 
     def _fits_at(self, t):
         """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros) for every

@@ -37,7 +37,7 @@ class SmallerSizes:
         full = eng.problem.full(np.array(eng._best.support, dtype=np.int64))
         if self._anchor is None or not np.array_equal(self._anchor.full, full):
             block = eng.settings.block_search or DEFAULT_BLOCK_SETTINGS
-            self._anchor = AnchorBounds.at_anchor(eng.source, full, eng.offset, block)
+            self._anchor = AnchorBounds.at_anchor(eng.source, full, eng.offset, block, check_time=eng.clock.check)
         return self._anchor
 
     def unwidened(self, value) -> float:
