@@ -277,11 +277,11 @@ class AnchorBounds:
         bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
         if low.size:  # the subsets the screen leaves below the target: their own correlations
-            top = self._top_at(t, low)
-            keep = top.shape[1] // 2
-            gain = top[low, :j].sum(axis=1) / self.floor
-            if gamma > 0:
-                gain = np.minimum(gain, top[low, keep:keep + j].sum(axis=1) / gamma)
+            # the floor's bound can only be the larger where gamma d_b < floor for some column
+            gain = (self._top_at(t, low, scaled=True)[low, :j].sum(axis=1) / gamma if gamma > 0
+                    else np.full(low.size, math.inf))
+            if not gamma * float(self._anchor_diagonal().min(initial=math.inf)) >= self.floor:
+                gain = np.minimum(gain, self._top_at(t, low, scaled=False)[low, :j].sum(axis=1) / self.floor)
             bound[low] = value[low] - gain * (1.0 + 64 * _U)
             if j == 1 and self.offset + t > 0:
                 # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
@@ -370,22 +370,21 @@ class AnchorBounds:
                 store[chunk] = compute(T_all[chunk]).reshape(chunk.size, width)
         return store
 
-    def _top_at(self, t, rows):
-        """The MAX_ADDED largest u_b^2 per t-subset (descending), then the MAX_ADDED largest u_b^2 / d_b
-        (descending), known at least for ``rows``."""
+    def _top_at(self, t, rows, scaled):
+        """The MAX_ADDED largest u_b^2 (``scaled``: u_b^2 / d_b) per t-subset, descending, known at least
+        for ``rows``."""
         keep = min(MAX_ADDED, self.O.size)
-        scale = 1.0 / self._anchor_diagonal()
+        scale = 1.0 / self._anchor_diagonal() if scaled else None
 
-        def largest(x):
+        def compute(T):
+            x = self._correlations(T) ** 2
+            if scaled:
+                x *= scale[None, :]
             if keep < x.shape[1]:
                 x = np.partition(x, x.shape[1] - keep, axis=1)[:, x.shape[1] - keep:]
             return -np.sort(-x, axis=1)
 
-        def compute(T):
-            sq = self._correlations(T) ** 2
-            return np.hstack([largest(sq), largest(sq * scale[None, :])])
-
-        return self._kept(t, "top", rows, 2 * keep, compute)
+        return self._kept(t, "scaled" if scaled else "top", rows, keep, compute)
 
     def _gain_at(self, t, rows):
         """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
