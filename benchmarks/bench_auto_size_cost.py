@@ -49,7 +49,7 @@ def timed(formula, frame, bounds, limit, **kwargs):
 
 #: (n, p, s, rho, snr) of bench_public.py's squared-loss designs that this script times
 PUBLIC_DESIGNS = [(1000, 250, 7, 0.1, 5.0), (1000, 250, 10, 0.1, 5.0), (1000, 250, 7, 0.1, 0.1),
-                  (2000, 500, 15, 0.1, 5.0)]
+                  (2000, 500, 15, 0.1, 5.0), (2000, 500, 20, 0.3, 5.0)]
 
 
 def public_designs(limit, epsilons, designs=None):
