@@ -393,3 +393,30 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
                     for j in range(2, min(O.size, 5) + 1):
                         smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0]) for B in combinations(range(O.size), j))
                         assert bounds._gamma(j) <= smallest + 1e-12, (list(A), t, j)
+
+
+def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):
+    """A correlation that came out NaN or inf (overflow on degenerate columns) counts as reaching any need:
+    the per-subset screen then places no subset (a NaN compared false would have dropped the column)."""
+    from dpstats.bss import size_bounds as sb
+
+    case = CASES[1]
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    A = anchors(case, every)[0]
+    anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+    floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+    original = sb.AnchorBounds._correlations
+    for poison in (np.nan, np.inf):
+        bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
+        monkeypatch.setattr(sb.AnchorBounds, "_correlations", lambda self, T, p=poison: np.full_like(original(self, T), p))
+        value, _ = bounds._fits_at(1)
+        bound = np.full(value.size, -np.inf)
+        bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)  # a need every finite screen would meet
+        assert np.all(bound == -np.inf)
+        monkeypatch.setattr(sb.AnchorBounds, "_correlations", original)
+        bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
+        bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)
+        assert np.all(bound > -np.inf)  # the same call with the real correlations places them

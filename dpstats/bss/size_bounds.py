@@ -313,6 +313,7 @@ class AnchorBounds:
             rows = low[start:start + per]
             h = (value[rows] - target) / grow
             U2 = self._correlations(T_all[rows]) ** 2 * grow
+            U2 = np.where(np.isfinite(U2), U2, math.inf)  # a column not computed can reach any need
             F, V = U2 / self.floor, U2 / d[None, :]
             mask = F + _top_sums(F, j - 1)[:, None] > h[:, None]
             gamma = np.zeros(rows.size)
