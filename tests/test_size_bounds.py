@@ -420,3 +420,37 @@ def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):
         bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
         bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)
         assert np.all(bound > -np.inf)  # the same call with the real correlations places them
+
+
+def test_size_bounds_read_the_clock_between_batches():
+    """With the engine's clock (``check_time``), the bounds call it between batches of subsets and superset
+    tests, so a time limit stops them inside a size, not only between sizes."""
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    case = CASES[3]
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    A = anchors(case, every)[1]
+    anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+
+    class Stop(Exception):
+        pass
+
+    calls = []
+
+    def clock():
+        calls.append(1)
+        if len(calls) > 3:
+            raise Stop
+
+    bounds = AnchorBounds.at_anchor(src, anchor, offset, BlockSearchSettings(), check_time=clock)
+    with pytest.raises(Stop):
+        for k in range(1, len(A)):
+            bounds.bounds(k)
+    calls.clear()
+    quiet = AnchorBounds.at_anchor(src, anchor, offset, BlockSearchSettings(), check_time=lambda: calls.append(1))
+    for k in range(1, len(A)):
+        quiet.bounds(k)
+    assert len(calls) > 3

@@ -172,7 +172,7 @@ class AnchorBounds:
         """The bounds of the anchor at its own ball multiplier (the block search's choice, tight where the
         ball binds at the anchor), with the block search's floor, its superset test and, where ``settings``
         (the block search's :class:`~dpstats.bss.blocks.BlockSearchSettings`) use it, the full model's
-        bound; ``check_time`` is called between superset tests (the engine's clock)."""
+        bound; ``check_time`` is called between superset tests and batches of subsets (the engine's clock)."""
         from .blocks import BlockSearch
         from .full_model_bound import full_model_bound
 
@@ -310,6 +310,7 @@ class AnchorBounds:
         grow = 1.0 + 64 * _U
         per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
         for start in range(0, low.size, per):
+            self._check_time()
             rows = low[start:start + per]
             h = (value[rows] - target) / grow
             U2 = self._correlations(T_all[rows]) ** 2 * grow
@@ -347,12 +348,16 @@ class AnchorBounds:
         # the search's ridge fit at T carries no rounding bound of its own: ask a little more
         ask = target + 1e-9 * (1.0 + abs(target))
         for row in low[np.argsort(bound[low], kind="stable")]:
-            if self.check_time is not None:
-                self.check_time()
+            self._check_time()
             T = self.full[T_all[row]].astype(np.int64)
             if search.leaves_at(T, ask, first_only=True, budget=budget):
                 return
             bound[row] = target
+
+    def _check_time(self):
+        # the engine's clock between batches: a time limit is met here too, not only between sizes
+        if self.check_time is not None:
+            self.check_time()
 
     def _subsets_of(self, t):
         if t not in self._rows_of:
@@ -367,6 +372,7 @@ class AnchorBounds:
             T_all = self._subsets_of(t)
             per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
             for start in range(0, todo.size, per):
+                self._check_time()
                 chunk = todo[start:start + per]
                 store[chunk] = compute(T_all[chunk]).reshape(chunk.size, width)
         return store
@@ -488,6 +494,7 @@ class AnchorBounds:
             value, moved = np.empty(T_all.shape[0]), np.empty(T_all.shape[0])
             per = max(1, _BATCH_ENTRIES // max(1, self.full.size))
             for start in range(0, T_all.shape[0], per):
+                self._check_time()
                 rows = slice(start, start + per)
                 value[rows], B, res = self._values_and_coefficients(T_all[rows])
                 moved[rows] = (np.linalg.norm(B - b_A[None, :], axis=1) + (res + res_A) / self.lam) * (1.0 + 64 * _U)
