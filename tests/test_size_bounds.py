@@ -362,8 +362,8 @@ def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_
 
 @pytest.mark.parametrize("case", CASES)
 def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(case):
-    """AnchorBounds._gamma(j) <= lambda_min(D^-1/2 Sch_BB(T) D^-1/2) for every j-set B of outside
-    columns and every subset T of the anchor (D = diag of _anchor_diagonal, itself <= Sch_bb(T)),
+    """OutsideSchur.gamma(j) (through AnchorBounds) <= lambda_min(D^-1/2 Sch_BB(T) D^-1/2) for every j-set B of outside
+    columns and every subset T of the anchor (D = diag of anchor_diagonal(), itself <= Sch_bb(T)),
     Sch(T) = G_OO + lam' I - G_OT (G_TT + lam' I)^-1 G_TO computed directly by numpy."""
     from itertools import combinations
 
@@ -381,7 +381,7 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
             lam2 = lam + mu
             floor = BlockSearch(src, anchor, offset, 1, mu, BlockSearchSettings()).floor()
             bounds = AnchorBounds(src, anchor, offset, floor, None, mu)
-            d = bounds._anchor_diagonal()
+            d = bounds.schur.anchor_diagonal()
             for t in range(0, len(A) + 1):
                 for sub in combinations(range(len(A)), t):
                     T = np.r_[anchor[:offset], np.asarray(A)[list(sub)] + offset].astype(np.int64)
@@ -392,7 +392,7 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
                     M = S / np.sqrt(np.outer(d, d))
                     for j in range(2, min(O.size, 5) + 1):
                         smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0]) for B in combinations(range(O.size), j))
-                        assert bounds._gamma(j) <= smallest + 1e-12, (list(A), t, j)
+                        assert bounds.schur.gamma(j) <= smallest + 1e-12, (list(A), t, j)
 
 
 def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):

@@ -82,6 +82,8 @@ import math
 
 import numpy as np
 
+from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
+
 _U = np.finfo(np.float64).eps
 
 #: Work per size: supports scored exactly (j = 0), and (subset x outside column) entries (j >= 1).
@@ -91,8 +93,6 @@ MAX_ENTRIES = 100_000_000
 MAX_ADDED = 8
 #: The most subsets per (size, j) asked to the block search's superset test (the lowest bounds first).
 MAX_SEARCHED_SUBSETS = 1024
-#: The most outside columns whose Schur complement at the anchor is formed for gamma_j (|O|^2 entries).
-MAX_SCHUR_COLUMNS = 2000
 #: Entries of one batch of (subsets x outside columns) arrays.
 _BATCH_ENTRIES = 1 << 21
 
@@ -154,16 +154,16 @@ class AnchorBounds:
         self.G_AA = G[np.ix_(anchor_full, anchor_full)]
         self.c_A = source.c[anchor_full]
         self.G_OA = G[np.ix_(self.O, anchor_full)]  # |O| x (offset + m)
-        self.c_O, self.d_O = source.c[self.O], source.diag[self.O]
+        self.c_O = source.c[self.O]
         # per outside column: |G_bA| >= |G_bT| for every T, and the sum of |G_ba| (rounding margins)
         self.row_norm = np.linalg.norm(self.G_OA, axis=1)
         self.row_abs = np.abs(self.G_OA).sum(axis=1)
         self._fits_of = {}  # t -> (lower bounds on R_lam(T), upper bounds on |b*_A - b*_T|)
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
         self._lines = {}  # scaled -> the screen's (alpha_b, beta_b) not dominated by another column's
-        self._diag_A = None  # lower bounds on Sch_bb at the whole anchor (d_b)
-        self._gammas = {}  # j -> gamma_j (the scaled bound's eigenvalue bound; <= 0: unusable)
-        self._schur_rows = None  # the scaled |Sch_ab(A)| rows' largest entries (:meth:`_scaled_schur_rows`)
+        # the outside columns' Schur complement: diagonals and gamma_j (module docstring)
+        self.schur = OutsideSchur(source, anchor_full, self.O, self.lam, self.floor, self.G_AA, self.G_OA,
+                                  self.row_norm, depth=max(self.m - 1, MAX_ADDED))
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
         self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
 
@@ -267,7 +267,7 @@ class AnchorBounds:
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
         value, moved = self._fits_at(t)
-        gamma = self._gamma(j)
+        gamma = self.schur.gamma(j)
         # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
         # Cauchy-Schwarz on the change of the fit), so the j largest u_b^2 sum to at most j times the
         # largest of these squared (and likewise for u_b^2 / d_b)
@@ -280,7 +280,7 @@ class AnchorBounds:
             # the floor's bound can only be the larger where gamma d_b < floor for some column
             gain = (self._top_at(t, low, scaled=True)[low, :j].sum(axis=1) / gamma if gamma > 0
                     else np.full(low.size, math.inf))
-            if not gamma * float(self._anchor_diagonal().min(initial=math.inf)) >= self.floor:
+            if not gamma * float(self.schur.anchor_diagonal().min(initial=math.inf)) >= self.floor:
                 gain = np.minimum(gain, self._top_at(t, low, scaled=False)[low, :j].sum(axis=1) / self.floor)
             bound[low] = value[low] - gain * (1.0 + 64 * _U)
             if j == 1 and self.offset + t > 0:
@@ -301,11 +301,11 @@ class AnchorBounds:
         if not low.size or self.O.size < j or self.O.size > MAX_SCHUR_COLUMNS or math.isinf(target):
             return
         value, _ = self._fits_at(t)
-        coherent = self._scaled_schur_rows()
+        coherent = self.schur.scaled_rows()
         if j - 1 > coherent.shape[1]:
             return
         row_sum = coherent[:, :j - 1].sum(axis=1)
-        d = self._anchor_diagonal()
+        d = self.schur.anchor_diagonal()
         T_all = self._subsets_of(t)
         grow = 1.0 + 64 * _U
         per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
@@ -381,7 +381,7 @@ class AnchorBounds:
         """The MAX_ADDED largest u_b^2 (``scaled``: u_b^2 / d_b) per t-subset, descending, known at least
         for ``rows``."""
         keep = min(MAX_ADDED, self.O.size)
-        scale = 1.0 / self._anchor_diagonal() if scaled else None
+        scale = 1.0 / self.schur.anchor_diagonal() if scaled else None
 
         def compute(T):
             x = self._correlations(T) ** 2
@@ -397,7 +397,7 @@ class AnchorBounds:
         """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
         for ``rows``."""
         return self._kept(t, "gain", rows, 1,
-                          lambda T: np.max(self._correlations(T) ** 2 / self._schur_diagonal(T), axis=1))[:, 0]
+                          lambda T: np.max(self._correlations(T) ** 2 / self.schur.diagonal(T), axis=1))[:, 0]
 
     def _screen_lines(self, scaled=False):
         """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
@@ -409,7 +409,7 @@ class AnchorBounds:
             alpha += 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
             beta = self.row_norm.copy()
             if scaled:
-                root = np.sqrt(self._anchor_diagonal())
+                root = np.sqrt(self.schur.anchor_diagonal())
                 alpha, beta = alpha / root * (1.0 + 4 * _U), beta / root * (1.0 + 4 * _U)
             order = np.argsort(-beta, kind="stable")
             best, keep = -math.inf, []
@@ -427,62 +427,6 @@ class AnchorBounds:
         alpha, beta = self._screen_lines(scaled)
         top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
         return j * top * top
-
-    def _anchor_diagonal(self):
-        """d_b: lower bounds on Sch_bb at the whole anchor, at most Sch_bb(T) for every T inside it."""
-        if self._diag_A is None:
-            self._diag_A = self._schur_diagonal(np.arange(self.full.size)[None, :])[0]
-        return self._diag_A
-
-    def _gamma(self, j):
-        """gamma_j of the scaled bound (module docstring): 1 for j = 1; for j >= 2 from the scaled Schur
-        complement at the anchor, or (more than MAX_SCHUR_COLUMNS outside columns) from the outside
-        columns' coherences (one pass over G per anchor, shared with the block search)."""
-        if j <= 1:
-            return 1.0
-        if j not in self._gammas:
-            if self.O.size <= MAX_SCHUR_COLUMNS:
-                rows = self._scaled_schur_rows()
-                if j - 1 > rows.shape[1]:
-                    return -math.inf
-                self._gammas[j] = 1.0 - float(rows[:, :j - 1].sum(axis=1).max(initial=0.0)) - 64 * j * _U
-                return self._gammas[j]
-            from .blocks import coherence_gamma, column_coherence
-
-            src, O = self.source, self.O
-            d = self._anchor_diagonal()
-            ridge = float(src.ridge)
-            gjj = np.asarray(src.diag, dtype=np.float64)[O]
-            f = np.sqrt((gjj + ridge) / d) * (1.0 + 4 * _U)
-            e = np.sqrt(np.maximum(gjj + self.lam - d, 0.0) / d) * (1.0 + 4 * _U)
-            depth = max(self.m - 1, MAX_ADDED)  # the block search asks m - 1: one pass serves both
-            N = column_coherence(src, ridge, depth, exclude=self.full)[O]
-            ntop = N[:, :j - 1].sum(axis=1) if j - 1 <= N.shape[1] else np.full(O.size, np.inf)
-            self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
-        return self._gammas[j]
-
-    def _scaled_schur_rows(self):
-        """Per outside column b, the MAX_ADDED - 1 largest upper bounds on |Sch_ab(A)| / sqrt(d_a d_b),
-        a != b (descending): Sch(A) = G_OO + lam I - G_OA K_A^-1 G_AO from one solve, each entry raised by
-        its rounding bound (|G_aA| |K_A^-1 R_b| <= |G_aA| |R_b| / lam for the solve's residual R, and
-        64 |A| u times the magnitudes of the product, Higham 3.1)."""
-        if self._schur_rows is None:
-            O, A, lam = self.O, self.full, self.lam
-            G = self.source.G
-            K = self.G_AA + lam * np.eye(A.size)
-            Z = np.linalg.solve(K, self.G_OA.T)  # |A| x |O|
-            residual = np.linalg.norm(K @ Z - self.G_OA.T, axis=0)
-            S = G[np.ix_(O, O)] - self.G_OA @ Z
-            err = (np.outer(self.row_norm, residual / lam)
-                   + 64 * max(A.size, 1) * _U * (np.outer(self.row_norm, np.linalg.norm(Z, axis=0)) + np.abs(S)))
-            root = np.sqrt(self._anchor_diagonal())
-            M = (np.abs(S) + err) / np.outer(root, root) * (1.0 + 8 * _U)
-            np.fill_diagonal(M, 0.0)
-            keep = min(MAX_ADDED - 1, max(O.size - 1, 0))
-            if keep < M.shape[1]:
-                M = np.partition(M, M.shape[1] - keep, axis=1)[:, M.shape[1] - keep:]
-            self._schur_rows = -np.sort(-M, axis=1)
-        return self._schur_rows
 
     def _fits_at(self, t):
         """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros) for every
@@ -536,16 +480,3 @@ class AnchorBounds:
         u += np.outer(res / lam, self.row_norm)
         u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(B).max(axis=1), self.row_abs))
         return u
-
-    def _schur_diagonal(self, T):
-        """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
-        below the floor (which holds for every T inside the anchor)."""
-        width, lam = T.shape[1], self.lam
-        K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
-        GTO = np.transpose(self.G_OA[:, T], (1, 2, 0))  # (N, t, |O|)
-        Z = np.linalg.solve(K, GTO)
-        quad = np.einsum("nio,nio->no", GTO, Z)
-        res_Z = np.linalg.norm(np.einsum("nij,njo->nio", K, Z) - GTO, axis=1)
-        sch = (self.d_O[None, :] + lam - quad - self.row_norm[None, :] * res_Z / lam
-               - 64 * width * _U * (self.d_O[None, :] + np.abs(quad)))
-        return np.maximum(sch, self.floor)
