@@ -40,6 +40,15 @@ def close(value):
     return 1e-9 * (1.0 + abs(value))
 
 
+def anchored(case, which):
+    """(GramSource at the case's ridge and radius, the full anchor of ``anchors``' entry ``which``, offset)."""
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    A = anchors(case, every)[which]
+    return GramSource(stats, lam, r), np.r_[np.arange(offset), np.asarray(A) + offset], offset
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_full_model_removal_bound_holds_for_every_support_leaving_out_d_columns(case):
     """FullModelBound.removal(d) <= R(S) for every support S (every size) leaving out at least d of the
@@ -400,13 +409,7 @@ def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):
     the per-subset screen then places no subset (a NaN compared false would have dropped the column)."""
     from dpstats.bss import size_bounds as sb
 
-    case = CASES[1]
-    stats, every = oracle(case)
-    lam, r, icpt = case[6], case[7], case[8]
-    offset = 1 if icpt else 0
-    src = GramSource(stats, lam, r)
-    A = anchors(case, every)[0]
-    anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+    src, anchor, offset = anchored(CASES[1], 0)
     floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
     original = sb.AnchorBounds._correlations
     for poison in (np.nan, np.inf):
@@ -427,13 +430,8 @@ def test_size_bounds_read_the_clock_between_batches():
     tests, so a time limit stops them inside a size, not only between sizes."""
     from dpstats.bss.size_bounds import AnchorBounds
 
-    case = CASES[3]
-    stats, every = oracle(case)
-    lam, r, icpt = case[6], case[7], case[8]
-    offset = 1 if icpt else 0
-    src = GramSource(stats, lam, r)
-    A = anchors(case, every)[1]
-    anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+    src, anchor, offset = anchored(CASES[3], 1)
+    m = anchor.size - offset
 
     class Stop(Exception):
         pass
@@ -447,10 +445,10 @@ def test_size_bounds_read_the_clock_between_batches():
 
     bounds = AnchorBounds.at_anchor(src, anchor, offset, BlockSearchSettings(), check_time=clock)
     with pytest.raises(Stop):
-        for k in range(1, len(A)):
+        for k in range(1, m):
             bounds.bounds(k)
     calls.clear()
     quiet = AnchorBounds.at_anchor(src, anchor, offset, BlockSearchSettings(), check_time=lambda: calls.append(1))
-    for k in range(1, len(A)):
+    for k in range(1, m):
         quiet.bounds(k)
     assert len(calls) > 3
