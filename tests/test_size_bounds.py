@@ -452,3 +452,28 @@ def test_size_bounds_read_the_clock_between_batches():
     for k in range(1, m):
         quiet.bounds(k)
     assert len(calls) > 3
+
+
+@pytest.mark.parametrize("lam", [1e-30, 1e-3, 1.0])
+def test_size_bounds_on_degenerate_columns_raise_nothing_the_engine_does_not_catch(lam):
+    """Duplicate, constant, huge and all-zero columns (what clipping leaves of bad data), at a ridge near 0:
+    every route of the bounds (j >= 2 included: scaled gains, screen, superset test) returns or raises
+    LinAlgError, which SmallerSizes.bounds turns into the size's own certificate; nothing else escapes
+    after the charge."""
+    from dpstats.bss.objective import SufficientStats
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    _, X, y = instance(3, n=80, p=10, s=5)
+    X = np.hstack([X, X[:, :1], np.ones((80, 1)), 1e12 * X[:, 1:2], np.zeros((80, 1))])
+    src = GramSource(SufficientStats.from_arrays(X, y, False), lam, 1.1)
+    for anchor in ([0, 1, 2, 3, 4], [0, 10, 11, 12, 13], [10, 11, 12, 13, 1]):
+        try:
+            bounds = AnchorBounds.at_anchor(src, np.array(anchor), 0, BlockSearchSettings())
+            for k in range(1, 5):
+                low, high = bounds.bounds(k)
+                assert not (low > high + close(high))
+                bounds.bounds(k, need=1e9)
+                for j in range(2, k + 1):
+                    bounds._added_columns_bound(k - j, j, 1e9)
+        except np.linalg.LinAlgError:
+            pass
