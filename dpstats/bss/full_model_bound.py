@@ -116,7 +116,8 @@ class FullModelBound:
             vb = np.einsum("ij,ij->i", v, b)
             vPv = np.einsum("ij,ijk,ik->i", v, P, v)
             form = (2.0 * vb - vPv - 2.0 * self.coef_err * np.abs(v).sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
-                    - 64 * d * _U * (np.abs(vb) + np.abs(vPv) + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
+                    - 64 * d * _U * (np.abs(vb) + np.einsum("ij,ijk,ik->i", np.abs(v), np.abs(P), np.abs(v))
+                                     + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
             form = np.where(np.isfinite(form), form, -math.inf)
             smallest = min(smallest, float(form.min()))
         return max(self.base + max(smallest, 0.0),
@@ -174,7 +175,7 @@ class FullModelBound:
         xb, xPx = float(x @ bD), float(x @ PD @ x)
         x1 = float(np.abs(x).sum())
         q = (2.0 * xb - xPx - 2.0 * self.coef_err * x1 - self.inv_err * float(x @ x)
-             - 64 * m * _U * (abs(xb) + abs(xPx) + x1 * float(np.abs(bD).max())))
+             - 64 * m * _U * (abs(xb) + float(np.abs(x) @ np.abs(PD) @ np.abs(x)) + x1 * float(np.abs(bD).max())))
         if not math.isfinite(q):
             return -math.inf
         if k == 0:
