@@ -371,7 +371,7 @@ def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_
 
 @pytest.mark.parametrize("case", CASES)
 def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(case):
-    """OutsideSchur.gamma(j) (through AnchorBounds) <= lambda_min(D^-1/2 Sch_BB(T) D^-1/2) for every j-set B of outside
+    """OutsideSchur.gamma(j) and searched_gamma(j) (through AnchorBounds) <= lambda_min(D^-1/2 Sch_BB(T) D^-1/2) for every j-set B of outside
     columns and every subset T of the anchor (D = diag of anchor_diagonal(), itself <= Sch_bb(T)),
     Sch(T) = G_OO + lam' I - G_OT (G_TT + lam' I)^-1 G_TO computed directly by numpy."""
     from itertools import combinations
@@ -402,6 +402,8 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
                     for j in range(2, min(O.size, 5) + 1):
                         smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0]) for B in combinations(range(O.size), j))
                         assert bounds.schur.gamma(j) <= smallest + 1e-12, (list(A), t, j)
+                        # raised by the search over j-sets (later gamma(j) calls return the raised value)
+                        assert bounds.schur.searched_gamma(j) <= smallest + 1e-12, (list(A), t, j)
 
 
 def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):

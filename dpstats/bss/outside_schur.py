@@ -30,14 +30,19 @@ class OutsideSchur:
     ``G_OA``, ``row_norm`` (= |G_bA| per outside column): blocks of the Gram matrix; ``depth``: the
     largest j - 1 asked."""
 
-    def __init__(self, source, full, O, lam, floor, G_AA, G_OA, row_norm, depth):
+    def __init__(self, source, full, O, lam, floor, G_AA, G_OA, row_norm, depth, check_time=None):
         self.source, self.full, self.O = source, full, O
         self.lam, self.floor, self.depth = float(lam), float(floor), int(depth)
         self.G_AA, self.G_OA, self.row_norm = G_AA, G_OA, row_norm
         self.d_O = source.diag[O]
+        self.check_time = check_time
         self._diag_A = None  # lower bounds on Sch_bb at the whole anchor (d_b)
         self._gammas = {}  # j -> gamma_j (<= 0: unusable)
         self._schur_rows = None  # the scaled |Sch_ab(A)| rows' largest entries (:meth:`scaled_rows`)
+        self._scaled = None  # the computed scaled Sch(A) (:meth:`_form_scaled`)
+        self._error_rows = None  # each row's largest error bounds of its entries, descending
+        self._subsets = None  # the SubsetEigenFloor of the computed scaled Sch(A), or False: not usable
+        self._searched = set()  # the j whose gamma_j the search over j-sets has tried
 
     def diagonal(self, T):
         """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
@@ -85,25 +90,70 @@ class OutsideSchur:
             self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
         return self._gammas[j]
 
+    def searched_gamma(self, j):
+        """gamma_j, raised where it can be by the search over j-sets of :mod:`dpstats.bss.subset_eigen` on
+        the computed scaled Schur complement at the anchor (once per j; later calls of :meth:`gamma` return
+        the raised value): that search's bound on the computed matrix (its diagonal taken as 1: the exact
+        diagonal Sch_bb(A) / d_b is at least 1, and lowering a diagonal lowers every eigenvalue) less the
+        largest sum of j - 1 entries' error bounds of a row (Weyl's inequality with Gershgorin's bound on the
+        error's norm).  Up to MAX_SCHUR_COLUMNS outside columns and j >= 3; else :meth:`gamma`."""
+        from .subset_eigen import SubsetEigenFloor
+
+        plain = self.gamma(j)
+        if j < 3 or j in self._searched or self.O.size > MAX_SCHUR_COLUMNS:
+            return plain
+        self._searched.add(j)
+        self._form_scaled()
+        if self._subsets is None:
+            C = self._scaled
+            usable = bool(np.all(np.isfinite(C)) and np.all(np.isfinite(self._error_rows)))
+            self._subsets = SubsetEigenFloor(C, check_time=self.check_time) if usable else False
+        if self._subsets is False or j - 1 > self._error_rows.shape[1]:
+            return plain
+        worst = float(self._error_rows[:, :j - 1].sum(axis=1).max(initial=0.0))
+        searched = self._subsets.floor(j) - worst * (1.0 + 4 * j * _U) - 64 * j * _U
+        if searched > plain:
+            self._gammas[j] = searched
+        return self._gammas.get(j, plain)
+
     def scaled_rows(self):
         """Per outside column b, the depth largest upper bounds on |Sch_ab(A)| / sqrt(d_a d_b),
         a != b (descending): Sch(A) = G_OO + lam I - G_OA K_A^-1 G_AO from one solve, each entry raised by
         its rounding bound (|G_aA| |K_A^-1 R_b| <= |G_aA| |R_b| / lam for the solve's residual R, and
         64 |A| u times the magnitudes of the product, Higham 3.1)."""
-        if self._schur_rows is None:
-            O, A, lam = self.O, self.full, self.lam
-            G = self.source.G
-            K = self.G_AA + lam * np.eye(A.size)
-            Z = np.linalg.solve(K, self.G_OA.T)  # |A| x |O|
-            residual = np.linalg.norm(K @ Z - self.G_OA.T, axis=0)
-            S = G[np.ix_(O, O)] - self.G_OA @ Z
-            err = (np.outer(self.row_norm, residual / lam)
-                   + 64 * max(A.size, 1) * _U * (np.outer(self.row_norm, np.linalg.norm(Z, axis=0)) + np.abs(S)))
-            root = np.sqrt(self.anchor_diagonal())
-            M = (np.abs(S) + err) / np.outer(root, root) * (1.0 + 8 * _U)
-            np.fill_diagonal(M, 0.0)
-            keep = min(self.depth, max(O.size - 1, 0))
-            if keep < M.shape[1]:
-                M = np.partition(M, M.shape[1] - keep, axis=1)[:, M.shape[1] - keep:]
-            self._schur_rows = -np.sort(-M, axis=1)
+        self._form_scaled()
         return self._schur_rows
+
+    def _form_scaled(self):
+        # once per anchor: C = D^-1/2 Sch(A) D^-1/2 as computed (kept for the search), E >= |C_exact - C|
+        # off the diagonal (of E each row's depth largest entries are kept), and from both the upper
+        # bounds |C| + E of scaled_rows
+        if self._scaled is not None:
+            return
+        O, A, lam = self.O, self.full, self.lam
+        G = self.source.G
+        K = self.G_AA + lam * np.eye(A.size)
+        Z = np.linalg.solve(K, self.G_OA.T)  # |A| x |O|
+        residual = np.linalg.norm(K @ Z - self.G_OA.T, axis=0)
+        S = G[np.ix_(O, O)] - self.G_OA @ Z
+        err = (np.outer(self.row_norm, residual / lam)
+               + 64 * max(A.size, 1) * _U * (np.outer(self.row_norm, np.linalg.norm(Z, axis=0)) + np.abs(S)))
+        root = np.sqrt(self.anchor_diagonal())
+        base = np.outer(root, root)
+        C = S / base
+        # the scaling's own rounding (the roots, their product and the division): a few units of C
+        E = (err / base + 16 * _U * np.abs(C)) * (1.0 + 8 * _U)
+        np.fill_diagonal(E, 0.0)
+        self._error_rows = _largest_per_row(E, self.depth)
+        M = (np.abs(C) + E) * (1.0 + 8 * _U)
+        np.fill_diagonal(M, 0.0)
+        self._schur_rows = _largest_per_row(M, self.depth)
+        self._scaled = C
+
+
+def _largest_per_row(M, depth):
+    """Each row's ``depth`` largest entries (at most the row's length less one), descending."""
+    keep = min(depth, max(M.shape[1] - 1, 0))
+    if keep < M.shape[1]:
+        M = np.partition(M, M.shape[1] - keep, axis=1)[:, M.shape[1] - keep:]
+    return -np.sort(-M, axis=1)

@@ -163,7 +163,7 @@ class AnchorBounds:
         self._lines = {}  # scaled -> the screen's (alpha_b, beta_b) not dominated by another column's
         # the outside columns' Schur complement: diagonals and gamma_j (module docstring)
         self.schur = OutsideSchur(source, anchor_full, self.O, self.lam, self.floor, self.G_AA, self.G_OA,
-                                  self.row_norm, depth=max(self.m - 1, MAX_ADDED))
+                                  self.row_norm, depth=max(self.m - 1, MAX_ADDED), check_time=check_time)
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
         self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
 
@@ -271,11 +271,18 @@ class AnchorBounds:
         # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
         # Cauchy-Schwarz on the change of the fit), so the j largest u_b^2 sum to at most j times the
         # largest of these squared (and likewise for u_b^2 / d_b)
-        gain = self._screen_gain(moved, j, scaled=False) / self.floor
-        if gamma > 0:
-            gain = np.minimum(gain, self._screen_gain(moved, j, scaled=True) / gamma)
+        floor_gain = self._screen_gain(moved, j, scaled=False) / self.floor
+        scaled_gain = self._screen_gain(moved, j, scaled=True)
+        gain = np.minimum(floor_gain, scaled_gain / gamma) if gamma > 0 else floor_gain
         bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
+        if low.size and j >= 3:
+            # subsets left below: gamma_j from the search over j-sets where it is higher (once per anchor and j)
+            searched = self.schur.searched_gamma(j)
+            if searched > max(gamma, 0.0):
+                gamma = searched
+                bound[low] = value[low] - np.minimum(floor_gain[low], scaled_gain[low] / gamma) * (1.0 + 64 * _U)
+                low = low[~(bound[low] >= target)]
         if low.size:  # the subsets the screen leaves below the target: their own correlations
             # the floor's bound can only be the larger where gamma d_b < floor for some column
             gain = (self._top_at(t, low, scaled=True)[low, :j].sum(axis=1) / gamma if gamma > 0
@@ -305,6 +312,7 @@ class AnchorBounds:
         if j - 1 > coherent.shape[1]:
             return
         row_sum = coherent[:, :j - 1].sum(axis=1)
+        every = self.schur.gamma(j)  # valid for every j-set (the search's where it ran)
         d = self.schur.anchor_diagonal()
         T_all = self._subsets_of(t)
         grow = 1.0 + 64 * _U
@@ -319,7 +327,9 @@ class AnchorBounds:
             mask = F + _top_sums(F, j - 1)[:, None] > h[:, None]
             gamma = np.zeros(rows.size)
             for _ in range(16):
-                gamma = 1.0 - np.max(np.where(mask, row_sum[None, :], 0.0), axis=1) - 64 * j * _U
+                # Gershgorin over the columns left, or gamma_j over all where that is higher
+                gamma = np.maximum(1.0 - np.max(np.where(mask, row_sum[None, :], 0.0), axis=1) - 64 * j * _U,
+                                   every)
                 live = gamma > 0
                 Vm = np.where(mask, V, 0.0)
                 new = mask & ~(live[:, None] & (V + _top_sums(Vm, j - 1)[:, None] <= gamma[:, None] * h[:, None]))
