@@ -326,24 +326,27 @@ def test_released_size_list_from_a_larger_size_releases_the_same(monkeypatch):
 
 def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_force(monkeypatch):
     """AnchorBounds._added_columns_bound(t, j, target) with every route on (the gains scaled by each
-    column's Schur diagonal with gamma_j, the per-subset screen, the block search's superset test): at
+    column's Schur diagonal with gamma_j, the per-subset screen, the block search's superset test, and with
+    the full model, its bound at each subset): at
     most the best value over the supports with exactly j columns outside the anchor and t inside it
     (brute force), for targets below, at and above that value; and over the cases both the screen and
-    the search place some subset at its target (so the checks exercise them)."""
+    the search and the full model place some subset at its target (so the checks exercise them)."""
     from dpstats.bss import size_bounds as sb
 
-    placed = {"screen": 0, "search": 0}
-    screen, search = sb.AnchorBounds._screen_subsets, sb.AnchorBounds._search_below
+    placed = {"screen": 0, "search": 0, "full": 0}
+    screen, search, full_at = sb.AnchorBounds._screen_subsets, sb.AnchorBounds._search_below, sb.AnchorBounds._full_model_at
 
     def counting(route, original):
-        def wrapped(self, t, j, target, bound):
+        def wrapped(self, *args):
+            target, bound = args[-2:]
             before = int(np.sum(bound >= target))
-            original(self, t, j, target, bound)
+            original(self, *args)
             placed[route] += int(np.sum(bound >= target)) - before
         return wrapped
 
     monkeypatch.setattr(sb.AnchorBounds, "_screen_subsets", counting("screen", screen))
     monkeypatch.setattr(sb.AnchorBounds, "_search_below", counting("search", search))
+    monkeypatch.setattr(sb.AnchorBounds, "_full_model_at", counting("full", full_at))
     for case in CASES:
         stats, every = oracle(case)
         lam, r, icpt = case[6], case[7], case[8]
@@ -355,6 +358,7 @@ def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_
             own = float(obj.solve(local[0]).mu)
             for mu in (0.0, own):
                 floor = BlockSearch(src, anchor, offset, 1, mu, BlockSearchSettings()).floor()
+                full = full_model_bound(src, anchor[offset:], lam + mu, mu * r * r)
                 for k in range(2, len(A)):
                     sups, vals = every[k]
                     outside = np.array([len(set(row) - set(A)) for row in sups.tolist()])
@@ -363,10 +367,12 @@ def test_added_columns_bounds_with_scaled_gains_screen_and_search_against_brute_
                             continue
                         best = float(vals[outside == j].min())
                         for target in (best - 1.0, best, best + 0.5, best + 50.0):
-                            bounds = sb.AnchorBounds(src, anchor, offset, floor, None, mu, search=BlockSearchSettings())
-                            got = bounds._added_columns_bound(k - j, j, target)
-                            assert got <= min(target, best) + close(best), (case, list(A), k, j, target, got, best)
-    assert placed["screen"] > 0 and placed["search"] > 0, placed
+                            for with_full in (None, full):
+                                bounds = sb.AnchorBounds(src, anchor, offset, floor, with_full, mu,
+                                                         search=BlockSearchSettings())
+                                got = bounds._added_columns_bound(k - j, j, target)
+                                assert got <= min(target, best) + close(best), (case, list(A), k, j, target, got, best)
+    assert placed["screen"] > 0 and placed["search"] > 0 and placed["full"] > 0, placed
 
 
 @pytest.mark.parametrize("case", CASES)

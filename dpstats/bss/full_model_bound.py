@@ -107,21 +107,29 @@ class FullModelBound:
         D = np.array(list(itertools.combinations(range(m), d)), dtype=np.int64)
         smallest = math.inf
         for rows in np.array_split(D, max(1, D.shape[0] // 4096)):
-            P = self.inv[rows[:, :, None], rows[:, None, :]]
-            b = self.coef[rows]
             try:
-                v = np.linalg.solve(P, b[..., None])[..., 0]
+                smallest = min(smallest, float(self.removal_values(rows).min()))
             except np.linalg.LinAlgError:  # a singular block in floating point: the separable bound
                 return self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d)
-            vb = np.einsum("ij,ij->i", v, b)
-            vPv = np.einsum("ij,ijk,ik->i", v, P, v)
-            form = (2.0 * vb - vPv - 2.0 * self.coef_err * np.abs(v).sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
-                    - 64 * d * _U * (np.abs(vb) + np.einsum("ij,ijk,ik->i", np.abs(v), np.abs(P), np.abs(v))
-                                     + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
-            form = np.where(np.isfinite(form), form, -math.inf)
-            smallest = min(smallest, float(form.min()))
-        return max(self.base + max(smallest, 0.0),
-                   self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d))
+        return max(smallest, self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d))
+
+    def removal_values(self, rows) -> np.ndarray:
+        """Per removed set D (a row of ``rows``: positions among the anchor's movable columns, all rows of
+        one length d >= 1), a lower bound on R over every support inside F \\ D: base + the exact Schur form
+        at the solve's v, less its rounding (module docstring, "Exact removal costs"), or base where that
+        is not finite.  Raises LinAlgError where a block is singular in floating point."""
+        rows = np.asarray(rows, dtype=np.int64)
+        d = rows.shape[1]
+        P = self.inv[rows[:, :, None], rows[:, None, :]]
+        b = self.coef[rows]
+        v = np.linalg.solve(P, b[..., None])[..., 0]
+        vb = np.einsum("ij,ij->i", v, b)
+        vPv = np.einsum("ij,ijk,ik->i", v, P, v)
+        form = (2.0 * vb - vPv - 2.0 * self.coef_err * np.abs(v).sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
+                - 64 * d * _U * (np.abs(vb) + np.einsum("ij,ijk,ik->i", np.abs(v), np.abs(P), np.abs(v))
+                                 + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
+        # the exact form is >= 0 (a Schur form of a positive definite block): base where the computed one fails
+        return self.base + np.where(np.isfinite(form), np.maximum(form, 0.0), 0.0)
 
     def lam_max_of(self, e) -> float:
         """A bound on lambda_max(C_EE) for every set E of ``e`` movable columns: Lambda, or the

@@ -276,30 +276,61 @@ class AnchorBounds:
         gain = np.minimum(floor_gain, scaled_gain / gamma) if gamma > 0 else floor_gain
         bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
-        if low.size and j >= 3:
-            # subsets left below: gamma_j from the search over j-sets where it is higher (once per anchor and j)
-            searched = self.schur.searched_gamma(j)
-            if searched > max(gamma, 0.0):
-                gamma = searched
-                bound[low] = value[low] - np.minimum(floor_gain[low], scaled_gain[low] / gamma) * (1.0 + 64 * _U)
-                low = low[~(bound[low] >= target)]
         if low.size:  # the subsets the screen leaves below the target: their own correlations
-            # the floor's bound can only be the larger where gamma d_b < floor for some column
-            gain = (self._top_at(t, low, scaled=True)[low, :j].sum(axis=1) / gamma if gamma > 0
-                    else np.full(low.size, math.inf))
-            if not gamma * float(self.schur.anchor_diagonal().min(initial=math.inf)) >= self.floor:
-                gain = np.minimum(gain, self._top_at(t, low, scaled=False)[low, :j].sum(axis=1) / self.floor)
-            bound[low] = value[low] - gain * (1.0 + 64 * _U)
+            bound[low] = value[low] - self._own_gain(t, j, low, gamma) * (1.0 + 64 * _U)
+            short = low[~(bound[low] >= target)]
+            if short.size and j >= 3:
+                # still short: gamma_j from the search over j-sets where that is higher (once per anchor and
+                # j; later calls of gamma(j) return it)
+                searched = self.schur.searched_gamma(j)
+                if searched > max(gamma, 0.0):
+                    gamma = searched
+                    bound[short] = value[short] - np.minimum(
+                        self._own_gain(t, j, short, gamma), np.minimum(floor_gain[short], scaled_gain[short] / gamma)
+                    ) * (1.0 + 64 * _U)
             if j == 1 and self.offset + t > 0:
                 # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
                 low = low[~(bound[low] >= target)]
                 if low.size:
                     bound[low] = value[low] - self._gain_at(t, low)[low] * (1.0 + 64 * _U)
         bound = np.where(np.isfinite(bound), bound, -math.inf)
+        self._full_model_at(t, target, bound)
         if j >= 2:
             self._screen_subsets(t, j, target, bound)
             self._search_below(t, j, target, bound)
         return min(target, float(bound.min(initial=math.inf)))
+
+    def _full_model_at(self, t, target, bound):
+        """Raise the bounds of the t-subsets T still below ``target`` to the full model's bound with the
+        anchor's other columns removed (every support holding T and no other anchor column lies inside
+        F \\ (A \\ T): :meth:`~dpstats.bss.full_model_bound.FullModelBound.removal_values`), in place."""
+        low = np.nonzero(~(bound >= target))[0]
+        if not low.size or self.full_model is None or t >= self.m:
+            return
+        T_all = self._subsets_of(t)
+        movable = np.arange(self.m)
+        per = max(1, _BATCH_ENTRIES // max(1, (self.m - t) ** 2))
+        for start in range(0, low.size, per):
+            self._check_time()
+            rows = low[start:start + per]
+            kept = np.zeros((rows.size, self.m), dtype=bool)
+            np.put_along_axis(kept, T_all[rows, self.offset:].astype(np.int64) - self.offset, True, axis=1)
+            removed = np.broadcast_to(movable, kept.shape)[~kept].reshape(rows.size, self.m - t)
+            try:
+                fitted = self.full_model.removal_values(removed)
+            except np.linalg.LinAlgError:  # a block singular in floating point: the bounds stay as they are
+                return
+            bound[rows] = np.maximum(bound[rows], fitted)
+
+    def _own_gain(self, t, j, rows, gamma):
+        """Per t-subset in ``rows``, the bound on what j outside columns add from its own correlations: the
+        sum of the j largest u_b^2 / d_b over gamma, or of the j largest u_b^2 over the floor where that is
+        smaller (it can only be where gamma d_b < floor for some column)."""
+        gain = (self._top_at(t, rows, scaled=True)[rows, :j].sum(axis=1) / gamma if gamma > 0
+                else np.full(rows.size, math.inf))
+        if not gamma * float(self.schur.anchor_diagonal().min(initial=math.inf)) >= self.floor:
+            gain = np.minimum(gain, self._top_at(t, rows, scaled=False)[rows, :j].sum(axis=1) / self.floor)
+        return gain
 
     def _screen_subsets(self, t, j, target, bound):
         """Raise to ``target`` the bounds of the t-subsets that the iterated screen with their own

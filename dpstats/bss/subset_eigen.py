@@ -41,10 +41,10 @@ _U = np.finfo(np.float64).eps
 
 #: Nodes one shown target may take before it counts as not shown.
 NODE_BUDGET = 20_000
-#: How far below the previous size's bound (or below a set found under the target) the next target lies.
+#: The targets tried for j: these multiples of TARGET_STEP below the bound for j - 1 (or below a set found
+#: under an earlier target), until one is shown; else Gershgorin's bound is kept.
 TARGET_STEP = 0.04
-#: Targets tried per size before Gershgorin's bound is kept.
-TARGET_TRIES = 3
+TARGET_STEPS = (1, 2, 4)
 #: The largest j - 1 bounded (each row's largest off-diagonal entries kept for Gershgorin's bound).
 MAX_DEPTH = 16
 
@@ -93,17 +93,18 @@ class SubsetEigenFloor:
         return self._floors[j]
 
     def _shown(self, j, gersh):
-        # targets: a step below the bound of j - 1 (the bounds fall slowly with j where they are
-        # good), then a step below the smallest set found under the target, else halfway to Gershgorin
-        target = self.floor(j - 1) - TARGET_STEP
-        for _ in range(TARGET_TRIES):
+        # targets: TARGET_STEPS steps below the bound of j - 1 (the bounds fall slowly with j where they
+        # are good), or below a set found under an earlier target; the first one shown is kept
+        base = self.floor(j - 1)
+        for steps in TARGET_STEPS:
+            target = base - steps * TARGET_STEP
             if not target > gersh:
                 return -math.inf
             shown, below = self.shows(j, target)
             if shown:
                 return target
-            target = (below - TARGET_STEP if below is not None and below - TARGET_STEP < target
-                      else 0.5 * (target + gersh))
+            if below is not None:
+                base = min(base, below + TARGET_STEP)
         return -math.inf
 
     def shows(self, j, target):
