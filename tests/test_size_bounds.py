@@ -389,6 +389,7 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
     offset = 1 if icpt else 0
     src = GramSource(stats, lam, r)
     G = np.asarray(stats.G)
+    raised = 0
     for A in anchors(case, every)[:2]:
         anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
         O = np.setdiff1d(np.arange(offset, G.shape[0]), anchor)
@@ -407,9 +408,14 @@ def test_gamma_bounds_every_scaled_schur_block_at_every_subset_of_the_anchor(cas
                     M = S / np.sqrt(np.outer(d, d))
                     for j in range(2, min(O.size, 5) + 1):
                         smallest = min(float(np.linalg.eigvalsh(M[np.ix_(B, B)])[0]) for B in combinations(range(O.size), j))
-                        assert bounds.schur.gamma(j) <= smallest + 1e-12, (list(A), t, j)
+                        plain = bounds.schur.gamma(j)
+                        assert plain <= smallest + 1e-12, (list(A), t, j)
                         # raised by the search over j-sets (later gamma(j) calls return the raised value)
-                        assert bounds.schur.searched_gamma(j) <= smallest + 1e-12, (list(A), t, j)
+                        for wanted in (0.5 * (plain + smallest), smallest + 1e-3):
+                            searched = bounds.schur.searched_gamma(j, wanted)
+                            assert searched <= smallest + 1e-12, (list(A), t, j)
+                            raised += searched > plain + 1e-9
+    assert raised > 0
 
 
 def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):

@@ -30,48 +30,61 @@ CASES = [(13, 0.3, 0.0, 1), (13, 0.6, 0.02, 2), (12, 0.1, 0.05, 3), (11, 0.8, 0.
 
 
 @pytest.mark.parametrize("n, rho, noise, seed", CASES)
-def test_floor_bounds_every_subset_and_beats_gershgorin(n, rho, noise, seed):
-    """floor(j) <= the smallest eigenvalue over every j-set (brute force), and at least Gershgorin's bound;
-    on the banded cases it is strictly higher at some j (the search shows something)."""
+def test_best_bounds_every_subset_and_beats_gershgorin(n, rho, noise, seed):
+    """best(j) <= the smallest eigenvalue over every j-set (brute force) and >= Gershgorin's bound, for
+    every j; floor(k) stays within the same limits for every k after each search (interlacing passes a
+    larger size's bound down); and the search raises some bound above Gershgorin's."""
     C = banded(n, rho, noise, seed)
     floor = SubsetEigenFloor(C)
+    truths = {j: smallest(C, j) for j in range(1, 8)}
     higher = 0
-    for j in range(1, 7):
-        truth = smallest(C, j)
-        got = floor.floor(j)
-        assert got <= truth + 1e-12, (j, got, truth)
-        assert got >= floor.gershgorin(j)
+    for j in range(1, 8):
+        got = floor.best(j)
+        assert floor.gershgorin(j) <= got <= truths[j] + 1e-12, (j, got, truths[j])
         higher += got > floor.gershgorin(j) + 1e-6
+        for k in range(1, 8):
+            assert floor.gershgorin(k) <= floor.floor(k) <= truths[k] + 1e-12, (j, k)
     assert higher > 0
 
 
 @pytest.mark.parametrize("n, rho, noise, seed", CASES)
 def test_shows_is_exact_at_the_smallest_eigenvalue(n, rho, noise, seed):
-    """shows(j, target) with a budget that lets the search finish: True a little below the smallest
-    eigenvalue over the j-sets, False a little above it, and then the value it reports is some set's
-    smallest eigenvalue below the target."""
+    """shows(j, target) with a budget that lets the search finish and the smaller sizes' bounds at their
+    truth less 0.05: True a little below the smallest eigenvalue over the j-sets, False a little above it,
+    and then the value it reports is some set's smallest eigenvalue, below the target."""
     C = banded(n, rho, noise, seed)
-    floor = SubsetEigenFloor(C, node_budget=10 ** 6)
+    floor = SubsetEigenFloor(C, node_budget=10 ** 6, total_budget=10 ** 7)
     for j in (3, 4, 5):
         truth = smallest(C, j)
-        floor.floor(j - 1)
+        for r in range(3, j):
+            floor._shown[r] = max(floor.floor(r), smallest(C, r) - 0.05)  # as a search would show
         assert floor.shows(j, truth - 1e-3) == (True, None)
         ok, below = floor.shows(j, truth + 1e-3)
         assert not ok and below is not None and below < truth + 1e-3
-        values = {round(float(np.linalg.eigvalsh(C[np.ix_(B, B)])[0]), 9)
-                  for k in range(2, j + 1) for B in combinations(range(n), k)}
-        assert round(below, 9) in values or any(abs(below - v) < 1e-9 for v in values)
+        values = [float(np.linalg.eigvalsh(C[np.ix_(B, B)])[0]) for k in range(2, j + 1) for B in combinations(range(n), k)]
+        assert min(abs(below - v) for v in values) < 1e-9
 
 
-def test_node_budget_ends_a_search_as_not_shown():
+def test_budgets_end_a_search_as_not_shown():
     C = banded(13, 0.3, 0.0, 1)
-    floor = SubsetEigenFloor(C, node_budget=5)
-    assert floor.shows(4, smallest(C, 4) - 1e-3) == (False, None)
-    assert floor.floor(4) == floor.gershgorin(4)  # every target ran out of nodes: Gershgorin's is kept
+    target = smallest(C, 4) - 1e-3
+    assert SubsetEigenFloor(C, node_budget=5).shows(4, target) == (False, None)
+    floor = SubsetEigenFloor(C, total_budget=5)
+    assert floor.best(4) == floor.gershgorin(4) < target  # the budget ran out on the first target
+    assert floor.nodes <= 10  # each search stops one node past what is left
+
+
+def test_upper_is_a_sets_smallest_eigenvalue():
+    """upper(j) is at least the smallest eigenvalue over every j-set (it is one set's)."""
+    C = banded(12, 0.6, 0.02, 2)
+    floor = SubsetEigenFloor(C)
+    for j in range(2, 6):
+        assert floor.upper(j) >= smallest(C, j) - 1e-12
 
 
 def test_clock_is_read_during_a_search():
     calls = []
     C = banded(150, 0.3, 0.0, 5)
-    SubsetEigenFloor(C, check_time=lambda: calls.append(1)).floor(6)
+    floor = SubsetEigenFloor(C, check_time=lambda: calls.append(1))
+    floor.best(6)
     assert calls

@@ -42,7 +42,6 @@ class OutsideSchur:
         self._scaled = None  # the computed scaled Sch(A) (:meth:`_form_scaled`)
         self._error_rows = None  # each row's largest error bounds of its entries, descending
         self._subsets = None  # the SubsetEigenFloor of the computed scaled Sch(A), or False: not usable
-        self._searched = set()  # the j whose gamma_j the search over j-sets has tried
 
     def diagonal(self, T):
         """Lower bounds on Sch_bb(T) = G_bb + lam - G_bT K_T^-1 G_Tb for every outside column b, never
@@ -90,19 +89,19 @@ class OutsideSchur:
             self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
         return self._gammas[j]
 
-    def searched_gamma(self, j):
-        """gamma_j, raised where it can be by the search over j-sets of :mod:`dpstats.bss.subset_eigen` on
-        the computed scaled Schur complement at the anchor (once per j; later calls of :meth:`gamma` return
-        the raised value): that search's bound on the computed matrix (its diagonal taken as 1: the exact
-        diagonal Sch_bb(A) / d_b is at least 1, and lowering a diagonal lowers every eigenvalue) less the
-        largest sum of j - 1 entries' error bounds of a row (Weyl's inequality with Gershgorin's bound on the
-        error's norm).  Up to MAX_SCHUR_COLUMNS outside columns and j >= 3; else :meth:`gamma`."""
+    def searched_gamma(self, j, wanted):
+        """gamma_j, where it is below ``wanted``, raised as far as the search over j-sets of
+        :mod:`dpstats.bss.subset_eigen` on the computed scaled Schur complement at the anchor shows (once per
+        j; later calls of :meth:`gamma` return the raised value).  The search's bound is on the computed matrix with
+        its diagonal taken as 1 (the exact diagonal Sch_bb(A) / d_b is at least 1, and lowering a diagonal
+        lowers every eigenvalue), less the largest sum of j - 1 entries' error bounds of a row (Weyl's
+        inequality with Gershgorin's bound on the error's norm).  Up to MAX_SCHUR_COLUMNS outside columns
+        and j >= 3; else :meth:`gamma`."""
         from .subset_eigen import SubsetEigenFloor
 
         plain = self.gamma(j)
-        if j < 3 or j in self._searched or self.O.size > MAX_SCHUR_COLUMNS:
+        if j < 3 or self.O.size > MAX_SCHUR_COLUMNS or not wanted > plain:
             return plain
-        self._searched.add(j)
         self._form_scaled()
         if self._subsets is None:
             C = self._scaled
@@ -110,8 +109,8 @@ class OutsideSchur:
             self._subsets = SubsetEigenFloor(C, check_time=self.check_time) if usable else False
         if self._subsets is False or j - 1 > self._error_rows.shape[1]:
             return plain
-        worst = float(self._error_rows[:, :j - 1].sum(axis=1).max(initial=0.0))
-        searched = self._subsets.floor(j) - worst * (1.0 + 4 * j * _U) - 64 * j * _U
+        lift = float(self._error_rows[:, :j - 1].sum(axis=1).max(initial=0.0)) * (1.0 + 4 * j * _U) + 64 * j * _U
+        searched = self._subsets.best(j) - lift
         if searched > plain:
             self._gammas[j] = searched
         return self._gammas.get(j, plain)

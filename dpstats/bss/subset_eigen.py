@@ -39,14 +39,17 @@ import numpy as np
 
 _U = np.finfo(np.float64).eps
 
-#: Nodes one shown target may take before it counts as not shown.
+#: Nodes one search may take before its target counts as not shown, and all searches of one matrix.
 NODE_BUDGET = 20_000
-#: The targets tried for j: these multiples of TARGET_STEP below the bound for j - 1 (or below a set found
-#: under an earlier target), until one is shown; else Gershgorin's bound is kept.
+TOTAL_NODE_BUDGET = 60_000
+#: The targets tried for j: these multiples of TARGET_STEP below the bound for j - 1 (and below a set found
+#: under an earlier target), until one is shown.
 TARGET_STEP = 0.04
 TARGET_STEPS = (1, 2, 4)
 #: The largest j - 1 bounded (each row's largest off-diagonal entries kept for Gershgorin's bound).
 MAX_DEPTH = 16
+#: Rows from which :meth:`SubsetEigenFloor.upper` grows its sets.
+UPPER_STARTS = 8
 
 
 class SubsetEigenFloor:
@@ -55,21 +58,24 @@ class SubsetEigenFloor:
     ``C``: a symmetric matrix with unit diagonal (as computed; the caller accounts for its rounding);
     ``check_time``: called between batches of nodes (the engine's clock), or None."""
 
-    def __init__(self, C, check_time=None, node_budget=NODE_BUDGET):
+    def __init__(self, C, check_time=None, node_budget=NODE_BUDGET, total_budget=TOTAL_NODE_BUDGET):
         C = np.array(C, dtype=np.float64)
         np.fill_diagonal(C, 1.0)
         self.C, self.n = C, C.shape[0]
         self.squares = C * C
         np.fill_diagonal(self.squares, 0.0)
-        self.check_time, self.node_budget = check_time, int(node_budget)
+        self.check_time, self.node_budget, self.total_budget = check_time, int(node_budget), int(total_budget)
         off = np.abs(C)
         np.fill_diagonal(off, 0.0)
+        self._off = off
         keep = min(MAX_DEPTH, max(self.n - 1, 0))
         if keep < off.shape[1]:
             off = np.partition(off, off.shape[1] - keep, axis=1)[:, off.shape[1] - keep:]
         self._sorted_rows = -np.sort(-off, axis=1)  # each row's MAX_DEPTH largest |C_ab|, descending
-        self._floors = {1: 1.0}
-        self.nodes = 0  # nodes visited over every search (for the benchmarks)
+        self._shown = {}  # j -> the largest target shown for every j-set
+        self._tried = set()  # the j whose targets :meth:`best` has tried
+        self._upper = None  # j -> the smallest eigenvalue of a j-set found (upper)
+        self.nodes = 0  # nodes visited over every search (the total budget; for the benchmarks)
 
     def gershgorin(self, j):
         """1 - the largest sum of j - 1 off-diagonal |C_ab| of a row (valid for every j-set)."""
@@ -81,43 +87,72 @@ class SubsetEigenFloor:
         return 1.0 - top * (1.0 + 4 * j * _U) - 64 * j * _U
 
     def floor(self, j):
-        """A lower bound on lambda_min(C_B) for every j-set B (-inf where j > n): Gershgorin's at j <= 2
-        (exact at 2), else the larger of Gershgorin's and the largest target the search shows."""
+        """The best lower bound known on lambda_min(C_B) for every j-set B, without searching: Gershgorin's
+        (exact at j = 2), or a target shown for j or for a larger size (Cauchy interlacing: every j-set
+        lies inside a larger one); -inf where j > n."""
         j = int(j)
-        if j > self.n or j > MAX_DEPTH + 1:
+        if j > self.n:
             return -math.inf
-        if j not in self._floors:
-            gersh = self.gershgorin(j)
-            shown = self._shown(j, gersh) if j >= 3 else -math.inf
-            self._floors[j] = max(gersh, shown)
-        return self._floors[j]
+        shown = max((v for k, v in self._shown.items() if k >= j), default=-math.inf)
+        return max(self.gershgorin(j), shown)
 
-    def _shown(self, j, gersh):
-        # targets: TARGET_STEPS steps below the bound of j - 1 (the bounds fall slowly with j where they
-        # are good), or below a set found under an earlier target; the first one shown is kept
-        base = self.floor(j - 1)
-        for steps in TARGET_STEPS:
-            target = base - steps * TARGET_STEP
-            if not target > gersh:
-                return -math.inf
-            shown, below = self.shows(j, target)
-            if shown:
-                return target
-            if below is not None:
-                base = min(base, below + TARGET_STEP)
-        return -math.inf
+    def upper(self, j):
+        """The smallest lambda_min(C_B) over a few j-sets B grown greedily from the rows with the largest
+        off-diagonal sums (each step adds the column most coupled to the set): no bound below it can be
+        shown.  inf where j > n."""
+        if self._upper is None:
+            depth = min(MAX_DEPTH + 1, self.n)
+            self._upper = np.full(depth + 1, math.inf)
+            starts = np.argsort(-self._sorted_rows.sum(axis=1), kind="stable")[:UPPER_STARTS]
+            for b in starts:
+                B = [int(b)]
+                weight = self._off[b].copy()
+                weight[b] = -math.inf
+                for size in range(2, depth + 1):
+                    q = int(np.argmax(weight))
+                    B.append(q)
+                    weight += self._off[q]
+                    weight[B] = -math.inf
+                    value = float(np.linalg.eigvalsh(self.C[np.ix_(B, B)])[0])
+                    self._upper[size] = min(self._upper[size], value)
+            self._upper[1] = 1.0
+        return float(self._upper[j]) if j < self._upper.size else math.inf
+
+    def best(self, j):
+        """floor(j) after the search has tried its targets for j (once per j, within the node budgets):
+        TARGET_STEPS multiples of TARGET_STEP below the bound for j - 1 (itself searched first: the node
+        bound needs every smaller size's bound above the target) and below :meth:`upper`, lowered again
+        below any set the search finds under a target; the first target shown is kept."""
+        j = int(j)
+        if j < 3 or j > self.n or j > MAX_DEPTH + 1:
+            return self.floor(j)
+        if j not in self._tried:
+            self._tried.add(j)
+            base = min(self.best(j - 1), self.upper(j))
+            for steps in TARGET_STEPS:
+                target = base - steps * TARGET_STEP
+                if not target > self.floor(j) or self.nodes >= self.total_budget:
+                    break
+                shown, below = self.shows(j, target)
+                if shown:
+                    self._shown[j] = target
+                    break
+                if below is not None:
+                    base = min(base, below + TARGET_STEP)
+        return self.floor(j)
 
     def shows(self, j, target):
         """(True, None) when every j-set B has lambda_min(C_B) >= ``target`` (module docstring); else
         (False, a set's smallest eigenvalue found below it, or None when the node budget ran out)."""
         C, squares, n = self.C, self.squares, self.n
         remainder = {r: self.floor(r) for r in range(1, j)}
+        budget = min(self.node_budget, self.total_budget - self.nodes)
         stack = [((b,), np.arange(b + 1, n)) for b in range(n - 1, -1, -1)]
         visited = 0
         while stack:
             P, allowed = stack.pop()
             visited += 1
-            if visited > self.node_budget:
+            if visited > budget:
                 self.nodes += visited
                 return False, None
             if visited % 256 == 0 and self.check_time is not None:
