@@ -26,6 +26,12 @@ and none of q_1..q_i-1), so the children cover every extension that the bound di
 root's children are the single columns b, each allowed the columns after it.  A node whose own
 lambda_min(C_P) is below g ends the search (every superset is below g too, by Cauchy interlacing).
 
+Targets.  The node bound needs delta_r above g, so the sizes are bounded in turn, each a few steps of
+TARGET_STEP below the size before it and below the smallest eigenvalue of a few greedily grown sets
+(:meth:`SubsetEigenFloor.upper`, no bound above it can hold); a bound shown for j holds for every
+smaller size too (interlacing).  The nodes of one search and of all searches on one matrix are capped:
+a target not shown in time leaves the bound as it was, never wrong.
+
 Rounding.  C is given as computed with its unit diagonal exact (the caller bounds the rest).  Each
 computed eigenvalue is lowered by 64 |P| u |C_P|_F (a backward stable symmetric eigensolver: Higham,
 Accuracy and Stability of Numerical Algorithms, Sec. 3.1 and Golub and Van Loan 8.1), each xi^2 raised by
