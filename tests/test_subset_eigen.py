@@ -93,14 +93,6 @@ def test_budgets_end_a_search_as_not_shown():
     assert floor.nodes <= 10  # each search stops one node past what is left
 
 
-def test_upper_is_a_sets_smallest_eigenvalue():
-    """upper(j) is at least the smallest eigenvalue over every j-set (it is one set's)."""
-    C = banded(12, 0.6, 0.02, 2)
-    floor = SubsetEigenFloor(C)
-    for j in range(2, 6):
-        assert floor.upper(j) >= smallest(C, j) - 1e-12
-
-
 def test_clock_is_read_during_a_search():
     calls = []
     C = banded(150, 0.3, 0.0, 5)

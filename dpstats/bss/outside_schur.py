@@ -89,8 +89,8 @@ class OutsideSchur:
             self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
         return self._gammas[j]
 
-    def searched_gamma(self, j, wanted):
-        """gamma_j, where it is below ``wanted``, raised as far as the search over j-sets of
+    def searched_gamma(self, j):
+        """gamma_j raised as far as the search over j-sets of
         :mod:`dpstats.bss.subset_eigen` on the computed scaled Schur complement at the anchor shows (once per
         j; later calls of :meth:`gamma` return the raised value).  The search's bound is on the computed matrix with
         its diagonal taken as 1 (the exact diagonal Sch_bb(A) / d_b is at least 1, and lowering a diagonal
@@ -100,7 +100,7 @@ class OutsideSchur:
         from .subset_eigen import SubsetEigenFloor
 
         plain = self.gamma(j)
-        if j < 3 or self.O.size > MAX_SCHUR_COLUMNS or not wanted > plain:
+        if j < 3 or self.O.size > MAX_SCHUR_COLUMNS:
             return plain
         self._form_scaled()
         if self._subsets is None:

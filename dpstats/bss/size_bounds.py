@@ -287,12 +287,9 @@ class AnchorBounds:
             bound[low] = value[low] - self._own_gain(t, j, low, gamma) * (1.0 + 64 * _U)
             short = low[~(bound[low] >= target)]
             if short.size > MAX_SEARCHED_SUBSETS // 16 and j >= 3:
-                # more still short than a few superset tests settle: gamma_j from the search over j-sets where
-                # these subsets need more than it is (later calls of gamma(j) return it)
-                h = value[short] - target
-                need = self._top_at(t, short, scaled=True)[short, :j].sum(axis=1) / np.where(h > 0, h, np.nan)
-                wanted = float(np.nanmin(need, initial=math.inf)) if np.any(h > 0) else math.inf
-                searched = self.schur.searched_gamma(j, wanted) if wanted < 1.0 else gamma
+                # more still short than a few superset tests settle: gamma_j from the search over j-sets
+                # (once per anchor and j; later calls of gamma(j), for every subset size, return it)
+                searched = self.schur.searched_gamma(j)
                 if searched > max(gamma, 0.0):
                     gamma = searched
                     bound[short] = value[short] - np.minimum(

@@ -27,9 +27,8 @@ root's children are the single columns b, each allowed the columns after it.  A 
 lambda_min(C_P) is below g ends the search (every superset is below g too, by Cauchy interlacing).
 
 Targets.  The node bound needs delta_r above g, so the sizes are bounded in turn, each a few steps of
-TARGET_STEP below the size before it and below the smallest eigenvalue of a few greedily grown sets
-(:meth:`SubsetEigenFloor.upper`, no bound above it can hold); a bound shown for j holds for every
-smaller size too (interlacing).  The nodes of one search and of all searches on one matrix are capped:
+TARGET_STEP below the size before it (or below a set the search found under an earlier target); a bound
+shown for j holds for every smaller size too (interlacing).  The nodes of one search and of all searches on one matrix are capped:
 a target not shown in time leaves the bound as it was, never wrong.
 
 Rounding.  C is given as computed with its unit diagonal exact (the caller bounds the rest).  Each
@@ -47,15 +46,13 @@ _U = np.finfo(np.float64).eps
 
 #: Nodes one search may take before its target counts as not shown, and all searches of one matrix.
 NODE_BUDGET = 20_000
-TOTAL_NODE_BUDGET = 60_000
+TOTAL_NODE_BUDGET = 150_000
 #: The targets tried for j: these multiples of TARGET_STEP below the bound for j - 1 (and below a set found
 #: under an earlier target), until one is shown.
 TARGET_STEP = 0.04
 TARGET_STEPS = (1, 2, 4)
 #: The largest j - 1 bounded (each row's largest off-diagonal entries kept for Gershgorin's bound).
 MAX_DEPTH = 16
-#: Rows from which :meth:`SubsetEigenFloor.upper` grows its sets.
-UPPER_STARTS = 8
 
 
 class SubsetEigenFloor:
@@ -73,14 +70,12 @@ class SubsetEigenFloor:
         self.check_time, self.node_budget, self.total_budget = check_time, int(node_budget), int(total_budget)
         off = np.abs(C)
         np.fill_diagonal(off, 0.0)
-        self._off = off
         keep = min(MAX_DEPTH, max(self.n - 1, 0))
         if keep < off.shape[1]:
             off = np.partition(off, off.shape[1] - keep, axis=1)[:, off.shape[1] - keep:]
         self._sorted_rows = -np.sort(-off, axis=1)  # each row's MAX_DEPTH largest |C_ab|, descending
         self._shown = {}  # j -> the largest target shown for every j-set
         self._tried = set()  # the j whose targets :meth:`best` has tried
-        self._upper = None  # j -> the smallest eigenvalue of a j-set found (upper)
         self.nodes = 0  # nodes visited over every search (the total budget; for the benchmarks)
 
     def gershgorin(self, j):
@@ -102,39 +97,17 @@ class SubsetEigenFloor:
         shown = max((v for k, v in self._shown.items() if k >= j), default=-math.inf)
         return max(self.gershgorin(j), shown)
 
-    def upper(self, j):
-        """The smallest lambda_min(C_B) over a few j-sets B grown greedily from the rows with the largest
-        off-diagonal sums (each step adds the column most coupled to the set): no bound below it can be
-        shown.  inf where j > n."""
-        if self._upper is None:
-            depth = min(MAX_DEPTH + 1, self.n)
-            self._upper = np.full(depth + 1, math.inf)
-            starts = np.argsort(-self._sorted_rows.sum(axis=1), kind="stable")[:UPPER_STARTS]
-            for b in starts:
-                B = [int(b)]
-                weight = self._off[b].copy()
-                weight[b] = -math.inf
-                for size in range(2, depth + 1):
-                    q = int(np.argmax(weight))
-                    B.append(q)
-                    weight += self._off[q]
-                    weight[B] = -math.inf
-                    value = float(np.linalg.eigvalsh(self.C[np.ix_(B, B)])[0])
-                    self._upper[size] = min(self._upper[size], value)
-            self._upper[1] = 1.0
-        return float(self._upper[j]) if j < self._upper.size else math.inf
-
     def best(self, j):
         """floor(j) after the search has tried its targets for j (once per j, within the node budgets):
         TARGET_STEPS multiples of TARGET_STEP below the bound for j - 1 (itself searched first: the node
-        bound needs every smaller size's bound above the target) and below :meth:`upper`, lowered again
-        below any set the search finds under a target; the first target shown is kept."""
+        bound needs every smaller size's bound above the target), lowered again below any set the search
+        finds under a target; the first target shown is kept."""
         j = int(j)
         if j < 3 or j > self.n or j > MAX_DEPTH + 1:
             return self.floor(j)
         if j not in self._tried:
             self._tried.add(j)
-            base = min(self.best(j - 1), self.upper(j))
+            base = self.best(j - 1)
             for steps in TARGET_STEPS:
                 target = base - steps * TARGET_STEP
                 if not target > self.floor(j) or self.nodes >= self.total_budget:
