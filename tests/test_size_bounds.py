@@ -490,3 +490,26 @@ def test_size_bounds_on_degenerate_columns_raise_nothing_the_engine_does_not_cat
                     bounds._added_columns_bound(k - j, j, 1e9)
         except np.linalg.LinAlgError:
             pass
+
+
+def test_searched_gamma_and_full_model_at_subsets_on_non_finite_numbers():
+    """A scaled Schur complement with a NaN or inf entry (overflow on degenerate columns) leaves gamma_j at
+    Gershgorin's without a search, and a removal form that is not finite counts as 0 (the full model's base),
+    so neither raises after the charge nor claims more than it shows."""
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    src, anchor, offset = anchored(CASES[0], 0)
+    floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+    full = full_model_bound(src, anchor[offset:], CASES[0][6], 0.0)
+    for poison in (np.nan, np.inf):
+        bounds = AnchorBounds(src, anchor, offset, floor, full, 0.0)
+        bounds.schur._form_scaled()
+        bounds.schur._scaled = bounds.schur._scaled.copy()
+        bounds.schur._scaled[0, 1] = bounds.schur._scaled[1, 0] = poison
+        assert bounds.schur.searched_gamma(3) == bounds.schur.gamma(3)
+        assert bounds.schur._subsets is False
+        poisoned = full_model_bound(src, anchor[offset:], CASES[0][6], 0.0)
+        poisoned.coef = poisoned.coef.copy()
+        poisoned.coef[0] = poison
+        values = poisoned.removal_values(np.array([[0, 1], [1, 2]]))
+        assert values[0] == poisoned.base and np.isfinite(values[1])
