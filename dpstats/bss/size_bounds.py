@@ -36,8 +36,8 @@ columns and the k - j of A, B the j outside ones.
   bound on that one matrix, 1 - (the largest sum of j - 1 scaled |Sch_ab(A)| of a row), its entries
   computed once per anchor with their rounding bounds (up to MAX_SCHUR_COLUMNS outside columns), and
   where subsets are still short with their own correlations (j >= 3), the larger bound of a branch and
-  bound over the j-sets (:mod:`dpstats.bss.subset_eigen`; Gershgorin counts every neighbour at its
-  full weight: at rho 0.3 it gives 0.27 at j = 4 where every 4-set has at least 0.57); beyond,
+  bound over the j-sets (:mod:`dpstats.bss.subset_eigen`; Gershgorin counts every correlated
+  neighbour at its full weight); beyond,
   |Sch_ab(T)| <= |G_ab| + w_a(T) w_b(T) (Cauchy-Schwarz, w_b(T)^2 = G_bb + lam - Sch_bb(T) <= that at A)
   from the columns' coherences (:func:`~dpstats.bss.blocks.coherence_gamma`,
   :func:`~dpstats.bss.blocks.column_coherence`), looser where an outside column leans on the anchor.

@@ -4,8 +4,8 @@ What for.  The size bounds (:mod:`dpstats.bss.size_bounds`) bound what j columns
 (the sum of their scaled one-column gains) / gamma_j, gamma_j <= lambda_min(C_B) for every j-set B of the
 outside columns, C their unit-diagonal scaled Schur complement.  Gershgorin's gamma_j (1 - the largest sum
 of j - 1 off-diagonal |C_ab| of a row) loses most where each column has a few strongly correlated
-neighbours: in an AR(1) design with rho 0.3 it is 0.27 at j = 4 and 0.16 at j = 5, where the smallest
-eigenvalue over all 4- and 5-sets is about 0.57 and 0.55 (benchmarks/README.md).  This module shows
+neighbours: it charges each neighbour at full weight, where the eigenvalue of a set of correlated
+neighbours falls far less (measured on an AR(1) design in benchmarks/README.md).  This module shows
 lambda_min(C_B) >= g for every j-set by a branch and bound over the sets, and keeps the largest g it
 shows within a node budget.
 
