@@ -115,7 +115,7 @@ def test_node_cap_gives_up_and_engine_falls_back():
 @pytest.mark.parametrize("matrix_free", [False, True])
 @pytest.mark.parametrize("intercept", [False, True])
 def test_column_coherence_matches_brute_force(matrix_free, intercept):
-    from dpstats.bss.blocks import column_coherence
+    from dpstats.bss.coherence import column_coherence
 
     stats, Xf, y = instance(7, p=23, s=3, rho=0.6, snr=2.0, intercept=intercept)
     lam, k = 2.5, 4
@@ -230,7 +230,8 @@ def test_coherence_gamma_bounds_every_subset(seed, design):
     """
     from itertools import combinations
 
-    from dpstats.bss.blocks import coherence_gamma, column_coherence, schur_scaling
+    from dpstats.bss.blocks import schur_scaling
+    from dpstats.bss.coherence import coherence_gamma, column_coherence
 
     rng = np.random.default_rng(seed)
     p, n = 9, 400
@@ -809,7 +810,7 @@ def test_column_coherence_of_a_centred_matrix_free_source(shift):
     ``shift`` moves the columns' means away from 0 (real data mapped to [0, 1], say): the
     uncentred X'X would then overstate some entries and understate others.
     """
-    from dpstats.bss.blocks import column_coherence
+    from dpstats.bss.coherence import column_coherence
 
     _, X, y = instance(9, p=19, s=3, rho=0.7, snr=2.0, intercept=False)
     X = X + shift * np.linspace(-1.0, 1.0, X.shape[1])
@@ -1017,3 +1018,130 @@ def test_gershgorin_row_sample_gives_the_full_pass_value(seed):
             k = min(i - 1, m - 1)
             full = max(1.0 - float(np.sort(off, axis=1)[:, m - k:].sum(axis=1).max()), 1e-12)
             assert blocks.block_gamma(M, i, eigen=False) == pytest.approx(full, rel=1e-12, abs=1e-15)
+
+
+SUBSET_FLOOR_CASES = CASES + PREFIX_CASES + [
+    (11, 12, 5, 0.5, 0.05, 4.0, 2.0, True),    # AR(1) neighbours: gamma_i far above the floor
+    (12, 13, 5, 0.7, 0.02, 2.0, 50.0, False),
+]
+
+
+def subset_floor_on(monkeypatch):
+    """The subset floor from the first node, wherever gamma_i > 0 (its default gates only change the work)."""
+    from dpstats.bss import blocks
+
+    declare(monkeypatch, subset_floor_after_nodes=0)
+    monkeypatch.setattr(blocks, "SUBSET_FLOOR_WORTH", 0.0)
+
+
+@pytest.mark.parametrize("case", SUBSET_FLOOR_CASES)
+def test_subset_floor_bounds_every_schur_block_inside_the_anchor(case, monkeypatch):
+    """Sch_BB(T) >= gamma_i diag(d_B) for every i-set B of the outside columns and every T inside the anchor
+    (brute force over both), and at a node P the conditional Sch_{Q|P}(T) >= gamma_i diag(d_Q) for |P + Q| = i;
+    in some case gamma_i d_b exceeds the spectral floor (the bound adds something)."""
+    from itertools import combinations
+
+    from dpstats.bss import blocks
+
+    subset_floor_on(monkeypatch)
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    G = stats.G
+    movable = full[offset:]
+    above_floor = 0
+    for mu in (0.0, 1.5):
+        lam2 = lam + mu
+        for i in range(3, min(s, p - s) + 1):
+            search = blocks.BlockSearch(GramSource(stats, lam, r), full, offset, i, mu, blocks.DEFAULT_BLOCK_SETTINGS)
+            sub = search.subset_floor()
+            if sub is None:
+                continue
+            gamma, d = sub
+            O = search.O
+            assert np.all(d[O] > 0) and not np.any(d[np.setdiff1d(np.arange(d.size), O)])
+            above_floor += gamma * float(d[O].max()) > search.floor()
+            for k in range(0, movable.size + 1):
+                for D in combinations(range(movable.size), k):
+                    T = np.concatenate([full[:offset], np.delete(movable, D)]).astype(np.int64)
+                    Sch = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
+                    if T.size:
+                        Sch -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
+                    for B in combinations(range(O.size), i):
+                        B = list(B)
+                        low = Sch[np.ix_(B, B)] - gamma * np.diag(d[O[B]])
+                        assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
+                        # one column of B already chosen (P), the rest conditional on it
+                        P, Q = B[:1], B[1:]
+                        cond = Sch[np.ix_(Q, Q)] - np.outer(Sch[Q, P[0]], Sch[P[0], Q]) / Sch[P[0], P[0]]
+                        low = cond - gamma * np.diag(d[O[Q]])
+                        assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
+    if case in SUBSET_FLOOR_CASES[-2:]:
+        assert above_floor
+
+
+@pytest.mark.parametrize("case", SUBSET_FLOOR_CASES)
+def test_subset_floor_keeps_blocks_exact(case, monkeypatch):
+    """With the subset floor in the screens, the branches' bounds and the ball bound from the first node, the
+    block minimum and every support below thresholds up to the block's largest value are as by brute force."""
+    from dpstats.bss import blocks
+
+    subset_floor_on(monkeypatch)
+    seed, p, s, rho, snr, lam, r, icpt = case
+    stats, _, _ = instance(seed, n=80, p=p, s=s, rho=rho, snr=snr, intercept=icpt)
+    sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
+    offset = 1 if icpt else 0
+    used = 0
+    for i in range(3, min(s, p - s) + 1):
+        members = np.nonzero(count == i)[0]
+        ranked = np.sort(vals[members])
+        for mu in (0.0, 1.5):
+            for thr in (ranked[0], ranked[ranked.size // 4], ranked[ranked.size // 2], ranked[-1]):
+                source = GramSource(stats, lam, r)
+                res = blocks.block_supports_below(source, full, offset, i, float(thr), evaluate, mu=mu)
+                below = {tuple(int(j) for j in sups[m]) for m in members if vals[m] < thr}
+                assert below <= set(res.supports)
+                used += source._outside_schur_cache is not None
+            best = int(members[np.argmin(vals[members])])
+            inc = (tuple(int(j) for j in sups[members[-1]]), float(vals[members[-1]]))
+            got = minimise_block(GramSource(stats, lam, r), full, offset, i, inc, 0.0, evaluate, mu=mu)
+            assert got.value == pytest.approx(float(vals[best]), rel=1e-9, abs=1e-9)
+    if min(s, p - s) >= 3:
+        assert used
+
+
+def test_subset_floor_waits_for_its_nodes_and_prunes_on_correlated_neighbours(monkeypatch):
+    """An AR(1) design with 40 columns: with the default gate the subset floor is not formed before the anchor's
+    blocks spent that many nodes; formed from the first node it leaves the lists of supports below the
+    thresholds unchanged and takes fewer nodes."""
+    from dataclasses import replace
+
+    from dpstats.bss import blocks
+
+    stats, _, _ = instance(3, n=400, p=40, s=8, rho=0.4, snr=3.0, intercept=True)
+    lam, r = 0.5, 1.1
+    obj = RidgeBallObjective(stats, lam, r)
+    evaluate = lambda a: obj.values(obj.full_support(stats.candidates[np.asarray(a)]))  # noqa: E731
+    anchor = []  # forward selection's support of 8
+    while len(anchor) < 8:
+        rest = [j for j in range(40) if j not in anchor]
+        scores = evaluate(np.array([sorted(anchor + [j]) for j in rest]))
+        anchor = sorted(anchor + [rest[int(np.argmin(scores))]])
+    full = np.concatenate([[0], np.asarray(anchor) + 1]).astype(np.int64)
+    best = float(evaluate(np.array([anchor]))[0])
+    off = replace(blocks.DEFAULT_BLOCK_SETTINGS, subset_floor_after_nodes=None)
+    on = replace(blocks.DEFAULT_BLOCK_SETTINGS, subset_floor_after_nodes=0)
+    gated = replace(blocks.DEFAULT_BLOCK_SETTINGS, subset_floor_after_nodes=10**9)
+    fewer = 0
+    for i in (3, 4):
+        for gap in (2.0, 20.0):
+            runs = {}
+            for name, settings in (("off", off), ("on", on), ("gated", gated)):
+                source = GramSource(stats, lam, r)
+                res = blocks.block_supports_below(source, full, 1, i, best + gap, evaluate, settings=settings)
+                runs[name] = (sorted(res.supports), res.nodes, source._outside_schur_cache)
+            assert runs["on"][0] == runs["off"][0] == runs["gated"][0]
+            assert runs["gated"][2] is None and runs["off"][2] is None
+            fewer += runs["on"][1] < runs["off"][1]
+    assert fewer

@@ -99,3 +99,25 @@ def test_clock_is_read_during_a_search():
     floor = SubsetEigenFloor(C, check_time=lambda: calls.append(1))
     floor.best(6)
     assert calls
+
+
+@pytest.mark.parametrize("make, n, rho, noise, seed", CASES)
+def test_another_schedule_and_a_minimum_stay_between_gershgorin_and_the_truth(make, n, rho, noise, seed):
+    """Coarser steps, smaller budgets (the block search's schedule) and a minimum change what is tried, never
+    the guarantee: every bound lies between Gershgorin's and the truth.  A minimum no target can clear (the
+    exact pair bound less one step per size) tries nothing; one below the truth lets a bound above it through."""
+    C = make(n, rho, noise, seed)
+    truths = {j: smallest(C, j) for j in range(2, 7)}
+    for kw in ({"step": 0.05, "steps": (1, 2, 3), "node_budget": 300}, {"step": 0.1, "steps": (1,)}):
+        floor = SubsetEigenFloor(C, **kw)
+        for j in range(3, 7):
+            got = floor.best(j, minimum=truths[6] - 0.3)
+            assert floor.gershgorin(j) <= got <= truths[j] + 1e-12
+    floor = SubsetEigenFloor(C)
+    unreachable = floor.floor(2) - 4 * floor.step * min(floor.steps)  # j = 6
+    assert floor.best(6, minimum=unreachable) == floor.gershgorin(6) and floor.nodes == 0
+    if make is banded:
+        floor = SubsetEigenFloor(C)
+        low = floor.gershgorin(4) + 0.01
+        got = floor.best(4, minimum=low)
+        assert got <= truths[4] + 1e-12 and (got > low or got == floor.gershgorin(4))

@@ -59,9 +59,10 @@ by two screens valid for every B containing the column:
   |Sch_jk| <= |G_jk| + w_j w_k (Cauchy-Schwarz in the (G_TT + lam' I)^{-1} inner product,
   w_j^2 = G_jT (G_TT + lam' I)^{-1} G_Tj = G_jj + lam' - d_j), and the i - 1 largest
   |G_jk| / sqrt((G_jj + lam)(G_kk + lam)) of every row, over partners k outside the
-  anchor, come from one pass over X'X per anchor (:func:`column_coherence`, cached).  The first screen alone is loose when
-  G_jj >> lam' (about 50x at n = 10^4 with lam = 100); the second is near-exact for weakly
-  correlated columns.
+  anchor, come from one pass over X'X per anchor
+  (:func:`~dpstats.bss.coherence.column_coherence`, cached).  The first screen alone is loose
+  when G_jj >> lam' (about 50x at n = 10^4 with lam = 100); the second is near-exact for
+  weakly correlated columns.
 
 When C is still larger than ``BlockSearchSettings.max_columns`` (at p = 10^4, removing two true columns can
 leave two neighbours that carry most of the gain, and then every third column stays a
@@ -93,7 +94,7 @@ Prastakos, Behdin and Mazumder (2025), section 2.1.2 (the blocks); Horn and John
 Matrix Analysis, Theorems 4.3.28
 (interlacing) and 6.1.1 (Gershgorin); Boyd and Vandenberghe, Convex Optimization, 5.2
 (weak duality); Higham, Accuracy and Stability of Numerical Algorithms, 3.1 (the rounding
-bound of a dot product used as the margin of :func:`column_coherence`).
+bound of a dot product used as the margin of :func:`~dpstats.bss.coherence.column_coherence`).
 """
 from __future__ import annotations
 
@@ -103,6 +104,7 @@ from math import comb
 
 import numpy as np
 
+from .coherence import coherence_gamma, coherence_missing, column_coherence
 from .objective import HINT_MIN_SIZE, eigenvalue_floor, smallest_eigenvalue
 
 
@@ -149,121 +151,6 @@ class _Found(Exception):
 
 #: Memory for the columns of M the large-candidate-set search keeps (:meth:`BlockSearch.lazy_matrix`).
 LAZY_CACHE_BYTES = 256 * 2**20
-
-
-# ---------------------------------------------------------------- coherence profile
-def _merge_top(current, new, k):
-    both = np.concatenate([current, new], axis=1)
-    if both.shape[1] <= k:
-        return both
-    return -np.partition(-both, k - 1, axis=1)[:, :k]
-
-
-def column_coherence(source, ridge, k, exclude=(), rows=None, block_bytes=2**25):
-    """Per full column j, the k largest |G_jk| / sqrt((G_jj + ridge)(G_kk + ridge)), k != j.
-
-    G is the source's Gram matrix, centred when the source profiles the intercept out
-    (``means``: G = X'X - n xbar xbar').  Partners k run over the columns that can enter a
-    block's B: forced columns and the ``exclude`` columns (the anchor) are left out.  The
-    result is p_full x k, descending, with a rounding margin added (a computed dot product of
-    n terms is within n u |x_j| |x_k| of the exact one, Higham 3.1; the centring term adds
-    as much again).  With the Gram matrix at hand every row is filled; a matrix-free source
-    fills only ``rows`` (all when None) with one pass X_rows'X per call, memory O(block x
-    p), so a search that meets a few hundred candidate columns never pays the n p^2 / 2 of
-    all of X'X.  Rows not filled are NaN.  Cached on the source per (ridge, exclude): later
-    calls fill only the rows still missing.
-    """
-    k = int(k)
-    key, out_cols = _coherence_key(source, ridge, exclude)
-    p_full = source.n_columns
-    G = source.G
-    want = np.arange(p_full) if rows is None or G is not None else np.unique(np.asarray(rows, dtype=np.int64))
-    cache = source._coherence_cache
-    if cache is None or cache[0] != key or cache[1].shape[1] < k:
-        cache = (key, np.full((p_full, k), np.nan))
-        source._coherence_cache = cache
-    top_all = cache[1]
-    missing = want[np.isnan(top_all[want, 0])]
-    if missing.size:
-        kk = max(min(top_all.shape[1], p_full - out_cols.size - 1), 0)
-        diag = np.asarray(source.diag, dtype=np.float64)
-        scale = 1.0 / np.sqrt(diag + float(ridge))
-        scale[out_cols] = 0.0  # no partner outside the columns a block can add
-        means = source.means
-        if G is not None:
-            raw = np.abs(np.diag(G))
-        else:
-            raw = np.einsum("ij,ij->j", source.X, source.X)  # |x_j|^2 before centring
-        # rounding: |computed G_jk - exact| <= 2 (n + 2) u sqrt(raw_j raw_k) (the dot product and
-        # the centring term, |n xbar_j xbar_k| <= sqrt(raw_j raw_k)); scaled like the entries
-        a = np.sqrt(raw) * np.sqrt(1.0 / (diag + float(ridge)))
-        margin = 2.0 * (source.n + 2) * np.finfo(np.float64).eps * a * float(np.max(a, initial=0.0)) + 1e-12
-        fresh = np.zeros((missing.size, top_all.shape[1]))
-        if kk > 0:
-            if G is not None and missing.size == p_full:
-                top = _coherence_all(G, scale, kk, block_bytes)
-            else:
-                top = _coherence_rows(source, G, means, scale, missing, kk, block_bytes)
-            fresh[:, :kk] = top + margin[missing][:, None]
-        top_all[missing] = fresh
-    return top_all[:, :k]
-
-
-def _coherence_key(source, ridge, exclude):
-    offset = 1 if source.intercept else 0
-    out_cols = np.union1d(np.arange(offset), np.asarray(exclude, dtype=np.int64)).astype(np.int64)
-    return (float(ridge), tuple(int(j) for j in out_cols)), out_cols
-
-
-def coherence_missing(source, ridge, k, exclude, rows):
-    """How many of ``rows`` :func:`column_coherence` would still have to compute."""
-    cache = source._coherence_cache
-    if cache is None or cache[0] != _coherence_key(source, ridge, exclude)[0] or cache[1].shape[1] < k:
-        return int(np.asarray(rows).size)
-    return int(np.isnan(cache[1][np.asarray(rows, dtype=np.int64), 0]).sum())
-
-
-def _coherence_all(G, scale, kk, block_bytes):
-    """Every row's kk largest scaled |G_jk| (k != j) from the Gram matrix, one pass."""
-    p_full = G.shape[0]
-    step = max(1, int(block_bytes // (8 * p_full)))
-    top = np.zeros((p_full, kk))
-    for a0 in range(0, p_full, step):
-        a1 = min(a0 + step, p_full)
-        # only the upper triangle (columns >= a0); the transposed part feeds later rows
-        blk = np.abs(G[a0:a1, a0:])
-        blk *= scale[a0:a1, None]
-        blk *= scale[None, a0:]
-        blk[np.arange(a1 - a0), np.arange(a1 - a0)] = 0.0  # the diagonal
-        rows_new = blk if blk.shape[1] <= kk else -np.partition(-blk, kk - 1, axis=1)[:, :kk]
-        top[a0:a1] = _merge_top(top[a0:a1], rows_new, kk)
-        if a1 < p_full:
-            cols = blk[:, a1 - a0:].T  # (p_full - a1) x (a1 - a0)
-            cols_new = cols if cols.shape[1] <= kk else -np.partition(-cols, kk - 1, axis=1)[:, :kk]
-            top[a1:] = _merge_top(top[a1:], cols_new, kk)
-    return -np.sort(-top, axis=1)
-
-
-def _coherence_rows(source, G, means, scale, rows, kk, block_bytes):
-    """The given rows' kk largest scaled |G_jk| (k != j): X_rows'X in row chunks."""
-    p_full = source.n_columns
-    step = max(1, int(block_bytes // (8 * p_full)))
-    out = np.empty((rows.size, kk))
-    for a0 in range(0, rows.size, step):
-        r = rows[a0:a0 + step]
-        if G is not None:
-            blk = np.abs(G[r])
-        else:
-            blk = source.X[:, r].T @ source.X
-            if means is not None:
-                blk -= source.n * np.outer(means[r], means)
-            np.abs(blk, out=blk)
-        blk *= scale[r, None]
-        blk *= scale[None, :]
-        blk[np.arange(r.size), r] = 0.0  # the diagonal
-        part = blk if blk.shape[1] <= kk else -np.partition(-blk, kk - 1, axis=1)[:, :kk]
-        out[a0:a0 + r.size] = -np.sort(-part, axis=1)[:, :kk]
-    return out
 
 
 #: :func:`block_gamma` looks at this many rows before the whole matrix.
@@ -432,15 +319,12 @@ def schur_scaling(source, ridge, lam, cols, GC, K):
     return d, np.sqrt((gjj + float(ridge)) / d), np.sqrt(w2 / d)
 
 
-def coherence_gamma(f, e, ntop, i):
-    """Gershgorin bound on lambda_min(M_B) for every i-subset B of these columns, no G block.
-
-    |M_jk| <= f_j f_k N_jk + e_j e_k with N from :func:`column_coherence` (``ntop`` = the
-    sum of each row's i - 1 largest N_jk); may be <= 0 (then useless).
-    """
-    if i <= 1 or f.size <= 1:
-        return 1.0
-    return 1.0 - float(np.max(f * float(f.max()) * ntop + e * _top_sum(e, i - 1)))
+#: The subset floor's search schedule (:meth:`BlockSearch.subset_floor`, :mod:`dpstats.bss.subset_eigen`):
+#: targets 1, 2 and 3 steps of 0.05 below the size before, 10,000 nodes a target and 100,000 in all, cheaper
+#: than the size bounds' schedule (benchmarks/README.md, "Subset floors in the block search").
+SUBSET_FLOOR_SCHEDULE = {"step": 0.05, "steps": (1, 2, 3), "node_budget": 10_000, "total_budget": 100_000}
+#: gamma_i is searched for and used only above this multiple of floor / max d (:meth:`BlockSearch.subset_floor`).
+SUBSET_FLOOR_WORTH = 1.5
 
 
 # ---------------------------------------------------------------- the search
@@ -493,6 +377,11 @@ class BlockSearchSettings:
         Bound each removal prefix (the whole block first) by the model with every column
         (:mod:`dpstats.bss.full_model_bound`) where the Gram matrix is at hand, there are more rows
         than columns and at most ``floor_max_columns`` columns (one Cholesky factor per ridge).
+    subset_floor_after_nodes
+        Once the anchor's blocks have spent this many nodes, the search bounds what i outside
+        columns add by gamma_i over every i-set of them (:meth:`BlockSearch.subset_floor`; it costs
+        a search over the i-sets, which the shallow searches of weakly correlated designs never
+        repay); None: never.
     """
 
     max_nodes: int = 200_000
@@ -509,6 +398,7 @@ class BlockSearchSettings:
     prefix_test_max_columns: int = 256
     gram_max_columns: int = 256
     gram_lazy_below_nodes: int = 64
+    subset_floor_after_nodes: int | None = 2000
 
 
 #: The block search's settings where none are declared.
@@ -532,9 +422,16 @@ class BlockReduction:
         if i > O.size or _top_sum(uu, i) <= h:  # Sch >= lam' I: the outer-approximation cut at T
             return O[:0]
         keep = uu + _top_sum(uu, i - 1) > h
+        sub = self.subset_floor() if self.settings.force_bound is None else None
+        if sub is not None:
+            # Sch_B(T) >= gamma_i D_B (subset_floor): Delta(B) <= sum over B of u_b^2 / (gamma_i d_b), in the box
+            us = box_gain(u, sub[0] * sub[1][O], self.radius)
+            if _top_sum(us, i) <= h:
+                return O[:0]
+            keep &= us + _top_sum(us, i - 1) > h
         if self.settings.force_bound in (None, "ball"):
             # the same floor with the ball |b_B| <= r: Delta(B) <= g(|u_B|) (module docstring)
-            u2, h2 = u * u, ball_need(h, self.floor(), self.radius)
+            u2, h2 = u * u, ball_need(h, self.ball_floor(sub, O), self.radius)
             if _top_sum(u2, i) <= h2:
                 return O[:0]
             keep &= u2 + _top_sum(u2, i - 1) > h2
@@ -681,8 +578,9 @@ class BlockSearch(BlockReduction):
     """Branch and bound over one block; yields, per removed set D, the leaves to evaluate."""
 
     def __init__(self, source, anchor_full, offset, i, mu, settings, check_time=None,
-                 pruned_prefixes=None, prefix_budgets=None):
+                 pruned_prefixes=None, prefix_budgets=None, nodes_before=0):
         self.source = source
+        self.nodes_before = int(nodes_before)  # nodes the anchor's earlier blocks spent
         # prefixes pruned in larger blocks of this anchor (:meth:`leaves_per_set`); a private
         # dict when the caller keeps none
         self.pruned_prefixes = {} if pruned_prefixes is None else pruned_prefixes
@@ -707,6 +605,7 @@ class BlockSearch(BlockReduction):
         self.check_time = check_time
         self._floor = None
         self._full = False  # the full model's bound: not asked yet (None: not available)
+        self._subset = False  # the subset floor (:meth:`subset_floor`): not computed yet
         self._eig_hints = {}  # the last node's lambda_min bound (:func:`block_gamma`)
         # prefix length -> the superset test's node budget (:meth:`try_prefix`), shared like
         # pruned_prefixes by the blocks of one anchor
@@ -741,6 +640,60 @@ class BlockSearch(BlockReduction):
         self._floor = max(self.lam, eig)
         src._floor_cache = (key, self._floor)
         return self._floor
+
+    def subset_floor(self):
+        """(gamma_i, d) with Sch_B(T) >= gamma_i diag(d_B) for every i-set B of the outside columns and
+        every T inside the anchor (d over all columns, zero off O), or None (not yet worth its cost, or
+        not available: matrix-free, too many outside columns, i < 3, or no gain over the floor).
+
+        At the anchor A, :class:`~dpstats.bss.outside_schur.OutsideSchur` gives lower bounds d_b on
+        Sch_bb(A) and gamma_i <= lambda_min(D^-1/2 Sch_BB(A) D^-1/2) for every i-set B (a search over the
+        i-sets, :mod:`dpstats.bss.subset_eigen`).  Sch(T) >= Sch(A) for T inside A (:meth:`floor`), so
+        Sch_BB(T) >= gamma_i D_B; and a Schur complement is monotone in the positive semidefinite order,
+        so at a node P of the search Sch_{Q|P}(T) >= (gamma_i D_{P+Q}) / (gamma_i D_P) = gamma_i D_Q for
+        |P + Q| = i.  The bound Delta(Q | P) <= sum over Q of u~_q^2 / (gamma_i d_q) (in the box) then
+        holds beside the floor's: gamma_i over i-sets is far above the smallest eigenvalue over all
+        outside columns where each column has a few correlated neighbours.
+        """
+        if self._subset is not False:
+            return self._subset
+        after = self.settings.subset_floor_after_nodes
+        src, O, A = self.source, self.O, self.anchor_full
+        if self.i < 3 or src.G is None or O.size < self.i or self._rank_deficient(O.size):
+            self._subset = None
+            return None
+        if after is None or self.nodes_before + self.nodes < after:
+            return None  # asked again later
+        from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
+
+        if O.size > min(MAX_SCHUR_COLUMNS, self.settings.floor_max_columns):
+            self._subset = None
+            return None
+        key = (tuple(int(j) for j in A), self.lam)
+        cache = src._outside_schur_cache
+        if cache is None or cache[0] != key:
+            G = src.G
+            G_OA = G[O][:, A]
+            schur = OutsideSchur(src, A, O, self.lam, self.floor(), _square_block(G, A), G_OA,
+                                 np.linalg.norm(G_OA, axis=1), max(A.size - self.offset - 1, 1),
+                                 check_time=self.check_time, subset_schedule=SUBSET_FLOOR_SCHEDULE)
+            cache = (key, schur)
+            src._outside_schur_cache = cache
+        schur = cache[1]
+        d = np.zeros(src.n_columns)
+        d[O] = schur.anchor_diagonal()
+        # at floor / max d, gamma_i d_b is at most the floor for every b; a little above, the bound's third
+        # term costs more per node than it prunes
+        worth = SUBSET_FLOOR_WORTH * self.floor() / float(d[O].max())
+        gamma = float(schur.searched_gamma(self.i, minimum=worth))
+        self._subset = (gamma, d) if gamma > worth else None
+        return self._subset
+
+    def ball_floor(self, sub, cols):
+        """The floor of the ball bound over candidates ``cols``: Sch_{Q|P} >= gamma_i min d I as well."""
+        if sub is None or cols.size == 0:
+            return self.floor()
+        return max(self.floor(), sub[0] * float(sub[1][cols].min()))
 
     def _rank_deficient(self, columns):
         """True when the design has fewer rows than ``columns``: then Sch - lam' I =
@@ -915,6 +868,9 @@ class BlockSearch(BlockReduction):
         gamma, vs, cols, mcol, kappa, sq, rect = prep
         box = self.radius * sq  # |b_j| <= r in M's scale
         floor = self.floor()
+        sub = self.subset_floor() if self.settings.force_bound is None else None
+        phi = None if sub is None else sub[0] * sub[1][cols]  # Sch_{Q|P} >= gamma_i D_Q (subset_floor)
+        ball_floor = self.ball_floor(sub, cols)
         # Bounds on Delta(Q | P) the branches use (module docstring): the ridge one, sum(gains *
         # kappa), always; the eigenvalue one, sum(gains) / gamma, too unless gamma is unusable
         # or no better for any column (fewer rows than candidates makes M_C singular up to the
@@ -956,7 +912,7 @@ class BlockSearch(BlockReduction):
             bound[np.arange(q.size)[None, :] <= starts[:, None]] = -np.inf  # second pick later
             hits = np.nonzero(bound > need)
             if u2 is not None and hits[0].size:  # the ball bound of each pair left, g(|u~_pair|)
-                ball = box_gain(np.sqrt(u2[starts[hits[0]]] + u2[hits[1]]), floor, self.radius)
+                ball = box_gain(np.sqrt(u2[starts[hits[0]]] + u2[hits[1]]), ball_floor, self.radius)
                 hits = (hits[0][ball > need], hits[1][ball > need])
             for ia, ib in zip(*hits):
                 sup = np.concatenate([base, cols[P], [cols[q[starts[ia]]], cols[q[ib]]]]) - offset
@@ -997,11 +953,12 @@ class BlockSearch(BlockReduction):
             need = h - delta_P
             # (M_{Q|P} >= gamma I; Sch_{Q|P} >= floor I; each column's coefficient in the box)
             W = (([box_gain(vt, gamma, box[q])] if use_eigen else [])
-                 + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else []))
+                 + ([box_gain(vt * sq[q], floor, self.radius)] if use_ridge else [])
+                 + ([box_gain(vt * sq[q], phi[q], self.radius)] if phi is not None else []))
             # (Sch_{Q|P} >= floor I and |b_Q| <= r together: Delta(Q | P) <= g(|u~_Q|), a test on
             # the sum of u~_j^2 over Q against ball_need(need))
             u2 = np.square(vt * sq[q]) if use_ball else None
-            terms = [(w, need) for w in W] + ([(u2, ball_need(need, floor, self.radius))] if use_ball else [])
+            terms = [(w, need) for w in W] + ([(u2, ball_need(need, ball_floor, self.radius))] if use_ball else [])
             if any(_top_sum(w, k) <= nd for w, nd in terms):
                 return
             # a branch starting at q[t] uses only later columns: bound its picks.  First with
@@ -1047,7 +1004,7 @@ def _evaluate_in_chunks(evaluate, sups, chunk=256):
 
 
 def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *, mu=0.0, settings=None,
-                   check_time=None):
+                   check_time=None, nodes_before=0):
     """Certified minimum of R over supports with exactly ``i`` columns outside the anchor.
 
     Parameters
@@ -1072,7 +1029,8 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
     -------
     BlockResult, or None when the search would exceed ``settings.max_nodes`` nodes.
     """
-    search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time)
+    search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
+                         nodes_before=nodes_before)
     inc_sup, inc_val = tuple(incumbent[0]), float(incumbent[1])
     lower = np.inf
     smallest = [np.inf]  # the smallest threshold read (the incumbent only falls)
@@ -1096,7 +1054,7 @@ def minimise_block(source, anchor_full, offset, i, incumbent, slack, evaluate, *
 
 
 def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *, mu=0.0, settings=None,
-                         check_time=None, pruned_prefixes=None, prefix_budgets=None):
+                         check_time=None, pruned_prefixes=None, prefix_budgets=None, nodes_before=0):
     """Every support of block i with R < ``threshold``, evaluated exactly (or None).
 
     The top-R certificate (:mod:`dpstats.bss.engine`) with threshold = v_R - slack: supports of
@@ -1113,7 +1071,7 @@ def block_supports_below(source, anchor_full, offset, i, threshold, evaluate, *,
     prefix length (:meth:`BlockSearch.try_prefix`; they change the work, not the result).
     """
     search = BlockSearch(source, anchor_full, offset, i, mu, settings or DEFAULT_BLOCK_SETTINGS, check_time,
-                          pruned_prefixes, prefix_budgets)
+                          pruned_prefixes, prefix_budgets, nodes_before)
     current = threshold if callable(threshold) else (lambda: threshold)
     used = [float(current())]
 

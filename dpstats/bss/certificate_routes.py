@@ -133,7 +133,7 @@ class BlockSearchRoute:
                                        lambda: reference() - problem.tau_mip / 2.0,
                                        eng.candidates.evaluate, mu=mu, settings=eng.settings.block_search,
                                        check_time=clock.check, pruned_prefixes=pruned_prefixes,
-                                       prefix_budgets=prefix_budgets)
+                                       prefix_budgets=prefix_budgets, nodes_before=nodes)
             stats.log.append({log_key: i, "exact": res is not None, "seconds": time.perf_counter() - t0,
                               **({"nodes": res.nodes, "leaves": res.leaves, "removed_sets": res.sets,
                                   "pruned_sets": res.pruned_sets, "full_model_pruned_sets": res.full_pruned_sets}

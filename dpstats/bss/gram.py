@@ -91,10 +91,11 @@ class _SquaredLossMethods:
     #: Column means removed on the fly (a matrix-free source with ``centre=True``), else None.
     means = None
     #: The block search's caches on this source (:mod:`dpstats.bss.blocks`): the coherence profile,
-    #: the spectral floor of the last anchor, and the full model's Cholesky factor of the last ridge
-    #: (:mod:`dpstats.bss.full_model_bound`).
+    #: the spectral floor and the outside columns' Schur complement (its subset floors) of the last
+    #: anchor, and the full model's Cholesky factor of the last ridge (:mod:`dpstats.bss.full_model_bound`).
     _coherence_cache = None
     _floor_cache = None
+    _outside_schur_cache = None
     _full_model_cache = None
 
     @property

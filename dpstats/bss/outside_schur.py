@@ -15,10 +15,12 @@ import math
 
 import numpy as np
 
+from .coherence import coherence_gamma, column_coherence
+
 _U = np.finfo(np.float64).eps
 
 #: The most outside columns whose Schur complement at the anchor is formed for gamma_j (|O|^2 entries);
-#: beyond, gamma_j comes from the columns' coherences (:func:`~dpstats.bss.blocks.column_coherence`).
+#: beyond, gamma_j comes from the columns' coherences (:func:`~dpstats.bss.coherence.column_coherence`).
 MAX_SCHUR_COLUMNS = 2000
 
 
@@ -28,14 +30,17 @@ class OutsideSchur:
     ``full``: the anchor's full column indices; ``O``: the outside columns; ``lam``: the ridge (plus
     the ball multiplier); ``floor``: a lower bound on the smallest eigenvalue of Sch(A); ``G_AA``,
     ``G_OA``, ``row_norm`` (= |G_bA| per outside column): blocks of the Gram matrix; ``depth``: the
-    largest j - 1 asked."""
+    largest j - 1 asked; ``subset_schedule``: keyword arguments of the search's
+    :class:`~dpstats.bss.subset_eigen.SubsetEigenFloor` (its targets and budgets)."""
 
-    def __init__(self, source, full, O, lam, floor, G_AA, G_OA, row_norm, depth, check_time=None):
+    def __init__(self, source, full, O, lam, floor, G_AA, G_OA, row_norm, depth, check_time=None,
+                 subset_schedule=None):
         self.source, self.full, self.O = source, full, O
         self.lam, self.floor, self.depth = float(lam), float(floor), int(depth)
         self.G_AA, self.G_OA, self.row_norm = G_AA, G_OA, row_norm
         self.d_O = source.diag[O]
         self.check_time = check_time
+        self.subset_schedule = dict(subset_schedule or {})
         self._diag_A = None  # lower bounds on Sch_bb at the whole anchor (d_b)
         self._gammas = {}  # j -> gamma_j (<= 0: unusable)
         self._schur_rows = None  # the scaled |Sch_ab(A)| rows' largest entries (:meth:`scaled_rows`)
@@ -75,8 +80,6 @@ class OutsideSchur:
                     return -math.inf
                 self._gammas[j] = 1.0 - float(rows[:, :j - 1].sum(axis=1).max(initial=0.0)) - 64 * j * _U
                 return self._gammas[j]
-            from .blocks import coherence_gamma, column_coherence
-
             src, O = self.source, self.O
             d = self.anchor_diagonal()
             ridge = float(src.ridge)
@@ -89,14 +92,14 @@ class OutsideSchur:
             self._gammas[j] = coherence_gamma(f, e, ntop, j) - 64 * j * _U
         return self._gammas[j]
 
-    def searched_gamma(self, j):
+    def searched_gamma(self, j, minimum=-math.inf):
         """gamma_j raised as far as the search over j-sets of
         :mod:`dpstats.bss.subset_eigen` on the computed scaled Schur complement at the anchor shows (once per
         j; later calls of :meth:`gamma` return the raised value).  The search's bound is on the computed matrix with
         its diagonal taken as 1 (the exact diagonal Sch_bb(A) / d_b is at least 1, and lowering a diagonal
         lowers every eigenvalue), less the largest sum of j - 1 entries' error bounds of a row (Weyl's
         inequality with Gershgorin's bound on the error's norm).  Up to MAX_SCHUR_COLUMNS outside columns
-        and j >= 3; else :meth:`gamma`."""
+        and j >= 3; else :meth:`gamma`.  A value at or below ``minimum`` is not searched for."""
         from .subset_eigen import SubsetEigenFloor
 
         plain = self.gamma(j)
@@ -106,11 +109,12 @@ class OutsideSchur:
         if self._subsets is None:
             C = self._scaled
             usable = bool(np.all(np.isfinite(C)) and np.all(np.isfinite(self._error_rows)))
-            self._subsets = SubsetEigenFloor(C, check_time=self.check_time) if usable else False
+            self._subsets = (SubsetEigenFloor(C, check_time=self.check_time, **self.subset_schedule)
+                             if usable else False)
         if self._subsets is False or j - 1 > self._error_rows.shape[1]:
             return plain
         lift = float(self._error_rows[:, :j - 1].sum(axis=1).max(initial=0.0)) * (1.0 + 4 * j * _U) + 64 * j * _U
-        searched = self._subsets.best(j) - lift
+        searched = self._subsets.best(j, minimum + lift) - lift
         if searched > plain:
             self._gammas[j] = searched
         return self._gammas.get(j, plain)

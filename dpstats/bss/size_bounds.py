@@ -39,8 +39,8 @@ columns and the k - j of A, B the j outside ones.
   bound over the j-sets (:mod:`dpstats.bss.subset_eigen`; Gershgorin counts every correlated
   neighbour at its full weight); beyond,
   |Sch_ab(T)| <= |G_ab| + w_a(T) w_b(T) (Cauchy-Schwarz, w_b(T)^2 = G_bb + lam - Sch_bb(T) <= that at A)
-  from the columns' coherences (:func:`~dpstats.bss.blocks.coherence_gamma`,
-  :func:`~dpstats.bss.blocks.column_coherence`), looser where an outside column leans on the anchor.
+  from the columns' coherences (:func:`~dpstats.bss.coherence.coherence_gamma`,
+  :func:`~dpstats.bss.coherence.column_coherence`), looser where an outside column leans on the anchor.
   For j = 1, gamma_1 = 1 and u_b^2 / d_b is within the anchor's part of Sch_bb of the exact gain.
   Each bound is used where it is the larger (both are valid).
   A subset still below the bound sought is screened with its own correlations (u_b^2 / d_b = v_b^2 of

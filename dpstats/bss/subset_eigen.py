@@ -51,6 +51,10 @@ TOTAL_NODE_BUDGET = 150_000
 #: under an earlier target), until one is shown.
 TARGET_STEP = 0.04
 TARGET_STEPS = (1, 2, 4)
+#: A node ranks its allowed columns' largest RANKED + r weights first (and all only when needed).
+RANKED = 8
+#: Nodes of one depth ranked together (memory: this many rows of n weights).
+DEPTH_CHUNK = 256
 #: The largest j - 1 bounded (each row's largest off-diagonal entries kept for Gershgorin's bound).
 MAX_DEPTH = 16
 
@@ -59,15 +63,18 @@ class SubsetEigenFloor:
     """Lower bounds on min over j-sets B of lambda_min(C_B), j = 1, 2, ... (module docstring).
 
     ``C``: a symmetric matrix with unit diagonal (as computed; the caller accounts for its rounding);
-    ``check_time``: called between batches of nodes (the engine's clock), or None."""
+    ``check_time``: called between batches of nodes (the engine's clock), or None; ``node_budget`` and
+    ``total_budget``: the nodes of one search and of all; ``step`` and ``steps``: the targets of :meth:`best`."""
 
-    def __init__(self, C, check_time=None, node_budget=NODE_BUDGET, total_budget=TOTAL_NODE_BUDGET):
+    def __init__(self, C, check_time=None, node_budget=NODE_BUDGET, total_budget=TOTAL_NODE_BUDGET,
+                 step=TARGET_STEP, steps=TARGET_STEPS):
         C = np.array(C, dtype=np.float64)
         np.fill_diagonal(C, 1.0)
         self.C, self.n = C, C.shape[0]
         self.squares = C * C
         np.fill_diagonal(self.squares, 0.0)
         self.check_time, self.node_budget, self.total_budget = check_time, int(node_budget), int(total_budget)
+        self.step, self.steps = float(step), tuple(steps)
         off = np.abs(C)
         np.fill_diagonal(off, 0.0)
         keep = min(MAX_DEPTH, max(self.n - 1, 0))
@@ -97,67 +104,147 @@ class SubsetEigenFloor:
         shown = max((v for k, v in self._shown.items() if k >= j), default=-math.inf)
         return max(self.gershgorin(j), shown)
 
-    def best(self, j):
+    def best(self, j, minimum=-math.inf):
         """floor(j) after the search has tried its targets for j (once per j, within the node budgets):
-        TARGET_STEPS multiples of TARGET_STEP below the bound for j - 1 (itself searched first: the node
-        bound needs every smaller size's bound above the target), lowered again below any set the search
-        finds under a target; the first target shown is kept."""
+        ``steps`` multiples of ``step`` (TARGET_STEPS, TARGET_STEP by default) below the bound for j - 1
+        (itself searched first: the node bound needs every smaller size's bound above the target), lowered
+        again below any set the search finds under a target; the first target shown is kept.  Targets at or
+        below ``minimum`` are not tried (a bound that low is of no use to the caller), nor any when no target
+        for j can clear it: each size's target lies at least one step below the size before's, down from the
+        exact bound for pairs."""
         j = int(j)
         if j < 3 or j > self.n or j > MAX_DEPTH + 1:
             return self.floor(j)
+        if self.floor(2) - (j - 2) * self.step * min(self.steps) <= minimum:
+            return self.floor(j)
         if j not in self._tried:
             self._tried.add(j)
-            base = self.best(j - 1)
-            for steps in TARGET_STEPS:
-                target = base - steps * TARGET_STEP
-                if not target > self.floor(j) or self.nodes >= self.total_budget:
+            base = self.best(j - 1, minimum)
+            for steps in self.steps:
+                target = base - steps * self.step
+                if not target > max(self.floor(j), minimum) or self.nodes >= self.total_budget:
                     break
                 shown, below = self.shows(j, target)
                 if shown:
                     self._shown[j] = target
                     break
                 if below is not None:
-                    base = min(base, below + TARGET_STEP)
+                    base = min(base, below + self.step)
         return self.floor(j)
 
     def shows(self, j, target):
         """(True, None) when every j-set B has lambda_min(C_B) >= ``target`` (module docstring); else
         (False, a set's smallest eigenvalue found below it, or None when the node budget ran out)."""
-        C, squares, n = self.C, self.squares, self.n
+        n = self.n
         remainder = {r: self.floor(r) for r in range(1, j)}
         budget = min(self.node_budget, self.total_budget - self.nodes)
-        stack = [((b,), np.arange(b + 1, n)) for b in range(n - 1, -1, -1)]
+        # The tree is searched one depth at a time, all nodes of a depth together (module docstring,
+        # "Search order").  A node is P (a row of ``members``), alpha = lambda_min(C_P) lowered by its
+        # rounding margin, and the columns left out of its allowed set besides those up to P's first
+        # (a row of ``left_out``, -1 padded): the columns its ancestors ranked before their child's pick.
+        members = np.arange(n, dtype=np.int64)[:, None]
+        alphas = np.ones(n)
+        left_out = np.empty((n, 0), dtype=np.int64)
         visited = 0
-        while stack:
-            P, allowed = stack.pop()
-            visited += 1
-            if visited > budget:
+        while members.shape[0]:
+            if visited + members.shape[0] > budget:
                 self.nodes += visited
                 return False, None
-            if visited % 256 == 0 and self.check_time is not None:
+            visited += members.shape[0]
+            if self.check_time is not None:
                 self.check_time()
-            if len(P) == 1:
-                alpha = 1.0
-            else:
-                block = C[np.ix_(P, P)]
-                alpha = float(np.linalg.eigvalsh(block)[0]) - 64 * len(P) * _U * float(np.linalg.norm(block))
-                if not alpha >= target:
-                    self.nodes += visited
-                    return False, alpha
-            r = j - len(P)
-            if r == 0 or allowed.size < r:
-                continue
-            delta = remainder[r]
-            weight = squares[list(P)][:, allowed].sum(axis=0) * (1.0 + 64 * j * _U)
-            order = np.argsort(-weight, kind="stable")
-            ranked = weight[order]
-            sums = np.concatenate(([0.0], np.cumsum(ranked)))
-            xi2 = sums[r:] - sums[:-r]  # xi^2 of the extensions avoiding the first h, h = 0..|allowed| - r
-            bound = (0.5 * (alpha + delta) - np.sqrt(0.25 * (alpha - delta) ** 2 + xi2)
-                     - 64 * _U * (1.0 + abs(alpha) + abs(delta)))
-            reach = np.nonzero(bound >= target)[0]
-            h = int(reach[0]) if reach.size else allowed.size - r + 1
-            for i in range(h - 1, -1, -1):  # the first child popped first
-                stack.append((P + (int(allowed[order[i]]),), allowed[order[i + 1:]]))
+            low = np.nonzero(~(alphas >= target))[0]
+            if low.size:
+                self.nodes += visited
+                return False, float(alphas[low[0]])
+            r = j - members.shape[1]
+            if r == 0:
+                break
+            parents, picks, firsts = [], [], []
+            for a in range(0, members.shape[0], DEPTH_CHUNK):
+                rows = slice(a, a + DEPTH_CHUNK)
+                h, ranked_cols = self._branches(members[rows], alphas[rows], left_out[rows], r, remainder[r], target)
+                for k in np.nonzero(h)[0]:
+                    parents.append(np.full(h[k], a + k))
+                    picks.append(ranked_cols[k, :h[k]])
+                    firsts.append(np.arange(h[k]))
+            if not parents:
+                break
+            parents, picks, firsts = np.concatenate(parents), np.concatenate(picks), np.concatenate(firsts)
+            if visited + parents.size > budget:
+                self.nodes += visited
+                return False, None
+            # child i of a node holds P + {q_i} and leaves out q_1..q_i-1 as well
+            width = int(firsts.max(initial=0))
+            earlier = np.full((parents.size, width), -1, dtype=np.int64)
+            for i in range(1, width + 1):
+                at = np.nonzero(firsts >= i)[0]
+                earlier[at, i - 1] = self._earlier_pick(parents[at], firsts[at], i - 1, picks, parents, firsts)
+            members = np.concatenate([members[parents], picks[:, None]], axis=1)
+            left_out = np.concatenate([left_out[parents], earlier], axis=1)
+            alphas = self._alphas(members)
         self.nodes += visited
         return True, None
+
+    @staticmethod
+    def _earlier_pick(parent_rows, firsts, i, picks, parents, all_firsts):
+        """The pick of sibling i of each child (given by its parent row and its own position)."""
+        # siblings are consecutive in ``picks`` (one parent's children in rank order): the sibling at rank i
+        # of the child at rank f sits f - i places before it
+        return picks[np.searchsorted(parents, parent_rows, side="left") + i]
+
+    def _alphas(self, members):
+        """lambda_min(C_P) of each row P, lowered by the rounding margin 64 |P| u |C_P|_F, in one call."""
+        blocks = self.C[members[:, :, None], members[:, None, :]]
+        norms = np.sqrt(np.einsum("kab,kab->k", blocks, blocks))
+        return np.linalg.eigvalsh(blocks)[:, 0] - 64 * members.shape[1] * _U * norms
+
+    def _branches(self, members, alphas, left_out, r, delta, target):
+        """Per node, h (how many children the node bound needs) and its allowed columns in rank order
+        (the first h at least): the columns after P's first, not in P nor left out, ranked by their weight
+        sum over P of C_Pq^2, descending (ties by index)."""
+        n = self.n
+        lift = 1.0 + 64 * (members.shape[1] + r) * _U
+        rows = np.arange(members.shape[0])[:, None]
+        allowed = np.arange(n)[None, :] > members[:, :1]
+        allowed[rows, members] = False
+        if left_out.shape[1]:
+            marked = np.where(left_out >= 0, left_out, members[:, :1])  # -1 padding: P's first, already out
+            allowed[rows, marked] = False
+        weight = self.squares[members].sum(axis=1) * lift
+        count = allowed.sum(axis=1)
+        keyed = np.where(allowed, weight, -1.0)  # weights are >= 0: left-out columns rank last
+        a = alphas[:, None]
+        # the node bound needs only the first h + r ranks, and h is small: rank the largest RANKED first,
+        # and all of a row's columns only where that does not reach the target
+        h = np.zeros(members.shape[0], dtype=np.int64)
+        order = np.empty((members.shape[0], 0), dtype=np.int64)
+        todo = np.nonzero(count >= r)[0]
+        width = min(n, RANKED + r)
+        while todo.size:
+            part = keyed[todo]
+            if width < n:
+                top = np.argpartition(-part, width - 1, axis=1)[:, :width]
+                sub = np.argsort(-np.take_along_axis(part, top, axis=1), axis=1, kind="stable")
+                cols = np.take_along_axis(top, sub, axis=1)
+            else:
+                cols = np.argsort(-part, axis=1, kind="stable")
+            ranked = np.maximum(np.take_along_axis(part, cols, axis=1), 0.0)
+            sums = np.concatenate((np.zeros((todo.size, 1)), np.cumsum(ranked, axis=1)), axis=1)
+            xi2 = sums[:, r:] - sums[:, :-r]  # the extensions avoiding the first h, h = 0..width - r
+            at = a[todo]
+            bound = (0.5 * (at + delta) - np.sqrt(0.25 * (at - delta) ** 2 + xi2)
+                     - 64 * _U * (1.0 + np.abs(at) + abs(delta)))
+            last = count[todo] - r  # the largest h with r allowed columns after the first h
+            reach = (bound >= target) & (np.arange(xi2.shape[1])[None, :] <= last[:, None])
+            found = reach.any(axis=1)
+            # without a reach among these ranks: every rank is a branch when all allowed columns were
+            # ranked, else the row is ranked in full
+            settled = found | (last < xi2.shape[1])
+            h[todo[settled]] = np.where(found, reach.argmax(axis=1), last + 1)[settled]
+            if order.shape[1] < cols.shape[1]:
+                order = np.concatenate([order, np.zeros((order.shape[0], cols.shape[1] - order.shape[1]), dtype=np.int64)], axis=1)
+            order[todo[settled], :cols.shape[1]] = cols[settled]
+            todo = todo[~settled]
+            width = n
+        return h, order
