@@ -1023,6 +1023,8 @@ def test_gershgorin_row_sample_gives_the_full_pass_value(seed):
 SUBSET_FLOOR_CASES = CASES + PREFIX_CASES + [
     (11, 12, 5, 0.5, 0.05, 4.0, 2.0, True),    # AR(1) neighbours: gamma_i far above the floor
     (12, 13, 5, 0.7, 0.02, 2.0, 50.0, False),
+    (13, 12, 5, 0.5, 0.05, 0.05, 0.3, True),   # the ball binding: its bound decides
+    (14, 13, 5, 0.4, 0.1, 0.01, 0.2, False),
 ]
 
 
@@ -1077,7 +1079,7 @@ def test_subset_floor_bounds_every_schur_block_inside_the_anchor(case, monkeypat
                         cond = Sch[np.ix_(Q, Q)] - np.outer(Sch[Q, P[0]], Sch[P[0], Q]) / Sch[P[0], P[0]]
                         low = cond - gamma * np.diag(d[O[Q]])
                         assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
-    if case in SUBSET_FLOOR_CASES[-2:]:
+    if case in SUBSET_FLOOR_CASES[-4:]:
         assert above_floor
 
 

@@ -116,8 +116,24 @@ def test_another_schedule_and_a_minimum_stay_between_gershgorin_and_the_truth(ma
     floor = SubsetEigenFloor(C)
     unreachable = floor.floor(2) - 4 * floor.step * min(floor.steps)  # j = 6
     assert floor.best(6, minimum=unreachable) == floor.gershgorin(6) and floor.nodes == 0
-    if make is banded:
-        floor = SubsetEigenFloor(C)
-        low = floor.gershgorin(4) + 0.01
-        got = floor.best(4, minimum=low)
-        assert got <= truths[4] + 1e-12 and (got > low or got == floor.gershgorin(4))
+    # no target at or below the minimum is tried
+    floor = SubsetEigenFloor(C)
+    tried = []
+    shows = floor.shows
+    floor.shows = lambda j, target: (tried.append(target), shows(j, target))[1]
+    low = truths[5] - 0.05
+    got = floor.best(5, minimum=low)
+    assert all(t > low for t in tried) and got <= truths[5] + 1e-12
+
+
+@pytest.mark.parametrize("make, n, rho, noise, seed", CASES)
+def test_ranking_a_few_columns_first_keeps_the_search_exact(make, n, rho, noise, seed, monkeypatch):
+    """A node ranks its RANKED + r heaviest columns first and every column only where they do not reach the
+    target: with RANKED = 0 or 1 nearly every node takes the second path, and best(j) still lies between
+    Gershgorin's bound and the truth, and shows stays exact at the smallest eigenvalue."""
+    from dpstats.bss import subset_eigen
+
+    for ranked in (0, 1):
+        monkeypatch.setattr(subset_eigen, "RANKED", ranked)
+        test_best_bounds_every_subset_and_beats_gershgorin(make, n, rho, noise, seed)
+        test_shows_is_exact_at_the_smallest_eigenvalue(make, n, rho, noise, seed)
