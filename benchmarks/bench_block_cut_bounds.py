@@ -8,7 +8,9 @@ bounds each removal prefix, the whole block first, by the model with every colum
 (``dpstats.bss.full_model_bound``, block-search setting ``full_model_bound``).  ``--setting
 prefix_test_max_columns``: superset tests over more than 256 candidate columns form their Schur
 columns lazily ("off": at once, up to ``max_columns`` as before); ``--setting gram_max_columns`` the same
-for the search of each removed set.
+for the search of each removed set.  ``--setting subset_floor_after_nodes``: once the anchor's blocks
+have spent that many nodes, the search bounds what i outside columns add by gamma_i over every i-set
+(``BlockSearch.subset_floor``; "off": never).
 
 This script times ``dp_select("y ~ .", df, method="top_r", epsilon=1, s=s, bounds=(1, 1), radius=1.1,
 R=R, random_state=1)`` (bench_public.py's call, default ridge) on ``dpstats.simulate(n, p, s, rho, snr=5,
@@ -46,7 +48,8 @@ SETTINGS = {"block_cut_bounds": (engine, "DEFAULT_SETTINGS", False),
             # off: every superset test forms its matrix at once, as below max_columns before
             "prefix_test_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns),
             # off: the search of each removed set forms its matrix at once up to max_columns, as before
-            "gram_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns)}
+            "gram_max_columns": (blocks, "DEFAULT_BLOCK_SETTINGS", blocks.DEFAULT_BLOCK_SETTINGS.max_columns),
+            "subset_floor_after_nodes": (blocks, "DEFAULT_BLOCK_SETTINGS", None)}
 
 
 def timed_call(frame, s, R, setting, on):

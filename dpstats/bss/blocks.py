@@ -50,6 +50,16 @@ form along u~_Q).  Where u~ is large against f r (a ridge near 0) the separable 
 grow like 2 r sum |u~_j| and this one like 2 r |u~_Q|, up to sqrt(|Q|) smaller; g is
 increasing, so the test g(|u~_Q|) <= need is one on the sum of u~_j^2 (:func:`ball_need`).
 
+The *subset floor* replaces the floor's single eigenvalue, over every outside column at once, by one
+over every i-set of them: with d_b <= Sch_bb at the whole anchor and gamma_i <= lambda_min of the scaled
+Sch_BB there for every i-set B (:mod:`dpstats.bss.subset_eigen`), Sch_{Q|P} >= gamma_i diag(d_Q) at every
+node with |P + Q| = i (:meth:`BlockSearch.subset_floor`), so Delta(Q | P) <= sum over Q of u~_q^2 /
+(gamma_i d_q), in the box, and the ball bound may use gamma_i min d as its floor.  Where each column has a
+few correlated neighbours (AR(1) designs), gamma_i for small i stays well above the floor, which falls
+with the number of columns (benchmarks/README.md, "Subset floors in the block search"); the search over
+i-sets costs about as much as a few thousand nodes, so it is formed once the anchor's blocks have spent
+that many (``BlockSearchSettings.subset_floor_after_nodes``).
+
 Columns that cannot reach h_D are dropped from C before any |C| x |C| matrix is formed,
 by two screens valid for every B containing the column:
 
