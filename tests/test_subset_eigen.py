@@ -130,10 +130,12 @@ def test_another_schedule_and_a_minimum_stay_between_gershgorin_and_the_truth(ma
 def test_ranking_a_few_columns_first_keeps_the_search_exact(make, n, rho, noise, seed, monkeypatch):
     """A node ranks its RANKED + r heaviest columns first and every column only where they do not reach the
     target: with RANKED = 0 or 1 nearly every node takes the second path, and best(j) still lies between
-    Gershgorin's bound and the truth, and shows stays exact at the smallest eigenvalue."""
+    Gershgorin's bound and the truth, and shows stays exact at the smallest eigenvalue; so with the nodes of a
+    depth ranked one at a time (CHUNK_ENTRIES = 1)."""
     from dpstats.bss import subset_eigen
 
-    for ranked in (0, 1):
+    for ranked, entries in ((0, subset_eigen.CHUNK_ENTRIES), (1, 1)):
         monkeypatch.setattr(subset_eigen, "RANKED", ranked)
+        monkeypatch.setattr(subset_eigen, "CHUNK_ENTRIES", entries)
         test_best_bounds_every_subset_and_beats_gershgorin(make, n, rho, noise, seed)
         test_shows_is_exact_at_the_smallest_eigenvalue(make, n, rho, noise, seed)

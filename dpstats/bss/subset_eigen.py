@@ -53,8 +53,10 @@ TARGET_STEP = 0.04
 TARGET_STEPS = (1, 2, 4)
 #: A node ranks its allowed columns' largest RANKED + r weights first (and all only when needed).
 RANKED = 8
-#: Nodes of one depth ranked together (memory: this many rows of n weights).
+#: Nodes of one depth ranked together, and at most so many that their |P| rows of n squared entries hold
+#: CHUNK_ENTRIES numbers (about 16 MB).
 DEPTH_CHUNK = 256
+CHUNK_ENTRIES = 2**21
 #: The largest j - 1 bounded (each row's largest off-diagonal entries kept for Gershgorin's bound).
 MAX_DEPTH = 16
 
@@ -161,8 +163,9 @@ class SubsetEigenFloor:
             if r == 0:
                 break
             parents, picks, firsts = [], [], []
-            for a in range(0, members.shape[0], DEPTH_CHUNK):
-                rows = slice(a, a + DEPTH_CHUNK)
+            chunk = max(1, min(DEPTH_CHUNK, CHUNK_ENTRIES // (members.shape[1] * n)))
+            for a in range(0, members.shape[0], chunk):
+                rows = slice(a, a + chunk)
                 h, ranked_cols = self._branches(members[rows], alphas[rows], left_out[rows], r, remainder[r], target)
                 for k in np.nonzero(h)[0]:
                     parents.append(np.full(h[k], a + k))
