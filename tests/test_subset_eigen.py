@@ -139,3 +139,50 @@ def test_ranking_a_few_columns_first_keeps_the_search_exact(make, n, rho, noise,
         monkeypatch.setattr(subset_eigen, "CHUNK_ENTRIES", entries)
         test_best_bounds_every_subset_and_beats_gershgorin(make, n, rho, noise, seed)
         test_shows_is_exact_at_the_smallest_eigenvalue(make, n, rho, noise, seed)
+
+
+def reference_nodes(C, j, target, remainder):
+    """The branch and bound of the module docstring, one node at a time as written there (an independent
+    oracle of the tree): the nodes it visits when every node reaches ``target``, or None when one does not."""
+    n = C.shape[0]
+    squares = C * C
+    np.fill_diagonal(squares, 0.0)
+    stack = [((b,), np.arange(b + 1, n)) for b in range(n - 1, -1, -1)]
+    visited = 0
+    while stack:
+        P, allowed = stack.pop()
+        visited += 1
+        if len(P) > 1 and np.linalg.eigvalsh(C[np.ix_(P, P)])[0] < target:
+            return None
+        r = j - len(P)
+        if r == 0 or allowed.size < r:
+            continue
+        weight = squares[list(P)][:, allowed].sum(axis=0)
+        order = np.argsort(-weight, kind="stable")
+        sums = np.concatenate(([0.0], np.cumsum(weight[order])))
+        xi2 = sums[r:] - sums[:-r]
+        alpha = 1.0 if len(P) == 1 else np.linalg.eigvalsh(C[np.ix_(P, P)])[0]
+        bound = 0.5 * (alpha + remainder[r]) - np.sqrt(0.25 * (alpha - remainder[r]) ** 2 + xi2)
+        reach = np.nonzero(bound >= target)[0]
+        h = int(reach[0]) if reach.size else allowed.size - r + 1
+        for i in range(h - 1, -1, -1):
+            stack.append((P + (int(allowed[order[i]]),), allowed[order[i + 1:]]))
+    return visited
+
+
+@pytest.mark.parametrize("make, n, rho, noise, seed", [case for case in CASES if case[3] > 0])
+def test_the_search_visits_the_tree_of_the_module_docstring(make, n, rho, noise, seed):
+    """Searched one depth at a time, with a few columns ranked first, the search visits exactly the nodes of the
+    tree the module docstring describes, one node at a time (targets it shows; distinct entries, so that the
+    ranks have no ties)."""
+    C = make(n, rho, noise, seed)
+    for j in (3, 4, 5):
+        floor = SubsetEigenFloor(C, node_budget=10 ** 6, total_budget=10 ** 7)
+        for r in range(3, j):
+            floor._shown[r] = max(floor.floor(r), smallest(C, r) - 0.05)
+        target = smallest(C, j) - 0.05
+        remainder = {r: floor.floor(r) for r in range(1, j)}
+        expected = reference_nodes(C, j, target, remainder)
+        assert expected is not None
+        assert floor.shows(j, target) == (True, None)
+        assert floor.nodes == expected

@@ -177,24 +177,17 @@ class SubsetEigenFloor:
             if visited + parents.size > budget:
                 self.nodes += visited
                 return False, None
-            # child i of a node holds P + {q_i} and leaves out q_1..q_i-1 as well
+            # child i of a node holds P + {q_i} and leaves out its earlier siblings' picks q_1..q_i-1 as well
+            # (one node's children are consecutive, in rank order: the first sits at ``start``)
             width = int(firsts.max(initial=0))
-            earlier = np.full((parents.size, width), -1, dtype=np.int64)
-            for i in range(1, width + 1):
-                at = np.nonzero(firsts >= i)[0]
-                earlier[at, i - 1] = self._earlier_pick(parents[at], firsts[at], i - 1, picks, parents, firsts)
+            start = np.searchsorted(parents, parents, side="left")
+            ranks = np.arange(width)[None, :]
+            earlier = np.where(ranks < firsts[:, None], picks[np.minimum(start[:, None] + ranks, picks.size - 1)], -1)
             members = np.concatenate([members[parents], picks[:, None]], axis=1)
             left_out = np.concatenate([left_out[parents], earlier], axis=1)
             alphas = self._alphas(members)
         self.nodes += visited
         return True, None
-
-    @staticmethod
-    def _earlier_pick(parent_rows, firsts, i, picks, parents, all_firsts):
-        """The pick of sibling i of each child (given by its parent row and its own position)."""
-        # siblings are consecutive in ``picks`` (one parent's children in rank order): the sibling at rank i
-        # of the child at rank f sits f - i places before it
-        return picks[np.searchsorted(parents, parent_rows, side="left") + i]
 
     def _alphas(self, members):
         """lambda_min(C_P) of each row P, lowered by the rounding margin 64 |P| u |C_P|_F, in one call."""
