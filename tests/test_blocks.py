@@ -649,11 +649,23 @@ def test_fewer_rows_than_columns_needs_no_eigenvalue(seed, icpt, monkeypatch):
         assert gamma <= smallest + 1e-9
 
 
+def schur_inside_anchor(G, full, offset, O, lam2):
+    """Sch over the columns O at every T inside the anchor ``full`` (the forced columns always in)."""
+    from itertools import combinations
+
+    movable = full[offset:]
+    for k in range(0, movable.size + 1):
+        for D in combinations(range(movable.size), k):
+            T = np.concatenate([full[:offset], np.delete(movable, D)]).astype(np.int64)
+            Sch = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
+            if T.size:
+                Sch -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
+            yield Sch
+
+
 @pytest.mark.parametrize("case", CASES + PREFIX_CASES)
 def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
     """floor() <= lambda_min(Sch at T) over O for every T inside the anchor, and >= lam'."""
-    from itertools import combinations
-
     from dpstats.bss import blocks
 
     seed, p, s, rho, snr, lam, r, icpt = case
@@ -666,15 +678,7 @@ def test_spectral_floor_bounds_every_schur_complement_inside_the_anchor(case):
         floor, lam2 = search.floor(), lam + mu
         assert floor >= lam2
         O = search.O
-        smallest = np.inf
-        movable = full[offset:]
-        for k in range(0, movable.size + 1):
-            for D in combinations(range(movable.size), k):
-                T = np.concatenate([full[:offset], np.delete(movable, D)]).astype(np.int64)
-                Sch = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
-                if T.size:
-                    Sch -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
-                smallest = min(smallest, float(np.linalg.eigvalsh(Sch)[0]))
+        smallest = min(float(np.linalg.eigvalsh(Sch)[0]) for Sch in schur_inside_anchor(G, full, offset, O, lam2))
         assert floor <= smallest + 1e-9 * smallest
         assert floor >= 0.999 * smallest or floor == lam2  # the whole anchor attains it (up to the margin)
 
@@ -1051,7 +1055,6 @@ def test_subset_floor_bounds_every_schur_block_inside_the_anchor(case, monkeypat
     sups, vals, count, evaluate, full, anchor = anchored_oracle(stats, s, lam, r)
     offset = 1 if icpt else 0
     G = stats.G
-    movable = full[offset:]
     above_floor = 0
     for mu in (0.0, 1.5):
         lam2 = lam + mu
@@ -1064,21 +1067,16 @@ def test_subset_floor_bounds_every_schur_block_inside_the_anchor(case, monkeypat
             O = search.O
             assert np.all(d[O] > 0) and not np.any(d[np.setdiff1d(np.arange(d.size), O)])
             above_floor += gamma * float(d[O].max()) > search.floor()
-            for k in range(0, movable.size + 1):
-                for D in combinations(range(movable.size), k):
-                    T = np.concatenate([full[:offset], np.delete(movable, D)]).astype(np.int64)
-                    Sch = G[np.ix_(O, O)] + lam2 * np.eye(O.size)
-                    if T.size:
-                        Sch -= G[np.ix_(O, T)] @ np.linalg.solve(G[np.ix_(T, T)] + lam2 * np.eye(T.size), G[np.ix_(T, O)])
-                    for B in combinations(range(O.size), i):
-                        B = list(B)
-                        low = Sch[np.ix_(B, B)] - gamma * np.diag(d[O[B]])
-                        assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
-                        # one column of B already chosen (P), the rest conditional on it
-                        P, Q = B[:1], B[1:]
-                        cond = Sch[np.ix_(Q, Q)] - np.outer(Sch[Q, P[0]], Sch[P[0], Q]) / Sch[P[0], P[0]]
-                        low = cond - gamma * np.diag(d[O[Q]])
-                        assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
+            for Sch in schur_inside_anchor(G, full, offset, O, lam2):
+                for B in combinations(range(O.size), i):
+                    B = list(B)
+                    low = Sch[np.ix_(B, B)] - gamma * np.diag(d[O[B]])
+                    assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
+                    # one column of B already chosen (P), the rest conditional on it
+                    P, Q = B[:1], B[1:]
+                    cond = Sch[np.ix_(Q, Q)] - np.outer(Sch[Q, P[0]], Sch[P[0], Q]) / Sch[P[0], P[0]]
+                    low = cond - gamma * np.diag(d[O[Q]])
+                    assert np.linalg.eigvalsh(low)[0] >= -1e-9 * float(np.abs(Sch).max())
     if case in SUBSET_FLOOR_CASES[-4:]:
         assert above_floor
 
