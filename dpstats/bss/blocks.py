@@ -316,14 +316,17 @@ def bordered_inverse(Minv, b, d):
     return out
 
 
-def schur_scaling(source, ridge, lam, cols, GC, K):
+def schur_scaling(source, ridge, lam, cols, GC, K, Z=None):
     """(d, f, e) of the columns ``cols`` for the Schur complement at T (module docstring).
 
     d_j = Sch_jj = G_jj + lam' - w_j^2, f_j = sqrt((G_jj + ridge) / d_j), e_j = w_j / sqrt(d_j),
-    with GC = G[cols, T] and K = G_TT + lam' I (both None when T is empty).
+    with GC = G[cols, T] and K = G_TT + lam' I (both None when T is empty); ``Z``: K^-1 GC' when the
+    caller has it.
     """
     gjj = np.asarray(source.diag, dtype=np.float64)[cols]
-    w2 = np.einsum("ij,ji->i", GC, np.linalg.solve(K, GC.T)) if GC is not None else np.zeros(cols.size)
+    if GC is not None and Z is None:
+        Z = np.linalg.solve(K, GC.T)
+    w2 = np.einsum("ij,ji->i", GC, Z) if GC is not None else np.zeros(cols.size)
     d = np.maximum(gjj + lam - w2, lam)  # Sch >= lam' I
     w2 = np.maximum(gjj + lam - d, 0.0)
     return d, np.sqrt((gjj + float(ridge)) / d), np.sqrt(w2 / d)
@@ -510,7 +513,8 @@ class BlockReduction:
         so no |C| x |C| matrix is formed."""
         i, lam, src = self.i, self.lam, self.source
         GC = GOT[C] if T.size else None
-        d, f, e = schur_scaling(src, self.ridge, lam, C, GC, K)
+        Z = np.linalg.solve(K, GC.T) if GC is not None else None  # K^-1 G_TC: every column of M below reads it
+        d, f, e = schur_scaling(src, self.ridge, lam, C, GC, K, Z)
         ntop = self._coherence_rows(C)
         # gamma <= 0 (or no profile): unusable, the ridge bound alone decides
         gamma = coherence_gamma(f, e, ntop, i) if ntop is not None else 0.0
@@ -519,6 +523,7 @@ class BlockReduction:
         order = np.argsort(-v2, kind="stable")
         cols, sq = C[order], np.sqrt(d[order])
         GCo = None if GC is None else GC[order]
+        Zo = None if Z is None else Z[:, order]
         # Columns of M computed so far, least recently used dropped first: a long search visits
         # many columns, and |C| x |C| of them is what this path exists to avoid (at p = 5 x 10^4
         # an unbounded cache reached 24 GB).
@@ -532,7 +537,7 @@ class BlockReduction:
             c = int(cols[j])
             col = src.cross(np.array([c]))[cols, 0]
             if GCo is not None:
-                col = col - GCo @ np.linalg.solve(K, GCo[j])
+                col = col - GCo @ Zo[:, j]
             col[j] = d[order][j]  # Sch_jj = d_j exactly (M_jj = 1)
             cache[j] = col / (sq * sq[j])
             if len(cache) > keep:
