@@ -116,6 +116,7 @@ import numpy as np
 
 from .coherence import coherence_gamma, coherence_missing, column_coherence
 from .objective import HINT_MIN_SIZE, eigenvalue_floor, smallest_eigenvalue
+from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
 
 
 @dataclass
@@ -674,16 +675,12 @@ class BlockSearch(BlockReduction):
             return self._subset
         after = self.settings.subset_floor_after_nodes
         src, O, A = self.source, self.O, self.anchor_full
-        if self.i < 3 or src.G is None or O.size < self.i or self._rank_deficient(O.size):
+        if (after is None or self.i < 3 or src.G is None or O.size < self.i or self._rank_deficient(O.size)
+                or O.size > min(MAX_SCHUR_COLUMNS, self.settings.floor_max_columns)):
             self._subset = None
             return None
-        if after is None or self.nodes_before + self.nodes < after:
+        if self.nodes_before + self.nodes < after:
             return None  # asked again later
-        from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
-
-        if O.size > min(MAX_SCHUR_COLUMNS, self.settings.floor_max_columns):
-            self._subset = None
-            return None
         key = (tuple(int(j) for j in A), self.lam)
         cache = src._outside_schur_cache
         if cache is None or cache[0] != key:
