@@ -1130,3 +1130,61 @@ def test_contender_need_is_the_lower_bound_that_takes_a_size_out_of_the_draw():
                 assert MS.margin_draw_decided(trial, upper, deltas, eps, log_base, gumbel, contenders=True)[1][k]
             checked += 1
     assert checked > 100 and nones > 0
+
+
+def test_leader_needs_decide_the_draw_for_the_leader():
+    # Oracle: margin_draw_decided.  With every other size's lower bound at its need (whatever the other
+    # bounds), the draw goes to the named leader; the needs lie at or below the upper bounds (met when those
+    # are the values), and the leader is the draw's winner at the upper bounds; None only where the upper
+    # bounds leave no room (an infinite one, or the leader's score at most Q_min)
+    rng = np.random.default_rng(5)
+    deltas = np.r_[0.0, np.linspace(1.0, 3.0, 6)]
+    planned = refused = 0
+    for _ in range(400):
+        upper = np.sort(rng.uniform(0.0, 60.0, 6))[::-1] + rng.normal(0.0, 3.0, 6)
+        gumbel, eps, log_base = rng.gumbel(size=6), float(rng.choice([1.0, 5.0, 20.0])), -0.1 * np.arange(1, 7)
+        plan = MS.leader_needs(upper - 50.0, upper, deltas, eps, log_base, gumbel)
+        if plan is None:
+            refused += 1
+            score = MS.margin_scores(upper, deltas)
+            w = int(np.argmax(eps * score / 2 + log_base + gumbel))
+            base = log_base + gumbel
+            assert score[w] <= (np.max(np.delete(base, w)) - base[w]) / eps
+            continue
+        w, need = plan
+        assert w == MS.margin_draw_decided(upper, upper, deltas, eps, log_base, gumbel)
+        others = np.arange(6) != w
+        assert np.all(need[others] <= upper[others] + 1e-9 * (1.0 + np.abs(upper[others])))
+        for _ in range(5):
+            lower = upper - rng.uniform(0.0, 20.0, 6)
+            lower[others] = need[others]
+            high = upper.copy()
+            high[others] = np.maximum(need[others], upper[others]) + rng.choice([0.0, 10.0, np.inf], 5)
+            assert MS.margin_draw_decided(lower, high, deltas, eps, log_base, gumbel) == w
+        planned += 1
+    assert planned > 100 and refused > 20
+    assert MS.leader_needs(np.zeros(6), np.r_[np.full(5, 1.0), np.inf], deltas, 1.0, np.zeros(6), np.zeros(6)) is None
+
+
+def test_sizes_bounded_to_the_leaders_needs_release_the_same(monkeypatch):
+    """The model-size stage bounds the other sizes to what decides the draw for the leader that the upper
+    bounds name (leader_needs) before asking sizes one at a time; the releases equal those of certifying every
+    size, and the plan is used."""
+    import dpstats
+
+    plans = []
+    original = MS.leader_needs
+
+    def recording(*args):
+        plan = original(*args)
+        plans.append(plan is not None)
+        return plan
+
+    monkeypatch.setattr(MS, "leader_needs", recording)
+    for seed, eps in ((0, 20.0), (1, 50.0), (2, 10.0)):
+        sim = dpstats.simulate(400, 30, 7, snr=5, random_state=seed)
+        kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=7, bounds=(3, 3), random_state=seed,
+                      max_enumerate=1)
+        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+        assert lazy.release() == dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
+    assert any(plans)

@@ -177,12 +177,17 @@ def test_size_bounds_at_the_anchors_ball_multiplier_where_the_ball_binds():
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_screen_bounds_every_subsets_correlations(case):
-    """AnchorBounds' screen: for every subset T of the anchor (forced columns added), the largest
-    alpha_b + beta_b |b_A - b_T| over the columns kept is at least the largest |u_b(T)| over all outside
-    columns, u_b(T) = c_b - G_bT b_T at the ridge lam + mu, computed directly by numpy."""
+def test_screen_bounds_every_subsets_correlations(case, monkeypatch):
+    """AnchorBounds' screens: for every subset T of the anchor (forced columns added), the largest
+    alpha_b + beta_b |b_A - b_T| over the columns kept, and the largest alpha_b + kappa_b s(T), are each at
+    least the largest |u_b(T)| over all outside columns, u_b(T) = c_b - G_bT b_T at the ridge lam + mu,
+    computed directly by numpy; s(T) is at least ((b_A - b_T)' K_A (b_A - b_T))^1/2, and every
+    alpha_b + kappa_b s(T) at least |u_b(T)| (every column's line); and the leaning columns' list (one
+    column bounded by its line, the others computed) lies entrywise above the subset's own largest u_b^2 (and
+    u_b^2 / d_b), equal to the leaning columns' own values ranked with that line (and somewhere led by them)."""
     from itertools import combinations
 
+    from dpstats.bss import size_bounds as sb
     from dpstats.bss.size_bounds import AnchorBounds
 
     stats, every = oracle(case)
@@ -193,17 +198,42 @@ def test_screen_bounds_every_subsets_correlations(case):
     A = anchors(case, every)[0]
     anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
     O = np.setdiff1d(np.arange(offset, G.shape[0]), anchor)
+    monkeypatch.setattr(sb, "LEANING_COLUMNS", O.size - 1)  # one column bounded by its line, the others computed
     for mu in (0.0, 1.5):
         bounds = AnchorBounds(src, anchor, offset, lam + mu, None, mu)
         alpha, beta = bounds._screen_lines()
-        assert alpha.size <= O.size
+        a, kappa = bounds._kappa_lines()
+        a_every, kappa_every = bounds._kappa_lines(every=True)
+        d = bounds.schur.anchor_diagonal()
+        assert alpha.size <= O.size and a.size <= O.size and a_every.size == O.size
+        K_A = G[np.ix_(anchor, anchor)] + (lam + mu) * np.eye(anchor.size)
+        b_A = np.linalg.solve(K_A, c[anchor])
+        met = 0
         for t in range(0, len(A)):
-            _, moved = bounds._fits_at(t)
+            _, moved, spread = bounds._fits_at(t)
+            rows = np.arange(spread.size)
+            listed = {scaled: bounds._leaning_top(t, rows, scaled)[rows] for scaled in (False, True)}
             for row, sub in enumerate(combinations(range(len(A)), t)):
                 T = np.r_[anchor[:offset], np.asarray(A)[list(sub)] + offset].astype(np.int64)
                 b = np.linalg.solve(G[np.ix_(T, T)] + (lam + mu) * np.eye(T.size), c[T]) if T.size else np.zeros(0)
                 u = np.abs(c[O] - G[np.ix_(O, T)] @ b)
                 assert float(np.max(alpha + beta * moved[row])) >= float(u.max()) * (1 - 1e-12)
+                assert float(np.max(a + kappa * spread[row])) >= float(u.max()) * (1 - 1e-12)
+                delta = b_A.copy()
+                delta[np.searchsorted(anchor, T)] -= b
+                assert spread[row] ** 2 >= float(delta @ K_A @ delta) * (1 - 1e-9) - 1e-9
+                assert np.all(a_every + kappa_every * spread[row] >= u * (1 - 1e-12))
+                for scaled, x in ((False, u ** 2), (True, u ** 2 / d)):
+                    exact = np.sort(x)[::-1][:listed[scaled].shape[1]]
+                    assert np.all(listed[scaled][row] >= exact * (1 - 1e-12) - 1e-12), (t, row, scaled)
+                    # and no looser than its definition: the leaning columns' own, with the other column's line
+                    leaning = bounds._leaning_of[(t, scaled)][0]
+                    rest = np.setdiff1d(np.arange(O.size), leaning)
+                    line = (a_every + kappa_every * spread[row]) ** 2 / (d if scaled else 1.0)
+                    built = np.sort(np.r_[x[leaning], line[rest].max()])[::-1][:listed[scaled].shape[1]]
+                    np.testing.assert_allclose(listed[scaled][row], built, rtol=1e-9, atol=1e-9 * float(built[0]))
+                    met += bool(x[leaning].max() >= line[rest].max())
+        assert met > 0
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -427,8 +457,9 @@ def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):
     original = sb.AnchorBounds._correlations
     for poison in (np.nan, np.inf):
         bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
-        monkeypatch.setattr(sb.AnchorBounds, "_correlations", lambda self, T, p=poison: np.full_like(original(self, T), p))
-        value, _ = bounds._fits_at(1)
+        monkeypatch.setattr(sb.AnchorBounds, "_correlations",
+                            lambda self, T, fit=None, columns=None, p=poison: np.full_like(original(self, T, fit, columns), p))
+        value = bounds._fits_at(1)[0]
         bound = np.full(value.size, -np.inf)
         bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)  # a need every finite screen would meet
         assert np.all(bound == -np.inf)
@@ -513,3 +544,33 @@ def test_searched_gamma_and_full_model_at_subsets_on_non_finite_numbers():
         poisoned.coef[0] = poison
         values = poisoned.removal_values(np.array([[0, 1], [1, 2]]))
         assert values[0] == poisoned.base and np.isfinite(values[1])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_elimination_values_are_values_of_nested_supports_above_each_sizes_best(case):
+    """elimination_values(source, anchor, offset): for each k < m the value of a support of k of the anchor's
+    columns (so at least the size's best, brute force), each reached from the next larger one by removing the
+    column that raises the value least (brute force over the one-column removals, the path rebuilt from the
+    values), and not decreasing as columns are removed."""
+    from dpstats.bss.size_bounds import elimination_values
+
+    stats, every = oracle(case)
+    equal = 0
+    for which in range(3):
+        src, A, offset = anchored(case, which)
+        got = elimination_values(src, A, offset)
+        m = A.size - offset
+        assert sorted(got) == list(range(1, m))
+        kept = list(A[offset:])
+        previous = float(src.values(A[None, :])[0])
+        for k in range(m - 1, 0, -1):
+            trials = [np.r_[A[:offset], kept[:i] + kept[i + 1:]].astype(np.int64) for i in range(len(kept))]
+            values = np.asarray(src.values(np.array(trials)), dtype=np.float64)
+            assert got[k] == pytest.approx(float(values.min()), rel=1e-12, abs=1e-12)
+            del kept[int(np.argmin(values))]
+            assert got[k] >= previous - close(previous)
+            previous = got[k]
+            best = float(every[k][1].min())
+            assert got[k] >= best - close(best)
+            equal += got[k] <= best + 1e-9 * (1.0 + abs(best))
+    assert equal > 0

@@ -1065,6 +1065,10 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             if lazy and missing and isinstance(scorer, OuterApproximationEngine):
                 for k, bound in scorer.lower_bounds(missing).items():
                     known_lower[k] = max(known_lower.get(k, -math.inf), bound)
+                # the smaller sizes' values along backward elimination from its best support: upper
+                # bounds, and the estimates leader_needs reads
+                for k, bound in scorer.size_estimates([k for k in missing if k < s]).items():
+                    known_upper[k] = min(known_upper.get(k, math.inf), bound)
 
     bounded = {}  # size -> 1: bounded as far as the draw needed at the time, 2: as tightly as it goes
 
@@ -1141,6 +1145,16 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
             loose = [s for s in chosen if bounded.get(s) == 1]
             criterion_lower = lower + penalties + extra * size_array
             criterion_upper = upper + penalties + extra * size_array
+            # first, where the upper bounds name a leader with room to spare: every other size bounded only
+            # as high as decides the draw for it (leader_needs), whether or not it could still win now
+            plan = leader_needs(criterion_lower, criterion_upper, deltas, nominal, log_base, gumbel)
+            planned = [] if plan is None else [
+                s for s in sizes if s not in found and s not in bounded and s - 1 != plan[0]
+                and not criterion_lower[s - 1] >= plan[1][s - 1] and largest_engine_above(s) is not None]
+            if planned:  # marked as bounded either way, so the plan moves on (or gives way) next time
+                s = planned[0]
+                bound_size(s, plan[1][s - 1] - penalties[s - 1] - extra * s)
+                continue
             if fresh:
                 s = fresh[0]
                 # the need only where a larger certified size's engine can bound s (else no bound comes)
@@ -1241,6 +1255,44 @@ def contender_need(index, lower, upper, deltas, epsilon, log_base, gumbel, steps
         else:
             high = middle
     return high + 1e-9 * (1.0 + abs(high))
+
+
+#: How far above the least sufficient margin :func:`leader_needs` sets the leader's: at most this many nats of
+#: log-weight (and half the estimated lead), so that rounding in the bounds cannot leave the draw undecided.
+LEADER_MARGIN_NATS = 0.1
+
+
+def leader_needs(lower, upper, deltas, epsilon, log_base, gumbel):
+    """(w, need): the index w that wins the draw of :func:`margin_draw_decided` if every size's criterion value
+    were at its upper bound, and per other index s a value such that lower bounds ``lower`` >= ``need`` decide
+    the draw for w with w's upper bound as it is (``need[w]`` = -inf); None where an upper bound is infinite
+    or w's estimated lead is too thin for such values.
+
+    Why.  A size's own :func:`contender_need` is measured against the leader's worst log-weight with the
+    other sizes' lower bounds as they are, which are loose before they are bounded: the leader's worst pair
+    margin then drags it down, and every size has to be bounded nearly to its value.  Here the sizes are asked
+    together for what decides the draw: with lower(s) >= upper(w) + Q (Delta(w) + Delta(s)) for every s != w,
+    q(w) >= Q at its worst (its pair margins) and q(s) <= (upper(w) - lower(s)) / (Delta(w) + Delta(s)) <= -Q
+    at its best, so w's worst log-weight eps Q / 2 + b(w) + G(w) beats every other's best -eps Q / 2 + b(s) +
+    G(s) once eps Q > max over s of b(s) + G(s) - b(w) - G(w) (Q_min).  Q is set just above Q_min (at most
+    LEADER_MARGIN_NATS / eps, and half the way to w's score at the upper bounds): the lower Q, the less each
+    size's bound has to prove.  A speed device only, as :func:`contender_need`."""
+    upper = np.asarray(upper, dtype=np.float64)
+    if upper.size < 2 or not np.all(np.isfinite(upper)) or not math.isfinite(epsilon) or epsilon <= 0:
+        return None
+    from ..mechanisms.exponential import exponential_log_weights
+
+    score = margin_scores(upper, deltas)
+    base = np.asarray(log_base, dtype=np.float64) + np.asarray(gumbel, dtype=np.float64)
+    w = int(np.argmax(exponential_log_weights(-score, epsilon, 1.0, base)))
+    q_min = float(np.max(np.delete(base, w)) - base[w]) / float(epsilon)
+    if not score[w] > q_min:
+        return None
+    margin = min(0.5 * (float(score[w]) - q_min), LEADER_MARGIN_NATS / float(epsilon))
+    d = np.asarray(deltas, dtype=np.float64)[1:upper.size + 1]
+    need = upper[w] + (q_min + margin) * (d[w] + d)
+    need[w] = -math.inf
+    return w, need
 
 
 def _margin_draw_bounds(lower, upper, deltas, epsilon, log_base, gumbel):

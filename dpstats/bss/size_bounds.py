@@ -84,7 +84,6 @@ terms' magnitudes (t the fit's columns).  The caller lowers the bounds by the ev
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -102,6 +101,11 @@ MAX_ADDED = 8
 MAX_SEARCHED_SUBSETS = 1024
 #: Entries of one batch of (subsets x outside columns) arrays.
 _BATCH_ENTRIES = 1 << 21
+#: The outside columns whose correlations a subset's first own-gain bound computes (the rest bounded through
+#: the change of the fit, :meth:`AnchorBounds._leaning_top`), and the most bytes of the subsets' fits kept for
+#: the correlations (the latest subset sizes first).
+LEANING_COLUMNS = 64
+_KEPT_FIT_BYTES = 1 << 27
 
 
 def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, need=None):
@@ -113,6 +117,28 @@ def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, ne
     return {k: anchor.bounds(k, need.get(k)) for k in sorted({int(k) for k in sizes if 1 <= int(k) < anchor.m})}
 
 
+def elimination_values(source, anchor_full, offset, check_time=None):
+    """{k: the value of the support of k candidate columns reached by backward elimination from the anchor}
+    for k = 1..m - 1 (m the anchor's movable columns): from the anchor, the movable column whose removal
+    raises the value least is removed, one at a time (the forced columns kept).  Each is the value of a
+    support of that size, so an upper bound on the size's best value, near it where the signal is strong:
+    the model-size stage's estimates of the sizes it has not bounded yet (:func:`~dpstats.bss.model_size.
+    leader_needs`).  m (m + 1) / 2 exact evaluations."""
+    anchor_full = np.asarray(anchor_full, dtype=np.int64)
+    forced, kept = anchor_full[:offset], list(anchor_full[offset:])
+    out = {}
+    while len(kept) > 1:
+        if check_time is not None:
+            check_time()
+        trial = np.array([np.concatenate([forced, kept[:i] + kept[i + 1:]]) for i in range(len(kept))],
+                         dtype=np.int64)
+        values = np.asarray(source.values(trial), dtype=np.float64)
+        drop = int(np.argmin(np.where(np.isfinite(values), values, math.inf)))
+        del kept[drop]
+        out[len(kept)] = float(values[drop])
+    return out
+
+
 def _top_sums(x, k):
     """Per row of ``x`` (non-negative), the sum of its k largest entries (0 for k = 0)."""
     if k <= 0:
@@ -122,12 +148,48 @@ def _top_sums(x, k):
     return np.partition(x, x.shape[1] - k, axis=1)[:, x.shape[1] - k:].sum(axis=1)
 
 
+def _largest(x, keep):
+    """Per row of ``x``, its ``keep`` largest entries, descending."""
+    if keep < x.shape[1]:
+        x = np.partition(x, x.shape[1] - keep, axis=1)[:, x.shape[1] - keep:]
+    return -np.sort(-x, axis=1)
+
+
+def _upper_lines(alpha, beta):
+    """(alpha_b, beta_b) of the lines alpha_b + beta_b x (x >= 0) that no other one dominates (both at most
+    its): the largest of these is the largest of all, for every x; one line above every x where a line is
+    not finite."""
+    if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(beta))):
+        return np.array([math.inf]), np.array([0.0])
+    order = np.argsort(-beta, kind="stable")
+    best, keep = -math.inf, []
+    for b in order:  # by beta descending: a line is kept when its alpha beats every larger beta's
+        if alpha[b] > best:
+            keep.append(b)
+            best = alpha[b]
+    keep = np.array(keep, dtype=np.int64)
+    return alpha[keep], beta[keep]
+
+
 def _subsets(offset, m, t):
     """Every t-subset of the anchor's movable positions (offset..offset + m - 1), the forced
-    positions 0..offset - 1 first, as the rows of a (C(m, t), offset + t) array."""
-    rows = list(itertools.combinations(range(offset, offset + m), t))
-    sub = np.array(rows, dtype=np.int64).reshape(len(rows), t)
-    return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub])
+    positions 0..offset - 1 first, as the rows of a (C(m, t), offset + t) array, in the order of
+    itertools.combinations (lexicographic)."""
+    sub = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(t):
+        sub = _larger_subsets(sub, m)
+    return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub + offset])
+
+
+def _larger_subsets(sub, m):
+    """The (t + 1)-subsets of 0..m - 1 from the rows of ``sub``, every t-subset in lexicographic order: each
+    row followed by every larger position, in order (so lexicographic again)."""
+    last = sub[:, -1].astype(np.int64) if sub.shape[1] else np.full(sub.shape[0], -1, dtype=np.int64)
+    counts = m - 1 - last
+    parent = np.repeat(np.arange(sub.shape[0]), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    following = last[parent] + 1 + (np.arange(parent.size) - first)
+    return np.hstack([sub[parent], following[:, None].astype(sub.dtype)])
 
 
 class AnchorBounds:
@@ -173,6 +235,9 @@ class AnchorBounds:
                                   self.row_norm, depth=max(self.m - 1, MAX_ADDED), check_time=check_time)
         self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
         self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
+        self._anchor_fit = None  # (b*_A, its solve's residual norm, a lower bound on R_lam(A) - mu r^2)
+        self._fit_of = {}  # t -> (the t-subsets' fits B, their residual norms), the latest sizes fitted
+        self._leaning_of = {}  # (t, scaled) -> (the leaning columns, the others' upper lines)
 
     @classmethod
     def at_anchor(cls, source, anchor_full, offset, settings, check_time=None):
@@ -209,10 +274,10 @@ class AnchorBounds:
         with min(need, upper) instead of the best subset's value, which spares most subsets' own
         correlations where the size is far from winning, and the search stops at the first bound
         below it; the lower end is a valid bound either way, only weaker (at most ``need``)."""
-        m, offset = self.m, self.offset
+        m = self.m
         if math.comb(m, k) > MAX_EXACT_SUPPORTS:
             return self.tail(m - k), math.inf
-        supports = self.full[_subsets(offset, m, k)]
+        supports = self.full[self._subsets_of(k)]
         upper = float(np.min(self.source.values(supports)))
         goal = upper if need is None else min(upper, float(need))
         return self._outside(k, upper, goal, need is not None), upper
@@ -223,15 +288,15 @@ class AnchorBounds:
         support's value or inf), or None where there are fewer than R or more than MAX_EXACT_SUPPORTS of them.
         With :meth:`outside_bound` from ``added`` + 1 outside columns at or above the R-th value (less the
         caller's tolerance) they are the size's top-R list."""
-        m, offset = self.m, self.offset
+        m = self.m
         if not 1 <= k < m or added not in (0, 1):
             return None
         count = math.comb(m, k) + (math.comb(m, k - 1) * self.O.size if added else 0)
         if not R <= count <= MAX_EXACT_SUPPORTS:
             return None
-        rows = [self.full[_subsets(offset, m, k)]]
+        rows = [self.full[self._subsets_of(k)]]
         if added:
-            kept = self.full[_subsets(offset, m, k - 1)]
+            kept = self.full[self._subsets_of(k - 1)]
             rows.append(np.hstack([np.repeat(kept, self.O.size, axis=0),
                                    np.tile(self.O, kept.shape[0])[:, None]]))
         supports = np.sort(np.vstack(rows), axis=1)
@@ -273,28 +338,37 @@ class AnchorBounds:
         added) of R_lam(T) - the gain bound of j outside columns at T), certified against rounding
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
-        value, moved = self._fits_at(t)
+        value = self._fits_at(t)[0]
         gamma = self.schur.gamma(j)
         # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
-        # Cauchy-Schwarz on the change of the fit), so the j largest u_b^2 sum to at most j times the
-        # largest of these squared (and likewise for u_b^2 / d_b)
-        floor_gain = self._screen_gain(moved, j, scaled=False) / self.floor
-        scaled_gain = self._screen_gain(moved, j, scaled=True)
+        # Cauchy-Schwarz on the change of the fit), and <= alpha_b + kappa_b s(T) (the same in the ridge
+        # Gram's inner product), so the j largest u_b^2 sum to at most j times the largest of these squared
+        # (and likewise for u_b^2 / d_b)
+        floor_gain = j * self._screen_top(t, scaled=False) / self.floor
+        scaled_gain = j * self._screen_top(t, scaled=True)
         gain = np.minimum(floor_gain, scaled_gain / gamma) if gamma > 0 else floor_gain
         bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
         if low.size:  # the subsets the screen leaves below the target: their own correlations
-            bound[low] = value[low] - self._own_gain(t, j, low, gamma) * (1.0 + 64 * _U)
-            short = low[~(bound[low] >= target)]
-            if short.size > MAX_SEARCHED_SUBSETS // 16 and j >= 3:
+
+            def raise_bounds(rows, leaning):
+                gain = self._own_gain(t, j, rows, gamma, leaning)
+                if gamma > 0:
+                    gain = np.minimum(gain, np.minimum(floor_gain[rows], scaled_gain[rows] / gamma))
+                bound[rows] = np.maximum(bound[rows], value[rows] - gain * (1.0 + 64 * _U))
+                return rows[~(bound[rows] >= target)]
+
+            # first those of the columns leaning most on the anchor, then where still short every column's
+            still = raise_bounds(low, leaning=True)
+            if still.size > MAX_SEARCHED_SUBSETS // 16 and j >= 3:
                 # more still short than a few superset tests settle: gamma_j from the search over j-sets
                 # (once per anchor and j; later calls of gamma(j), for every subset size, return it)
                 searched = self.schur.searched_gamma(j)
                 if searched > max(gamma, 0.0):
                     gamma = searched
-                    bound[short] = value[short] - np.minimum(
-                        self._own_gain(t, j, short, gamma), np.minimum(floor_gain[short], scaled_gain[short] / gamma)
-                    ) * (1.0 + 64 * _U)
+                    still = raise_bounds(still, leaning=True)
+            if still.size:
+                raise_bounds(still, leaning=False)
             if j == 1 and self.offset + t > 0:
                 # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
                 low = low[~(bound[low] >= target)]
@@ -329,14 +403,17 @@ class AnchorBounds:
                 return
             bound[rows] = np.maximum(bound[rows], fitted)
 
-    def _own_gain(self, t, j, rows, gamma):
+    def _own_gain(self, t, j, rows, gamma, leaning=False):
         """Per t-subset in ``rows``, the bound on what j outside columns add from its own correlations: the
         sum of the j largest u_b^2 / d_b over gamma, or of the j largest u_b^2 over the floor where that is
-        smaller (it can only be where gamma d_b < floor for some column)."""
-        gain = (self._top_at(t, rows, scaled=True)[rows, :j].sum(axis=1) / gamma if gamma > 0
+        smaller (it can only be where gamma d_b < floor for some column).  ``leaning``: the correlations of
+        the LEANING_COLUMNS columns leaning most on the anchor only, the others' bounded
+        (:meth:`_leaning_top`; cheaper, never tighter)."""
+        top = self._leaning_top if leaning else self._top_at
+        gain = (top(t, rows, scaled=True)[rows, :j].sum(axis=1) / gamma if gamma > 0
                 else np.full(rows.size, math.inf))
         if not gamma * float(self.schur.anchor_diagonal().min(initial=math.inf)) >= self.floor:
-            gain = np.minimum(gain, self._top_at(t, rows, scaled=False)[rows, :j].sum(axis=1) / self.floor)
+            gain = np.minimum(gain, top(t, rows, scaled=False)[rows, :j].sum(axis=1) / self.floor)
         return gain
 
     def _screen_subsets(self, t, j, target, bound):
@@ -345,7 +422,7 @@ class AnchorBounds:
         low = np.nonzero(~(bound >= target))[0]
         if not low.size or self.O.size < j or self.O.size > MAX_SCHUR_COLUMNS or math.isinf(target):
             return
-        value, _ = self._fits_at(t)
+        value = self._fits_at(t)[0]
         coherent = self.schur.scaled_rows()
         if j - 1 > coherent.shape[1]:
             return
@@ -359,7 +436,7 @@ class AnchorBounds:
             self._check_time()
             rows = low[start:start + per]
             h = (value[rows] - target) / grow
-            U2 = self._correlations(T_all[rows]) ** 2 * grow
+            U2 = self._correlations(T_all[rows], self._fit_rows(t, rows)) ** 2 * grow
             U2 = np.where(np.isfinite(U2), U2, math.inf)  # a column not computed can reach any need
             F, V = U2 / self.floor, U2 / d[None, :]
             mask = F + _top_sums(F, j - 1)[:, None] > h[:, None]
@@ -408,21 +485,33 @@ class AnchorBounds:
             self.check_time()
 
     def _subsets_of(self, t):
+        # positions in int32 (half the memory); built from the largest smaller size kept, every size between
+        # kept too (the sizes' bounds read consecutive subset sizes)
         if t not in self._rows_of:
-            self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)  # positions: half the memory
+            below = [u for u in self._rows_of if u < t]
+            if not below:
+                self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)
+            else:
+                u = max(below)
+                sub = self._rows_of[u][:, self.offset:] - np.int32(self.offset)
+                for width in range(u + 1, t + 1):
+                    sub = _larger_subsets(sub, self.m)
+                    self._rows_of[width] = np.hstack([np.broadcast_to(np.arange(self.offset, dtype=np.int32),
+                                                                      (sub.shape[0], self.offset)),
+                                                      sub + np.int32(self.offset)])
         return self._rows_of[t]
 
-    def _kept(self, t, key, rows, width, compute):
-        # per t-subset results kept across sizes: compute(T) for the rows not yet known
+    def _kept(self, t, key, rows, width, compute, columns=None):
+        # per t-subset results kept across sizes: compute(chunk) for the rows not yet known (``columns``:
+        # how many outside columns one row's computation reads, for the batch size)
         store = self._exact_of.setdefault((t, key), np.full((math.comb(self.m, t), width), np.nan))
         todo = rows[np.isnan(store[rows, 0])]
         if todo.size:
-            T_all = self._subsets_of(t)
-            per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
+            per = max(1, _BATCH_ENTRIES // max(1, (self.O.size if columns is None else columns) * max(1, self.offset + t)))
             for start in range(0, todo.size, per):
                 self._check_time()
                 chunk = todo[start:start + per]
-                store[chunk] = compute(T_all[chunk]).reshape(chunk.size, width)
+                store[chunk] = compute(chunk).reshape(chunk.size, width)
         return store
 
     def _top_at(self, t, rows, scaled):
@@ -430,77 +519,165 @@ class AnchorBounds:
         for ``rows``."""
         keep = min(MAX_ADDED, self.O.size)
         scale = 1.0 / self.schur.anchor_diagonal() if scaled else None
+        T_all = self._subsets_of(t)
 
-        def compute(T):
-            x = self._correlations(T) ** 2
+        def compute(chunk):
+            x = self._correlations(T_all[chunk], self._fit_rows(t, chunk)) ** 2
             if scaled:
                 x *= scale[None, :]
-            if keep < x.shape[1]:
-                x = np.partition(x, x.shape[1] - keep, axis=1)[:, x.shape[1] - keep:]
-            return -np.sort(-x, axis=1)
+            return _largest(x, keep)
 
         return self._kept(t, "scaled" if scaled else "top", rows, keep, compute)
+
+    def _leaning_top(self, t, rows, scaled):
+        """Upper bounds on the MAX_ADDED largest u_b^2 (``scaled``: u_b^2 / d_b) per t-subset, descending,
+        known at least for ``rows``: the subset's own |u_b| for the LEANING_COLUMNS columns with the largest
+        kappa_b s_t + alpha_b (over sqrt(d_b) where scaled; s_t the median of the t-subsets' s(T)), and
+        alpha_b + kappa_b s(T) for the others (:meth:`_kappa_lines`, the largest over them): where the anchor
+        explains little of an outside column (kappa_b small), what it gains barely grows as the subset's fit
+        moves away from the anchor's."""
+        keep = min(MAX_ADDED, self.O.size)
+        if self.O.size <= LEANING_COLUMNS:
+            return self._top_at(t, rows, scaled)
+        spread = self._fits_at(t)[2]
+        if (t, scaled) not in self._leaning_of:
+            alpha, kappa = self._kappa_lines(scaled, every=True)
+            reach = alpha + kappa * float(np.median(spread))
+            leaning = np.sort(np.argpartition(-np.where(np.isfinite(reach), reach, math.inf),
+                                              LEANING_COLUMNS - 1)[:LEANING_COLUMNS])
+            rest = np.ones(self.O.size, dtype=bool)
+            rest[leaning] = False
+            self._leaning_of[(t, scaled)] = (leaning, _upper_lines(alpha[rest], kappa[rest]))
+        leaning, (a_rest, k_rest) = self._leaning_of[(t, scaled)]
+        root = np.sqrt(self.schur.anchor_diagonal()[leaning]) if scaled else None
+        T_all = self._subsets_of(t)
+        copies = min(keep, self.O.size - leaning.size)
+
+        def compute(chunk):
+            u = self._correlations(T_all[chunk], self._fit_rows(t, chunk), leaning)
+            if scaled:
+                u = u / root[None, :] * (1.0 + 4 * _U)
+            others = (a_rest[None, :] + k_rest[None, :] * spread[chunk, None]).max(axis=1) * (1.0 + 4 * _U)
+            x = np.hstack([u, np.repeat(others[:, None], copies, axis=1)]) ** 2
+            return _largest(x, keep)
+
+        return self._kept(t, "leaning scaled" if scaled else "leaning top", rows, keep, compute,
+                          columns=LEANING_COLUMNS + copies)
 
     def _gain_at(self, t, rows):
         """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
         for ``rows``."""
-        return self._kept(t, "gain", rows, 1,
-                          lambda T: np.max(self._correlations(T) ** 2 / self.schur.diagonal(T), axis=1))[:, 0]
+        T_all = self._subsets_of(t)
+        return self._kept(t, "gain", rows, 1, lambda chunk: np.max(
+            self._correlations(T_all[chunk], self._fit_rows(t, chunk)) ** 2 / self.schur.diagonal(T_all[chunk]),
+            axis=1))[:, 0]
 
     def _screen_lines(self, scaled=False):
         """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
         alpha_b >= |c_b - G_bA b*_A| (the anchor's own fit, its solve's error left to the change term),
         beta_b = |G_bA|; ``scaled``: both divided by sqrt(d_b), bounds on |u_b(T)| / sqrt(d_b)."""
         if scaled not in self._lines:
-            b_A = self._coefficients(np.arange(self.full.size)[None, :])[0][0]
-            alpha = np.abs(self.c_O - self.G_OA @ b_A)
-            alpha += 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
+            alpha = self._anchor_correlations()
             beta = self.row_norm.copy()
             if scaled:
                 root = np.sqrt(self.schur.anchor_diagonal())
                 alpha, beta = alpha / root * (1.0 + 4 * _U), beta / root * (1.0 + 4 * _U)
-            order = np.argsort(-beta, kind="stable")
-            best, keep = -math.inf, []
-            for b in order:  # by beta descending: a column is kept when its alpha beats every larger beta's
-                if alpha[b] > best:
-                    keep.append(b)
-                    best = alpha[b]
-            keep = np.array(keep, dtype=np.int64)
-            self._lines[scaled] = (alpha[keep], beta[keep])
+            self._lines[scaled] = _upper_lines(alpha, beta)
         return self._lines[scaled]
 
-    def _screen_gain(self, moved, j, scaled):
-        """Per subset, j times the largest screen line squared (module docstring): at least the sum of
-        the j largest u_b^2 (``scaled``: u_b^2 / d_b)."""
-        alpha, beta = self._screen_lines(scaled)
-        top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
-        return j * top * top
+    def _anchor_correlations(self):
+        """alpha_b >= |c_b - G_bA b*_A| per outside column (the anchor's own fit, its solve's error left to the
+        change terms)."""
+        b_A = self._anchor()[0]
+        alpha = np.abs(self.c_O - self.G_OA @ b_A)
+        return alpha + 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
+
+    def _kappa_lines(self, scaled=False, every=False):
+        """(alpha_b, kappa_b) over the outside columns not dominated by another (``every``: all of them, in
+        order), with kappa_b^2 >= G_bA K_A^-1 G_Ab = G_bb + lam - Sch_bb(A) <= G_bb + lam - d_b; ``scaled``:
+        both divided by sqrt(d_b).  With s(T)^2 = R_lam(T) - R_lam(A) = (b*_A - b*_T)' K_A (b*_A - b*_T)
+        (b*_T padded by zeros: b*_A minimises the quadratic over the anchor's columns),
+        |u_b(T)| <= alpha_b + |G_bA (b*_A - b*_T)| <= alpha_b + kappa_b s(T) (Cauchy-Schwarz in K_A's inner
+        product, G_bA = (K_A^-1 G_Ab)' K_A)."""
+        key = ("kappa", scaled, every)
+        if key not in self._lines:
+            d = self.schur.anchor_diagonal()
+            alpha = self._anchor_correlations()
+            kappa = np.sqrt(np.maximum(self.schur.d_O + self.lam - d, 0.0) * (1.0 + 8 * _U)) * (1.0 + 4 * _U)
+            if scaled:
+                root = np.sqrt(d)
+                alpha, kappa = alpha / root * (1.0 + 4 * _U), kappa / root * (1.0 + 4 * _U)
+            self._lines[key] = (alpha, kappa) if every else _upper_lines(alpha, kappa)
+        return self._lines[key]
+
+    def _screen_top(self, t, scaled):
+        """Per t-subset, the smaller of the largest screen lines squared (module docstring), in the change of
+        the fit and in its ridge-Gram norm s(T): at least the largest u_b^2 (``scaled``: u_b^2 / d_b), and j
+        times it at least the sum of the j largest; kept per t."""
+        key = ("screen", t, scaled)
+        if key not in self._lines:
+            _, moved, spread = self._fits_at(t)
+            alpha, beta = self._screen_lines(scaled)
+            top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
+            a, kappa = self._kappa_lines(scaled)
+            top = np.minimum(top, (a[None, :] + kappa[None, :] * spread[:, None]).max(axis=1, initial=0.0))
+            self._lines[key] = top * top
+        return self._lines[key]
 
     def _fits_at(self, t):
-        """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros) for every
-        t-subset T of the anchor's movable columns (the forced ones added), kept per t."""
+        """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros, upper bounds on
+        s(T) = (R_lam(T) - R_lam(A))^1/2) for every t-subset T of the anchor's movable columns (the forced ones
+        added), kept per t; the fits themselves are kept for the latest sizes (:meth:`_fit_rows`) within
+        _KEPT_FIT_BYTES."""
         if t not in self._fits_of:
             T_all = self._subsets_of(t)
-            every = np.arange(self.full.size)[None, :]
-            (b_A,), (res_A,) = self._coefficients(every)
-            value, moved = np.empty(T_all.shape[0]), np.empty(T_all.shape[0])
+            b_A, res_A, low_A = self._anchor()
+            N = T_all.shape[0]
+            value, moved, spread = np.empty(N), np.empty(N), np.empty(N)
+            keep = N * (self.full.size + 1) * 8 <= _KEPT_FIT_BYTES
+            if keep:  # room for this size's fits: the oldest kept ones go first
+                while self._fit_of and (sum(B.nbytes + r.nbytes for B, r in self._fit_of.values())
+                                        + N * (self.full.size + 1) * 8 > _KEPT_FIT_BYTES):
+                    del self._fit_of[next(iter(self._fit_of))]
+            B_all, res_all = (np.empty((N, self.full.size)), np.empty(N)) if keep else (None, None)
             per = max(1, _BATCH_ENTRIES // max(1, self.full.size))
-            for start in range(0, T_all.shape[0], per):
+            for start in range(0, N, per):
                 self._check_time()
                 rows = slice(start, start + per)
-                value[rows], B, res = self._values_and_coefficients(T_all[rows])
+                value[rows], B, res, high = self._values_and_coefficients(T_all[rows])
                 moved[rows] = (np.linalg.norm(B - b_A[None, :], axis=1) + (res + res_A) / self.lam) * (1.0 + 64 * _U)
-            self._fits_of[t] = (value, moved)
+                # R_lam(b*_T) <= R_lam(b_T) <= high: the computed fit is a point of the quadratic
+                spread[rows] = np.sqrt(np.maximum(high - low_A, 0.0) * (1.0 + 64 * _U)) * (1.0 + 4 * _U)
+                if keep:
+                    B_all[rows], res_all[rows] = B, res
+            self._fits_of[t] = (value, moved, spread)
+            if keep:
+                self._fit_of[t] = (B_all, res_all)
         return self._fits_of[t]
+
+    def _anchor(self):
+        """(b*_A, its solve's residual norm, a lower bound on R_lam(A) - mu r^2), from one solve."""
+        if self._anchor_fit is None:
+            (low,), (b_A,), (res_A,), _ = self._values_and_coefficients(np.arange(self.full.size)[None, :])
+            self._anchor_fit = (b_A, float(res_A), float(low))
+        return self._anchor_fit
+
+    def _fit_rows(self, t, rows):
+        """(the ridge fits, their solves' residual norms) of the t-subsets ``rows``: the kept ones where
+        :meth:`_fits_at` kept this t's, else solved again."""
+        if t in self._fit_of:
+            B, res = self._fit_of[t]
+            return B[rows], res[rows]
+        return self._coefficients(self._subsets_of(t)[rows])
 
     def _values_and_coefficients(self, T):
         """(lower bounds on R_lam(T) - mu r^2; the ridge fits b_T at lam, padded by zeros to the anchor's
-        columns, (N, offset + m); their solves' residual norms |c_T - K_T b_T|) for the rows T (positions in
-        the anchor), from one solve per row."""
+        columns, (N, offset + m); their solves' residual norms |c_T - K_T b_T|; upper bounds on the ridge
+        objective at b_T, less mu r^2) for the rows T (positions in the anchor), from one solve per row."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
         B = np.zeros((N, self.full.size))
         if width == 0:
-            return np.full(N, self.yy - self.shift), B, np.zeros(N)
+            return np.full(N, self.yy - self.shift), B, np.zeros(N), np.full(N, self.yy - self.shift)
         K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
         cT = self.c_A[T]
         b = np.linalg.solve(K, cT[..., None])[..., 0]
@@ -510,21 +687,25 @@ class AnchorBounds:
         bKb = np.einsum("ni,ni->n", b, Kb)
         mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
         np.put_along_axis(B, T, b, axis=1)
-        return self.yy - 2.0 * cb + bKb - res ** 2 / lam - 64 * width * _U * mag - self.shift, B, res
+        base = self.yy - 2.0 * cb + bKb - self.shift
+        return base - res ** 2 / lam - 64 * width * _U * mag, B, res, base + 64 * width * _U * mag
 
     def _coefficients(self, T):
         """(the ridge fits b_T, their solves' residual norms) of :meth:`_values_and_coefficients`."""
-        return self._values_and_coefficients(T)[1:]
+        return self._values_and_coefficients(T)[1:3]
 
-    def _correlations(self, T):
-        """Upper bounds on |u| over the outside columns for the rows T (positions in the anchor), by one
-        product with G_OA."""
+    def _correlations(self, T, fit=None, columns=None):
+        """Upper bounds on |u| over the outside columns (``columns``: those positions in O only) for the rows
+        T (positions in the anchor), by one product with G_OA; ``fit``: their (fits, residual norms) where
+        known."""
         N, width, lam = T.shape[0], T.shape[1], self.lam
+        cols = slice(None) if columns is None else columns
+        c_O, G_OA, row_norm, row_abs = self.c_O[cols], self.G_OA[cols], self.row_norm[cols], self.row_abs[cols]
         if width == 0:
-            return np.broadcast_to(np.abs(self.c_O), (N, self.O.size))
-        B, res = self._coefficients(T)
-        u = np.abs(self.c_O[None, :] - B @ self.G_OA.T)  # |c_b - G_bT b_T|
+            return np.broadcast_to(np.abs(c_O), (N, c_O.size))
+        B, res = self._coefficients(T) if fit is None else fit
+        u = np.abs(c_O[None, :] - B @ G_OA.T)  # |c_b - G_bT b_T|
         # |G_bT| |b^ - b*| <= |G_bA| |rho| / lam; rounding: 64 t u (|c_b| + max|b| sum_a |G_ba|)
-        u += np.outer(res / lam, self.row_norm)
-        u += 64 * width * _U * (np.abs(self.c_O)[None, :] + np.outer(np.abs(B).max(axis=1), self.row_abs))
+        u += np.outer(res / lam, row_norm)
+        u += 64 * width * _U * (np.abs(c_O)[None, :] + np.outer(np.abs(B).max(axis=1), row_abs))
         return u

@@ -19,6 +19,7 @@ class SmallerSizes:
     def __init__(self, engine):
         self.engine = engine
         self._anchor = None  # the AnchorBounds of the certified best support, built once per support
+        self._path = None  # (the anchor's full columns, its elimination_values), once per support
 
     def applies(self) -> bool:
         """Setting ``size_bounds``, the best support certified, the Gram matrix, at most the block
@@ -63,6 +64,21 @@ class SmallerSizes:
                 return {}
         return {k: (eng._widened({k: low})[k], high + eng.tau_eval + 1e-9 * (1.0 + abs(high)))
                 for k, (low, high) in found.items()}
+
+    def estimates(self, sizes) -> dict:
+        """:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_estimates`."""
+        if not self.applies():
+            return {}
+        from .size_bounds import elimination_values
+
+        eng = self.engine
+        with eng._blas():
+            full = eng.problem.full(np.array(eng._best.support, dtype=np.int64))
+            if self._path is None or not np.array_equal(self._path[0], full):
+                self._path = (full, elimination_values(eng.source, full, eng.offset, check_time=eng.clock.check))
+        wanted = {int(k) for k in sizes}
+        return {k: high + eng.tau_eval + 1e-9 * (1.0 + abs(high)) for k, high in self._path[1].items()
+                if k in wanted and np.isfinite(high)}
 
     def top_list(self, k, R, tolerance) -> TopCertificate | None:
         """:meth:`~dpstats.bss.engine.OuterApproximationEngine.smaller_size_list`."""
