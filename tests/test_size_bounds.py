@@ -574,3 +574,31 @@ def test_elimination_values_are_values_of_nested_supports_above_each_sizes_best(
             assert got[k] >= best - close(best)
             equal += got[k] <= best + 1e-9 * (1.0 + abs(best))
     assert equal > 0
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_more_outside_columns_bounded_by_enumeration_only_raise_the_bounds(case, monkeypatch):
+    """MAX_ADDED, the most outside columns bounded by enumeration (beyond, the full model's bound, which fits
+    every outside column at once): with fewer the bounds still hold but are never higher, and lower somewhere
+    (the supports with many or all of their columns outside the anchor)."""
+    from dpstats.bss import size_bounds as sb
+
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    lowered = 0
+    for A in anchors(case, every):
+        anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+        floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+        full = full_model_bound(src, anchor[offset:], lam, 0.0)
+        found = {}
+        for most in (1, sb.MAX_ADDED):
+            monkeypatch.setattr(sb, "MAX_ADDED", most)
+            found[most] = sb.size_bounds(src, anchor, offset, range(1, len(A)), floor, full, 0.0)
+        for k, (low, _) in found[sb.MAX_ADDED].items():
+            best = float(every[k][1].min())
+            assert found[1][k][0] <= low + close(low) and low <= best + close(best), (list(A), k)
+            lowered += found[1][k][0] < low - 1e-6 * (1.0 + abs(low))
+    if case[0] == 4:  # the weak signal: outside columns win, and the full model's bound is below the sizes'
+        assert lowered > 0

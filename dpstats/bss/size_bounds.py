@@ -95,8 +95,10 @@ _U = np.finfo(np.float64).eps
 #: Work per size: supports scored exactly (j = 0), and (subset x outside column) entries (j >= 1).
 MAX_EXACT_SUPPORTS = 200_000
 MAX_ENTRIES = 100_000_000
-#: The largest number of outside columns j bounded by enumeration (beyond, the full model's bound).
-MAX_ADDED = 8
+#: The largest number of outside columns j bounded by enumeration (beyond, the full model's bound, which fits
+#: every outside column at once: supports with all their columns outside the anchor need their own bound
+#: where the size is near the anchor's half).
+MAX_ADDED = 12
 #: The most subsets per (size, j) asked to the block search's superset test (the lowest bounds first).
 MAX_SEARCHED_SUBSETS = 1024
 #: Entries of one batch of (subsets x outside columns) arrays.
