@@ -1169,22 +1169,33 @@ def test_leader_needs_decide_the_draw_for_the_leader():
 def test_sizes_bounded_to_the_leaders_needs_release_the_same(monkeypatch):
     """The model-size stage bounds the other sizes to what decides the draw for the leader that the upper
     bounds name (leader_needs) before asking sizes one at a time; the releases equal those of certifying every
-    size, and the plan is used."""
+    size, and against the same stage without the plan, fewer sizes are bounded as tight as they go and no
+    more are certified."""
     import dpstats
+    from dpstats.bss import size_bounds as SB
 
-    plans = []
-    original = MS.leader_needs
+    asked = []
+    bounds = SB.AnchorBounds.bounds
 
-    def recording(*args):
-        plan = original(*args)
-        plans.append(plan is not None)
-        return plan
+    def asking(self, k, need=None):
+        asked.append(need)
+        return bounds(self, k, need)
 
-    monkeypatch.setattr(MS, "leader_needs", recording)
-    for seed, eps in ((0, 20.0), (1, 50.0), (2, 10.0)):
-        sim = dpstats.simulate(400, 30, 7, snr=5, random_state=seed)
-        kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=7, bounds=(3, 3), random_state=seed,
-                      max_enumerate=1)
-        lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
-        assert lazy.release() == dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
-    assert any(plans)
+    monkeypatch.setattr(SB.AnchorBounds, "bounds", asking)
+    planned = MS.leader_needs
+    tight, certified = {True: 0, False: 0}, {True: 0, False: 0}
+    for seed in (0, 1, 3):
+        sim = dpstats.simulate(600, 40, 8, snr=5, random_state=seed)
+        for eps in (20.0, 50.0):
+            kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=8, bounds=(3, 3), random_state=seed,
+                          max_enumerate=1)
+            every = dpstats.dp_select("y ~ .", sim.data, size_certify="all", **kwargs).release()
+            for plan in (True, False):
+                monkeypatch.setattr(MS, "leader_needs", planned if plan else lambda *args: None)
+                asked.clear()
+                lazy = dpstats.dp_select("y ~ .", sim.data, **kwargs)
+                assert lazy.release() == every, (seed, eps, plan)
+                table = lazy.size_table()
+                tight[plan] += sum(need is None for need in asked)
+                certified[plan] += int(table["objective"].notna().sum())
+    assert tight[True] < tight[False] and certified[True] <= certified[False], (tight, certified)
