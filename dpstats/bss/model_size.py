@@ -261,9 +261,17 @@ size's best support bounds it (:meth:`~dpstats.bss.engine.OuterApproximationEngi
 and the supports holding other columns are bounded from below (what those columns can add to a
 subset's ridge fit; the model with every column, the left-out ones' removal cost exact).  Where the
 signal is strong the two meet (one more true term left out costs more than any other column wins back)
-and the size is decided without its certificate.  These bounds are first asked only for what would take
-the size out of the draw (:func:`contender_need`: the lower bound at which it could no longer win, the
-other bounds as they are), which spares most of their work where a size is far from winning, and only
+and the size is decided without its certificate.  The same support also gives every smaller size an
+upper bound at once, the values along backward elimination from it
+(:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_estimates`).  Where these name a leader w with
+room to spare, every other size is first bounded only as high as decides the draw for w
+(:func:`leader_needs`: lower(s) >= upper(w) + Q (Delta(w) + Delta(s)) with Q just above what the drawn
+Gumbels require), whether or not it could still win at the time: one size's own exclusion is measured
+against the leader's worst margin, which the other sizes' loose lower bounds drag down, so asking the
+sizes one at a time would bound each of them nearly to its value.  Then the bounds are asked only for
+what would take a size out of the draw (:func:`contender_need`: the lower bound at which it could no
+longer win, the other bounds as they are), which spares most of their work where a size is far from
+winning, and only
 for a size still in the draw then as tight as they go, and for a size out of it only where its lower bound
 sets the leader's worst margin (:func:`leader_binding`), the one place where it still matters.  Every size
 that can still win is bounded so before any is certified; then the size that can still win with the

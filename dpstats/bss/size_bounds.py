@@ -25,8 +25,15 @@ columns and the k - j of A, B the j outside ones.
   (k - j)-subsets of A.  A screen decides most subsets without the products G_OT b_T: u_b(T) =
   u_b(A) + G_bA (b_A - b_T) (b_T padded by zeros), so |u_b(T)| <= |u_b(A)| + |G_bA| |b_A - b_T|, one
   number per subset and two per outside column (only the columns no other one dominates are kept);
-  the j largest u_b^2 sum to at most j times the largest bound squared.  The subsets the screen leaves
-  below the bound sought get their own correlations.
+  the j largest u_b^2 sum to at most j times the largest bound squared.  The same change measured in
+  the ridge Gram's inner product: b*_A minimises the ridge quadratic over A's columns, so
+  s(T)^2 = R_lam(T) - R_lam(A) = (b_A - b_T)' K_A (b_A - b_T) (K_A = G_AA + lam I) and
+  |G_bA (b_A - b_T)| <= kappa_b s(T), kappa_b^2 = G_bA K_A^-1 G_Ab = G_bb + lam - Sch_bb(A) (Cauchy-Schwarz
+  with G_bA = (K_A^-1 G_Ab)' K_A): small for a column the anchor explains little of, whatever T drops;
+  the screen takes the smaller of the two per subset (s(T) comes with each subset's own fit).  The
+  subsets the screen leaves below the bound sought get their own correlations: first those of the
+  LEANING_COLUMNS columns with the largest kappa_b s + |u_b(A)| (s the subsets' median s(T)), the others
+  bounded by their line |u_b(A)| + kappa_b s(T); where that falls short, every column's.
   The floor is the smallest eigenvalue over all outside columns, far below one column's own Sch_bb
   with many outside columns (at n = 2000, p = 500, rho 0.3: 168 against about 800), so a second bound
   scales each column by its own diagonal: Sch_bb(T) >= d_b = Sch_bb(A) (Sch only grows as T shrinks),
@@ -66,7 +73,10 @@ columns and the k - j of A, B the j outside ones.
   slack, and whose removed anchor columns cost the most).
 
 So v(k) >= min(E0, LB_1, ..., LB_J, FM(m - k + J + 1)) for any J; J grows while the full model's
-tail bound lies below the minimum so far and the work budget lasts.  Where the signal is strong, LB_1
+tail bound lies below the minimum so far and the work budget lasts (up to MAX_ADDED: the full model fits
+every outside column at once, so near J = k, where every column of a support lies outside the anchor,
+its bound is far below what k outside columns can reach; at n = 2000, p = 500, rho 0.3, s = 20 it was
+what left size 9 to a certificate of its own).  Where the signal is strong, LB_1
 already exceeds E0 (one more true term left out costs more than an outside column wins back), and
 the lower bound meets the upper one: the size's value is then known to within the engine's
 tolerance without its own certificate.
