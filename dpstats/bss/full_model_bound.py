@@ -59,11 +59,12 @@ of 64 d u times their terms' magnitudes (d the number of columns).
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .enumeration import enumerate_supports
 
 _U = np.finfo(np.float64).eps
 
@@ -104,7 +105,7 @@ class FullModelBound:
             return self.base
         if math.comb(m, d) > limit or self.inv is None:
             return self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d)
-        D = np.array(list(itertools.combinations(range(m), d)), dtype=np.int64)
+        D = enumerate_supports(m, d).astype(np.int32)  # positions: int32 indices gather faster
         smallest = math.inf
         for rows in np.array_split(D, max(1, D.shape[0] // 4096)):
             try:
@@ -118,16 +119,18 @@ class FullModelBound:
         one length d >= 1), a lower bound on R over every support inside F \\ D: base + the exact Schur form
         at the solve's v, less its rounding (module docstring, "Exact removal costs"), or base where that
         is not finite.  Raises LinAlgError where a block is singular in floating point."""
-        rows = np.asarray(rows, dtype=np.int64)
+        rows = np.asarray(rows)
         d = rows.shape[1]
         P = self.inv[rows[:, :, None], rows[:, None, :]]
         b = self.coef[rows]
         v = np.linalg.solve(P, b[..., None])[..., 0]
         vb = np.einsum("ij,ij->i", v, b)
-        vPv = np.einsum("ij,ijk,ik->i", v, P, v)
-        form = (2.0 * vb - vPv - 2.0 * self.coef_err * np.abs(v).sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
-                - 64 * d * _U * (np.abs(vb) + np.einsum("ij,ijk,ik->i", np.abs(v), np.abs(P), np.abs(v))
-                                 + np.abs(v).sum(axis=1) * np.abs(b).max(initial=0.0)))
+        av = np.abs(v)
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite entries: the form is then not used
+            vPv = np.einsum("ij,ij->i", v, np.matmul(P, v[..., None])[..., 0])
+            avPv = np.einsum("ij,ij->i", av, np.matmul(np.abs(P), av[..., None])[..., 0])
+        form = (2.0 * vb - vPv - 2.0 * self.coef_err * av.sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
+                - 64 * d * _U * (np.abs(vb) + avPv + av.sum(axis=1) * np.abs(b).max(initial=0.0)))
         # the exact form is >= 0 (a Schur form of a positive definite block): base where the computed one fails
         return self.base + np.where(np.isfinite(form), np.maximum(form, 0.0), 0.0)
 

@@ -98,6 +98,7 @@ import math
 
 import numpy as np
 
+from .enumeration import enumerate_supports
 from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
 
 _U = np.finfo(np.float64).eps
@@ -187,21 +188,8 @@ def _subsets(offset, m, t):
     """Every t-subset of the anchor's movable positions (offset..offset + m - 1), the forced
     positions 0..offset - 1 first, as the rows of a (C(m, t), offset + t) array, in the order of
     itertools.combinations (lexicographic)."""
-    sub = np.zeros((1, 0), dtype=np.int64)
-    for _ in range(t):
-        sub = _larger_subsets(sub, m)
+    sub = enumerate_supports(m, t)
     return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub + offset])
-
-
-def _larger_subsets(sub, m):
-    """The (t + 1)-subsets of 0..m - 1 from the rows of ``sub``, every t-subset in lexicographic order: each
-    row followed by every larger position, in order (so lexicographic again)."""
-    last = sub[:, -1].astype(np.int64) if sub.shape[1] else np.full(sub.shape[0], -1, dtype=np.int64)
-    counts = m - 1 - last
-    parent = np.repeat(np.arange(sub.shape[0]), counts)
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    following = last[parent] + 1 + (np.arange(parent.size) - first)
-    return np.hstack([sub[parent], following[:, None].astype(sub.dtype)])
 
 
 class AnchorBounds:
@@ -497,20 +485,8 @@ class AnchorBounds:
             self.check_time()
 
     def _subsets_of(self, t):
-        # positions in int32 (half the memory); built from the largest smaller size kept, every size between
-        # kept too (the sizes' bounds read consecutive subset sizes)
         if t not in self._rows_of:
-            below = [u for u in self._rows_of if u < t]
-            if not below:
-                self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)
-            else:
-                u = max(below)
-                sub = self._rows_of[u][:, self.offset:] - np.int32(self.offset)
-                for width in range(u + 1, t + 1):
-                    sub = _larger_subsets(sub, self.m)
-                    self._rows_of[width] = np.hstack([np.broadcast_to(np.arange(self.offset, dtype=np.int32),
-                                                                      (sub.shape[0], self.offset)),
-                                                      sub + np.int32(self.offset)])
+            self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)  # positions: half the memory
         return self._rows_of[t]
 
     def _kept(self, t, key, rows, width, compute, columns=None):
