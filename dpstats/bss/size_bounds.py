@@ -118,7 +118,7 @@ _BATCH_ENTRIES = 1 << 21
 #: the change of the fit, :meth:`AnchorBounds._leaning_top`), and the most bytes of the subsets' fits kept for
 #: the correlations (the latest subset sizes first).
 LEANING_COLUMNS = 64
-_KEPT_FIT_BYTES = 1 << 27
+_KEPT_FIT_BYTES = 1 << 26
 
 
 def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, need=None):
@@ -233,7 +233,7 @@ class AnchorBounds:
         # the outside columns' Schur complement: diagonals and gamma_j (module docstring)
         self.schur = OutsideSchur(source, anchor_full, self.O, self.lam, self.floor, self.G_AA, self.G_OA,
                                   self.row_norm, depth=max(self.m - 1, MAX_ADDED), check_time=check_time)
-        self._exact_of = {}  # (t, what) -> the subsets' own largest u_b^2 and one-column gains
+        self._exact_of = {}  # (t, what) -> (the subsets' own largest u_b^2 or one-column gains, which are known)
         self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
         self._anchor_fit = None  # (b*_A, its solve's residual norm, a lower bound on R_lam(A) - mu r^2)
         self._fit_of = {}  # t -> (the t-subsets' fits B, their residual norms), the latest sizes fitted
@@ -492,14 +492,18 @@ class AnchorBounds:
     def _kept(self, t, key, rows, width, compute, columns=None):
         # per t-subset results kept across sizes: compute(chunk) for the rows not yet known (``columns``:
         # how many outside columns one row's computation reads, for the batch size)
-        store = self._exact_of.setdefault((t, key), np.full((math.comb(self.m, t), width), np.nan))
-        todo = rows[np.isnan(store[rows, 0])]
+        if (t, key) not in self._exact_of:  # np.empty: the rows never computed are never written (nor resident)
+            count = math.comb(self.m, t)
+            self._exact_of[(t, key)] = (np.empty((count, width)), np.zeros(count, dtype=bool))
+        store, known = self._exact_of[(t, key)]
+        todo = rows[~known[rows]]
         if todo.size:
             per = max(1, _BATCH_ENTRIES // max(1, (self.O.size if columns is None else columns) * max(1, self.offset + t)))
             for start in range(0, todo.size, per):
                 self._check_time()
                 chunk = todo[start:start + per]
                 store[chunk] = compute(chunk).reshape(chunk.size, width)
+                known[chunk] = True
         return store
 
     def _top_at(self, t, rows, scaled):
