@@ -66,6 +66,23 @@ BASE = {
 }
 
 
+@pytest.fixture
+def asked_needs(monkeypatch):
+    """The ``need`` of every call of AnchorBounds.bounds (the model-size stage's bounds on smaller sizes;
+    None: as tight as they go), in order; the list is the one the test reads."""
+    from dpstats.bss import size_bounds
+
+    asked = []
+    original = size_bounds.AnchorBounds.bounds
+
+    def recording(self, k, need=None):
+        asked.append(need)
+        return original(self, k, need)
+
+    monkeypatch.setattr(size_bounds.AnchorBounds, "bounds", recording)
+    return asked
+
+
 def model_and_whole_means(model, whole, n, eps, reps):
     """Mean q of a plan model with far terms drawn and of the same model with every column simulated,
     over the data and mechanism seeds (100 + i, 200 + i), i < reps (the far-term approximation's check)."""

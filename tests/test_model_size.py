@@ -1101,17 +1101,25 @@ def test_default_size_share_falls_with_p(wide, mechanism, rule, c, rounded):
     assert size_entry.details["size score"] == ("margin" if mechanism == "margin" else "criterion")
 
 
+#: Delta(s), s = 0..6, of the random six-size draws below
+SIX_DELTAS = np.r_[0.0, np.linspace(1.0, 3.0, 6)]
+
+
+def _draw(rng, epsilons, top):
+    """(criterion values falling with the size, Gumbels, epsilon, log prior) of a random six-size draw."""
+    values = np.sort(rng.uniform(0.0, top, 6))[::-1] + rng.normal(0.0, 3.0, 6)
+    return values, rng.gumbel(size=6), float(rng.choice(list(epsilons))), -0.1 * np.arange(1, 7)
+
+
 def test_contender_need_is_the_lower_bound_that_takes_a_size_out_of_the_draw():
     # Oracle: margin_draw_decided itself.  At the returned value the size is no longer a contender, a hair
     # below it still is; None exactly when even its upper bound leaves it a chance
-    rng = np.random.default_rng(11)
-    deltas = np.r_[0.0, np.linspace(1.0, 3.0, 6)]
+    rng, deltas = np.random.default_rng(11), SIX_DELTAS
     checked = nones = 0
     for _ in range(300):
-        values = np.sort(rng.uniform(0.0, 100.0, 6))[::-1] + rng.normal(0.0, 3.0, 6)
+        values, gumbel, eps, log_base = _draw(rng, (1.0, 10.0, 50.0), 100.0)
         lower = values - rng.uniform(0.0, 30.0, 6)
         upper = values + rng.choice([0.0, 5.0, np.inf], 6)
-        gumbel, eps, log_base = rng.gumbel(size=6), float(rng.choice([1.0, 10.0, 50.0])), -0.1 * np.arange(1, 7)
         index, could = MS.margin_draw_decided(lower, upper, deltas, eps, log_base, gumbel, contenders=True)
         for k in np.nonzero(could)[0]:
             need = MS.contender_need(k, lower, upper, deltas, eps, log_base, gumbel)
@@ -1137,12 +1145,10 @@ def test_leader_needs_decide_the_draw_for_the_leader():
     # bounds), the draw goes to the named leader; the needs lie at or below the upper bounds (met when those
     # are the values), and the leader is the draw's winner at the upper bounds; None only where the upper
     # bounds leave no room (an infinite one, or the leader's score at most Q_min)
-    rng = np.random.default_rng(5)
-    deltas = np.r_[0.0, np.linspace(1.0, 3.0, 6)]
+    rng, deltas = np.random.default_rng(5), SIX_DELTAS
     planned = refused = 0
     for _ in range(400):
-        upper = np.sort(rng.uniform(0.0, 60.0, 6))[::-1] + rng.normal(0.0, 3.0, 6)
-        gumbel, eps, log_base = rng.gumbel(size=6), float(rng.choice([1.0, 5.0, 20.0])), -0.1 * np.arange(1, 7)
+        upper, gumbel, eps, log_base = _draw(rng, (1.0, 5.0, 20.0), 60.0)
         plan = MS.leader_needs(upper - 50.0, upper, deltas, eps, log_base, gumbel)
         if plan is None:
             refused += 1
@@ -1166,22 +1172,14 @@ def test_leader_needs_decide_the_draw_for_the_leader():
     assert MS.leader_needs(np.zeros(6), np.r_[np.full(5, 1.0), np.inf], deltas, 1.0, np.zeros(6), np.zeros(6)) is None
 
 
-def test_sizes_bounded_to_the_leaders_needs_release_the_same(monkeypatch):
+def test_sizes_bounded_to_the_leaders_needs_release_the_same(monkeypatch, asked_needs):
     """The model-size stage bounds the other sizes to what decides the draw for the leader that the upper
     bounds name (leader_needs) before asking sizes one at a time; the releases equal those of certifying every
     size, and against the same stage without the plan, fewer sizes are bounded as tight as they go and no
     more are certified."""
     import dpstats
-    from dpstats.bss import size_bounds as SB
 
-    asked = []
-    bounds = SB.AnchorBounds.bounds
-
-    def asking(self, k, need=None):
-        asked.append(need)
-        return bounds(self, k, need)
-
-    monkeypatch.setattr(SB.AnchorBounds, "bounds", asking)
+    asked = asked_needs
     planned = MS.leader_needs
     tight, certified = {True: 0, False: 0}, {True: 0, False: 0}
     for seed in (0, 1, 3):

@@ -264,21 +264,13 @@ def test_size_bounds_with_a_need_hold_and_reach_it_where_the_tight_bounds_do(cas
     assert reached > 0 and missed > 0
 
 
-def test_sizes_bounded_only_as_far_as_the_draw_needs_release_the_same(monkeypatch):
+def test_sizes_bounded_only_as_far_as_the_draw_needs_release_the_same(asked_needs):
     """The model-size stage first asks each size's bounds only for what would take it out of the draw
     (dpstats.bss.model_size.contender_need); the releases equal those of certifying every size, and the
     device is used (some size is bounded with a need and decided without its certificate)."""
     import dpstats
-    from dpstats.bss import size_bounds as SB
 
-    asked = []
-    original = SB.AnchorBounds.bounds
-
-    def recording(self, k, need=None):
-        asked.append(need)
-        return original(self, k, need)
-
-    monkeypatch.setattr(SB.AnchorBounds, "bounds", recording)
+    asked = asked_needs
     for seed, eps in ((0, 10.0), (1, 20.0), (2, 50.0)):
         sim = dpstats.simulate(400, 30, 6, snr=5, random_state=seed)
         kwargs = dict(method="top_r", epsilon=eps, s="auto", s_max=6, bounds=(3, 3), random_state=seed,
