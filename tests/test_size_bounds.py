@@ -187,7 +187,7 @@ def test_screen_bounds_every_subsets_correlations(case, monkeypatch):
     u_b^2 / d_b), equal to the leaning columns' own values ranked with that line (and somewhere led by them)."""
     from itertools import combinations
 
-    from dpstats.bss import size_bounds as sb
+    from dpstats.bss import anchor_subsets
     from dpstats.bss.size_bounds import AnchorBounds
 
     stats, every = oracle(case)
@@ -198,21 +198,21 @@ def test_screen_bounds_every_subsets_correlations(case, monkeypatch):
     A = anchors(case, every)[0]
     anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
     O = np.setdiff1d(np.arange(offset, G.shape[0]), anchor)
-    monkeypatch.setattr(sb, "LEANING_COLUMNS", O.size - 1)  # one column bounded by its line, the others computed
+    monkeypatch.setattr(anchor_subsets, "LEANING_COLUMNS", O.size - 1)  # one column bounded by its line, the others computed
     for mu in (0.0, 1.5):
-        bounds = AnchorBounds(src, anchor, offset, lam + mu, None, mu)
-        alpha, beta = bounds._screen_lines()
-        a, kappa = bounds._kappa_lines()
-        a_every, kappa_every = bounds._kappa_lines(every=True)
+        bounds = AnchorBounds(src, anchor, offset, lam + mu, None, mu).subsets
+        alpha, beta = bounds.screen_lines()
+        a, kappa = bounds.kappa_lines()
+        a_every, kappa_every = bounds.kappa_lines(every=True)
         d = bounds.schur.anchor_diagonal()
         assert alpha.size <= O.size and a.size <= O.size and a_every.size == O.size
         K_A = G[np.ix_(anchor, anchor)] + (lam + mu) * np.eye(anchor.size)
         b_A = np.linalg.solve(K_A, c[anchor])
         met = 0
         for t in range(0, len(A)):
-            _, moved, spread = bounds._fits_at(t)
+            _, moved, spread = bounds.fits_at(t)
             rows = np.arange(spread.size)
-            listed = {scaled: bounds._leaning_top(t, rows, scaled)[rows] for scaled in (False, True)}
+            listed = {scaled: bounds.leaning_top(t, rows, scaled)[rows] for scaled in (False, True)}
             for row, sub in enumerate(combinations(range(len(A)), t)):
                 T = np.r_[anchor[:offset], np.asarray(A)[list(sub)] + offset].astype(np.int64)
                 b = np.linalg.solve(G[np.ix_(T, T)] + (lam + mu) * np.eye(T.size), c[T]) if T.size else np.zeros(0)
@@ -227,7 +227,7 @@ def test_screen_bounds_every_subsets_correlations(case, monkeypatch):
                     exact = np.sort(x)[::-1][:listed[scaled].shape[1]]
                     assert np.all(listed[scaled][row] >= exact * (1 - 1e-12) - 1e-12), (t, row, scaled)
                     # and no looser than its definition: the leaning columns' own, with the other column's line
-                    leaning = bounds._leaning_of[(t, scaled)][0]
+                    leaning = bounds.leaning_of[(t, scaled)][0]
                     rest = np.setdiff1d(np.arange(O.size), leaning)
                     line = (a_every + kappa_every * spread[row]) ** 2 / (d if scaled else 1.0)
                     built = np.sort(np.r_[x[leaning], line[rest].max()])[::-1][:listed[scaled].shape[1]]
@@ -443,19 +443,20 @@ def test_screen_places_no_subset_whose_correlations_are_not_finite(monkeypatch):
     """A correlation that came out NaN or inf (overflow on degenerate columns) counts as reaching any need:
     the per-subset screen then places no subset (a NaN compared false would have dropped the column)."""
     from dpstats.bss import size_bounds as sb
+    from dpstats.bss.anchor_subsets import AnchorSubsets
 
     src, anchor, offset = anchored(CASES[1], 0)
     floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
-    original = sb.AnchorBounds._correlations
+    original = AnchorSubsets.correlations
     for poison in (np.nan, np.inf):
         bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
-        monkeypatch.setattr(sb.AnchorBounds, "_correlations",
+        monkeypatch.setattr(AnchorSubsets, "correlations",
                             lambda self, T, fit=None, columns=None, p=poison: np.full_like(original(self, T, fit, columns), p))
-        value = bounds._fits_at(1)[0]
+        value = bounds.subsets.fits_at(1)[0]
         bound = np.full(value.size, -np.inf)
         bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)  # a need every finite screen would meet
         assert np.all(bound == -np.inf)
-        monkeypatch.setattr(sb.AnchorBounds, "_correlations", original)
+        monkeypatch.setattr(AnchorSubsets, "correlations", original)
         bounds = sb.AnchorBounds(src, anchor, offset, floor, None, 0.0)
         bounds._screen_subsets(1, 2, float(value.min()) - 1e6, bound)
         assert np.all(bound > -np.inf)  # the same call with the real correlations places them

@@ -22,18 +22,13 @@ columns and the k - j of A, B the j outside ones.
   lambda_min(Sch_BB) <= (the j largest u_b^2) / f, with f <= lambda_min of Sch over all outside
   columns for every T inside A (the block search's floor, :meth:`~dpstats.bss.blocks.BlockSearch.
   floor`: removing columns from T only enlarges Sch).  LB_j = the smallest such bound over the
-  (k - j)-subsets of A.  A screen decides most subsets without the products G_OT b_T: u_b(T) =
-  u_b(A) + G_bA (b_A - b_T) (b_T padded by zeros), so |u_b(T)| <= |u_b(A)| + |G_bA| |b_A - b_T|, one
-  number per subset and two per outside column (only the columns no other one dominates are kept);
-  the j largest u_b^2 sum to at most j times the largest bound squared.  The same change measured in
-  the ridge Gram's inner product: b*_A minimises the ridge quadratic over A's columns, so
-  s(T)^2 = R_lam(T) - R_lam(A) = (b_A - b_T)' K_A (b_A - b_T) (K_A = G_AA + lam I) and
-  |G_bA (b_A - b_T)| <= kappa_b s(T), kappa_b^2 = G_bA K_A^-1 G_Ab = G_bb + lam - Sch_bb(A) (Cauchy-Schwarz
-  with G_bA = (K_A^-1 G_Ab)' K_A): small for a column the anchor explains little of, whatever T drops;
-  the screen takes the smaller of the two per subset (s(T) comes with each subset's own fit).  The
-  subsets the screen leaves below the bound sought get their own correlations: first those of the
-  LEANING_COLUMNS columns with the largest kappa_b s + |u_b(A)| (s the subsets' median s(T)), the others
-  bounded by their line |u_b(A)| + kappa_b s(T); where that falls short, every column's.
+  (k - j)-subsets of A.  A screen decides most subsets without the products G_OT b_T: two lines per
+  outside column bound |u_b(T)| through the change of the fit, |G_bA| |b_A - b_T| and kappa_b s(T) in
+  the ridge Gram's inner product (:mod:`dpstats.bss.anchor_subsets`, which also holds the subsets'
+  fits), and the j largest u_b^2 sum to at most j times the largest bound squared.  The subsets the
+  screen leaves below the bound sought get their own correlations: first those of the columns leaning
+  most on the anchor with the others' lines (:meth:`~dpstats.bss.anchor_subsets.AnchorSubsets.
+  leaning_top`), where that falls short every column's.
   The floor is the smallest eigenvalue over all outside columns, far below one column's own Sch_bb
   with many outside columns (at n = 2000, p = 500, rho 0.3: 168 against about 800), so a second bound
   scales each column by its own diagonal: Sch_bb(T) >= d_b = Sch_bb(A) (Sch only grows as T shrinks),
@@ -87,10 +82,10 @@ smaller_size_list`): score every support with at most J outside columns (J = 0, 
 A are fewer than R or do not suffice), keep the R best, and bound the supports with J + 1 or more outside
 columns as above (the search stops once its bound falls below the R-th value less the tolerance).
 
-Rounding.  Each ridge fit comes from a solve with residual rho: its value is lowered by |rho|^2 /
-lam, each u_b widened by |G_bT| |rho| / lam, each Sch_bb lowered by |G_Tb| times its solve's
-residual over lam and never taken below max(lam, f); every quantity further by 64 t u times its
-terms' magnitudes (t the fit's columns).  The caller lowers the bounds by the evaluation error.
+Rounding.  The fits and correlations carry their own bounds (:mod:`dpstats.bss.anchor_subsets`); each
+Sch_bb is lowered by |G_Tb| times its solve's residual over lam and never taken below max(lam, f), and
+every quantity further by 64 t u times its terms' magnitudes (t the fit's columns).  The caller lowers
+the bounds by the evaluation error.
 """
 from __future__ import annotations
 
@@ -98,8 +93,8 @@ import math
 
 import numpy as np
 
-from .enumeration import enumerate_supports
-from .outside_schur import MAX_SCHUR_COLUMNS, OutsideSchur
+from .anchor_subsets import BATCH_ENTRIES, AnchorSubsets
+from .outside_schur import MAX_SCHUR_COLUMNS
 
 _U = np.finfo(np.float64).eps
 
@@ -112,13 +107,6 @@ MAX_ENTRIES = 100_000_000
 MAX_ADDED = 12
 #: The most subsets per (size, j) asked to the block search's superset test (the lowest bounds first).
 MAX_SEARCHED_SUBSETS = 1024
-#: Entries of one batch of (subsets x outside columns) arrays.
-_BATCH_ENTRIES = 1 << 21
-#: The outside columns whose correlations a subset's first own-gain bound computes (the rest bounded through
-#: the change of the fit, :meth:`AnchorBounds._leaning_top`), and the most bytes of the subsets' fits kept for
-#: the correlations (the latest subset sizes first).
-LEANING_COLUMNS = 64
-_KEPT_FIT_BYTES = 1 << 26
 
 
 def size_bounds(source, anchor_full, offset, sizes, floor, full=None, mu=0.0, need=None):
@@ -161,35 +149,10 @@ def _top_sums(x, k):
     return np.partition(x, x.shape[1] - k, axis=1)[:, x.shape[1] - k:].sum(axis=1)
 
 
-def _largest(x, keep):
-    """Per row of ``x``, its ``keep`` largest entries, descending."""
-    if keep < x.shape[1]:
-        x = np.partition(x, x.shape[1] - keep, axis=1)[:, x.shape[1] - keep:]
-    return -np.sort(-x, axis=1)
 
 
-def _upper_lines(alpha, beta):
-    """(alpha_b, beta_b) of the lines alpha_b + beta_b x (x >= 0) that no other one dominates (both at most
-    its): the largest of these is the largest of all, for every x; one line above every x where a line is
-    not finite."""
-    if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(beta))):
-        return np.array([math.inf]), np.array([0.0])
-    order = np.argsort(-beta, kind="stable")
-    best, keep = -math.inf, []
-    for b in order:  # by beta descending: a line is kept when its alpha beats every larger beta's
-        if alpha[b] > best:
-            keep.append(b)
-            best = alpha[b]
-    keep = np.array(keep, dtype=np.int64)
-    return alpha[keep], beta[keep]
 
 
-def _subsets(offset, m, t):
-    """Every t-subset of the anchor's movable positions (offset..offset + m - 1), the forced
-    positions 0..offset - 1 first, as the rows of a (C(m, t), offset + t) array, in the order of
-    itertools.combinations (lexicographic)."""
-    sub = enumerate_supports(m, t)
-    return np.hstack([np.broadcast_to(np.arange(offset), (sub.shape[0], offset)), sub + offset])
 
 
 class AnchorBounds:
@@ -211,33 +174,15 @@ class AnchorBounds:
         self.search_settings, self.check_time, self.mu = search, check_time, float(mu)
         self.full = anchor_full
         self.m = anchor_full.size - self.offset
-        mask = np.ones(source.n_columns, dtype=bool)
-        mask[anchor_full] = False
-        mask[:self.offset] = False
-        self.O = np.nonzero(mask)[0]
-        G = source.G
         # R >= R_{lam + mu} - mu r^2 for every mu >= 0 (weak duality; mu = 0: the ball dropped)
-        self.lam, self.yy = float(source.ridge) + float(mu), float(source.yy)
-        self.shift = float(mu) * float(source.radius) ** 2
+        self.lam = float(source.ridge) + float(mu)
         self.floor = max(float(floor), self.lam)
-        self.G_AA = G[np.ix_(anchor_full, anchor_full)]
-        self.c_A = source.c[anchor_full]
-        self.G_OA = G[np.ix_(self.O, anchor_full)]  # |O| x (offset + m)
-        self.c_O = source.c[self.O]
-        # per outside column: |G_bA| >= |G_bT| for every T, and the sum of |G_ba| (rounding margins)
-        self.row_norm = np.linalg.norm(self.G_OA, axis=1)
-        self.row_abs = np.abs(self.G_OA).sum(axis=1)
-        self._fits_of = {}  # t -> (lower bounds on R_lam(T), upper bounds on |b*_A - b*_T|)
+        # the subsets' fits and their outside columns' correlations, and the outside columns' Schur complement
+        self.subsets = AnchorSubsets(source, anchor_full, self.offset, self.lam,
+                                     float(mu) * float(source.radius) ** 2, self.floor, MAX_ADDED,
+                                     depth=max(self.m - 1, MAX_ADDED), check_time=check_time)
+        self.O, self.schur = self.subsets.O, self.subsets.schur
         self._removal = {}  # d -> the full model's bound (FullModelBound.removal)
-        self._lines = {}  # scaled -> the screen's (alpha_b, beta_b) not dominated by another column's
-        # the outside columns' Schur complement: diagonals and gamma_j (module docstring)
-        self.schur = OutsideSchur(source, anchor_full, self.O, self.lam, self.floor, self.G_AA, self.G_OA,
-                                  self.row_norm, depth=max(self.m - 1, MAX_ADDED), check_time=check_time)
-        self._exact_of = {}  # (t, what) -> (the subsets' own largest u_b^2 or one-column gains, which are known)
-        self._rows_of = {}  # t -> _subsets(offset, m, t), read by every size that reads the t-subsets
-        self._anchor_fit = None  # (b*_A, its solve's residual norm, a lower bound on R_lam(A) - mu r^2)
-        self._fit_of = {}  # t -> (the t-subsets' fits B, their residual norms), the latest sizes fitted
-        self._leaning_of = {}  # (t, scaled) -> (the leaning columns, the others' upper lines)
 
     @classmethod
     def at_anchor(cls, source, anchor_full, offset, settings, check_time=None):
@@ -277,7 +222,7 @@ class AnchorBounds:
         m = self.m
         if math.comb(m, k) > MAX_EXACT_SUPPORTS:
             return self.tail(m - k), math.inf
-        supports = self.full[self._subsets_of(k)]
+        supports = self.full[self.subsets.subsets_of(k)]
         upper = float(np.min(self.source.values(supports)))
         goal = upper if need is None else min(upper, float(need))
         return self._outside(k, upper, goal, need is not None), upper
@@ -294,9 +239,9 @@ class AnchorBounds:
         count = math.comb(m, k) + (math.comb(m, k - 1) * self.O.size if added else 0)
         if not R <= count <= MAX_EXACT_SUPPORTS:
             return None
-        rows = [self.full[self._subsets_of(k)]]
+        rows = [self.full[self.subsets.subsets_of(k)]]
         if added:
-            kept = self.full[self._subsets_of(k - 1)]
+            kept = self.full[self.subsets.subsets_of(k - 1)]
             rows.append(np.hstack([np.repeat(kept, self.O.size, axis=0),
                                    np.tile(self.O, kept.shape[0])[:, None]]))
         supports = np.sort(np.vstack(rows), axis=1)
@@ -338,14 +283,14 @@ class AnchorBounds:
         added) of R_lam(T) - the gain bound of j outside columns at T), certified against rounding
         (module docstring); the exact one-column Schur complement only where the floor's bound
         falls below ``target``."""
-        value = self._fits_at(t)[0]
+        value = self.subsets.fits_at(t)[0]
         gamma = self.schur.gamma(j)
         # the screen: |u_b(T)| <= alpha_b + beta_b |b*_A - b*_T| (the anchor's own correlations, and
         # Cauchy-Schwarz on the change of the fit), and <= alpha_b + kappa_b s(T) (the same in the ridge
         # Gram's inner product), so the j largest u_b^2 sum to at most j times the largest of these squared
         # (and likewise for u_b^2 / d_b)
-        floor_gain = j * self._screen_top(t, scaled=False) / self.floor
-        scaled_gain = j * self._screen_top(t, scaled=True)
+        floor_gain = j * self.subsets.screen_top(t, scaled=False) / self.floor
+        scaled_gain = j * self.subsets.screen_top(t, scaled=True)
         gain = np.minimum(floor_gain, scaled_gain / gamma) if gamma > 0 else floor_gain
         bound = value - gain * (1.0 + 64 * _U)
         low = np.nonzero(~(bound >= target))[0]
@@ -373,7 +318,7 @@ class AnchorBounds:
                 # and where that still falls short, the exact Sch_bb = G_bb + lam - G_bT K_T^-1 G_Tb
                 low = low[~(bound[low] >= target)]
                 if low.size:
-                    bound[low] = value[low] - self._gain_at(t, low)[low] * (1.0 + 64 * _U)
+                    bound[low] = value[low] - self.subsets.gain_at(t, low)[low] * (1.0 + 64 * _U)
         bound = np.where(np.isfinite(bound), bound, -math.inf)
         self._full_model_at(t, target, bound)
         if j >= 2:
@@ -388,9 +333,9 @@ class AnchorBounds:
         low = np.nonzero(~(bound >= target))[0]
         if not low.size or self.full_model is None or t >= self.m:
             return
-        T_all = self._subsets_of(t)
+        T_all = self.subsets.subsets_of(t)
         movable = np.arange(self.m)
-        per = max(1, _BATCH_ENTRIES // max(1, (self.m - t) ** 2))
+        per = max(1, BATCH_ENTRIES // max(1, (self.m - t) ** 2))
         for start in range(0, low.size, per):
             self._check_time()
             rows = low[start:start + per]
@@ -407,9 +352,9 @@ class AnchorBounds:
         """Per t-subset in ``rows``, the bound on what j outside columns add from its own correlations: the
         sum of the j largest u_b^2 / d_b over gamma, or of the j largest u_b^2 over the floor where that is
         smaller (it can only be where gamma d_b < floor for some column).  ``leaning``: the correlations of
-        the LEANING_COLUMNS columns leaning most on the anchor only, the others' bounded
-        (:meth:`_leaning_top`; cheaper, never tighter)."""
-        top = self._leaning_top if leaning else self._top_at
+        the columns leaning most on the anchor only, the others' bounded
+        (:meth:`~dpstats.bss.anchor_subsets.AnchorSubsets.leaning_top`; cheaper, never tighter)."""
+        top = self.subsets.leaning_top if leaning else self.subsets.top_at
         gain = (top(t, rows, scaled=True)[rows, :j].sum(axis=1) / gamma if gamma > 0
                 else np.full(rows.size, math.inf))
         if not gamma * float(self.schur.anchor_diagonal().min(initial=math.inf)) >= self.floor:
@@ -422,21 +367,21 @@ class AnchorBounds:
         low = np.nonzero(~(bound >= target))[0]
         if not low.size or self.O.size < j or self.O.size > MAX_SCHUR_COLUMNS or math.isinf(target):
             return
-        value = self._fits_at(t)[0]
+        value = self.subsets.fits_at(t)[0]
         coherent = self.schur.scaled_rows()
         if j - 1 > coherent.shape[1]:
             return
         row_sum = coherent[:, :j - 1].sum(axis=1)
         every = self.schur.gamma(j)  # valid for every j-set (the search's where it ran)
         d = self.schur.anchor_diagonal()
-        T_all = self._subsets_of(t)
+        T_all = self.subsets.subsets_of(t)
         grow = 1.0 + 64 * _U
-        per = max(1, _BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
+        per = max(1, BATCH_ENTRIES // max(1, self.O.size * max(1, self.offset + t)))
         for start in range(0, low.size, per):
             self._check_time()
             rows = low[start:start + per]
             h = (value[rows] - target) / grow
-            U2 = self._correlations(T_all[rows], self._fit_rows(t, rows)) ** 2 * grow
+            U2 = self.subsets.correlations(T_all[rows], self.subsets.fit_rows(t, rows)) ** 2 * grow
             U2 = np.where(np.isfinite(U2), U2, math.inf)  # a column not computed can reach any need
             F, V = U2 / self.floor, U2 / d[None, :]
             mask = F + _top_sums(F, j - 1)[:, None] > h[:, None]
@@ -468,7 +413,7 @@ class AnchorBounds:
 
         search = BlockSearch(self.source, self.full, self.offset, j, self.mu, self.search_settings,
                              check_time=self.check_time)
-        T_all = self._subsets_of(t)
+        T_all = self.subsets.subsets_of(t)
         budget = self.search_settings.prefix_test_nodes
         # the search's ridge fit at T carries no rounding bound of its own: ask a little more
         ask = target + 1e-9 * (1.0 + abs(target))
@@ -483,221 +428,3 @@ class AnchorBounds:
         # the engine's clock between batches: a time limit is met here too, not only between sizes
         if self.check_time is not None:
             self.check_time()
-
-    def _subsets_of(self, t):
-        if t not in self._rows_of:
-            self._rows_of[t] = _subsets(self.offset, self.m, t).astype(np.int32)  # positions: half the memory
-        return self._rows_of[t]
-
-    def _kept(self, t, key, rows, width, compute, columns=None):
-        # per t-subset results kept across sizes: compute(chunk) for the rows not yet known (``columns``:
-        # how many outside columns one row's computation reads, for the batch size)
-        if (t, key) not in self._exact_of:  # np.empty: the rows never computed are never written (nor resident)
-            count = math.comb(self.m, t)
-            self._exact_of[(t, key)] = (np.empty((count, width)), np.zeros(count, dtype=bool))
-        store, known = self._exact_of[(t, key)]
-        todo = rows[~known[rows]]
-        if todo.size:
-            per = max(1, _BATCH_ENTRIES // max(1, (self.O.size if columns is None else columns) * max(1, self.offset + t)))
-            for start in range(0, todo.size, per):
-                self._check_time()
-                chunk = todo[start:start + per]
-                store[chunk] = compute(chunk).reshape(chunk.size, width)
-                known[chunk] = True
-        return store
-
-    def _top_at(self, t, rows, scaled):
-        """The MAX_ADDED largest u_b^2 (``scaled``: u_b^2 / d_b) per t-subset, descending, known at least
-        for ``rows``."""
-        keep = min(MAX_ADDED, self.O.size)
-        scale = 1.0 / self.schur.anchor_diagonal() if scaled else None
-        T_all = self._subsets_of(t)
-
-        def compute(chunk):
-            x = self._correlations(T_all[chunk], self._fit_rows(t, chunk)) ** 2
-            if scaled:
-                x *= scale[None, :]
-            return _largest(x, keep)
-
-        return self._kept(t, "scaled" if scaled else "top", rows, keep, compute)
-
-    def _leaning_top(self, t, rows, scaled):
-        """Upper bounds on the MAX_ADDED largest u_b^2 (``scaled``: u_b^2 / d_b) per t-subset, descending,
-        known at least for ``rows``: the subset's own |u_b| for the LEANING_COLUMNS columns with the largest
-        kappa_b s_t + alpha_b (over sqrt(d_b) where scaled; s_t the median of the t-subsets' s(T)), and
-        alpha_b + kappa_b s(T) for the others (:meth:`_kappa_lines`, the largest over them): where the anchor
-        explains little of an outside column (kappa_b small), what it gains barely grows as the subset's fit
-        moves away from the anchor's."""
-        keep = min(MAX_ADDED, self.O.size)
-        if self.O.size <= LEANING_COLUMNS:
-            return self._top_at(t, rows, scaled)
-        spread = self._fits_at(t)[2]
-        if (t, scaled) not in self._leaning_of:
-            alpha, kappa = self._kappa_lines(scaled, every=True)
-            reach = alpha + kappa * float(np.median(spread))
-            leaning = np.sort(np.argpartition(-np.where(np.isfinite(reach), reach, math.inf),
-                                              LEANING_COLUMNS - 1)[:LEANING_COLUMNS])
-            rest = np.ones(self.O.size, dtype=bool)
-            rest[leaning] = False
-            self._leaning_of[(t, scaled)] = (leaning, _upper_lines(alpha[rest], kappa[rest]))
-        leaning, (a_rest, k_rest) = self._leaning_of[(t, scaled)]
-        root = np.sqrt(self.schur.anchor_diagonal()[leaning]) if scaled else None
-        T_all = self._subsets_of(t)
-        copies = min(keep, self.O.size - leaning.size)
-
-        def compute(chunk):
-            u = self._correlations(T_all[chunk], self._fit_rows(t, chunk), leaning)
-            if scaled:
-                u = u / root[None, :] * (1.0 + 4 * _U)
-            others = (a_rest[None, :] + k_rest[None, :] * spread[chunk, None]).max(axis=1) * (1.0 + 4 * _U)
-            x = np.hstack([u, np.repeat(others[:, None], copies, axis=1)]) ** 2
-            return _largest(x, keep)
-
-        return self._kept(t, "leaning scaled" if scaled else "leaning top", rows, keep, compute,
-                          columns=LEANING_COLUMNS + copies)
-
-    def _gain_at(self, t, rows):
-        """The largest u_b^2 / Sch_bb per t-subset (one outside column's exact gain), known at least
-        for ``rows``."""
-        T_all = self._subsets_of(t)
-        return self._kept(t, "gain", rows, 1, lambda chunk: np.max(
-            self._correlations(T_all[chunk], self._fit_rows(t, chunk)) ** 2 / self.schur.diagonal(T_all[chunk]),
-            axis=1))[:, 0]
-
-    def _screen_lines(self, scaled=False):
-        """(alpha_b, beta_b) over the outside columns not dominated by another (both at most its):
-        alpha_b >= |c_b - G_bA b*_A| (the anchor's own fit, its solve's error left to the change term),
-        beta_b = |G_bA|; ``scaled``: both divided by sqrt(d_b), bounds on |u_b(T)| / sqrt(d_b)."""
-        if scaled not in self._lines:
-            alpha = self._anchor_correlations()
-            beta = self.row_norm.copy()
-            if scaled:
-                root = np.sqrt(self.schur.anchor_diagonal())
-                alpha, beta = alpha / root * (1.0 + 4 * _U), beta / root * (1.0 + 4 * _U)
-            self._lines[scaled] = _upper_lines(alpha, beta)
-        return self._lines[scaled]
-
-    def _anchor_correlations(self):
-        """alpha_b >= |c_b - G_bA b*_A| per outside column (the anchor's own fit, its solve's error left to the
-        change terms)."""
-        b_A = self._anchor()[0]
-        alpha = np.abs(self.c_O - self.G_OA @ b_A)
-        return alpha + 64 * b_A.size * _U * (np.abs(self.c_O) + self.row_abs * float(np.abs(b_A).max(initial=0.0)))
-
-    def _kappa_lines(self, scaled=False, every=False):
-        """(alpha_b, kappa_b) over the outside columns not dominated by another (``every``: all of them, in
-        order), with kappa_b^2 >= G_bA K_A^-1 G_Ab = G_bb + lam - Sch_bb(A) <= G_bb + lam - d_b; ``scaled``:
-        both divided by sqrt(d_b).  With s(T)^2 = R_lam(T) - R_lam(A) = (b*_A - b*_T)' K_A (b*_A - b*_T)
-        (b*_T padded by zeros: b*_A minimises the quadratic over the anchor's columns),
-        |u_b(T)| <= alpha_b + |G_bA (b*_A - b*_T)| <= alpha_b + kappa_b s(T) (Cauchy-Schwarz in K_A's inner
-        product, G_bA = (K_A^-1 G_Ab)' K_A)."""
-        key = ("kappa", scaled, every)
-        if key not in self._lines:
-            d = self.schur.anchor_diagonal()
-            alpha = self._anchor_correlations()
-            kappa = np.sqrt(np.maximum(self.schur.d_O + self.lam - d, 0.0) * (1.0 + 8 * _U)) * (1.0 + 4 * _U)
-            if scaled:
-                root = np.sqrt(d)
-                alpha, kappa = alpha / root * (1.0 + 4 * _U), kappa / root * (1.0 + 4 * _U)
-            self._lines[key] = (alpha, kappa) if every else _upper_lines(alpha, kappa)
-        return self._lines[key]
-
-    def _screen_top(self, t, scaled):
-        """Per t-subset, the smaller of the largest screen lines squared (module docstring), in the change of
-        the fit and in its ridge-Gram norm s(T): at least the largest u_b^2 (``scaled``: u_b^2 / d_b), and j
-        times it at least the sum of the j largest; kept per t."""
-        key = ("screen", t, scaled)
-        if key not in self._lines:
-            _, moved, spread = self._fits_at(t)
-            alpha, beta = self._screen_lines(scaled)
-            top = (alpha[None, :] + beta[None, :] * moved[:, None]).max(axis=1, initial=0.0)
-            a, kappa = self._kappa_lines(scaled)
-            top = np.minimum(top, (a[None, :] + kappa[None, :] * spread[:, None]).max(axis=1, initial=0.0))
-            self._lines[key] = top * top
-        return self._lines[key]
-
-    def _fits_at(self, t):
-        """(lower bounds on R_lam(T), upper bounds on |b*_A - b*_T| with b*_T padded by zeros, upper bounds on
-        s(T) = (R_lam(T) - R_lam(A))^1/2) for every t-subset T of the anchor's movable columns (the forced ones
-        added), kept per t; the fits themselves are kept for the latest sizes (:meth:`_fit_rows`) within
-        _KEPT_FIT_BYTES."""
-        if t not in self._fits_of:
-            T_all = self._subsets_of(t)
-            b_A, res_A, low_A = self._anchor()
-            N = T_all.shape[0]
-            value, moved, spread = np.empty(N), np.empty(N), np.empty(N)
-            keep = N * (self.full.size + 1) * 8 <= _KEPT_FIT_BYTES
-            if keep:  # room for this size's fits: the oldest kept ones go first
-                while self._fit_of and (sum(B.nbytes + r.nbytes for B, r in self._fit_of.values())
-                                        + N * (self.full.size + 1) * 8 > _KEPT_FIT_BYTES):
-                    del self._fit_of[next(iter(self._fit_of))]
-            B_all, res_all = (np.empty((N, self.full.size)), np.empty(N)) if keep else (None, None)
-            per = max(1, _BATCH_ENTRIES // max(1, self.full.size))
-            for start in range(0, N, per):
-                self._check_time()
-                rows = slice(start, start + per)
-                value[rows], B, res, high = self._values_and_coefficients(T_all[rows])
-                moved[rows] = (np.linalg.norm(B - b_A[None, :], axis=1) + (res + res_A) / self.lam) * (1.0 + 64 * _U)
-                # R_lam(b*_T) <= R_lam(b_T) <= high: the computed fit is a point of the quadratic
-                spread[rows] = np.sqrt(np.maximum(high - low_A, 0.0) * (1.0 + 64 * _U)) * (1.0 + 4 * _U)
-                if keep:
-                    B_all[rows], res_all[rows] = B, res
-            self._fits_of[t] = (value, moved, spread)
-            if keep:
-                self._fit_of[t] = (B_all, res_all)
-        return self._fits_of[t]
-
-    def _anchor(self):
-        """(b*_A, its solve's residual norm, a lower bound on R_lam(A) - mu r^2), from one solve."""
-        if self._anchor_fit is None:
-            (low,), (b_A,), (res_A,), _ = self._values_and_coefficients(np.arange(self.full.size)[None, :])
-            self._anchor_fit = (b_A, float(res_A), float(low))
-        return self._anchor_fit
-
-    def _fit_rows(self, t, rows):
-        """(the ridge fits, their solves' residual norms) of the t-subsets ``rows``: the kept ones where
-        :meth:`_fits_at` kept this t's, else solved again."""
-        if t in self._fit_of:
-            B, res = self._fit_of[t]
-            return B[rows], res[rows]
-        return self._coefficients(self._subsets_of(t)[rows])
-
-    def _values_and_coefficients(self, T):
-        """(lower bounds on R_lam(T) - mu r^2; the ridge fits b_T at lam, padded by zeros to the anchor's
-        columns, (N, offset + m); their solves' residual norms |c_T - K_T b_T|; upper bounds on the ridge
-        objective at b_T, less mu r^2) for the rows T (positions in the anchor), from one solve per row."""
-        N, width, lam = T.shape[0], T.shape[1], self.lam
-        B = np.zeros((N, self.full.size))
-        if width == 0:
-            return np.full(N, self.yy - self.shift), B, np.zeros(N), np.full(N, self.yy - self.shift)
-        K = self.G_AA[T[:, :, None], T[:, None, :]] + lam * np.eye(width)
-        cT = self.c_A[T]
-        b = np.linalg.solve(K, cT[..., None])[..., 0]
-        Kb = np.einsum("nij,nj->ni", K, b)
-        res = np.linalg.norm(cT - Kb, axis=1)
-        cb = np.einsum("ni,ni->n", cT, b)
-        bKb = np.einsum("ni,ni->n", b, Kb)
-        mag = np.abs(self.yy) + 2.0 * np.abs(cb) + np.abs(bKb) + np.einsum("ni,ni->n", np.abs(cT), np.abs(b))
-        np.put_along_axis(B, T, b, axis=1)
-        base = self.yy - 2.0 * cb + bKb - self.shift
-        return base - res ** 2 / lam - 64 * width * _U * mag, B, res, base + 64 * width * _U * mag
-
-    def _coefficients(self, T):
-        """(the ridge fits b_T, their solves' residual norms) of :meth:`_values_and_coefficients`."""
-        return self._values_and_coefficients(T)[1:3]
-
-    def _correlations(self, T, fit=None, columns=None):
-        """Upper bounds on |u| over the outside columns (``columns``: those positions in O only) for the rows
-        T (positions in the anchor), by one product with G_OA; ``fit``: their (fits, residual norms) where
-        known."""
-        N, width, lam = T.shape[0], T.shape[1], self.lam
-        cols = slice(None) if columns is None else columns
-        c_O, G_OA, row_norm, row_abs = self.c_O[cols], self.G_OA[cols], self.row_norm[cols], self.row_abs[cols]
-        if width == 0:
-            return np.broadcast_to(np.abs(c_O), (N, c_O.size))
-        B, res = self._coefficients(T) if fit is None else fit
-        u = np.abs(c_O[None, :] - B @ G_OA.T)  # |c_b - G_bT b_T|
-        # |G_bT| |b^ - b*| <= |G_bA| |rho| / lam; rounding: 64 t u (|c_b| + max|b| sum_a |G_ba|)
-        u += np.outer(res / lam, row_norm)
-        u += 64 * width * _U * (np.abs(c_O)[None, :] + np.outer(np.abs(B).max(axis=1), row_abs))
-        return u
