@@ -595,3 +595,35 @@ def test_more_outside_columns_bounded_by_enumeration_only_raise_the_bounds(case,
             lowered += found[1][k][0] < low - 1e-6 * (1.0 + abs(low))
     if case[0] == 4:  # the weak signal: outside columns win, and the full model's bound is below the sizes'
         assert lowered > 0
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_full_model_bound_skipped_only_where_it_cannot_reach(case, monkeypatch):
+    """FullModelBound.removal_above(d) is at least removal(d) (one removed set's form against the smallest);
+    the size bounds that skip the full model's enumeration where that falls short equal those that always
+    compute it, need or not."""
+    from dpstats.bss.full_model_bound import FullModelBound
+    from dpstats.bss.size_bounds import AnchorBounds
+
+    stats, every = oracle(case)
+    lam, r, icpt = case[6], case[7], case[8]
+    offset = 1 if icpt else 0
+    src = GramSource(stats, lam, r)
+    skipped = 0
+    original = FullModelBound.removal_above
+    for A in anchors(case, every):
+        anchor = np.r_[np.arange(offset), np.asarray(A) + offset]
+        floor = BlockSearch(src, anchor, offset, 1, 0.0, BlockSearchSettings()).floor()
+        full = full_model_bound(src, anchor[offset:], lam, 0.0)
+        for d in range(0, len(A) + 2):
+            above, value = full.removal_above(d), full.removal(d)
+            assert above >= value - (close(value) if math.isfinite(value) else 0.0), (list(A), d)
+        found = {}
+        for always in (False, True):
+            monkeypatch.setattr(FullModelBound, "removal_above", (lambda self, d: math.inf) if always else original)
+            bounds = AnchorBounds(src, anchor, offset, floor, full, 0.0)
+            found[always] = [bounds.bounds(k, need) for k in range(1, len(A))
+                             for need in (None, float(every[k][1].min()) - 1.0)]
+            skipped += len(bounds._removal) if always else -len(bounds._removal)
+        assert found[False] == found[True], list(A)
+    assert skipped > 0

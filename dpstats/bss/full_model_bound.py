@@ -114,11 +114,36 @@ class FullModelBound:
                 return self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d)
         return max(smallest, self.prefix(np.zeros(0, dtype=np.int64), np.arange(m), d))
 
+    def removal_above(self, d) -> float:
+        """About the largest :meth:`removal` (``d``) can be, for deciding whether it is worth computing (a
+        speed device, not a bound the caller relies on): base + the form of the d columns cheapest to drop
+        alone (the smallest form over the removed sets is at most any one of them), its rounding margins added
+        back and 1e-6 of its size more; inf where that is not formed."""
+        m = self.cost.size
+        if d > m or self.inv is None:
+            return math.inf
+        if d <= 0:
+            return self.base
+        cheapest = np.sort(np.argsort(self.cost, kind="stable")[:d])[None, :]
+        try:
+            form, margin = self._forms(cheapest)
+        except np.linalg.LinAlgError:
+            return math.inf
+        high = self.base + float(form[0]) + 2.0 * float(margin[0])
+        return high + 1e-6 * (1.0 + abs(high)) if math.isfinite(high) else math.inf
+
     def removal_values(self, rows) -> np.ndarray:
         """Per removed set D (a row of ``rows``: positions among the anchor's movable columns, all rows of
         one length d >= 1), a lower bound on R over every support inside F \\ D: base + the exact Schur form
         at the solve's v, less its rounding (module docstring, "Exact removal costs"), or base where that
         is not finite.  Raises LinAlgError where a block is singular in floating point."""
+        form, margin = self._forms(rows)
+        form = form - margin
+        # the exact form is >= 0 (a Schur form of a positive definite block): base where the computed one fails
+        return self.base + np.where(np.isfinite(form), np.maximum(form, 0.0), 0.0)
+
+    def _forms(self, rows):
+        """(2 v'b*_D - v'P_DD v at the solve's v, as computed; the rounding margin of each) per removed set."""
         rows = np.asarray(rows)
         d = rows.shape[1]
         P = self.inv[rows[:, :, None], rows[:, None, :]]
@@ -129,10 +154,9 @@ class FullModelBound:
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite entries: the form is then not used
             vPv = np.einsum("ij,ij->i", v, np.matmul(P, v[..., None])[..., 0])
             avPv = np.einsum("ij,ij->i", av, np.matmul(np.abs(P), av[..., None])[..., 0])
-        form = (2.0 * vb - vPv - 2.0 * self.coef_err * av.sum(axis=1) - self.inv_err * (v * v).sum(axis=1)
-                - 64 * d * _U * (np.abs(vb) + avPv + av.sum(axis=1) * np.abs(b).max(initial=0.0)))
-        # the exact form is >= 0 (a Schur form of a positive definite block): base where the computed one fails
-        return self.base + np.where(np.isfinite(form), np.maximum(form, 0.0), 0.0)
+        margin = (2.0 * self.coef_err * av.sum(axis=1) + self.inv_err * (v * v).sum(axis=1)
+                  + 64 * d * _U * (np.abs(vb) + avPv + av.sum(axis=1) * np.abs(b).max(initial=0.0)))
+        return 2.0 * vb - vPv, margin
 
     def lam_max_of(self, e) -> float:
         """A bound on lambda_max(C_EE) for every set E of ``e`` movable columns: Lambda, or the

@@ -201,6 +201,14 @@ class AnchorBounds:
                 if settings.full_model_bound else None)
         return cls(source, anchor_full, offset, floor, full, mu, search=settings, check_time=check_time)
 
+    def _tail_may_reach(self, d, target):
+        """False where the full model's bound over the supports leaving out d anchor columns cannot reach
+        ``target`` (:meth:`~dpstats.bss.full_model_bound.FullModelBound.removal_above`: one removed set's
+        form), so that its every removed set need not be enumerated; True where it is known or may."""
+        if self.full_model is None:
+            return False
+        return d in self._removal or self.full_model.removal_above(d) >= target
+
     def tail(self, d):
         """The full model's bound over every support leaving out d or more of the anchor's columns."""
         if self.full_model is None:
@@ -268,11 +276,14 @@ class AnchorBounds:
             target = min(lower, goal)
             if self.O.size < j:
                 return lower
-            rest = self.tail(m - k + j)  # every support with j or more outside columns
-            if rest >= target:
-                return min(lower, rest)
+            # every support with j or more outside columns: the full model's bound, computed where it may
+            # reach the target (every removed set of its size enumerated; once per size of the removed set)
+            if self._tail_may_reach(m - k + j, target):
+                rest = self.tail(m - k + j)
+                if rest >= target:
+                    return min(lower, rest)
             if j > MAX_ADDED or math.comb(m, k - j) * max(self.O.size, 1) > MAX_ENTRIES:
-                return min(lower, rest)
+                return min(lower, self.tail(m - k + j))
             lower = min(lower, self._added_columns_bound(k - j, j, target))
             if stop_short and lower < goal:
                 return min(lower, self.tail(m - k + j + 1))
