@@ -532,13 +532,6 @@ class OuterApproximationEngine:
         most about that value)."""
         return self.smaller_sizes.bounds(sizes, need)
 
-    def size_estimates(self, sizes) -> dict:
-        """{k: an upper bound on the best value over supports of k candidates} for the smaller sizes k in
-        ``sizes``: the values along backward elimination from this size's certified best support
-        (:func:`~dpstats.bss.size_bounds.elimination_values`, m (m + 1) / 2 evaluations), raised by the
-        evaluation error as :meth:`size_bounds`' upper ends; {} where :meth:`size_bounds` gives none."""
-        return self.smaller_sizes.estimates(sizes)
-
     def block_cut_bounds_apply(self) -> bool:
         """Whether the block search asks the cut pool for block bounds (settings ``block_cut_bounds``
         and ``block_cut_bounds_min_edge``: the design's shape, rows against candidate columns)."""

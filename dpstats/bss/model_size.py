@@ -263,7 +263,7 @@ subset's ridge fit; the model with every column, the left-out ones' removal cost
 signal is strong the two meet (one more true term left out costs more than any other column wins back)
 and the size is decided without its certificate.  The same support also gives every smaller size an
 upper bound at once, the values along backward elimination from it
-(:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_estimates`).  Where these name a leader w with
+(:meth:`~dpstats.bss.smaller_sizes.SmallerSizes.estimates`, the engine's ``smaller_sizes``).  Where these name a leader w with
 room to spare, every other size is first bounded only as high as decides the draw for w
 (:func:`leader_needs`: lower(s) >= upper(w) + Q (Delta(w) + Delta(s)) with Q just above what the drawn
 Gumbels require), whether or not it could still win at the time: one size's own exclusion is measured
@@ -1075,7 +1075,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
                     known_lower[k] = max(known_lower.get(k, -math.inf), bound)
                 # the smaller sizes' values along backward elimination from its best support: upper
                 # bounds, and the estimates leader_needs reads
-                for k, bound in scorer.size_estimates([k for k in missing if k < s]).items():
+                for k, bound in scorer.smaller_sizes.estimates([k for k in missing if k < s]).items():
                     known_upper[k] = min(known_upper.get(k, math.inf), bound)
 
     bounded = {}  # size -> 1: bounded as far as the draw needed at the time, 2: as tightly as it goes

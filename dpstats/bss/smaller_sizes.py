@@ -66,7 +66,10 @@ class SmallerSizes:
                 for k, (low, high) in found.items()}
 
     def estimates(self, sizes) -> dict:
-        """:meth:`~dpstats.bss.engine.OuterApproximationEngine.size_estimates`."""
+        """{k: an upper bound on the best value over supports of k candidates} for the smaller sizes k in
+        ``sizes``: the values along backward elimination from the engine's certified best support
+        (:func:`~dpstats.bss.size_bounds.elimination_values`, m (m + 1) / 2 evaluations), raised by the
+        evaluation error as :meth:`bounds`' upper ends; {} where :meth:`bounds` gives none."""
         if not self.applies():
             return {}
         from .size_bounds import elimination_values
