@@ -82,12 +82,19 @@ def selection_ranges(plan, selected, bounds_used, bounds) -> TermRanges:
                       intercept=bool(plan.intercept))
 
 
+def _after_charge(data):
+    """The data as :func:`~dpstats.formula._validate_data` gives it, without the row minimum: these readers
+    run after the charge, where a refusal would depend on the row count (private under add/remove
+    neighbours); the selection, or :func:`~dpstats.estimation.refit._with_data`, checked it before."""
+    return _validate_data(data, min_rows=0)
+
+
 def augmented_gram_of(data, plan, columns, ranges: TermRanges) -> np.ndarray:
     """G = sum of (1, x_S, y)(1, x_S, y)' over the complete rows, mapped to [-1, 1] (reads data)."""
     columns = np.asarray(columns, dtype=np.int64)
     if not plan.backend.rows_in_memory:
         return _dask_gram(plan, columns, ranges)
-    X, y = evaluate_rows(_validate_data(data), plan)
+    X, y = evaluate_rows(_after_charge(data), plan)
     return adassp.augmented_gram(ranges.map_design(X[:, columns]), ranges.map_response(y))
 
 
@@ -110,7 +117,7 @@ def grid_counts_of(data, plan, columns, grid) -> np.ndarray:
                      for part in plan.ddf.to_delayed()]
             out.append(np.asarray(_tree_sum(dask, parts, _sum_arrays).compute()))
         return np.concatenate(out)
-    X, y = evaluate_rows(_validate_data(data), plan)
+    X, y = evaluate_rows(_after_charge(data), plan)
     return np.concatenate([column_grid_counts(np.asarray(X[:, columns], dtype=np.float64), grid),
                            column_grid_counts(np.asarray(y, dtype=np.float64)[:, None], grid)])
 
@@ -122,7 +129,7 @@ def mapped_rows_of(data, plan, columns, ranges: TermRanges):
     Pandas only: a hinge-loss selection (the only user) refuses a Dask DataFrame itself.
     """
     columns = np.asarray(columns, dtype=np.int64)
-    X, y = evaluate_rows(_validate_data(data), plan)
+    X, y = evaluate_rows(_after_charge(data), plan)
     Z = ranges.map_design(X[:, columns])
     if plan.intercept:
         Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
@@ -138,7 +145,7 @@ def design_rows_of(data, plan, columns):
     DataFrame before the charge.
     """
     columns = np.asarray(columns, dtype=np.int64)
-    X, y = evaluate_rows(_validate_data(data), plan)
+    X, y = evaluate_rows(_after_charge(data), plan)
     Z = np.asarray(X[:, columns], dtype=np.float64)
     if plan.intercept:
         Z = np.hstack([np.ones((Z.shape[0], 1)), Z])
@@ -160,7 +167,7 @@ class MappedRows:
         self.columns = np.asarray(columns, dtype=np.int64)
         self.plan, self.ranges = plan, ranges
         self.intercept = bool(plan.intercept)
-        self._rows = None if not plan.backend.rows_in_memory else _mapped_design(evaluate_rows(_validate_data(data), plan),
+        self._rows = None if not plan.backend.rows_in_memory else _mapped_design(evaluate_rows(_after_charge(data), plan),
                                                                       self.columns, ranges, self.intercept)
 
     def total(self, statistic, *args) -> np.ndarray:

@@ -688,7 +688,8 @@ def _with_data(ctx, data):
             raise InvalidArgumentError("data= does not match the selection's schema (its terms or input row count "
                                        "differ): pass the data set the selection used.")
         return {**ctx, "data": data, "plan": rebuilt}
-    frame = _validate_data(data)
+    # the selection's row minimum: none under add/remove neighbours, where the row count is private
+    frame = _validate_data(data, min_rows=0 if ctx.get("neighbours") == ADD_REMOVE else None)
     missing = [c for c in plan.used if c not in frame.columns]
     if missing:
         raise InvalidArgumentError(f"data= lacks the columns {missing} that the selection's formula uses: pass the "
