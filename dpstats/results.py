@@ -200,10 +200,11 @@ class SelectionResult(PublishedResult):
         """Private coefficients of the selected terms, with intervals and predictions; a new ledger entry.
 
         Refits the selected terms (and the intercept) on the same data, formula and ranges,
-        with its own budget ``epsilon``, charged to ``accountant`` if given, else to the
-        accountant of the selection (``dp_select(..., accountant=...)``), so that follow-up
-        queries on the kept data draw on the same budget and are refused, before anything is
-        read, once it is spent.  Whatever is charged, the call is recorded on this result's
+        with its own budget ``epsilon``, charged to the accountant of the selection
+        (``dp_select(..., accountant=...)``), so that follow-up queries on the kept data draw on
+        the same budget and are refused, before anything is read, once it is spent; another
+        accountant is refused where the selection had one (it would let the data be read past
+        that cap), and is charged where it had none.  Whatever is charged, the call is recorded on this result's
         ledger as a follow-up query (entries labelled "follow-up estimate: ..."), so that
         ``ledger``, ``epsilon_spent``, ``release()`` and ``summary()`` show the total spent on
         the data through this result; a refused call records nothing.  ``data``: only after

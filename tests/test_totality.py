@@ -236,10 +236,15 @@ def test_estimates_draw_on_the_selection_s_budget():
             fit.estimate(epsilon=5, random_state=2)
         refused += 1
     assert refused == 18 and acc.spent()[0] == pytest.approx(1.0)
-    # An explicit accountant is charged instead.
+    # Another accountant cannot stand in for the selection's: refused before anything is read or charged
     other = dpstats.Accountant(epsilon=10)
-    fit.estimate(epsilon=5, accountant=other, random_state=3)
-    assert other.spent()[0] == pytest.approx(5.0) and acc.spent()[0] == pytest.approx(1.0)
+    entries = len(fit.ledger.entries)
+    with pytest.raises(dpstats.InvalidArgumentError, match="accountant="):
+        fit.estimate(epsilon=5, accountant=other, random_state=3)
+    assert other.spent()[0] == 0.0 and acc.spent()[0] == pytest.approx(1.0) and len(fit.ledger.entries) == entries
+    # the same object is the selection's budget: refused on it
+    with pytest.raises(dpstats.BudgetExceededError):
+        fit.estimate(epsilon=5, accountant=acc, random_state=3)
 
 
 def test_estimate_within_dp_select_is_charged_once():

@@ -92,7 +92,14 @@ def record_failure(fit, *, method, epsilon, delta, neighbours) -> None:
 
 def check_accountant(ctx, accountant, prepaid) -> None:
     """Refuse, before anything is read or charged, a follow-up on an unpickled result whose
-    selection's accountant stayed with the original result, unless ``accountant=`` is given."""
+    selection's accountant stayed with the original result, unless ``accountant=`` is given; and one
+    that passes another accountant than the one its selection holds (the kept data's budget is that
+    one: charging another instead would read the data past its cap)."""
+    own = ctx.get("accountant")
+    if accountant is not None and not prepaid and own is not None and accountant is not own:
+        raise InvalidArgumentError(
+            "accountant=: this selection was charged to an Accountant, and follow-up queries on its data draw on "
+            "that budget. Leave accountant= out (or pass that same Accountant). Nothing was read or charged.")
     if accountant is None and not prepaid and ctx.get(ACCOUNTANT_LEFT_BEHIND):
         raise InvalidArgumentError(
             "this result was unpickled, and its selection was charged to an Accountant that stayed with the "
