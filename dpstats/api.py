@@ -84,6 +84,8 @@ def _check_estimate_method(value):
 #: (:func:`dpstats.method_options.validate_arguments`) before anything else; the rules that
 #: involve the method or several arguments follow in :func:`_validate_arguments`.  The
 #: method's ``**method_options`` are declared by the method.
+#: The radii accepted (mapped units; see the note at DP_SELECT_ARGUMENTS' radius).
+RADIUS_LIMITS = (1e-6, 1e12)
 DP_SELECT_ARGUMENTS = (
     Later("formula", argument=True, checked_by="dpstats.formula against the data's public schema (stage 3)",
           doc="a patsy formula such as 'y ~ .'"),
@@ -100,7 +102,10 @@ DP_SELECT_ARGUMENTS = (
     Custom("bounds", argument=True, default=None, allow_none=True,
            check_value=lambda v: check_bounds(v, required=False),
            accepted="a dict {term: (lower, upper)}, a pair (b_x, b_y) or 'auto'", doc="public clipping ranges"),
-    Real("radius", argument=True, default=None, low=0.0, allow_none=True, doc="radius of the coefficient ball"),
+    # outside [1e-6, 1e12] the objective leaves double precision's useful range: the hinge loss's certificate fails
+    # below 1e-8, the sensitivity overflows near 1e154 (after the charge: refused here, before it)
+    Real("radius", argument=True, default=None, low=RADIUS_LIMITS[0], high=RADIUS_LIMITS[1], low_open=False,
+         high_open=False, allow_none=True, doc="radius of the coefficient ball"),
     Real("ridge", argument=True, default="auto", low=0.0, low_open=False, keywords=("auto",), doc="ridge lam >= 0"),
     Integer("R", argument=True, default=100, minimum=1, doc="supports listed by top_r"),
     Custom("random_state", argument=True, default=None, check_value=RandomSource,

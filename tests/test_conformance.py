@@ -83,6 +83,8 @@ BAD_INPUTS = [
     ("s and k disagree", _both_sizes),
     ("radius zero", _set(radius=0)),
     ("radius nan", _set(radius=float("nan"))),
+    ("radius tiny", _set(radius=1e-160)),  # the hinge certificate failed, or the log-weights, after the charge
+    ("radius huge", _set(radius=1e160)),  # the sensitivity overflowed after the charge
     ("ridge negative", _set(ridge=-1)),
     ("ridge word", _set(ridge="big")),
     ("R zero", _set(R=0)),
