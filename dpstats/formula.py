@@ -243,7 +243,7 @@ def _factor_codes(terms):
 
 
 # ------------------------------------------------------------------------ schema
-COLUMN_KINDS = ("numeric", "bool", "categorical", "text", "datetime")
+COLUMN_KINDS = ("numeric", "bool", "categorical", "text", "datetime", "complex")
 
 
 def column_kind(dtype) -> str:
@@ -252,6 +252,8 @@ def column_kind(dtype) -> str:
         return "categorical"
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
+    if pd.api.types.is_complex_dtype(dtype):
+        return "complex"  # numeric to pandas, but a design matrix would drop the imaginary part
     if pd.api.types.is_numeric_dtype(dtype):
         return "numeric"
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) \
@@ -800,10 +802,14 @@ def _simple_plan(formula, columns, dtypes, n_rows_input, na_action, infer_levels
 
 
 def _refuse_datetimes(used, kinds, dtypes):
+    """Datetimes and complex numbers: no design column without a public choice by the analyst."""
     for c in used:
         if kinds[c] == "datetime":
             raise DataError(f"column {c!r} has dtype {dtypes[c]}; convert it to a number with a public origin "
                             f"(for example days since 2000-01-01) before the call.")
+        if kinds[c] == "complex":
+            raise DataError(f"column {c!r} has the complex dtype {dtypes[c]}; a design column is real: pass its real "
+                            f"and imaginary parts as two columns (np.real, np.imag) before the call.")
 
 
 def _level_casts(desc, kinds, infer_levels, levels_of):

@@ -56,9 +56,29 @@ else:
 
 
 def _numeric(dtype) -> bool:
+    """A real numeric dtype (complex is refused too: a feature is real)."""
     if isinstance(dtype, np.dtype):
-        return dtype.kind in "biufc"
-    return pd.api.types.is_numeric_dtype(dtype)
+        return dtype.kind in "biuf"
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+
+
+def _as_numbers(X):
+    """A list (or any input without a dtype) as float numbers, every entry that is not a real number
+    (None, text, complex) as NaN: a list has no schema, so its values may not decide whether the call is
+    refused (the rows with NaN are omitted after the charge, as dp_select omits incomplete rows).  Arrays,
+    Series and DataFrames are returned as they are (their dtype is the schema)."""
+    if isinstance(X, (pd.DataFrame, pd.Series)) or isinstance(getattr(X, "dtype", None), np.dtype):
+        return X
+    try:
+        cells = np.asarray(X, dtype=object)
+    except ValueError:
+        return X  # ragged: scikit-learn's shape check refuses it (the shape is the schema)
+    flat = cells.ravel()
+    out = np.full(flat.shape, np.nan)
+    for i, v in enumerate(flat):
+        if isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)):
+            out[i] = float(v)
+    return out.reshape(cells.shape)
 
 
 def _refuse_non_numeric(X, what):
@@ -66,17 +86,21 @@ def _refuse_non_numeric(X, what):
 
     scikit-learn converts an object array to numbers where every value allows it and raises
     otherwise, which is a fact about the values; dpstats decides by dtype, as ``dp_select``
-    does for a formula's columns.  Inputs without a dtype (lists) are converted by numpy.
-    Complex X passes here for scikit-learn's own refusal.
+    does for a formula's columns.  Inputs without a dtype (lists) are converted first by
+    :func:`_as_numbers`.  Complex dtypes are refused here (scikit-learn's own refusal quotes values).
     """
     if isinstance(X, pd.DataFrame):
-        bad = [f"column {c!r} of dtype {t}" for c, t in X.dtypes.items() if not _numeric(t)]
+        dtypes = list(X.dtypes.items())
     elif isinstance(X, pd.Series) or isinstance(getattr(X, "dtype", None), np.dtype):
-        bad = [] if _numeric(X.dtype) else [f"dtype {X.dtype}"]
+        dtypes = [(None, X.dtype)]
     else:
         return
+    bad = [(f"dtype {t}" if c is None else f"column {c!r} of dtype {t}") for c, t in dtypes if not _numeric(t)]
     if bad:
         shown = ", ".join(bad[:5]) + (", ..." if len(bad) > 5 else "")
+        if any(pd.api.types.is_complex_dtype(t) for _, t in dtypes):  # scikit-learn's wording, not its quote of values
+            raise DataError(f"Complex data not supported: DPSelector takes real {what}; got {shown}. Pass the real "
+                            "and imaginary parts as two features.")
         raise DataError(
             f"DPSelector takes numeric {what} only (the dtype decides, never the values); got {shown}. Encode text "
             "and categories first (e.g. a OneHotEncoder earlier in the pipeline), or call dpstats.dp_select with "
@@ -335,6 +359,7 @@ class DPSelector(*_BASES):
 
         keywords = self._method_keywords()
         options = self._options()
+        X, y = _as_numbers(X), _as_numbers(y)
         _refuse_non_numeric(X, "features")
         _refuse_non_numeric(y, "y")
         X = _check_X(self, X, reset=True)

@@ -58,6 +58,7 @@ def test_bad_arguments_raise_clear_errors(kwargs, error, match):
     (lambda d: d.rename(columns={"x1": "x0"}), "duplicated"),
     (lambda d: d.rename(columns={"x1": "Intercept"}), "Intercept"),
     (lambda d: d.assign(when=pd.Timestamp("2020-01-01")), "public origin"),
+    (lambda d: d.assign(x1=d["x1"] + 0.5j), "complex dtype"),  # a design column would drop the imaginary part
     (lambda d: d.assign(g=["a", "b"] * (len(d) // 2)), "infer_levels"),
 ])
 def test_bad_schema_raises_before_any_charge(mutate, match):

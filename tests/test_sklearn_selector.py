@@ -134,6 +134,32 @@ def test_rows_with_missing_values_are_omitted_not_refused():
     assert sel.get_support().sum() == 2 and sel.transform(X).shape == (len(X), 2)
 
 
+def test_list_inputs_are_numbers_whatever_their_values():
+    # a list has no dtype: a None or a text cell must not decide a refusal before the charge (its row is omitted)
+    frame = make_regression()
+    X, y = xy(frame)
+    rows, ys = X.to_numpy().tolist(), y.tolist()
+    rows[0][1], rows[3][0], ys[5] = None, "n/a", None
+    for XX, yy in ((rows, y.tolist()), (X.to_numpy().tolist(), ys), (rows, ys)):
+        acc = dpstats.Accountant(epsilon=10)
+        sel = DPSelector(method="kendall", epsilon=1, s=2, accountant=acc, random_state=1).fit(XX, yy)
+        assert acc.spent()[0] == pytest.approx(1.0) and sel.get_support().sum() == 2
+    clean = DPSelector(method="kendall", epsilon=1, s=2, random_state=1).fit(X.to_numpy().tolist(), y.tolist())
+    same = DPSelector(method="kendall", epsilon=1, s=2, random_state=1).fit(X.to_numpy(), y.to_numpy())
+    assert list(clean.get_support()) == list(same.get_support())
+
+
+def test_complex_features_are_refused_by_dtype_without_their_values():
+    frame = make_regression()
+    X, y = xy(frame)
+    acc = dpstats.Accountant(epsilon=10)
+    for XX in (X.to_numpy() + 0.5j, X.assign(x0=X["x0"] + 0.5j)):
+        with pytest.raises(dpstats.DataError, match="Complex data not supported") as info:
+            DPSelector(method="kendall", epsilon=1, s=2, accountant=acc).fit(XX, y)
+        assert "0.5j" not in str(info.value) and "+0.5" not in str(info.value)
+    assert acc.spent() == (0.0, 0.0)
+
+
 def test_arguments_are_refused_before_anything_is_charged():
     frame = make_regression()
     X, y = xy(frame)
