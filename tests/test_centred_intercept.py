@@ -213,6 +213,22 @@ def test_dask_equals_pandas():
     assert a.curator["best_objective"] == pytest.approx(b.curator["best_objective"], rel=1e-9)
 
 
+@pytest.mark.parametrize("backend", ["pandas", "dask"])
+def test_infinite_epsilon_means_are_over_the_complete_rows(backend):
+    # rows omitted by na_action are not zeros in the exact means: the same complete rows give the same fit
+    data = _data(400)
+    data.loc[::4, "x3"] = np.nan
+    kw = dict(method="top_r", epsilon=math.inf, s=2, bounds=BOUNDS, random_state=5, signs=False)
+    if backend == "dask":
+        dd = pytest.importorskip("dask.dataframe")
+        with_na = dpstats.dp_select("y ~ .", dd.from_pandas(data, npartitions=3), **kw)
+    else:
+        with_na = dpstats.dp_select("y ~ .", data, **kw)
+    complete = dpstats.dp_select("y ~ .", data.dropna().reset_index(drop=True), **kw)
+    assert with_na.support == complete.support
+    assert with_na.curator["best_objective"] == pytest.approx(complete.curator["best_objective"], rel=1e-12)
+
+
 def test_centred_terms_stay_in_the_unit_range_the_proof_assumes():
     # |x~| <= 1 for every value and released mean in [-1, 1] (the premise of Delta), attained
     # at the corners; and the map is affine per column (least squares is unchanged by it).

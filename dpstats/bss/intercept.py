@@ -102,7 +102,8 @@ import numpy as np
 from .._linalg import gram
 from ..errors import InvalidArgumentError
 from ..mechanisms.private_means import (MAX_NOISE_RADIUS, MEANS_SHARE, centre_values, column_sums,  # noqa: F401
-                                        expected_noise_radius, means_affordable, private_means)
+                                        column_sums_and_count, expected_noise_radius, means_affordable,
+                                        private_means)
 from ..method_options import Choice, Real
 from ..privacy.bounds import ClippedData
 from ..privacy.ledger import REPLACE_ONE, LedgerEntry
@@ -208,9 +209,14 @@ def centre_for_intercept(data, epsilon_m, rng, *, n_input, v=INTERCEPT_COLUMN):
     """(centred data, ledger entry): the private means of ``data`` (mapped to [-1, 1]) and the
     data centred with them, with a constant column of value ``v`` in the ball.
 
-    ``n_input`` is the public input row count (rows omitted by ``na_action`` count as 0)."""
-    sums = data.backend.sum_over_rows(data, column_sums)
-    means = private_means(sums, n_input, epsilon_m, rng)
+    ``n_input`` is the public input row count: at a finite epsilon the sums over the complete rows are divided
+    by it (rows omitted by ``na_action`` count as 0, and the constant column takes up the rest); at
+    ``epsilon_m = inf`` by the complete rows' own count, so the means are exact."""
+    if math.isinf(epsilon_m):
+        *sums, complete = data.backend.sum_over_rows(data, column_sums_and_count)
+        means = private_means(np.asarray(sums), complete, epsilon_m, rng)
+    else:
+        means = private_means(data.backend.sum_over_rows(data, column_sums), n_input, epsilon_m, rng)
     x_means, y_mean = means[:-1], float(means[-1])
     entry = LedgerEntry(
         mechanism="private means of the mapped terms and response (l-infinity K-norm mechanism), for the intercept",

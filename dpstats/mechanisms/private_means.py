@@ -117,6 +117,11 @@ def column_sums(x, y):
     return np.concatenate([np.asarray(x).sum(axis=0), [0.0 if y is None else float(np.sum(y))]])
 
 
+def column_sums_and_count(x, y):
+    """:func:`column_sums` with the number of rows appended (they add up over blocks and partitions)."""
+    return np.concatenate([column_sums(x, y), [float(np.asarray(x).shape[0])]])
+
+
 def centre_values(values, means):
     """(v - m) / (1 + |m|): values in [-1, 1] centred by means m in [-1, 1], back in [-1, 1].
 
