@@ -70,9 +70,8 @@ from collections.abc import Mapping
 from .errors import InvalidArgumentError, InvalidTypeError
 from .method_options import is_integer, is_real
 
-#: ``epsilon = inf``: the radius of ``top_r``'s ball, on the mapped scale (coefficients up to 10^6
-#: times the response's range per unit of a term's range: least squares is not cut on real data).
-NON_PRIVATE_RADIUS = 1e6
+#: ``epsilon = inf``: the radius of ``top_r``'s ball (every squared-loss best-subset method takes it there).
+from .bss.losses import NON_PRIVATE_RADIUS  # noqa: E402,F401
 #: The design keys ``method="auto"`` and :func:`dpstats.compare` read (``r2``, the model's R^2, is
 #: another way to state ``snr``: snr = r2 / (1 - r2); :func:`dpstats.plan` takes the same keys).
 DESIGN_KEYS = ("rho", "spread", "spread_y", "snr", "r2")

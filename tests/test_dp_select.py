@@ -124,12 +124,13 @@ def test_per_term_bounds_rescale_terms_and_response():
     data = make_regression(n=50, p=3)
     data = data.assign(x2=data.x2 * 100)
     fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=1,
-                            bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False)
+                            bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False, radius=1.0)
     # Mapped to [-1, 1]: b_x = b_y = 1; the default intercept (centred by private means, a
     # constant column 1/2 in the ball) costs (1 + sqrt(1 + 1/4))^2, the profiled one the factor 4.
     assert fit.curator["sensitivity"] == pytest.approx((1 + math.sqrt(1 + 0.25)) ** 2)
     profiled = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=1,
-                                 bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False, intercept="profiled")
+                                 bounds={"x0": 3, "x1": 3, "x2": 300, "y": 5}, signs=False, intercept="profiled",
+                                 radius=1.0)
     assert profiled.curator["sensitivity"] == pytest.approx(4 * (1 + 1 * math.sqrt(1)) ** 2)
     assert fit.release()["bounds_used"] == {"x0": [-3.0, 3.0], "x1": [-3.0, 3.0], "x2": [-300.0, 300.0],
                                             "y": [-5.0, 5.0]}
@@ -265,7 +266,9 @@ def test_curator_fit_diagnostics_flag_the_radius_and_the_ridge():
            for S in itertools.combinations(range(4), 2)}
     ols = sorted("abcd"[j] for j in min(rss, key=rss.get))
     assert "a" in ols
-    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, signs=False)
+    # radius 1 (the default at a finite epsilon; at epsilon = inf the default ball never binds)
+    fit = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, signs=False,
+                            radius=1.0)
     # The ball cuts the least-squares best support's fit, which then loses; it does not bind
     # at the selected support, so only the comparison with least squares can tell.
     assert fit.support == ["b", "c"] and fit.curator["radius_active_at_best"] is False
@@ -281,7 +284,9 @@ def test_curator_fit_diagnostics_flag_the_radius_and_the_ridge():
                                ridge=5.0, signs=False)
     assert "a" not in ridged.support and any("ridge" in w for w in ridged.curator["fit_warnings"])
     cut = dpstats.dp_select("y ~ .", _long_coefficient_data(seed=0)[0], method="exponential", epsilon=math.inf, s=2,
-                            bounds=ranges, signs=False)
+                            bounds=ranges, signs=False, radius=1.0)
+    default = dpstats.dp_select("y ~ .", data, method="exponential", epsilon=math.inf, s=2, bounds=ranges, signs=False)
+    assert sorted(default.support) == ols and "fit_warnings" not in default.curator
     assert cut.curator["radius_active_at_best"] is True  # here the ball binds at the selected support
     assert cut.curator["coefficient_norm_at_best"] == pytest.approx(1.0)
 

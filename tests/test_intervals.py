@@ -386,7 +386,7 @@ def test_private_intervals_on_real_data_contain_their_centre(name, method, given
     (epsilon 10; seeded, so which calls give intervals is fixed)."""
     case = CASES[name]
     fit = dpstats.dp_select(case.formula, case.frame(), method="exponential", epsilon=math.inf, s=3,
-                            bounds=case.ranges, random_state=0)
+                            bounds=case.ranges, random_state=0, radius=1.0)  # the supports these cases were set on
     est = fit.estimate(epsilon=10.0, method=method, random_state=4)
     assert est.has_intervals == given
     if not given:

@@ -459,12 +459,15 @@ def test_top_r_auto_on_the_certified_engine(data):
     terms = [f"x{j}" for j in range(6)]
     X = np.clip(data[terms].to_numpy(), -4, 4) / 4
     y = np.clip(data["y"].to_numpy(), -4, 4) / 4
-    objective = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), ridge, 1.0)
+    # the infinite-epsilon call's own objective (its ball never binds there; its ridge follows the radius)
+    call = best.release()["call"]
+    sigma2 = (best.release()["size_noise_sd"] / 4.0) ** 2  # exact at epsilon = inf; the response's half range is 4
+    objective = RidgeBallObjective(SufficientStats.centred_from_arrays(X, y), call["ridge"], call["radius"])
     crit = []
     for s in range(1, 4):
         supports, values = score_all_supports(objective, s)
         k = int(np.argmin(values))
-        crit.append((values[k] + MS.size_penalty(s, len(data), "bic", 0.25), [terms[j] for j in supports[k]]))
+        crit.append((values[k] + MS.size_penalty(s, len(data), "bic", sigma2), [terms[j] for j in supports[k]]))
     assert best.support == min(crit)[1]
 
 

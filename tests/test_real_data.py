@@ -273,15 +273,15 @@ CASES = {c.name: c for c in [
 
 METHODS = ("exponential", "top_r")
 
-# (data set, s) where the default selection is the least-squares best subset.
+# (data set, s) where radius 1 (the default at a finite epsilon) leaves the least-squares best subset.
 EQUAL = [("diabetes", 2), ("diabetes", 3),
          *[(name, s) for name in ("longley", "anes96", "fair", "randhie", "star98", "scotland", "cpunish")
            for s in (2, 3, 4)],
          ("statecrime", 2), ("statecrime", 4),
          ("macrodata", 3)]
 
-# (data set, s, radius): the default radius 1 cuts the least-squares fit, so the default
-# selection differs; with the given radius it is the least-squares best subset.
+# (data set, s, radius): radius 1 cuts the least-squares fit, so that selection differs; with the given
+# radius (or the default at epsilon = inf, NON_PRIVATE_RADIUS) it is the least-squares best subset.
 DIFFERS = [("diabetes", 4, 10.0),      # the ball cuts the 4-term fit (bmi, bp, s1, s5); s3 replaces s1
            ("statecrime", 3, 10.0),    # poverty replaces hs_grad
            ("macrodata", 2, 10.0),     # trending series use a small part of their ranges
@@ -341,13 +341,13 @@ def mapped_ols(name, support):
 
 
 @functools.lru_cache(maxsize=None)
-def select(name, s, method, radius=None, intercept="profiled"):
-    """dp_select at epsilon = inf with the default ridge (never passed) and, unless given,
-    the default radius.  The tables above are for the profiled intercept, whose objective is
+def select(name, s, method, radius=1.0, intercept="profiled"):
+    """dp_select at epsilon = inf with the default ridge (never passed) and radius 1 (the default at a
+    finite epsilon) unless another is given; None: the default at epsilon = inf (NON_PRIVATE_RADIUS).  The tables above are for the profiled intercept, whose objective is
     the least-squares RSS on the mapped data; the default (centred by private means) has
     its own tests at the end of this file."""
     case = CASES[name]
-    extra = {} if radius is None else {"radius": radius}
+    extra = {} if radius is None else {"radius": radius}  # None: the default
     return dpstats.dp_select(case.formula, case.frame(), method=method, epsilon=math.inf, s=s,
                              bounds=case.ranges, random_state=0, intercept=intercept, **extra)
 
@@ -382,14 +382,14 @@ def test_ranges_clip_few_values(name):
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name, s", EQUAL)
-def test_default_selection_is_the_least_squares_best_subset(name, s, method):
+def test_radius_1_selection_is_the_least_squares_best_subset(name, s, method):
     best, _, gap = ols_best_subset(name, s)
     assert gap > MIN_RELATIVE_GAP, "the oracle's best subset is (nearly) tied"
     fit = select(name, s, method)
     assert sorted(fit.support) == best
     assert sorted(fit.curator["best_support"]) == best
     call = fit.release()["call"]
-    assert call["ridge"] == 0.0 and call["radius"] == 1.0  # the defaults, for these methods and sizes
+    assert call["ridge"] == 0.0 and call["radius"] == 1.0  # the ridge's default, for these methods and sizes
     assert fit.release()["bounds_used"] == {k: [float(lo), float(hi)] for k, (lo, hi) in CASES[name].ranges.items()}
     rss, norm = mapped_ols(name, best)
     if fit.curator["radius_active_at_best"]:
@@ -407,11 +407,11 @@ def test_default_selection_is_the_least_squares_best_subset(name, s, method):
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name, s, radius", DIFFERS)
-def test_default_selection_differs_only_because_the_radius_cuts_the_fit(name, s, radius, method):
+def test_radius_1_selection_differs_only_because_the_radius_cuts_the_fit(name, s, radius, method):
     best, _, gap = ols_best_subset(name, s)
     assert gap > MIN_RELATIVE_GAP
     # The explanation, from the oracle alone: on the mapped data the least-squares
-    # coefficients of the OLS support are longer than the default radius 1.
+    # coefficients of the OLS support are longer than radius 1.
     _, norm = mapped_ols(name, best)
     assert norm > 1.0
     fit = select(name, s, method)
@@ -425,6 +425,9 @@ def test_default_selection_differs_only_because_the_radius_cuts_the_fit(name, s,
     assert sorted(wide.support) == best
     assert wide.curator["radius_active_at_best"] is False
     assert wide.release()["call"]["radius"] == radius
+    # the default at epsilon = inf: a ball that never binds, least squares
+    default = select(name, s, method, radius=None)
+    assert sorted(default.support) == best and default.curator["radius_active_at_best"] is False
 
 
 def test_macrodata_radius_10_is_not_enough_at_s_4():
@@ -462,10 +465,12 @@ def test_centred_default_is_the_least_squares_best_subset_when_the_ball_does_not
     assert wide.curator["radius_active_at_best"] is False
     entries = wide.release()["ledger"]["entries"]
     assert entries[0]["mechanism"].startswith("private means")
-    # The default radius: equal to least squares except in the listed cases, where the ball cuts
-    # the OLS support (a wider ball gave it back just above).
-    default = select(name, s, method, intercept=None)
-    assert (sorted(default.support) == best) == ((name, s) not in CENTRED_DIFFERS)
+    # Radius 1: equal to least squares except in the listed cases, where the ball cuts the OLS support
+    # (a wider ball gave it back just above); the default at epsilon = inf is least squares everywhere.
+    one = select(name, s, method, intercept=None)
+    assert (sorted(one.support) == best) == ((name, s) not in CENTRED_DIFFERS)
+    default = select(name, s, method, radius=None, intercept=None)
+    assert sorted(default.support) == best
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

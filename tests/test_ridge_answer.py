@@ -55,7 +55,7 @@ FEW_ROWS = {
 }
 #: The default suite runs these; the others are marked slow.
 FAST = ("diabetes", "star98", "anes96", "scotland")
-RADIUS = 1.0  # the squared loss's default radius
+RADIUS = 1.0  # the squared loss's default radius at a finite epsilon (at epsilon = inf it is NON_PRIVATE_RADIUS)
 #: The oracle's best support must beat the runner-up by this relative margin, so that
 #: "equal" is not decided by rounding.
 MIN_RELATIVE_GAP = 1e-7
@@ -148,10 +148,11 @@ def brute_force(name, s, radius=RADIUS):
     return sorted(terms[j] for j in sups[order[0]]), (second - best) / abs(best)
 
 
-def engine_answer(name, s, **options):
+def engine_answer(name, s, radius=RADIUS, **options):
     formula, frame, bounds = model(name)
+    given = {} if radius is None else {"radius": radius}
     fit = dpstats.dp_select(formula, frame, method="top_r", epsilon=math.inf, s=s, bounds=bounds,
-                            max_enumerate=1, R=2, intercept="profiled", **options)
+                            max_enumerate=1, R=2, intercept="profiled", **given, **options)
     route = fit.curator["certificate"]["path"]
     assert "enumeration" not in route and "every candidate" not in route, route  # the engine ran
     return sorted(fit.support), fit
@@ -163,6 +164,18 @@ def test_engine_default_ridge_returns_the_brute_force_answer_without_ridge(name,
     assert gap > MIN_RELATIVE_GAP, "the oracle's best support is not unique at this precision"
     got, fit = engine_answer(name, s)
     assert got == truth, (name, s, fit.curator.get("least_squares_best_support"))
+
+
+@pytest.mark.parametrize("name,s", _params(COLUMNS))
+def test_engine_default_at_infinite_epsilon_is_least_squares_best_subset(name, s):
+    # no radius given: the ball widened so that it never binds, the ridge shrunk with it
+    from dpstats.bss.losses import NON_PRIVATE_RADIUS
+
+    truth, gap = brute_force(name, s, radius=NON_PRIVATE_RADIUS)
+    assert gap > MIN_RELATIVE_GAP, "the oracle's best support is not unique at this precision"
+    got, fit = engine_answer(name, s, radius=None)
+    assert got == truth, (name, s)
+    assert fit.release()["call"]["radius"] == NON_PRIVATE_RADIUS
 
 
 def test_oracle_terms_and_ranges_are_dpstats_own():

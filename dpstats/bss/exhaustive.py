@@ -208,6 +208,11 @@ class ExponentialMethod(SelectionMethod):
     def default_radius(self, p, size, options):
         return loss_of(options).default_radius(engine=False)
 
+    def resolve_infinite_epsilon(self, options, given_options, context):
+        # no privacy to buy: the squared loss's ball widened so that it never binds (least-squares best subset)
+        context["radius"], context["ridge"] = loss_of(options).non_private_radius_ridge(
+            context.get("n_rows"), context.get("n_candidates"), context.get("radius"), context.get("ridge"))
+
     def default_ridge(self, n, p, size, options, radius=1.0):
         # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss
         # keeps a small ridge for its certified per-support solves (dpstats.bss.hinge).
