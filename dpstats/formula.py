@@ -521,6 +521,34 @@ def _without_response_terms(desc, formula):
     return patsy.ModelDesc(desc.lhs_termlist, kept)
 
 
+def _refuse_unknown_removed(rhs, columns, colset, eval_env, unknown_hint):
+    """A removed term naming no column (``y ~ . - x11`` for x1) is refused, as R's model frame refuses it:
+    patsy removes what is absent silently, so the misspelt term would stay in the model unnoticed."""
+    if "-" not in rhs:
+        return
+    placeholder = "_dpstats_dot_"
+    try:
+        tree = patsy.parse_formula.parse_formula("~ " + _expand_dot(rhs, [placeholder]))
+    except (patsy.PatsyError, FormulaError, RecursionError):
+        return  # the model's own parse reports what is wrong
+    removed, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        if node.type == "-" and len(node.args) == 2:
+            below = [node.args[1]]
+            while below:
+                leaf = below.pop()
+                if leaf.type == "PYTHON_EXPR":
+                    removed.append(leaf.token.extra)
+                below.extend(leaf.args)
+        stack.extend(node.args)
+    unknown = sorted({n for code in removed for n in _names_in(code)
+                      if n not in colset and n != placeholder and n not in _FORMULA_NAMES
+                      and _lookup(eval_env, n) is _MISSING})
+    if unknown:
+        raise _not_columns(unknown, columns, unknown_hint)
+
+
 def parse_formula(formula, columns, *, require_response=True, eval_env=None, unknown_hint="") -> ParsedFormula:
     """Split, expand ``.``, parse, and refuse everything that is not row-wise.
 
@@ -532,6 +560,7 @@ def parse_formula(formula, columns, *, require_response=True, eval_env=None, unk
         eval_env = patsy.EvalEnvironment([{"np": np, "numpy": np}])
     colset = set(columns)
     _refuse_unknown_dotted(lhs, rhs, columns, colset, eval_env, unknown_hint)
+    _refuse_unknown_removed(rhs, columns, colset, eval_env, unknown_hint)
     try:
         lhs_names = _names_in(lhs) if lhs else set()
         expanded = f"{lhs} ~ {_expand_dot(rhs, [c for c in columns if c not in lhs_names]).strip()}"

@@ -98,6 +98,21 @@ def test_unknown_function_is_called_a_function_not_a_column(data):
     assert "formula refers to ['nope'], which are not columns of data" in _refused("y ~ nope + x1", data)
 
 
+@pytest.mark.parametrize("formula, name", [("y ~ . - x11", "x11"), ("y ~ x1 + x2 - x11", "x11"),
+                                           ("y ~ . - Q('x 11')", "x 11"), ("y ~ . - (x2 + x11)", "x11"),
+                                           ("y ~ . - x1:x11", "x11")])
+def test_a_removed_term_naming_no_column_is_refused_as_r_does(formula, name, data):
+    # patsy drops an absent term silently, so a misspelt removal would leave x1 in the model unnoticed
+    assert f"[{name!r}], which are not columns of data" in _refused(formula, data)
+
+
+@pytest.mark.parametrize("formula, terms", [("y ~ . - x1", 3), ("y ~ . - 1", 5), ("y ~ (x1 + x2)**2 - x1:x2", 2),
+                                            ("y ~ . - np.log(x1)", 4)])
+def test_removing_known_names_still_works(formula, terms, data):
+    fit = dpstats.dp_select(formula, data, method="exponential", epsilon=1, s=1, bounds=(5, 5), random_state=0)
+    assert len(fit.terms) == terms
+
+
 # -------------------------------------------------- 4. column names that are not strings
 @pytest.mark.parametrize("formula", ["0 ~ .", "Q(0) ~ Q(1)", "Q(0) ~ .", "0 ~ 1 + 2", "y ~ Q(1)"])
 def test_integer_column_names_say_that_names_must_be_strings(formula):
