@@ -100,7 +100,7 @@ def compare(*, n, p, s, epsilon, design=None, methods=None, reps=20, random_stat
 
         names = [m for m in DEFAULT_METHODS if not missing_requirements(get_method(m).requires)]
     else:
-        names = list(methods)
+        names = [methods] if isinstance(methods, str) else list(methods)  # one name, not its letters
     if not names or not all(isinstance(m, str) for m in names):
         raise InvalidArgumentError(f"methods must be a list of method names; got {methods!r}.")
     meths = [get_method(m) for m in names]
@@ -175,13 +175,21 @@ class Comparison:
         self.auto_options = dict(auto_options or {})
 
     @property
-    def best(self) -> str | None:
-        """The method with the highest simulated probability (None if none ran)."""
+    def leaders(self) -> list:
+        """The methods with the highest simulated probability, and among them the most true terms found
+        (several when they tie; empty if none ran)."""
         ok = self.table.dropna(subset=["probability"])
         if ok.empty:
-            return None
-        top = ok.sort_values(["probability", "expected_true_terms"], ascending=False, kind="stable")
-        return str(top.iloc[0]["method"])
+            return []
+        top = ok[ok["probability"] == ok["probability"].max()]
+        top = top[top["expected_true_terms"] == top["expected_true_terms"].max()]
+        return [str(m) for m in top["method"]]
+
+    @property
+    def best(self) -> str | None:
+        """The method with the highest simulated probability (None if none ran, or if several tie)."""
+        leaders = self.leaders
+        return leaders[0] if len(leaders) == 1 else None
 
     def __str__(self):
         d = self.design
@@ -202,9 +210,12 @@ class Comparison:
         options = "".join(f", {k}={v!r}" for k, v in self.auto_options.items())
         row = " (its row 'auto')" if options else ""
         lines += ["", f"method='auto' takes {self.auto_choice!r}{options}{row} for these inputs: {self.auto_reason}."]
-        best = self.best
-        if best is not None and best != ("auto" if options else self.auto_choice):
-            lines.append(f"Here the simulation favours {best!r}; name it to use it.")
+        leaders = self.leaders
+        if leaders and ("auto" if options else self.auto_choice) not in leaders:
+            if len(leaders) == 1:
+                lines.append(f"Here the simulation favours {leaders[0]!r}; name it to use it.")
+            else:
+                lines.append(f"Here the simulation ties {', '.join(map(repr, leaders))} at the top; name one to use it.")
         return "\n".join(lines)
 
     def __repr__(self):

@@ -10,6 +10,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpstats
@@ -292,6 +293,28 @@ def test_the_printed_call_of_auto_shows_the_size_and_ranges_as_passed():
     assert "k = 2" not in fit.call
     fit = dpstats.dp_select("y ~ .", df, method="auto", epsilon=2.0, k=2, random_state=1)
     assert 'epsilon = 2, k = 2, random_state = 1' in fit.call and "bounds" not in fit.call
+
+
+def test_compare_names_a_favourite_only_when_one_leads():
+    from dpstats.compare import Comparison
+
+    def comparison(probabilities, auto="kendall"):
+        table = pd.DataFrame([{"method": m, "probability": p, "lower": 0.0, "upper": 1.0, "expected_true_terms": 2.0,
+                               "seconds_per_call": 0.0, "reps": 4, "status": "ok"} for m, p in probabilities])
+        return Comparison(n=100, p=8, s=2, epsilon=1.0, design=dict(rho=0.1, snr=5.0, spread=3.0), reps=4, table=table,
+                          auto_choice=auto, auto_reason="a reason")
+    tied = comparison([("peeling", 1.0), ("dp_sis", 1.0), ("kendall", 0.5)])
+    assert tied.best is None and tied.leaders == ["peeling", "dp_sis"]
+    assert "ties 'peeling', 'dp_sis' at the top" in str(tied) and "favours" not in str(tied)
+    with_auto = comparison([("peeling", 1.0), ("kendall", 1.0)])
+    assert "favours" not in str(with_auto) and "ties" not in str(with_auto)  # auto's choice is among the leaders
+    one = comparison([("peeling", 1.0), ("kendall", 0.5)])
+    assert one.best == "peeling" and "favours 'peeling'" in str(one)
+
+
+def test_compare_takes_one_method_name_as_a_string():
+    c = dpstats.compare(n=200, p=8, s=2, epsilon=1.0, methods="kendall", reps=1, random_state=0)
+    assert list(c.table["method"]) == ["kendall"]
 
 
 def test_compare_runs_the_methods_that_make_their_own_signs():
