@@ -129,6 +129,11 @@ DP_SELECT_ARGUMENTS = (
 )
 
 
+def _size_name(method, s, k):
+    """The size's argument as the call gave it (either name is accepted): for the messages."""
+    return "k" if k is not None and s is None else "s" if s is not None and k is None else method.size_argument
+
+
 def _check_size(method, s, k):
     """The method's size from s= or k= (each already checked: an integer >= 1 or None)."""
     wanted, other = method.size_argument, ("k" if method.size_argument == "s" else "s")
@@ -429,6 +434,8 @@ class _Call:
     asked: dict = None
     #: ``s="auto"``: the size settings (:class:`dpstats.bss.model_size.AutoSize`), else None.
     auto_size: object = None
+    #: the size's argument as the call gave it (s or k), for the messages
+    size_name: str = "s"
     bounds_eps: float = 0.0
     #: The bounds the data are clipped to: ``bounds``, a dict completed with a range for every
     #: term (derived from the columns' ranges where not given), and how each was derived.
@@ -476,9 +483,11 @@ def _validate_arguments(args, given, method_options) -> _Call:
     if "auto" in (s, k) or s_max is not None:
         from .bss.model_size import AutoSize
 
-        auto_size, method_options = AutoSize.check(meth, "auto" if "auto" in (s, k) else s, s_max, method_options)
+        auto_size, method_options = AutoSize.check(meth, "auto" if "auto" in (s, k) else s, s_max, method_options,
+                                                   name=_size_name(meth, s, k))
         if auto_size is not None:
             s, k = 1, None  # the hooks see a public placeholder until p is known (_plan_design)
+    size_name = _size_name(meth, s, k)
     size = _check_size(meth, s, k)
     sign_share = args["signs"]
     if meth.sign_step().native:
@@ -516,7 +525,7 @@ def _validate_arguments(args, given, method_options) -> _Call:
                  user_ridge=given["ridge"], R=R, sign_share=sign_share, na_action=na_action, rng=rng,
                  accountant=accountant, verbose=verbose, infer_levels=infer_levels, options=options,
                  method_options=dict(method_options), given=shown, context=context, response_type=response_type,
-                 auto_size=auto_size, backend=backend)
+                 auto_size=auto_size, backend=backend, size_name=size_name)
     # Stage 2: the cost, from public parameters only.
     call.bounds_eps = AUTO_BOUNDS_SHARE * epsilon if (bounds == "auto" and meth.needs_bounds) else 0.0
     call.sign_eps = sign_share * epsilon
@@ -577,7 +586,7 @@ def _plan_design(call, formula, data, eval_env):
             f"pip install {' '.join(missing)}")
     if call.size > plan.p:
         raise InvalidArgumentError(
-            f"{meth.size_argument}={call.size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
+            f"{call.size_name}={call.size} exceeds the number of candidate terms ({plan.p}: {plan.terms})."
         )
     call.context.update(n_rows=plan.n_rows_input, n_candidates=plan.p, intercept=plan.intercept)
     if call.auto_size is not None:

@@ -26,6 +26,8 @@ def call(data=None, **kwargs):
     ({"epsilon": "1"}, dpstats.InvalidTypeError, "epsilon"),
     ({"s": 0}, dpstats.InvalidArgumentError, "s must be"),
     ({"s": 7}, dpstats.InvalidArgumentError, "exceeds the number of candidate terms"),
+    ({"s": None, "k": 7}, dpstats.InvalidArgumentError, "^k=7 exceeds"),  # the name the call gave
+    ({"s": None, "k": "auto", "method": "mcmc"}, dpstats.InvalidArgumentError, "^k='auto' is not available"),
     ({"s": 2.5}, dpstats.InvalidTypeError, "s must be"),
     ({"s": None}, dpstats.InvalidArgumentError, "needs s="),
     ({"s": 2, "k": 3}, dpstats.InvalidArgumentError, "disagree"),

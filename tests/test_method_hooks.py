@@ -299,8 +299,9 @@ def test_a_registered_method_declares_its_s_auto(auto_methods):
     data = make_regression(n=80, p=6, s=2, seed=5)
     kwargs = dict(epsilon=2.0, s="auto", s_max=3, bounds=(4, 4), random_state=3)
     with pytest.raises(dpstats.InvalidArgumentError,
-                       match=r"s='auto' is available for methods \['exponential', 'top_r', 'mistakes', "
-                             r"'kendall_forward', 'enumerates_with_auto'\]; method 'enumerates_no_auto' needs s="):
+                       match=r"s='auto' is not available for method 'enumerates_no_auto' \(s='auto' is available for "
+                             r"exponential, top_r, mistakes, kendall_forward, enumerates_with_auto, and k='auto' for "
+                             r"dp_sis.*\): give s="):
         dpstats.dp_select("y ~ .", data, method="enumerates_no_auto", **kwargs)
     with pytest.raises(dpstats.InvalidArgumentError,
                        match="s='auto' is not available for method 'screens_with_auto': a test method refuses it. "

@@ -356,7 +356,7 @@ def test_ledger_spends_exactly_epsilon_in_one_entry(data):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"method": "mcmc", "s": "auto"}, "available for methods"),
+    ({"method": "mcmc", "s": "auto"}, "not available for method .mcmc. \\(s=.auto. is available for exponential"),
     ({"method": "mistakes", "s": "auto", "size_mechanism": "joint"}, "runs in two stages"),
     ({"method": "top_r", "s": 2, "s_max": 3}, "s_max applies to s='auto' only"),
     ({"method": "top_r", "s": "auto", "s_max": 0}, "s_max must be an integer >= 1"),

@@ -504,18 +504,25 @@ def as_method(method) -> SelectionMethod:
     return get_method(method) if isinstance(method, str) else method
 
 
-def auto_size_methods() -> list:
-    """The registered methods that offer s="auto" (they declare ``auto_size_kind="best_subset"`` or ``"own"``), in
-    registry order; a method whose module cannot be imported is left out."""
+def auto_size_methods(kinds=(BEST_SUBSET, OWN)) -> list:
+    """The registered methods that offer a size "auto" of these kinds (s="auto" by default: ``auto_size_kind``
+    "best_subset" or "own"), in registry order; a method whose module cannot be imported is left out."""
     out = []
     for name in registered_methods():
         try:
             meth = get_method(name)
         except (InvalidArgumentError, ImportError):
             continue
-        if meth.auto_size_kind in (BEST_SUBSET, OWN):
+        if meth.auto_size_kind in kinds:
             out.append(name)
     return out
+
+
+def _auto_size_offers() -> str:
+    """Which methods take s="auto" and which k="auto" (a refusal's text)."""
+    sizes = ", ".join(auto_size_methods())
+    screening = ", ".join(auto_size_methods((SCREENING,)))
+    return f"s='auto' is available for {sizes}" + (f", and k='auto' for {screening}" if screening else "")
 
 
 def joint_groups(scored, p, n, criterion, sigma2, kappa):
@@ -624,8 +631,10 @@ class AutoSize:
     details: dict = field(default_factory=dict)
 
     @classmethod
-    def check(cls, meth, size, s_max, method_options):
-        """(AutoSize or None, the method's own options).  Before the charge, values only."""
+    def check(cls, meth, size, s_max, method_options, name=None):
+        """(AutoSize or None, the method's own options).  Before the charge, values only.  ``name``: the size's
+        argument as the call gave it (s or k; both are accepted), for the messages."""
+        name = name or meth.size_argument
         given = {k: method_options[k] for k in SIZE_OPTION_NAMES if k in method_options}
         rest = {k: v for k, v in method_options.items() if k not in SIZE_OPTION_NAMES}
         if size != "auto":
@@ -633,16 +642,16 @@ class AutoSize:
                 raise InvalidArgumentError(f"s_max applies to s='auto' only; got s={size!r} and s_max={s_max!r}.")
             return None, method_options
         if meth.auto_size_refusal is not None:
-            raise InvalidArgumentError(f"{meth.size_argument}='auto' is not available for method {meth.name!r}: "
-                                       f"{meth.auto_size_refusal}. Give {meth.size_argument}= as a positive integer.")
+            raise InvalidArgumentError(f"{name}='auto' is not available for method {meth.name!r}: "
+                                       f"{meth.auto_size_refusal}. Give {name}= as a positive integer.")
         if meth.auto_size_kind == SCREENING:
             return ScreeningSize.check(meth, s_max, given), rest
         if meth.auto_size_kind == OWN:
             return meth.auto_size_settings(s_max, given), rest
         if meth.auto_size_kind != BEST_SUBSET:
             raise InvalidArgumentError(
-                f"{meth.size_argument}='auto' is available for methods {auto_size_methods()}; method {meth.name!r} "
-                f"needs {meth.size_argument}= as a positive integer.")
+                f"{name}='auto' is not available for method {meth.name!r} ({_auto_size_offers()}): give {name}= as "
+                "a positive integer.")
         if s_max is not None:
             s_max = Integer("s_max", minimum=1).check(s_max)
         loss = loss_named(rest.get("loss", LOSS_OPTION.default))  # unvalidated: None for a value refused later
