@@ -130,7 +130,7 @@ stats = lazy_module("scipy.stats")  # imported on first use (dpstats._lazy)
 
 #: dp_select arguments that plan sets itself or refuses (a plan has no data and no budget).
 _REFUSED = ("data", "formula", "accountant", "random_state", "estimate", "na_action", "infer_levels", "method",
-            "epsilon", "s", "k", "bounds", "verbose")
+            "epsilon", "s", "bounds", "verbose")
 _DESIGN_KEYS = ("rho", "r2", "snr", "spread", "spread_y", "family", "link")
 #: The design a plan assumes where the user states nothing (no data: these are assumptions).
 _DESIGN_DEFAULTS = {"rho": 0.1, "snr": 5.0}
@@ -466,6 +466,12 @@ def plan(*, method=None, n=None, p=None, s=None, epsilon=None, bounds=DEFAULT_BO
     if refused:
         raise InvalidArgumentError(f"plan does not accept {refused}: a plan uses public inputs only, simulates its "
                                    "own data and spends no budget.")
+    if "k" in select_options:  # dp_select's other name for the size (screening methods): the planned size s
+        select_options = dict(select_options)
+        k = select_options.pop("k")
+        if s is not None and k is not None and k != s:
+            raise InvalidArgumentError(f"give s= only (the planned size); s={s!r} and k={k!r} disagree.")
+        s = s if s is not None else k
     given = dict(method=method, n=n, p=p, s=s, epsilon=epsilon, bounds=bounds, design=design, reps=reps,
                  random_state=random_state, level=level, signs=signs, s0=s0, like=like, exact=exact,
                  verbose=verbose)

@@ -476,6 +476,13 @@ def test_bad_arguments_are_refused_by_name(kwargs, error, name):
         dpstats.plan(**args)
 
 
+def test_k_is_the_planned_size_as_in_dp_select():
+    args = dict(method="kendall", n=200, p=6, epsilon=2.0, reps=3, random_state=1)
+    assert dpstats.plan(k=2, **args).probability == dpstats.plan(s=2, **args).probability
+    with pytest.raises(dpstats.InvalidArgumentError, match="disagree"):
+        dpstats.plan(s=2, k=3, **args)
+
+
 def test_bad_targets_and_grids_are_refused_by_name(small_plan):
     with pytest.raises(dpstats.InvalidArgumentError, match="target"):
         small_plan.required_n(target=1.5, n_grid=[100, 200])
