@@ -10,9 +10,13 @@ With ``--estimate EPSILON`` it then refits the selected terms privately
 probability of returning the true support, optionally the n or epsilon needed for a
 target probability, and with ``--plot FILE`` saves the curve.
 
-Bad input (an unreadable or malformed CSV file, malformed ``--bounds`` or ``--option``
-values, or any error dpstats raises for its arguments or the data) is reported as one
-``error:`` line on stderr with exit status 2, as argparse does, never as a traceback.
+The CSV file is read against a declared schema (:func:`_read_csv`): its header and line count are public;
+every column is numeric unless ``--factor COL=L1,L2,...`` declares it categorical (or ``--infer-levels`` reads
+its levels, not DP); a cell or a line that does not fit is missing, never a refusal, since a cell is data.
+
+Bad input (an unreadable file or header, malformed ``--bounds`` or ``--option`` values, or any error dpstats
+raises for its arguments or the data's schema) is reported as one ``error:`` line on stderr with exit
+status 2, as argparse does, never as a traceback.
 
 Examples::
 
@@ -39,7 +43,7 @@ import warnings
 
 from .api import dp_select
 from .bss.losses import LOSSES
-from .datasets import EXACT_FLOATS, dataset_bounds, list_datasets, load_dataset
+from .datasets import dataset_bounds, list_datasets, load_dataset
 from .errors import CuratorWarning, DPStatsError
 from .privacy.progress import curator_printer
 
@@ -209,14 +213,42 @@ def _parse_options(items, already):
 
 
 # ----------------------------------------------------------------------------- data
-def _read_csv(path):
-    """A CSV file with a header row, every row with as many fields as the header."""
+def _factor(text):
+    """``COL=L1,L2,...`` (or ``COL=["a,b", "c"]``) of --factor: (column, levels)."""
+    name, sep, levels = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"--factor takes COL=L1,L2,...; got {text!r}")
+    if levels.strip().startswith("["):
+        try:
+            parsed = json.loads(levels)
+        except json.JSONDecodeError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(v, str) for v in parsed):
+            raise argparse.ArgumentTypeError(f"--factor {name}: the levels are not a JSON list of strings: {levels!r}")
+    else:
+        parsed = levels.split(",")
+    if not parsed or any(v == "" for v in parsed) or len(set(parsed)) != len(parsed):
+        raise argparse.ArgumentTypeError(f"--factor {name}: give distinct, non-empty levels; got {levels!r}")
+    return name.strip(), parsed
+
+
+def _read_csv(path, factors=None, text=()):
+    """A CSV file read against a declared schema, so that no cell decides whether the call is refused.
+
+    The header (the column names) and the number of lines are the public schema: a header with a blank or
+    repeated name is refused.  Every line after it is one record.  A line that does not parse, or has
+    another number of fields than the header, is a record with every field missing.  Columns named in
+    ``factors`` (``--factor COL=L1,L2,...``) are categorical, with those declared levels; other values are
+    missing.  Columns in ``text`` (``--infer-levels``) keep their text.  Every other column is numeric: a
+    cell that is not a number (TRUE and FALSE read as 1 and 0) is missing.  Missing fields then go through
+    ``--na-action``, after the charge, like any other missing value."""
+    import numpy as np
     import pandas as pd
 
     flag = f"--data {path!r}"
     try:
-        _check_csv_shape(path, flag)
-        return pd.read_csv(path, encoding="utf-8", **EXACT_FLOATS)
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            lines = fh.read().splitlines()
     except FileNotFoundError:
         raise _UsageError(f"{flag}: no such file") from None
     except IsADirectoryError:
@@ -225,36 +257,72 @@ def _read_csv(path):
         raise _UsageError(f"{flag}: cannot read the file ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise _UsageError(f"{flag}: is not a UTF-8 text file (save the CSV as UTF-8)") from None
-    except pd.errors.EmptyDataError:
-        raise _UsageError(f"{flag}: the file is empty (a CSV file with a header row is needed)") from None
-    except (csv.Error, pd.errors.ParserError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _UsageError(f"{flag}: is not a well-formed CSV file ({first})") from None
+    if not lines or not lines[0].strip():
+        raise _UsageError(f"{flag}: the file is empty, or its first line is (a CSV file with a header row is needed)")
+    header = _csv_header(lines[0], flag)
+    factors = dict(factors or {})
+    unknown = [c for c in list(factors) + list(text) if c not in header]
+    if unknown:
+        raise _UsageError(f"{flag}: --factor or --infer-levels names {unknown}, which are not columns of its header "
+                          f"{header[:20]}")
+    width = len(header)
+    cells = np.full((len(lines) - 1, width), "", dtype=object)
+    for i, line in enumerate(lines[1:]):
+        try:
+            fields = next(csv.reader([line]), [])
+        except csv.Error:
+            continue  # a record that does not parse: every field missing
+        if len(fields) == width:
+            cells[i] = fields
+    frame = {}
+    for j, name in enumerate(header):
+        column = cells[:, j]
+        if name in factors:
+            frame[name] = pd.Categorical(np.where(np.isin(column, factors[name]), column, None), categories=factors[name])
+        elif name in text:
+            frame[name] = pd.Series(np.where(column == "", None, column), dtype=object)
+        else:
+            frame[name] = _numbers(column)
+    return pd.DataFrame(frame, columns=header)
 
 
-def _check_csv_shape(path, flag):
-    """Refuse what pandas would read silently wrong: ragged rows, blank or duplicated column names."""
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            return  # empty file: pandas reports it
-        blank = [i + 1 for i, name in enumerate(header) if not name.strip()]
-        if blank:
-            raise _UsageError(
-                f"{flag}: header column {blank[0]} has no name (a row-name column, as written by pandas' "
-                "to_csv without index=False or R's write.csv without row.names=FALSE?); name every column "
-                "or write the file without row names")
-        seen = set()
-        for name in header:
-            if name in seen:
-                raise _UsageError(f"{flag}: the header names column {name!r} twice; column names must be unique")
-            seen.add(name)
-        for row in reader:
-            if row and len(row) != len(header):
-                raise _UsageError(
-                    f"{flag}: is not a well-formed CSV file (line {reader.line_num} has {len(row)} fields, "
-                    f"the header has {len(header)})")
+def _csv_header(line, flag):
+    """The column names of the header line; refused when one is blank or repeated (the schema)."""
+    try:
+        header = next(csv.reader([line]))
+    except csv.Error as exc:
+        raise _UsageError(f"{flag}: its header line is not well-formed CSV ({exc})") from None
+    blank = [i + 1 for i, name in enumerate(header) if not name.strip()]
+    if blank:
+        raise _UsageError(
+            f"{flag}: header column {blank[0]} has no name (a row-name column, as written by pandas' "
+            "to_csv without index=False or R's write.csv without row.names=FALSE?); name every column "
+            "or write the file without row names")
+    seen = set()
+    for name in header:
+        if name in seen:
+            raise _UsageError(f"{flag}: the header names column {name!r} twice; column names must be unique")
+        seen.add(name)
+    return header
+
+
+def _numbers(column):
+    """Text cells as float64, exactly as Python reads them; a cell that is not a number is NaN (TRUE / FALSE,
+    in any case, are 1 and 0)."""
+    import numpy as np
+
+    try:
+        return column.astype(str).astype(np.float64)  # the common case: every cell a number
+    except ValueError:
+        pass
+    out = np.empty(column.shape[0])
+    for i, cell in enumerate(column):
+        text = str(cell).strip()
+        try:
+            out[i] = float(text)
+        except ValueError:
+            out[i] = {"TRUE": 1.0, "FALSE": 0.0}.get(text.upper(), math.nan)
+    return out
 
 
 # ----------------------------------------------------------------------------- parser
@@ -286,6 +354,10 @@ def _build_parser():
     sel.add_argument("--na-action", help="'omit' (default: drop incomplete rows, R's na.omit) or a JSON file {column: public impute value}; "
                      "'raise' is refused: an error on incomplete data would release a fact about the values")
     sel.add_argument("--random-state", type=int, help="seed (reproducible, not for release); default: OS randomness")
+    sel.add_argument("--factor", type=_factor, action="append", metavar="COL=L1,L2,...",
+                     help="with --data: a categorical column and its levels, declared (repeatable; a JSON list for "
+                          "levels holding commas: COL=[\"a,b\",\"c\"]). Every other column is read as numbers: "
+                          "a cell that is not one is missing")
     sel.add_argument("--infer-levels", type=_name_list, metavar="COL[,COL...]",
                      help="columns whose levels may be read from the data (the result is then not DP)")
     sel.add_argument("--loss", choices=tuple(LOSSES), help="method option loss (best-subset methods)")
@@ -616,7 +688,10 @@ def main(argv=None):
                 return 0
             kwargs = _select_arguments(args)
             estimate = _estimate_arguments(args)  # checked before the data is read
-            data = _read_csv(args.data) if args.data else load_dataset(args.dataset)
+            if args.factor and not args.data:
+                raise _UsageError("--factor declares a column of a --data file; a bundled --dataset has its schema")
+            data = (_read_csv(args.data, factors=dict(args.factor or ()), text=tuple(args.infer_levels or ()))
+                    if args.data else load_dataset(args.dataset))
             fit = dp_select(args.formula, data, **kwargs)
             est = fit.estimate(**estimate) if estimate is not None else None
         except (_UsageError, DPStatsError) as exc:
