@@ -471,6 +471,18 @@ def test_top_r_auto_on_the_certified_engine(data):
     assert best.support == min(crit)[1]
 
 
+@pytest.mark.parametrize("method", ["exponential", "top_r"])
+def test_infinite_epsilon_criterion_counts_the_complete_rows(data, method):
+    # the residual scale's degrees of freedom and the penalty's n: rows omitted for missing values do not count
+    with_na = data.copy()
+    with_na.loc[::5, "x3"] = np.nan
+    kw = dict(method=method, epsilon=math.inf, s="auto", s_max=3, bounds=(4, 4), random_state=0)
+    a = dpstats.dp_select("y ~ .", with_na, **kw)
+    b = dpstats.dp_select("y ~ .", with_na.dropna().reset_index(drop=True), **kw)
+    assert a.release()["size_noise_sd"] == pytest.approx(b.release()["size_noise_sd"], rel=1e-12)
+    assert a.support == b.support
+
+
 def test_curator_keys_are_documented(data):
     from dpstats.curator_keys import CURATOR_KEYS, is_curator_key
 

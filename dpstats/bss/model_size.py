@@ -815,13 +815,29 @@ class ResidualScale:
         return (dict(items), {}) if self.entry is None else ({}, dict(items))
 
 
+def _row_count(x, y):
+    """The number of rows of a block (module level: it pickles for Dask partitions)."""
+    return np.array([float(np.asarray(x).shape[0])])
+
+
+def criterion_rows(task) -> int:
+    """n of the size criterion (its penalty, and the residual scale's degrees of freedom): the public input row
+    count; at ``epsilon = inf`` the rows the fits use (no privacy to keep; R's BIC counts those), so that rows
+    omitted for missing values do not count."""
+    if task.n_input is None:
+        return int(task.stats.n)
+    if math.isinf(task.epsilon):
+        return int(task.data.backend.sum_over_rows(task.data, _row_count)[0])
+    return int(task.n_input)
+
+
 def residual_scale(task, noise_sd, s_max, v_smax, tau, epsilon) -> ResidualScale:
     """sigma0^2 for one call.  ``v_smax``: the certified best objective of size s_max (read within ``tau``
     above the minimum); ``epsilon``: :func:`residual_scale_epsilon`'s share (0: public sigma0)."""
     data, options = task.data, task.options
     if epsilon == 0.0:
         return ResidualScale(mapped_noise_variance(data, noise_sd, options))
-    n = task.n_input if task.n_input is not None else task.stats.n
+    n = criterion_rows(task)
     df = max(int(n) - s_max - (1 if data.intercept else 0), 1)
     # v(s_max) moves by at most Delta(s_max) under replace-one neighbours (the minimum of values that each move
     # by at most that much); read within [v, v + tau], the read value moves by at most Delta(s_max) + tau.
@@ -910,7 +926,7 @@ def joint_law(method, task, s_max, criterion, noise_sd, kappa, mechanism="joint"
     law is that of the rest given the released sigma0.  ``method``: a :class:`SelectionMethod` or its name."""
     method = as_method(method)
     p, R = len(task.terms), int(task.R)
-    n = task.n_input if task.n_input is not None else task.stats.n
+    n = criterion_rows(task)
     data = task.data
     deltas = size_sensitivities(data, task.radius, s_max, task.options)
     delta_max = deltas[s_max]
@@ -1051,7 +1067,7 @@ def size_stage(method, task, s_max, criterion, noise_sd, kappa, epsilon, score="
     from .engine_problem import SmallerSizeList
 
     p = len(task.terms)
-    n = task.n_input if task.n_input is not None else task.stats.n
+    n = criterion_rows(task)
     data = task.data
     loss = loss_of(task.options)
     delta_max = loss.sensitivity(data, task.radius, s_max)
