@@ -888,6 +888,7 @@ def _refuse_undeclared_levels(undeclared, kinds, dtypes):
     if not undeclared:
         return
     terms = sorted({term for term, _ in undeclared})
+    columns = sorted({c for _, names in undeclared for c in names if c in kinds})  # infer_levels takes columns
     # Text columns used as they are (not in C(...), which asks for a categorical).
     text = [c for c in dict.fromkeys(n for term, names in undeclared if not term.startswith("C(") for n in names)
             if kinds.get(c) == "text"]
@@ -909,7 +910,7 @@ def _refuse_undeclared_levels(undeclared, kinds, dtypes):
         f"{first}{'T' if first else 't'}he levels of {terms} would be inferred from the data, which reveals "
         "which values occur (under add/remove neighbours one record can add or remove a term). Declare them: a pandas "
         "Categorical with fixed categories, a bool, or C(x, levels=[...]); or pass "
-        f"infer_levels={terms} to accept levels read from the data (the result is then "
+        f"infer_levels={columns} (their columns) to accept levels read from the data (the result is then "
         "not differentially private).")
 
 

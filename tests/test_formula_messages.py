@@ -113,6 +113,16 @@ def test_removing_known_names_still_works(formula, terms, data):
     assert len(fit.terms) == terms
 
 
+def test_undeclared_levels_suggest_the_columns_infer_levels_takes(data):
+    d = data.assign(cyl=np.arange(len(data)) % 3 * 2 + 4)
+    message = _refused("y ~ C(cyl) + x2", d, error=dpstats.DataError)
+    assert "infer_levels=['cyl']" in message and "infer_levels=['C(cyl)']" not in message
+    with pytest.warns(dpstats.PrivacyLeakWarning):
+        fit = dpstats.dp_select("y ~ C(cyl) + x2", d, method="exponential", epsilon=1, s=1, bounds=(5, 5),
+                                infer_levels=["cyl"], random_state=0)
+    assert len(fit.terms) == 3
+
+
 # -------------------------------------------------- 4. column names that are not strings
 @pytest.mark.parametrize("formula", ["0 ~ .", "Q(0) ~ Q(1)", "Q(0) ~ .", "0 ~ 1 + 2", "y ~ Q(1)"])
 def test_integer_column_names_say_that_names_must_be_strings(formula):
