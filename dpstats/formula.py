@@ -741,7 +741,7 @@ def plan_design(formula, dtypes, n_rows_input, *, na_action="omit", require_resp
         _refuse_non_numeric_response(parsed, kinds, dtypes)
 
     used_dtypes = dtypes[used] if used else dtypes.iloc[:0]
-    y_info, x_info = _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env)
+    y_info, x_info = _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env, kinds)
     undeclared = _undeclared_categoricals(x_info, kinds, level_casts)
     if y_info is not None:
         undeclared += _undeclared_categoricals(y_info, kinds, level_casts)
@@ -869,11 +869,21 @@ def _level_casts(desc, kinds, infer_levels, levels_of):
     return level_casts, caveats
 
 
-def _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env):
+def _schema_design_infos(formula, desc, used_dtypes, level_casts, eval_env, kinds):
     """patsy's design infos built on a synthetic frame of the schema (no data values)."""
     try:
         return _design_infos(desc, synthetic_frame(used_dtypes, level_casts), eval_env)
     except patsy.PatsyError as exc:
+        # C(x, Treatment(reference=8)) on a column without declared levels fails on the synthetic values (8 is
+        # not among them): what is missing is the declaration, so the refusal says that
+        undeclared = []
+        for factor in _factor_codes(desc.lhs_termlist + desc.rhs_termlist):
+            code = getattr(factor, "code", "")
+            names = [n for n in _names_in(code) if n in kinds]
+            if code.startswith("C(") and any(kinds[n] not in ("categorical", "bool") and n not in level_casts
+                                             for n in names):
+                undeclared.append((code, names))
+        _refuse_undeclared_levels(undeclared, kinds, used_dtypes)
         raise FormulaError(f"formula {formula!r} cannot be evaluated on the columns of data: "
                            f"{str(exc).splitlines()[0]}") from None
     except Exception as exc:  # noqa: BLE001 - a row-wise expression that fails on any values

@@ -117,6 +117,12 @@ def test_undeclared_levels_suggest_the_columns_infer_levels_takes(data):
     d = data.assign(cyl=np.arange(len(data)) % 3 * 2 + 4)
     message = _refused("y ~ C(cyl) + x2", d, error=dpstats.DataError)
     assert "infer_levels=['cyl']" in message and "infer_levels=['C(cyl)']" not in message
+    # a reference level the synthetic schema values lack: still the missing declaration, not patsy's range error
+    message = _refused("y ~ C(cyl, Treatment(reference=8)) + x2", d, error=dpstats.DataError)
+    assert "infer_levels=['cyl']" in message
+    fit = dpstats.dp_select("y ~ C(cyl, Treatment(reference=8), levels=[4, 6, 8]) + x2", d, method="exponential",
+                            epsilon=1, s=1, bounds=(5, 5), random_state=0)
+    assert len(fit.terms) == 3
     with pytest.warns(dpstats.PrivacyLeakWarning):
         fit = dpstats.dp_select("y ~ C(cyl) + x2", d, method="exponential", epsilon=1, s=1, bounds=(5, 5),
                                 infer_levels=["cyl"], random_state=0)
