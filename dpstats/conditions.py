@@ -275,7 +275,8 @@ def _margin_row(curator, ctx, reference, missing_why, cap_text=""):
     sigma2 = curator.get("sigma2_hat")
     condition = "support recovery: the mechanism concentrates on S_1 (empirical margin tau_hat)"
     threshold = ("sum_(i>=1) m_i exp(-eps i tau_hat / (2 Delta)) < 1/2, m_i = C(s, i) C(p - s, i)" + cap_text
-                 + (f"; i.e. tau_hat > {_g(needed)}" if _number(needed) else ""))
+                 + ("" if not _number(needed) else f"; i.e. tau_hat > {_g(needed)}" if math.isfinite(needed)
+                    else "; no tau_hat suffices here (the capped terms alone keep the bound above 1/2)"))
     if math.isinf(ctx.epsilon):
         return row(RECOVERY, condition, "epsilon = inf", threshold, HOLDS, reference,
                    note="epsilon = inf returns S_1")
@@ -283,7 +284,7 @@ def _margin_row(curator, ctx, reference, missing_why, cap_text=""):
     if _number(tau_hat):
         parts.append(f"tau_hat = {_g(tau_hat)}")
     if _number(bound):
-        parts.append(f"bound = {_g(bound)}")
+        parts.append(f"bound = {_g(bound)}" + (" (a union bound above 1: says nothing)" if bound > 1 else ""))
     if _number(sigma2):
         parts.append(f"sigma_hat^2 = R(S_1) / (n - s) = {_g(sigma2)}")
     measured = "; ".join(parts) or "not computed"

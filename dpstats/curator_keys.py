@@ -38,9 +38,10 @@ CURATOR_KEYS = {
     "tau": "the public certified solver slack tau = tolerance * Delta (0 when every support is scored exactly)",
     "tau_hat": "the empirical margin min_i (R(S^(i)) - R(S_1)) / i over the mistake blocks",
     "bound_probability_not_best": "sum_{i >= 1} m_i exp(-eps i tau_hat / (2 Delta)), a bound on P(output != S_1) "
-                                  "(top_r: i tau_hat capped at R(S_R) - R(S_1))",
+                                  "(top_r: i tau_hat capped at R(S_R) - R(S_1)); a union bound, so above 1 it "
+                                  "says nothing",
     "tau_hat_needed": "the tau_hat at which bound_probability_not_best equals 1/2 (the margin the recovery "
-                      "condition needs)",
+                      "condition needs; inf: none suffices, the capped terms alone stay above 1/2)",
     "sigma2_hat": "R(S_1) / (n - s), the residual variance at the best support",
     "top_supports": "the best supports in order, each with its objective and exact P(returned)",
     "method_detail": "how the method reached its answer (enumeration size, fallback)",

@@ -245,6 +245,12 @@ def test_margin_row_holds_fails_and_is_not_checkable():
     assert (hold["verdict"], fail["verdict"], tie["verdict"], none["verdict"]) == (
         C.HOLDS, C.FAILS, C.FAILS, C.NOT_CHECKABLE)
     assert "0.3" in none["measured"]  # the exact P(a = 1) is still shown
+    # a union bound above 1 says nothing, and an infinite need is no threshold
+    vacuous = only(C.top_r_conditions({"tau_hat": 1.2, "bound_probability_not_best": 494.5,
+                                       "tau_hat_needed": math.inf}, ctx("top_r")), C.RECOVERY, "")
+    assert "above 1: says nothing" in vacuous["measured"] and "tau_hat > inf" not in vacuous["threshold"]
+    assert "no tau_hat suffices" in vacuous["threshold"]
+    assert "above 1" not in hold["measured"]
 
 
 def test_mcmc_rows():
