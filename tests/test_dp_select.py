@@ -35,6 +35,8 @@ def call(data=None, **kwargs):
     ({"bounds": (0, 1)}, dpstats.InvalidArgumentError, "positive"),
     ({"bounds": (1, -2)}, dpstats.InvalidArgumentError, "positive"),
     ({"bounds": "guess"}, dpstats.InvalidArgumentError, "auto"),
+    ({"bounds": ("1", "3")}, dpstats.InvalidTypeError, "finite number"),  # not converted, as epsilon="1" is not
+    ({"bounds": {"x0": ("-1", 1)}}, dpstats.InvalidTypeError, "finite number"),
     ({"bounds": {"x0": 1}}, dpstats.InvalidArgumentError, "no public range is given"),
     ({"radius": 0}, dpstats.InvalidArgumentError, "radius"),
     ({"ridge": -1}, dpstats.InvalidArgumentError, "ridge"),

@@ -89,7 +89,7 @@ def _range(name, value):
 
 
 def _finite(name, value):
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):  # a string is not converted, as for epsilon or radius
         raise InvalidTypeError(f"{name} must be a finite number; got {value!r}.")
     try:
         value = float(value)
