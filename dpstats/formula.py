@@ -221,7 +221,8 @@ def _names_in(code: str):
     try:
         tree = ast.parse(code.strip() or "0", mode="eval")
     except SyntaxError as exc:
-        raise FormulaError(f"cannot parse {code!r} in the formula: {exc.msg}") from None
+        raise FormulaError(f"cannot parse {code!r} in the formula: {exc.msg} (a column name that is not a Python "
+                           "name is written Q('name') or in backticks)") from None
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -797,6 +798,9 @@ def _two_level_fix(convert, declare, lead, column=True):
 def _numeric_response_name(parsed, y_info, kinds, dtypes):
     """The response's name; refused when its design has more than one column (a categorical response)."""
     width = len(y_info.column_names)
+    if len([t for t in parsed.desc.lhs_termlist if t.factors]) > 1:
+        raise FormulaError(f"the left of '~' ({parsed.lhs!r}) holds several terms; the response is one column or one "
+                           f"expression: write I({parsed.lhs}) for their sum.")
     if width != 1:
         fix = ""
         c = parsed.response_columns[0] if len(parsed.response_columns) == 1 else None

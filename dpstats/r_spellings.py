@@ -421,6 +421,8 @@ def rewrite_r_spellings(formula: str, columns) -> str:
     formula unchanged when it has none of them.
     """
     text = formula
+    if "%in%" in text and any("%in%" in piece for is_string, piece in _segments(text) if not is_string):
+        raise FormulaError("R's %in% (nesting) is written ':' here: 'a %in% b' is the interaction a:b.")
     if "`" in text:
         text = _backticks(text)
     if "factor" in text or "offset" in text:

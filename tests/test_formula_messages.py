@@ -129,6 +129,15 @@ def test_undeclared_levels_suggest_the_columns_infer_levels_takes(data):
     assert len(fit.terms) == 3
 
 
+def test_messages_for_a_sum_on_the_left_r_nesting_and_unparsable_names(data):
+    assert "write I(y + x1) for their sum" in _refused("y + x1 ~ x2 + x3", data)
+    assert "a %in% b' is the interaction a:b" in _refused("y ~ x1 %in% x2", data)
+    d = data.rename(columns={"x2": "β₁"})
+    assert "Q('name') or in backticks" in _refused("y ~ β₁ + x1", d)
+    fit = dpstats.dp_select("y ~ `β₁` + x1", d, method="exponential", epsilon=1, s=1, bounds=(5, 5), random_state=0)
+    assert "β₁" in fit.terms
+
+
 # -------------------------------------------------- 4. column names that are not strings
 @pytest.mark.parametrize("formula", ["0 ~ .", "Q(0) ~ Q(1)", "Q(0) ~ .", "0 ~ 1 + 2", "y ~ Q(1)"])
 def test_integer_column_names_say_that_names_must_be_strings(formula):
