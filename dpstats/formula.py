@@ -234,7 +234,15 @@ def _names_in(code: str):
 
 
 def _clean_term_name(name: str) -> str:
-    return re.sub(r"""Q\((['"])(.*?)\1\)""", r"\2", name)
+    """A term's name with each Q("...") replaced by the column name it quotes (escapes undone: Q("a\\nb") is the
+    column 'a<newline>b', so that ``data[fit.support]`` finds it)."""
+    def unquote(m):
+        try:
+            value = ast.literal_eval(m.group(1) + m.group(2) + m.group(1))
+        except (ValueError, SyntaxError):
+            return m.group(2)
+        return value if isinstance(value, str) else m.group(2)
+    return re.sub(r"""Q\((['"])(.*?)\1\)""", unquote, name)
 
 
 def _factor_codes(terms):

@@ -148,6 +148,14 @@ def test_integer_column_names_say_that_names_must_be_strings(formula):
     assert "whole column" not in message and "float()" not in message
 
 
+def test_term_names_are_the_column_names_when_a_name_has_escapes(data):
+    names = ["a\nb", "tab\there", "back\\slash", "it's"]
+    d = data[["x1", "x2", "x3", "y"]].rename(columns=dict(zip(["x1", "x2", "x3"], names)))
+    d[names[3]] = d[names[0]] * 0.5
+    fit = dpstats.dp_select("y ~ .", d, method="kendall", epsilon=1, k=4, random_state=0)
+    assert sorted(fit.terms) == sorted(names) and set(fit.support) <= set(d.columns)
+
+
 def test_integer_column_names_work_once_renamed_and_quoted():
     d = pd.DataFrame(np.random.default_rng(1).standard_normal((20, 3)))
     d.columns = d.columns.astype(str)
