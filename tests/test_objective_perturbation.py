@@ -362,6 +362,18 @@ def test_infinite_epsilon_equals_ols_inside_the_ball():
     np.testing.assert_allclose(est.bse.to_numpy(), ols.bse[est.coef.index].to_numpy(), rtol=0.15)
 
 
+def test_the_default_radius_is_the_selections_but_not_epsilon_infs_wide_ball():
+    # a selection at epsilon = inf widens its ball to 10^6 (it never binds there); a private refit taking that
+    # radius would add gradient noise scaled by it (coefficients of 10^7 on real data): it takes its own default
+    df = _data()
+    wide = _select(df, epsilon=math.inf)
+    assert wide.release()["call"]["radius"] > 1e5
+    est = wide.estimate(epsilon=2.0, method=OP, random_state=0)
+    assert est.release()["call"]["radius"] == op.DEFAULT_RADIUS
+    given = _select(df, epsilon=2.0, radius=0.7)
+    assert given.estimate(epsilon=2.0, method=OP, random_state=0).release()["call"]["radius"] == 0.7
+
+
 def test_infinite_epsilon_on_the_sphere_equals_scipys_constrained_minimiser():
     df = _data()
     fit = _select(df)

@@ -326,8 +326,12 @@ class ObjectivePerturbationEstimator(Estimator):
             # default is then ordinary least squares on the selected terms, as statsmodels'.
             radius = math.inf
         elif radius is None:
-            chosen = getattr(req.fit, "_public_call", {}).get("radius")
-            ok = is_real(chosen) and math.isfinite(chosen) and chosen > 0
+            # the selection's own radius, unless it was epsilon = inf's ball that never binds (10^6: a gradient
+            # sensitivity that large drowns the refit; there the selection's radius meant nothing private)
+            call = getattr(req.fit, "_public_call", {})
+            chosen = call.get("radius")
+            ok = (is_real(chosen) and math.isfinite(chosen) and chosen > 0
+                  and not (call.get("epsilon") == "inf" or (is_real(call.get("epsilon")) and math.isinf(call["epsilon"]))))
             radius = float(chosen) if ok else op.DEFAULT_RADIUS
         elif math.isinf(radius) and not math.isinf(req.epsilon):  # a number > 0 or math.inf (ESTIMATE_ARGUMENTS)
             raise InvalidArgumentError(
