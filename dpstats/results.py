@@ -439,7 +439,8 @@ class SelectionResult(PublishedResult):
         if "s_selected" in self._released_extras:  # s="auto": the size is a private output (its ledger entry)
             size = self._public_call.get("size_selection", {})
             noise = self._released_extras.get("size_noise_sd")
-            noise = "" if noise is None else f", private noise sd {noise:.4g}"
+            noise = "" if noise is None else f", private noise sd {noise:.4g}" + (
+                " (clamped: the noisy residual sum of squares was not positive)" if noise == 0 else "")
             how = (f"criterion {size['criterion']}" if "criterion" in size
                    else size.get("short_rule", "the method's own rule"))
             chosen = "without noise" if self.epsilon_spent == math.inf else "privately"

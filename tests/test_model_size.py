@@ -483,6 +483,18 @@ def test_infinite_epsilon_criterion_counts_the_complete_rows(data, method):
     assert a.support == b.support
 
 
+def test_a_noise_sd_clamped_at_zero_says_so():
+    sim = dpstats.simulate(n=300, p=6, s=2, rho=0.3, snr=5, random_state=1)
+    lines = {}
+    for seed in range(6):
+        fit = dpstats.dp_select("y ~ .", sim.data, method="exponential", epsilon=1, s="auto", bounds=(4, 4),
+                                random_state=seed)
+        line = [ln for ln in str(fit).splitlines() if ln.startswith("Size chosen")][0]
+        lines[fit.release()["size_noise_sd"] == 0] = line
+    assert set(lines) == {True, False}  # both cases occur among these seeds
+    assert "clamped" in lines[True] and "clamped" not in lines[False]
+
+
 def test_curator_keys_are_documented(data):
     from dpstats.curator_keys import CURATOR_KEYS, is_curator_key
 
