@@ -85,10 +85,10 @@ print("released:", sis.release()["selected"])
 
 # %% [markdown]
 # The numbers are sobering, and they are the point of the diagnostics: with n = 63 and
-# every gene's public range [-16, 16] mapped to [-1, 1], the centred score |x_j'y| / Delta
-# is at most 63 / 6 -- and in fact below 1 for the best genes -- while the mechanism must
-# choose among C(2308, 5) sets.  No private method can find the top genes of 63 samples
-# at epsilon = 5.
+# every gene's public range [-16, 16] mapped to [-1, 1], the score |x_j'y| / Delta (Delta = 2,
+# printed above) is at most 63 / 2 -- and only about 2.4 for the best genes -- while the
+# mechanism must choose among C(2308, 5) sets.  No private method can find the top genes of
+# 63 samples at epsilon = 5.
 
 # %% [markdown]
 # ### How the answers change with epsilon
@@ -97,7 +97,11 @@ print("released:", sis.release()["selected"])
 # selected genes are also in that method's own non-private top-k.  For DP-SIS the
 # expected count is *exact*: it follows from the class probabilities of the mechanism and
 # is in the curator section (`expected_overlap_with_true_topk`), so one call per epsilon
-# suffices.  `signs=False` leaves the whole epsilon to the selection.
+# suffices.  Its top-k is the private call's own target, `non_private_topk` in the curator
+# section: at n = 63 a private call centres the columns at their ranges' midpoints (the
+# means would cost too much of the budget), so it differs from the epsilon = inf answer
+# printed above, which centres at the exact means.  `signs=False` leaves the whole epsilon
+# to the selection.
 
 # %%
 EPSILONS = [1, 5, 20, 100, 500]
@@ -133,9 +137,9 @@ for method, values in khan_curves.items():
 # Kendall does not settle even at epsilon = 500 on Khan: the response is 0/1, so 60 of
 # its 63 values are tied, and the mechanism breaks those ties by a random permutation
 # (in place of the infinitesimal jitter of Dick, Gillenwater and Joseph 2023).  That
-# tie-break moves |tau| of the best genes by several units, so even the "non-private"
-# Kendall answer changes from run to run.  Rank statistics suit a continuous response
-# better, as in the simulated case below.
+# tie-break moves |tau| of the best genes by several units (at epsilon = inf ties go to the
+# first term instead, so the non-private answer is one fixed support).  Rank statistics suit
+# a continuous response better, as in the simulated case below.
 
 # %% [markdown]
 # ## A simulated p > n case with a known support

@@ -134,9 +134,10 @@ if plt is not None:
 # here with tolerance 5e-4 Delta_h).
 #
 # Below, 30 terms (the 8 survey terms plus 22 pure-noise columns, drawn with a fixed
-# seed) and s = 3: C(30, 3) = 4060 supports, above the hinge default max_enumerate of
-# 2000, so the engine runs, with the same radius 4 and small ridge as above, so that the
-# fit separates the classes.
+# seed) and s = 3: C(30, 3) = 4060 supports, above the supports the default max_enumerate
+# (a cost rule on public inputs: 30 for the hinge loss at this n) lets top_r score one by one,
+# so the engine runs, with the same radius 4 and small ridge as above, so that the fit
+# separates the classes.
 
 # %%
 import time

@@ -51,7 +51,7 @@ for (axis, target), answer in planned.answers.items():  # each answer with its M
 # %% [markdown]
 # ## Then the call: large enough, and too small
 # Two "collected" data sets, simulated here with the planned design: one with the rows the
-# plan asked for, one with 60 rows, where the plan predicts P of about 0.08 against 1/15
+# plan asked for, one with 60 rows, where the plan predicts P of about 0.1 against 1/15
 # for a uniform pick among the C(6, 2) = 15 pairs.  In a real study the data are what was
 # collected, and the call is the one that was planned.
 
