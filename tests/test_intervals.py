@@ -447,3 +447,32 @@ def test_predict_without_newdata_says_what_to_pass():
     np.testing.assert_allclose(est.predict(newdata=sim.data).to_numpy(), est.predict(sim.data).to_numpy())
     with pytest.raises(InvalidTypeError, match="numpy.ndarray"):
         est.predict(sim.data.to_numpy())
+
+
+def test_a_noisy_rss_that_is_not_positive_gives_no_residual_variance_and_no_r2():
+    # G = [[n, sum z, sum y], ..., [.., .., y'y]]: with y'y below what the fit explains, the noisy RSS is negative
+    gram = np.array([[100.0, 10.0, 20.0], [10.0, 50.0, 30.0], [20.0, 30.0, 5.0]])
+    theta = np.array([0.1, 0.6])
+    n, sigma2, r2 = intervals.fit_statistics(gram, True, theta, floor=0.5)
+    assert n == 100.0 and math.isnan(sigma2) and math.isnan(r2)
+    exact = intervals.fit_statistics(gram, True, theta)  # the exact statistics are never clamped
+    assert exact[1] < 0
+
+
+def test_prediction_intervals_carry_the_noise_of_the_residual_variance():
+    from dpstats.estimation import bootstrap as boot
+
+    df = _data(n=2000)
+    fit = _select(df)
+    est = fit.estimate(epsilon=1.0, random_state=3)
+    assert est.has_intervals and est._iv.sigma2_draws is not None
+    draws = est._iv.sigma2_draws
+    assert draws.shape == (est._iv.errors.shape[0],) and np.all((draws >= 0) & (draws <= 1))
+    # the draws spread around the plug-in value by the release's noise on the RSS
+    rel = est._release
+    again = boot.residual_variance_draws(rel, est._iv.centre, 4000, RandomSource(0))
+    assert np.std(again) > 0 and abs(np.median(again) - est._iv.sigma2) < 3 * np.std(again)
+    new = df.head(20)
+    pred = est.predict(new, interval="prediction")
+    conf = est.predict(new, interval="confidence")
+    assert np.all(pred.upr - pred.lwr > conf.upr - conf.lwr)

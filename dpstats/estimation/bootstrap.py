@@ -25,7 +25,12 @@ intervals are):
    * privacy noise, drawn afresh with the release's own distribution and scales: e on
      Z'y and E on the design block;
    * theta_c,b - theta_c = A_bar^-1 (Z'u + e - E theta), with the released A_bar held fixed.
-3. The draws feed the symmetric intervals of :mod:`dpstats.estimation.intervals`, which
+3. Prediction intervals add a new row's error with a residual variance drawn for each b too
+   (:func:`residual_variance_draws`): the noisy RSS is the true one plus d_RSS = e_yy - 2 theta'e
+   + theta'E theta of the release's noise, so RSS - d_RSS,b (fresh noise, clamped to [0, n~ - d])
+   over n~ - d draws the residual variance the plug-in reads with its noise; the plug-in value
+   alone gave 95 % prediction intervals covering 0.89 of new rows at epsilon 1 (Ecdat Wages).
+4. The draws feed the symmetric intervals of :mod:`dpstats.estimation.intervals`, which
    explains why the design is held at its released value rather than drawn afresh (the
    error is A~^-1 times the noise for the A~ that was released), and why the interval is
    centred at the unridged fit: the basic bootstrap interval around the shrunk estimate
@@ -105,3 +110,23 @@ def pivot_errors(rel: adassp.Release, centre, n_draws, rng):
         excess = float(np.trace(np.atleast_2d(np.cov(first.T))))
         e_theta = e_theta * np.sqrt(max(0.0, norm2 - excess) / norm2)
     return (w - e_theta) @ inv.T, sigma2
+
+
+def residual_variance_draws(rel: adassp.Release, theta, n_draws, rng) -> np.ndarray:
+    """n_draws residual variances (mapped scale) for prediction intervals (module docstring, step 3): the
+    noisy RSS at ``theta`` less fresh draws of its privacy noise e_yy - 2 theta'e + theta'E theta, over
+    n~ - d, kept in [0, 1]."""
+    G, spec = rel.gram, rel.spec
+    m = G.shape[0]
+    cols = adassp.design_columns(m, rel.intercept)
+    d = cols.size
+    theta = np.asarray(theta, dtype=np.float64)
+    A = G[np.ix_(cols, cols)]
+    c = G[cols, m - 1]
+    n_noisy = max(float(G[0, 0]), d + 1.0)
+    rss = float(G[m - 1, m - 1] - 2.0 * theta @ c + theta @ A @ theta)
+    e_yy = spec.draw(rng, spec.gram_scale, (n_draws,))
+    e_c = spec.draw(rng, spec.gram_scale, (n_draws, d))
+    E = symmetric_noise(spec, rng, n_draws, d)
+    noise = e_yy - 2.0 * e_c @ theta + np.einsum("i,bij,j->b", theta, E, theta)
+    return np.clip((rss - noise) / (n_noisy - d), 0.0, 1.0)

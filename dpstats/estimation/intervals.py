@@ -174,6 +174,8 @@ class IntervalSet:
     df_resid: float | None = None             # exact, epsilon = inf
     sigma2: float | None = None               # residual variance (mapped)
     noise_normals: np.ndarray | None = field(default=None, repr=False)  # B standard normals (prediction)
+    #: B residual variances (mapped) with the release's noise in them, for prediction intervals; None: sigma2 only
+    sigma2_draws: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def available(self) -> bool:
@@ -287,7 +289,8 @@ def adassp_intervals(rel: adassp.Release, theta, lam, n_draws, rng) -> IntervalS
         return IntervalSet("none", reason=reason, centre=centre)
     errors, sigma2 = boot.pivot_errors(rel, centre, n_draws, rng)
     normals = np.asarray(rng.gaussian(1.0, n_draws), dtype=np.float64)
-    return IntervalSet("bootstrap", centre=centre, errors=errors, sigma2=sigma2, noise_normals=normals)
+    return IntervalSet("bootstrap", centre=centre, errors=errors, sigma2=sigma2, noise_normals=normals,
+                       sigma2_draws=boot.residual_variance_draws(rel, centre, n_draws, rng))
 
 
 def op_intervals(release, n_draws, rng) -> IntervalSet:
@@ -325,7 +328,7 @@ def op_intervals(release, n_draws, rng) -> IntervalSet:
     centre_b = _undo_ridge(project_gram(A_bar[None] + E, gspec.gram_sd), np.full(n_draws, spec.ridge), theta_b)
     normals = np.asarray(rng.gaussian(1.0, n_draws), dtype=np.float64)
     return IntervalSet("bootstrap", centre=centre, errors=centre_b - centre[None, :], sigma2=sigma2,
-                       noise_normals=normals)
+                       noise_normals=normals, sigma2_draws=boot.residual_variance_draws(rel, centre, n_draws, rng))
 
 
 # ---------------------------------------------------------------------------- on the data's units
@@ -367,7 +370,8 @@ def fit_statistics(gram, intercept, theta, floor=0.0):
     intercept, about 0 without, as R's ``summary.lm``).  From a noisy release these are
     post-processing of its ledger entry (private, covered by it); from the exact statistics
     (epsilon = inf) they are statsmodels' ``scale`` and ``rsquared``.  A noisy sigma2 is kept
-    in [0, 1] and a noisy r2 in [0, 1] (the mapped response lies in [-1, 1]).
+    in [0, 1] and a noisy r2 in [0, 1] (the mapped response lies in [-1, 1]); where the noisy
+    RSS is not positive both are NaN (no estimate), not 0 and 1.
     """
     A, c, yy, n = statistics(gram, intercept)
     theta = np.asarray(theta, dtype=np.float64)
@@ -379,6 +383,8 @@ def fit_statistics(gram, intercept, theta, floor=0.0):
     sigma2 = rss / df if df > 0 else math.nan
     r2 = 1.0 - rss / tss if tss > 0 else math.nan
     if noisy:
+        if not rss > 0:  # the noise outweighs the residuals: no estimate (a clamp would print a perfect fit)
+            return n, math.nan, math.nan
         sigma2 = min(max(sigma2, 0.0), 1.0) if math.isfinite(sigma2) else math.nan
         r2 = min(max(r2, 0.0), 1.0) if math.isfinite(r2) else math.nan
     return n, sigma2, r2

@@ -112,7 +112,11 @@ class EstimatePrediction:
                 half = iv.t_quantile(level, self._iv.df_resid) * np.sqrt(np.maximum(var, 0.0))
             else:
                 err = Z @ self._errors.T  # (rows, draws)
-                if interval == "prediction":
+                if interval == "prediction" and self._iv.sigma2_draws is not None:
+                    # each draw's residual variance carries the release's noise (dpstats.estimation.bootstrap)
+                    scale = np.sqrt(self._iv.sigma2_draws * self._response_half2())
+                    err = err + (scale * self._iv.noise_normals)[None, :]
+                elif interval == "prediction":
                     err = err + math.sqrt(sigma2) * self._iv.noise_normals[None, :]
                 half = np.quantile(np.abs(err), level, axis=1)
         return pd.DataFrame({"fit": fit.to_numpy(), "lwr": centre - half, "upr": centre + half}, index=fit.index)
@@ -145,8 +149,12 @@ class EstimatePrediction:
         st = self._fit_statistics()
         if st is None:
             return math.nan
+        return st[1] * self._response_half2()
+
+    def _response_half2(self) -> float:
+        """The square of the response's half range (mapped variances to the response's units)."""
         hy = 1.0 if self._ranges is None or self._ranges.response_half is None else float(self._ranges.response_half)
-        return st[1] * hy ** 2
+        return hy ** 2
 
     @property
     def rsquared(self) -> float:
