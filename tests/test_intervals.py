@@ -476,3 +476,13 @@ def test_prediction_intervals_carry_the_noise_of_the_residual_variance():
     pred = est.predict(new, interval="prediction")
     conf = est.predict(new, interval="confidence")
     assert np.all(pred.upr - pred.lwr > conf.upr - conf.lwr)
+
+
+def test_the_summary_says_when_the_noisy_statistics_give_no_residual_variance():
+    df = _data(n=2000)
+    est = _select(df).estimate(epsilon=1.0, random_state=0)  # a seed whose noisy RSS falls below 0
+    assert math.isnan(est.sigma2) and math.isnan(est.rsquared)
+    text = str(est.summary())
+    assert "the noisy statistics give no estimate" in text and "residual variance" in text
+    band = est.predict(df.head(10), interval="prediction")  # still an interval: the draws carry the noise
+    assert np.all(np.isfinite(band[["lwr", "upr"]].to_numpy()))

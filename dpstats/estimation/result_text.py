@@ -8,6 +8,8 @@ depends on released values only.
 """
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..display import Summary, _fmt
@@ -44,8 +46,9 @@ class EstimateText:
         if self._fit_statistics() is not None:
             tag = "" if self.interval_method == "ols" else " (private: ledger entry)"
             header.append(["rows" + tag, _fmt(self.nobs)])
-            header.append(["residual variance" + tag, _fmt(self.sigma2)])
-            header.append(["R-squared" + tag, _fmt(self.rsquared)])
+            none = "none: the noisy statistics give no estimate (e.g. a residual sum of squares below 0)"
+            header.append(["residual variance" + tag, none if math.isnan(self.sigma2) else _fmt(self.sigma2)])
+            header.append(["R-squared" + tag, none if math.isnan(self.rsquared) else _fmt(self.rsquared)])
         if self.selection_epsilon is not None:
             header.append(["selection epsilon (its ledger)", _fmt(self.selection_epsilon)])
         if self._rows_public is not None:
