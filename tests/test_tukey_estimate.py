@@ -383,6 +383,18 @@ def test_a_rare_indicator_is_named_in_the_notes_with_its_rows_per_model():
     [note] = [n for n in est.notes if "0/1 indicator" in n]
     assert note.startswith("b[T.True]: 0/1 indicator.") and f"sees {rows:.0f} rows" in note
     assert abs(est.coef["b[T.True]"]) < 0.3  # what the note warns of (least squares: about 1)
+    # a rare reference level (an indicator that is 1 in 92 % of the rows): in most fits it is constant and shares
+    # the intercept, so the two are biased in opposite directions, which the note says
+    d["c"] = np.random.default_rng(1).random(len(d)) < 0.92
+    d["y"] += 0.5 * d["c"].astype(float)
+    common = dpstats.dp_select("y ~ x1 + x3 + c", d, method="exponential", epsilon=math.inf, s=3,
+                               bounds={"x1": (-5, 5), "x3": (-5, 5), "y": (-8, 8)})
+    est = common.estimate(epsilon=5, delta=1e-6, method="tukey", random_state=0)
+    ols = common.estimate(epsilon=math.inf)
+    [note] = [n for n in est.notes if "0/1 indicator" in n]
+    assert "rare reference level" in note and "opposite directions" in note
+    bias = est.coef - ols.coef
+    assert abs(bias["c[T.True]"]) > 0.1 and bias["c[T.True]"] * bias["Intercept"] < 0
     # no indicator, no note
     plain = dpstats.dp_select("y ~ x1 + x3", d, method="exponential", epsilon=math.inf, s=2,
                               bounds={"x1": (-5, 5), "x3": (-5, 5), "y": (-8, 8)})
