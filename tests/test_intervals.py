@@ -486,3 +486,11 @@ def test_the_summary_says_when_the_noisy_statistics_give_no_residual_variance():
     assert "the noisy statistics give no estimate" in text and "residual variance" in text
     band = est.predict(df.head(10), interval="prediction")  # still an interval: the draws carry the noise
     assert np.all(np.isfinite(band[["lwr", "upr"]].to_numpy()))
+
+
+def test_without_intervals_the_notes_say_a_sign_may_be_wrong():
+    est = _select(_data(n=2000)).estimate(epsilon=0.3, random_state=15)
+    assert not est.has_intervals and est.ridge > 0
+    assert any("even a coefficient's sign may be wrong" in n for n in est.notes)
+    given = _select(_data(n=2000)).estimate(epsilon=5.0, random_state=1)
+    assert given.has_intervals and not any("sign may be wrong" in n for n in given.notes)
