@@ -8,6 +8,10 @@ has one, the hinge loss, s="auto"/k="auto" and a post-selection estimate.  Discr
 (supports, signs, names, texts) must be equal; numbers agree to 1e-9 relative, so a
 different BLAS or numpy summation order does not fail the test while any change of a
 mechanism's draw or of a released value does.
+
+Intended changes since, edited into the record by hand (nothing else in it moved): the "top_r estimate" entries'
+fit_statistics.sigma2, 0.0 -> None at both seeds (2026-12-05: a noisy residual sum of squares below 0 gives no
+residual variance, where a clamp at 0 was released).
 """
 import json
 import math
