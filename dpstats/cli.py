@@ -278,7 +278,8 @@ def _read_csv(path, factors=None, text=()):
     for j, name in enumerate(header):
         column = cells[:, j]
         if name in factors:
-            frame[name] = pd.Categorical(np.where(np.isin(column, factors[name]), column, None), categories=factors[name])
+            levels = factors[name]
+            frame[name] = pd.Categorical(np.where(np.isin(column, levels), column, None), categories=levels)
         elif name in text:
             frame[name] = pd.Series(np.where(column == "", None, column), dtype=object)
         else:

@@ -215,7 +215,8 @@ class Comparison:
             if len(leaders) == 1:
                 lines.append(f"Here the simulation favours {leaders[0]!r}; name it to use it.")
             else:
-                lines.append(f"Here the simulation ties {', '.join(map(repr, leaders))} at the top; name one to use it.")
+                tied = ", ".join(map(repr, leaders))
+                lines.append(f"Here the simulation ties {tied} at the top; name one to use it.")
         return "\n".join(lines)
 
     def __repr__(self):

@@ -167,8 +167,8 @@ class MappedRows:
         self.columns = np.asarray(columns, dtype=np.int64)
         self.plan, self.ranges = plan, ranges
         self.intercept = bool(plan.intercept)
-        self._rows = None if not plan.backend.rows_in_memory else _mapped_design(evaluate_rows(_after_charge(data), plan),
-                                                                      self.columns, ranges, self.intercept)
+        rows = None if not plan.backend.rows_in_memory else evaluate_rows(_after_charge(data), plan)
+        self._rows = None if rows is None else _mapped_design(rows, self.columns, ranges, self.intercept)
 
     def total(self, statistic, *args) -> np.ndarray:
         """sum over rows of ``statistic(Z, y, *args)`` (an array), on pandas or partition by partition."""

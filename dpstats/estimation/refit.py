@@ -329,9 +329,9 @@ class ObjectivePerturbationEstimator(Estimator):
             # the selection's own radius, unless it was epsilon = inf's ball that never binds (10^6: a gradient
             # sensitivity that large drowns the refit; there the selection's radius meant nothing private)
             call = getattr(req.fit, "_public_call", {})
-            chosen = call.get("radius")
-            ok = (is_real(chosen) and math.isfinite(chosen) and chosen > 0
-                  and not (call.get("epsilon") == "inf" or (is_real(call.get("epsilon")) and math.isinf(call["epsilon"]))))
+            chosen, selection_epsilon = call.get("radius"), call.get("epsilon")
+            wide = selection_epsilon == "inf" or (is_real(selection_epsilon) and math.isinf(selection_epsilon))
+            ok = is_real(chosen) and math.isfinite(chosen) and chosen > 0 and not wide
             radius = float(chosen) if ok else op.DEFAULT_RADIUS
         elif math.isinf(radius) and not math.isinf(req.epsilon):  # a number > 0 or math.inf (ESTIMATE_ARGUMENTS)
             raise InvalidArgumentError(
