@@ -4,7 +4,7 @@ The engine path's own hinge defaults (radius 1, ridge 0.1 n) are a device for it
 define another objective than the exact path's (radius 4, ridge 0.01 n / r^2): at epsilon = inf
 the two paths returned different supports on the same data (anes96, s = 2: ClinLR + PID on the
 exact path, selfLR + PID on the engine).  At epsilon = inf both paths now take the exact path's
-defaults unless the call gives a radius or a ridge (``dpstats.bss.certified.resolve_non_private_objective``).
+defaults unless the call gives a radius or a ridge (``dpstats.bss.losses.resolve_non_private_objective``).
 
 The oracle is independent of the package: every support of size s is solved by libsvm
 (``sklearn.svm.SVC``, linear kernel, free intercept), whose problem 1/2 ||b||^2 + C sum_i hinge_i

@@ -19,7 +19,7 @@ from .engine_problem import SmallerSizeList
 from .enumeration import check_enumeration_memory, n_supports
 from .exact_cost import EXACT_PATH_SECONDS, exact_path_limit
 from .intercept import INTERCEPT_OPTIONS, check_intercept_options
-from .losses import LOSS_OPTION, loss_of
+from .losses import LOSS_OPTION, loss_of, resolve_non_private_objective  # noqa: F401 (also here)
 
 DEFAULT_TOLERANCE = 5e-4
 
@@ -133,24 +133,6 @@ def check_engine_tolerance(options, context, name):
             f"method={name!r}: tolerance={tolerance:g} is too small for the certified engine on {n_rows} rows (the "
             f"floating-point error of one value grows with the row count); use tolerance >= {needed:.2g}, "
             "whose slack the mechanism accounts for.")
-
-
-def resolve_non_private_objective(options, context):
-    """``epsilon = inf``: the radius and ridge not given take the defaults of the exact path on
-    every path (:meth:`~dpstats.bss.losses.Loss.non_private_radius_ridge`), written into
-    ``context["radius"]`` and ``context["ridge"]``, which ``dp_select`` then uses.
-
-    The engine path's own hinge defaults (radius 1, ridge 0.1 n) were chosen for the engine's
-    speed and define another objective: at epsilon = inf the engine then returned another support
-    than the exact path on the same data (breast cancer's 10 mean_* terms, s = 2:
-    mean_concavity + mean_concave_points, a classifier misclassifying 26 % of the rows, against
-    mean_perimeter + mean_concave_points, 8.4 %, the exact path's and the brute-force answer).
-    With no privacy to buy, the method returns the best support of the objective the exact path
-    optimises, whichever path certifies it.  Public inputs only (the input row count, p, the
-    options and the values given); a radius or ridge given stays as given."""
-    radius, ridge = loss_of(options).non_private_radius_ridge(context.get("n_rows"), context.get("n_candidates"),
-                                                               context.get("radius"), context.get("ridge"))
-    context["radius"], context["ridge"] = radius, ridge
 
 
 def resolve_non_private_tolerance(options, given_options, context):

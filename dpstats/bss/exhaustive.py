@@ -61,7 +61,7 @@ from .enumeration import (check_enumeration_memory, curator_summary,  # noqa: F4
                           empirical_margin, enumerate_supports, log_n_supports, score_all_supports,
                           score_all_supports_hinge, slack_parts, slack_split)
 from .intercept import INTERCEPT_OPTIONS, check_intercept_options
-from .losses import HINGE, LOSS_OPTION, hinge_curator_items, loss_of
+from .losses import HINGE, LOSS_OPTION, hinge_curator_items, loss_of, resolve_non_private_objective
 
 #: Largest C(p, s) that ``method="exponential"`` enumerates by default (``top_r`` and
 #: ``mistakes`` choose their exact path by its cost instead: :mod:`dpstats.bss.exact_cost`).
@@ -210,8 +210,7 @@ class ExponentialMethod(SelectionMethod):
 
     def resolve_infinite_epsilon(self, options, given_options, context):
         # no privacy to buy: the squared loss's ball widened so that it never binds (least-squares best subset)
-        context["radius"], context["ridge"] = loss_of(options).non_private_radius_ridge(
-            context.get("n_rows"), context.get("n_candidates"), context.get("radius"), context.get("ridge"))
+        resolve_non_private_objective(options, context)
 
     def default_ridge(self, n, p, size, options, radius=1.0):
         # Squared loss: every support is scored exactly, no ridge needed.  The hinge loss

@@ -207,7 +207,7 @@ mean_concavity + mean_concave_points, whose fit misclassifies 26 % of the rows, 
 mean_perimeter + mean_concave_points, 8.4 %; dpstats.simulate(200, 8, 2, rho=0.5, snr=1,
 family="binomial", random_state=4): x2 + x3 against x1 + x3).  So at ``epsilon=inf`` both paths
 take radius 4 and ridge 0.01 n / r^2 (of the radius in use), unless the call gives them
-(:func:`dpstats.bss.certified.resolve_non_private_objective`), and both return the best support
+(:func:`dpstats.bss.losses.resolve_non_private_objective`), and both return the best support
 of that objective (tests/test_hinge_infinite_epsilon.py checks it against brute force with
 libsvm).  The engine is slower at that ridge (simulate(n, p, s, rho=0.3, family="binomial"),
 two draws each): certifying ``top_r``'s top-100 list took 2 s at (n, p, s) = (500, 30, 3)
@@ -277,7 +277,7 @@ def hinge_default_radius(engine=False) -> float:
     """The default radius with ``loss="hinge"``: :data:`HINGE_DEFAULT_RADIUS` (4) where every
     support is scored exactly, :data:`HINGE_ENGINE_RADIUS` (1) on the MIP engine's path at a
     finite epsilon (at ``epsilon=inf`` the engine path takes ``engine=False``'s values too,
-    :func:`dpstats.bss.certified.resolve_non_private_objective`).  ``engine`` must be decided
+    :func:`dpstats.bss.losses.resolve_non_private_objective`).  ``engine`` must be decided
     from public inputs (p, s, the options), as ``dpstats.bss.top_r.uses_exact_path`` does."""
     return HINGE_ENGINE_RADIUS if engine else HINGE_DEFAULT_RADIUS
 
@@ -290,7 +290,7 @@ def hinge_default_ridge(n, radius=None, engine=False) -> float:
     n) and the ball alone limits the coefficients; the ridge is there for the solver's
     strong convexity.  ``radius`` is the radius in use (default :data:`HINGE_DEFAULT_RADIUS`).
     Engine path at a finite epsilon (``engine=True``; at ``epsilon=inf`` the engine path takes
-    the exact path's ridge, :func:`dpstats.bss.certified.resolve_non_private_objective`):
+    the exact path's ridge, :func:`dpstats.bss.losses.resolve_non_private_objective`):
     lam = 0.1 n whatever the radius; with a ridge that small relative to the ball the
     outer-approximation cuts (slopes -w_j^2 / lam) are too weak:
     at (n, p, s) = (500, 100, 5), r = 4, a certified top-100 query took 0.06 s at lam =

@@ -52,20 +52,24 @@ from . import adassp
 DEFAULT_DRAWS = 1000
 
 
-def plug_in(rel: adassp.Release, theta):
-    """(A_bar, its eigen-decomposition, sigma2) of the plug-in model (step 1 of the module docstring)."""
-    G, spec = rel.gram, rel.spec
+def _noisy_rss(rel: adassp.Release, theta):
+    """(A~, RSS from the noisy entries at theta, n~ at least d + 1) of a release."""
+    G = rel.gram
     m = G.shape[0]
     cols = adassp.design_columns(m, rel.intercept)
-    d = cols.size
     A = G[np.ix_(cols, cols)]
     c = G[cols, m - 1]
-    e, Q = np.linalg.eigh(A)
-    e_bar = np.maximum(e, spec.gram_sd)
-    A_bar = (Q * e_bar) @ Q.T
-    n_noisy = max(float(G[0, 0]), d + 1.0)
     rss = float(G[m - 1, m - 1] - 2.0 * theta @ c + theta @ A @ theta)
-    sigma2 = min(max(rss / (n_noisy - d), 0.0), 1.0)
+    return A, rss, max(float(G[0, 0]), cols.size + 1.0)
+
+
+def plug_in(rel: adassp.Release, theta):
+    """(A_bar, its eigen-decomposition, sigma2) of the plug-in model (step 1 of the module docstring)."""
+    A, rss, n_noisy = _noisy_rss(rel, theta)
+    e, Q = np.linalg.eigh(A)
+    e_bar = np.maximum(e, rel.spec.gram_sd)
+    A_bar = (Q * e_bar) @ Q.T
+    sigma2 = min(max(rss / (n_noisy - A.shape[0]), 0.0), 1.0)
     return A_bar, (e_bar, Q), sigma2
 
 
@@ -116,15 +120,10 @@ def residual_variance_draws(rel: adassp.Release, theta, n_draws, rng) -> np.ndar
     """n_draws residual variances (mapped scale) for prediction intervals (module docstring, step 3): the
     noisy RSS at ``theta`` less fresh draws of its privacy noise e_yy - 2 theta'e + theta'E theta, over
     n~ - d, kept in [0, 1]."""
-    G, spec = rel.gram, rel.spec
-    m = G.shape[0]
-    cols = adassp.design_columns(m, rel.intercept)
-    d = cols.size
+    spec = rel.spec
     theta = np.asarray(theta, dtype=np.float64)
-    A = G[np.ix_(cols, cols)]
-    c = G[cols, m - 1]
-    n_noisy = max(float(G[0, 0]), d + 1.0)
-    rss = float(G[m - 1, m - 1] - 2.0 * theta @ c + theta @ A @ theta)
+    A, rss, n_noisy = _noisy_rss(rel, theta)
+    d = A.shape[0]
     e_yy = spec.draw(rng, spec.gram_scale, (n_draws,))
     e_c = spec.draw(rng, spec.gram_scale, (n_draws, d))
     E = symmetric_noise(spec, rng, n_draws, d)
